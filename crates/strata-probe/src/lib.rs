@@ -1,1 +1,14 @@
-//! placeholder
+//! Read-only probes of the Linux block layer for strata.
+//!
+//! - [`diskstats`]: parse `/proc/diskstats` and turn two samples into
+//!   `iostat -x` figures.
+//! - [`blockdev`]: block device topology from `/sys` (partitions,
+//!   device-mapper, md, loop; which disks actually do the work).
+//! - [`safety`]: decide whether strata may write to a raw block device.
+//!
+//! This crate never writes to a device and never issues I/O for measurement;
+//! load generation lives elsewhere.
+
+pub mod blockdev;
+pub mod diskstats;
+pub mod safety;
