@@ -154,7 +154,7 @@ pub fn format_size(bytes: u64) -> String {
     const UNITS: [(u64, &str); 4] = [(TIB, "TiB"), (GIB, "GiB"), (MIB, "MiB"), (KIB, "KiB")];
     for (unit, name) in UNITS {
         if bytes >= unit {
-            return if bytes % unit == 0 {
+            return if bytes.is_multiple_of(unit) {
                 format!("{} {name}", bytes / unit)
             } else {
                 format!("{:.2} {name}", bytes as f64 / unit as f64)
@@ -199,7 +199,7 @@ pub fn format_duration(duration: Duration) -> String {
         (1_000, "us"),
     ];
     for (unit, name) in STEPS {
-        if nanos >= unit && nanos % unit == 0 {
+        if nanos >= unit && nanos.is_multiple_of(unit) {
             return format!("{}{name}", nanos / unit);
         }
     }

@@ -20,10 +20,20 @@ const LOOP_MAJOR: u32 = 7;
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum DeviceKind {
     Disk,
-    Partition { parent: String },
-    DeviceMapper { dm_name: String },
-    Md { level: String, chunk_bytes: u64, raid_disks: u32 },
-    Loop { backing_file: Option<String> },
+    Partition {
+        parent: String,
+    },
+    DeviceMapper {
+        dm_name: String,
+    },
+    Md {
+        level: String,
+        chunk_bytes: u64,
+        raid_disks: u32,
+    },
+    Loop {
+        backing_file: Option<String>,
+    },
 }
 
 /// A block device as sysfs describes it. Queue attributes of a partition are
@@ -50,8 +60,7 @@ pub fn device_by_number(major: u32, minor: u32) -> anyhow::Result<BlockDevice> {
 
 /// The block device holding the filesystem that `path` is on.
 pub fn device_of_path(path: &Path) -> anyhow::Result<BlockDevice> {
-    let metadata =
-        std::fs::metadata(path).with_context(|| format!("stat {}", path.display()))?;
+    let metadata = std::fs::metadata(path).with_context(|| format!("stat {}", path.display()))?;
     let (major, minor) = split_dev(metadata.dev());
     let link = sys_link_of_number(major, minor);
     if !link.exists() {
@@ -69,8 +78,7 @@ pub fn device_of_path(path: &Path) -> anyhow::Result<BlockDevice> {
 
 /// The block device that a node such as `/dev/loop0` stands for.
 pub fn device_of_node(node: &Path) -> anyhow::Result<BlockDevice> {
-    let metadata =
-        std::fs::metadata(node).with_context(|| format!("stat {}", node.display()))?;
+    let metadata = std::fs::metadata(node).with_context(|| format!("stat {}", node.display()))?;
     if !metadata.file_type().is_block_device() {
         return Err(anyhow!("{} is not a block device node", node.display()));
     }
@@ -126,7 +134,10 @@ fn collect_dependents(dir: &Path, dependents: &mut Vec<BlockDevice>) -> anyhow::
 /// says whether it was appended.
 fn push_new(devices: &mut Vec<BlockDevice>, device: BlockDevice) -> bool {
     let number = (device.major, device.minor);
-    if devices.iter().any(|known| (known.major, known.minor) == number) {
+    if devices
+        .iter()
+        .any(|known| (known.major, known.minor) == number)
+    {
         return false;
     }
     devices.push(device);
@@ -158,10 +169,14 @@ fn device_from_sys_dir(dir: &Path) -> anyhow::Result<BlockDevice> {
 
 fn device_kind(dir: &Path, major: u32) -> anyhow::Result<DeviceKind> {
     if is_partition_dir(dir) {
-        return Ok(DeviceKind::Partition { parent: dir_name(parent_dir(dir)?)? });
+        return Ok(DeviceKind::Partition {
+            parent: dir_name(parent_dir(dir)?)?,
+        });
     }
     if dir.join("dm").is_dir() {
-        return Ok(DeviceKind::DeviceMapper { dm_name: read_attr(&dir.join("dm/name"))? });
+        return Ok(DeviceKind::DeviceMapper {
+            dm_name: read_attr(&dir.join("dm/name"))?,
+        });
     }
     if dir.join("md").is_dir() {
         return Ok(DeviceKind::Md {
@@ -194,7 +209,10 @@ fn sys_link_of_number(major: u32, minor: u32) -> PathBuf {
 fn sys_dir_of_number(major: u32, minor: u32) -> anyhow::Result<PathBuf> {
     let link = sys_link_of_number(major, minor);
     std::fs::canonicalize(&link).with_context(|| {
-        format!("resolving {} (is {major}:{minor} a block device?)", link.display())
+        format!(
+            "resolving {} (is {major}:{minor} a block device?)",
+            link.display()
+        )
     })
 }
 
@@ -219,11 +237,12 @@ fn dir_name(dir: &Path) -> anyhow::Result<String> {
 
 /// The sysfs directories of a disk's partitions.
 fn partition_dirs(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
-    let entries =
-        std::fs::read_dir(dir).with_context(|| format!("listing {}", dir.display()))?;
+    let entries = std::fs::read_dir(dir).with_context(|| format!("listing {}", dir.display()))?;
     let mut partitions = Vec::new();
     for entry in entries {
-        let path = entry.with_context(|| format!("listing {}", dir.display()))?.path();
+        let path = entry
+            .with_context(|| format!("listing {}", dir.display()))?
+            .path();
         if is_partition_dir(&path) {
             partitions.push(path);
         }
@@ -242,7 +261,9 @@ fn linked_dirs(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
     };
     let mut targets = Vec::new();
     for entry in entries {
-        let link = entry.with_context(|| format!("listing {}", dir.display()))?.path();
+        let link = entry
+            .with_context(|| format!("listing {}", dir.display()))?
+            .path();
         let target = std::fs::canonicalize(&link)
             .with_context(|| format!("resolving {}", link.display()))?;
         targets.push(target);

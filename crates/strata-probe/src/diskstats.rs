@@ -102,34 +102,51 @@ fn parse_line(line: &str) -> anyhow::Result<DiskStat> {
     let mut counters = [0u64; 17];
     for (index, text) in fields[ID_FIELDS..].iter().enumerate() {
         counters[index] = text.parse().with_context(|| {
-            format!("counter {} ({}) {:?} is not a number", index + 1, COUNTER_NAMES[index], text)
+            format!(
+                "counter {} ({}) {:?} is not a number",
+                index + 1,
+                COUNTER_NAMES[index],
+                text
+            )
         })?;
     }
-    Ok(stat_from_counters(major, minor, fields[2], &counters, counter_count as u8))
+    Ok(stat_from_counters(
+        major,
+        minor,
+        fields[2],
+        &counters,
+        counter_count as u8,
+    ))
 }
 
-fn stat_from_counters(major: u32, minor: u32, name: &str, c: &[u64; 17], field_count: u8) -> DiskStat {
+fn stat_from_counters(
+    major: u32,
+    minor: u32,
+    name: &str,
+    counters: &[u64; 17],
+    field_count: u8,
+) -> DiskStat {
     DiskStat {
         major,
         minor,
         name: name.to_string(),
-        read_requests: c[0],
-        read_merges: c[1],
-        read_sectors: c[2],
-        read_ms: c[3],
-        write_requests: c[4],
-        write_merges: c[5],
-        write_sectors: c[6],
-        write_ms: c[7],
-        in_flight: c[8],
-        busy_ms: c[9],
-        weighted_ms: c[10],
-        discard_requests: c[11],
-        discard_merges: c[12],
-        discard_sectors: c[13],
-        discard_ms: c[14],
-        flush_requests: c[15],
-        flush_ms: c[16],
+        read_requests: counters[0],
+        read_merges: counters[1],
+        read_sectors: counters[2],
+        read_ms: counters[3],
+        write_requests: counters[4],
+        write_merges: counters[5],
+        write_sectors: counters[6],
+        write_ms: counters[7],
+        in_flight: counters[8],
+        busy_ms: counters[9],
+        weighted_ms: counters[10],
+        discard_requests: counters[11],
+        discard_merges: counters[12],
+        discard_sectors: counters[13],
+        discard_ms: counters[14],
+        flush_requests: counters[15],
+        flush_ms: counters[16],
         field_count,
     }
 }

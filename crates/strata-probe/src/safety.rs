@@ -27,12 +27,20 @@ pub enum Refusal {
         "refusing to write to {node}: {member} is mounted at {mount_point}; \
          unmount it first (umount {mount_point})"
     )]
-    Mounted { node: String, member: String, mount_point: String },
+    Mounted {
+        node: String,
+        member: String,
+        mount_point: String,
+    },
     #[error(
         "refusing to write to {node}: {member} is in use as swap (listed in /proc/swaps); \
          turn it off first (swapoff {swap_path})"
     )]
-    Swap { node: String, member: String, swap_path: String },
+    Swap {
+        node: String,
+        member: String,
+        swap_path: String,
+    },
     #[error(
         "refusing to write to {node}: {holders} {verb} built on it (device-mapper, LVM or md); \
          tear that down first (dmsetup remove, vgchange -an, mdadm --stop)",
@@ -49,7 +57,10 @@ pub enum Refusal {
          expendable, erase the signatures with `wipefs -a {node}` and run strata again",
         indefinite_article(.signature)
     )]
-    Signature { node: String, signature: &'static str },
+    Signature {
+        node: String,
+        signature: &'static str,
+    },
 }
 
 /// Ok when strata may overwrite the block device `node`; otherwise an error
@@ -65,7 +76,11 @@ pub fn check_device_writable(node: &Path) -> anyhow::Result<()> {
     refuse_if_held(&node_text, &device, &family)?;
     let head = read_head_exclusively(node)?;
     match detect_signature(&head) {
-        Some(signature) => Err(Refusal::Signature { node: node_text, signature }.into()),
+        Some(signature) => Err(Refusal::Signature {
+            node: node_text,
+            signature,
+        }
+        .into()),
         None => Ok(()),
     }
 }
@@ -116,7 +131,11 @@ fn refuse_if_held(node: &str, device: &BlockDevice, family: &[BlockDevice]) -> a
     if holders.is_empty() {
         return Ok(());
     }
-    Err(Refusal::Held { node: node.to_string(), holders: holders.join(", ") }.into())
+    Err(Refusal::Held {
+        node: node.to_string(),
+        holders: holders.join(", "),
+    }
+    .into())
 }
 
 /// Opens the device with O_EXCL (which fails with EBUSY while the kernel or
@@ -130,7 +149,10 @@ fn read_head_exclusively(node: &Path) -> anyhow::Result<Vec<u8>> {
     let file = match opened {
         Ok(file) => file,
         Err(error) if error.raw_os_error() == Some(libc::EBUSY) => {
-            return Err(Refusal::Busy { node: node.display().to_string() }.into());
+            return Err(Refusal::Busy {
+                node: node.display().to_string(),
+            }
+            .into());
         }
         Err(error) => {
             return Err(error)
@@ -142,7 +164,8 @@ fn read_head_exclusively(node: &Path) -> anyhow::Result<Vec<u8>> {
 
 fn read_head(file: File) -> std::io::Result<Vec<u8>> {
     let mut head = Vec::with_capacity(SIGNATURE_SCAN_BYTES);
-    file.take(SIGNATURE_SCAN_BYTES as u64).read_to_end(&mut head)?;
+    file.take(SIGNATURE_SCAN_BYTES as u64)
+        .read_to_end(&mut head)?;
     Ok(head)
 }
 
@@ -153,7 +176,10 @@ fn is_partition_of(member: &BlockDevice, device: &BlockDevice) -> bool {
 fn describe(device: &BlockDevice) -> String {
     match &device.kind {
         DeviceKind::DeviceMapper { dm_name } => {
-            format!("{} ({}, {}:{})", device.name, dm_name, device.major, device.minor)
+            format!(
+                "{} ({}, {}:{})",
+                device.name, dm_name, device.major, device.minor
+            )
         }
         _ => format!("{} ({}:{})", device.name, device.major, device.minor),
     }
@@ -203,7 +229,11 @@ fn unescape_octal(field: &str) -> String {
         });
         match escaped {
             Some(digits) => {
-                out.push(digits.iter().fold(0u8, |acc, d| acc.wrapping_mul(8).wrapping_add(d - b'0')));
+                out.push(
+                    digits
+                        .iter()
+                        .fold(0u8, |acc, d| acc.wrapping_mul(8).wrapping_add(d - b'0')),
+                );
                 index += 4;
             }
             None => {
@@ -302,7 +332,10 @@ fn fat_signature(bytes: &[u8]) -> Option<&'static str> {
 }
 
 fn mbr_signature(bytes: &[u8]) -> Option<&'static str> {
-    let any_partition_type =
-        (0..4).any(|entry| bytes.get(446 + 16 * entry + 4).is_some_and(|&kind| kind != 0));
+    let any_partition_type = (0..4).any(|entry| {
+        bytes
+            .get(446 + 16 * entry + 4)
+            .is_some_and(|&kind| kind != 0)
+    });
     (has_boot_signature(bytes) && any_partition_type).then_some("MBR partition table")
 }

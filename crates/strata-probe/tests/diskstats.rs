@@ -26,7 +26,10 @@ const LINES_18_FIELDS: &str = "\
 #[test]
 fn captured_20_field_fixture_parses_every_line() {
     let stats = parse_diskstats(FIXTURE_20_FIELDS).unwrap();
-    let line_count = FIXTURE_20_FIELDS.lines().filter(|line| !line.trim().is_empty()).count();
+    let line_count = FIXTURE_20_FIELDS
+        .lines()
+        .filter(|line| !line.trim().is_empty())
+        .count();
     assert_eq!(stats.len(), line_count);
     assert!(stats.iter().all(|stat| stat.field_count == 17));
     let vda = find(&stats, "vda").expect("vda in fixture");
@@ -65,10 +68,22 @@ fn lines_with_14_fields_leave_discard_and_flush_counters_zero() {
     assert_eq!(names, ["sda", "nvme0n1p1", "dm-0"]);
     let dm = find(&stats, "dm-0").unwrap();
     assert_eq!((dm.major, dm.minor, dm.field_count), (253, 0, 11));
-    assert_eq!((dm.read_requests, dm.read_sectors, dm.read_ms), (224501, 7310658, 118596));
-    assert_eq!((dm.write_requests, dm.write_sectors, dm.write_ms), (1077291, 9876216, 2988032));
-    assert_eq!((dm.in_flight, dm.busy_ms, dm.weighted_ms), (2, 741620, 3106628));
-    assert_eq!((dm.discard_requests, dm.discard_sectors, dm.flush_requests), (0, 0, 0));
+    assert_eq!(
+        (dm.read_requests, dm.read_sectors, dm.read_ms),
+        (224501, 7310658, 118596)
+    );
+    assert_eq!(
+        (dm.write_requests, dm.write_sectors, dm.write_ms),
+        (1077291, 9876216, 2988032)
+    );
+    assert_eq!(
+        (dm.in_flight, dm.busy_ms, dm.weighted_ms),
+        (2, 741620, 3106628)
+    );
+    assert_eq!(
+        (dm.discard_requests, dm.discard_sectors, dm.flush_requests),
+        (0, 0, 0)
+    );
     let sda = find(&stats, "sda").unwrap();
     assert_eq!((sda.read_merges, sda.write_merges), (45, 9218));
 }
@@ -79,12 +94,20 @@ fn lines_with_18_fields_carry_discards_but_no_flushes() {
     let nvme = find(&stats, "nvme0n1").unwrap();
     assert_eq!(nvme.field_count, 15);
     assert_eq!(
-        (nvme.discard_requests, nvme.discard_merges, nvme.discard_sectors, nvme.discard_ms),
+        (
+            nvme.discard_requests,
+            nvme.discard_merges,
+            nvme.discard_sectors,
+            nvme.discard_ms
+        ),
         (12, 0, 4194304, 3)
     );
     assert_eq!((nvme.flush_requests, nvme.flush_ms), (0, 0));
     let md = find(&stats, "md127").unwrap();
-    assert_eq!((md.major, md.minor, md.write_sectors, md.discard_sectors), (9, 127, 6172480, 9437184));
+    assert_eq!(
+        (md.major, md.minor, md.write_sectors, md.discard_sectors),
+        (9, 127, 6172480, 9437184)
+    );
 }
 
 #[test]
@@ -143,9 +166,15 @@ fn delta_matches_iostat_definitions_worked_by_hand() {
         s.flush_ms = 14;
     });
     let delta = DeviceDelta::between(&before, &after, 2.0);
-    assert_eq!((delta.read_requests, delta.read_merges, delta.read_bytes), (200, 30, 26_214_400));
+    assert_eq!(
+        (delta.read_requests, delta.read_merges, delta.read_bytes),
+        (200, 30, 26_214_400)
+    );
     assert_eq!((delta.write_requests, delta.write_bytes), (50, 409_600));
-    assert_eq!((delta.discard_requests, delta.discard_bytes), (4, 1_048_576));
+    assert_eq!(
+        (delta.discard_requests, delta.discard_bytes),
+        (4, 1_048_576)
+    );
     assert_eq!((delta.flush_requests, delta.flush_ms), (7, 14));
     assert_eq!(delta.read_requests_per_s(), 100.0);
     assert_eq!(delta.write_requests_per_s(), 25.0);
@@ -236,17 +265,28 @@ fn direct_write_shows_up_in_the_file_systems_device_counters() {
         .unwrap();
     let device = device_of_path(&path).unwrap();
     let mut chunk = AlignedBuffer::new(common::MIB as usize);
-    chunk.bytes_mut().copy_from_slice(&common::pseudo_random_bytes(common::MIB as usize, 7));
+    chunk
+        .bytes_mut()
+        .copy_from_slice(&common::pseudo_random_bytes(common::MIB as usize, 7));
 
-    let before = find(&read_diskstats().unwrap(), &device.name).unwrap().clone();
+    let before = find(&read_diskstats().unwrap(), &device.name)
+        .unwrap()
+        .clone();
     for _ in 0..WRITE_BYTES / common::MIB {
         file.write_all(chunk.bytes_mut()).unwrap();
     }
     file.sync_all().unwrap();
-    let after = find(&read_diskstats().unwrap(), &device.name).unwrap().clone();
+    let after = find(&read_diskstats().unwrap(), &device.name)
+        .unwrap()
+        .clone();
 
     let delta = DeviceDelta::between(&before, &after, 1.0);
-    assert!(delta.write_bytes >= WRITE_BYTES, "{} wrote {}", device.name, delta.write_bytes);
+    assert!(
+        delta.write_bytes >= WRITE_BYTES,
+        "{} wrote {}",
+        device.name,
+        delta.write_bytes
+    );
     assert!(delta.write_requests >= 1);
     assert_eq!(std::fs::metadata(&path).unwrap().len(), WRITE_BYTES);
 }

@@ -51,11 +51,37 @@ impl LoopDevice {
         }
         args.push(image_text);
         let node = PathBuf::from(run("losetup", &args));
-        LoopDevice { node, image, dir, mounts: Vec::new(), swaps: Vec::new() }
+        let loop_device = LoopDevice {
+            node,
+            image,
+            dir,
+            mounts: Vec::new(),
+            swaps: Vec::new(),
+        };
+        if partition_scan {
+            loop_device.ensure_partitions_registered();
+        }
+        loop_device
+    }
+
+    /// `losetup -P` registers partitions only when the kernel has a parser
+    /// for the table; kernels built without one (like this test machine's)
+    /// need `partx -a` to parse it in userspace and add them with BLKPG.
+    fn ensure_partitions_registered(&self) {
+        let first_partition = Path::new("/sys/block")
+            .join(self.name())
+            .join(format!("{}p1", self.name()));
+        if !first_partition.exists() {
+            run("partx", &["-a", self.node.to_str().unwrap()]);
+        }
     }
 
     pub fn name(&self) -> String {
-        self.node.file_name().unwrap().to_string_lossy().into_owned()
+        self.node
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned()
     }
 
     pub fn partition_node(&self, number: u32) -> PathBuf {
@@ -67,7 +93,10 @@ impl LoopDevice {
     pub fn mount(&mut self, device: &Path) -> PathBuf {
         let mount_point = self.dir.path().join(format!("mnt{}", self.mounts.len()));
         std::fs::create_dir(&mount_point).expect("creating mount point");
-        run("mount", &[device.to_str().unwrap(), mount_point.to_str().unwrap()]);
+        run(
+            "mount",
+            &[device.to_str().unwrap(), mount_point.to_str().unwrap()],
+        );
         self.mounts.push(mount_point.clone());
         mount_point
     }

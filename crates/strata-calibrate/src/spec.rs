@@ -1,0 +1,137 @@
+//! What a calibration runs: points made of I/O groups, each group one kind of
+//! database-shaped load (small random reads, large sequential streams, log
+//! writes). Every option resolves into these types before any I/O starts,
+//! and the Recording stores them as they are here.
+//!
+//! Not for: running anything; see `point` and `worker`.
+
+use serde::Serialize;
+use std::time::Duration;
+
+/// Where in the target's range the offsets of a random group fall.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Distribution {
+    Uniform,
+    /// Zipf over the blocks with exponent `theta` (fio's `zipf:θ`); ranks
+    /// are scattered over the range so hot blocks are not adjacent.
+    Zipf { theta: f64 },
+    /// `pct` percent of requests go uniformly into `size_bytes` at
+    /// `offset_bytes` (relative to the range start); the rest anywhere.
+    Hotspot {
+        offset_bytes: u64,
+        size_bytes: u64,
+        pct: f64,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum AccessPattern {
+    Random { distribution: Distribution },
+    /// Each job streams from its own start point, wrapping at the range end.
+    Sequential,
+}
+
+/// How writes are made durable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SyncMode {
+    None,
+    /// The target is opened with O_DSYNC.
+    Dsync,
+    /// Each write is followed by fdatasync and completes with it.
+    Fdatasync,
+}
+
+impl SyncMode {
+    pub const NAMES: &'static [&'static str] = &["none", "dsync", "fdatasync"];
+
+    pub fn parse(name: &str) -> Option<Self> {
+        match name {
+            "none" => Some(SyncMode::None),
+            "dsync" | "o_dsync" => Some(SyncMode::Dsync),
+            "fdatasync" => Some(SyncMode::Fdatasync),
+            _ => None,
+        }
+    }
+}
+
+/// One kind of load inside a point.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct GroupSpec {
+    /// What it stands for: `small`, `large`, `log`, …
+    pub label: String,
+    pub block_size_bytes: u32,
+    /// Share of requests that are reads, 0–100.
+    pub read_pct: f64,
+    pub pattern: AccessPattern,
+    /// Requests in flight per job.
+    pub queue_depth: usize,
+    /// Independent jobs (streams), each with `queue_depth` in flight.
+    pub jobs: usize,
+    pub sync: SyncMode,
+    /// Open-loop arrival rate for the whole group; latency is then measured
+    /// from each request's scheduled time.
+    pub rate_iops: Option<f64>,
+}
+
+impl GroupSpec {
+    pub fn writes(&self) -> bool {
+        self.read_pct < 100.0
+    }
+
+    pub fn outstanding(&self) -> usize {
+        self.queue_depth * self.jobs
+    }
+
+    /// fio's name for the pattern, for tables.
+    pub fn rw_name(&self) -> &'static str {
+        let random = matches!(self.pattern, AccessPattern::Random { .. });
+        match (self.read_pct, random) {
+            (pct, true) if pct >= 100.0 => "randread",
+            (pct, true) if pct <= 0.0 => "randwrite",
+            (_, true) => "randrw",
+            (pct, false) if pct >= 100.0 => "read",
+            (pct, false) if pct <= 0.0 => "write",
+            (_, false) => "rw",
+        }
+    }
+}
+
+/// Where a point sits in an ORION matrix.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct MatrixCell {
+    /// Outstanding small I/Os.
+    pub small_outstanding: usize,
+    /// Concurrent large-I/O streams.
+    pub large_streams: usize,
+}
+
+/// One measurement: groups that run together for one window.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PointSpec {
+    pub name: String,
+    pub cell: Option<MatrixCell>,
+    pub groups: Vec<GroupSpec>,
+}
+
+/// When a point ends.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum StopRule {
+    /// Run `ramp` unmeasured, then measure for `duration`.
+    Timed {
+        #[serde(rename = "ramp_s", serialize_with = "seconds")]
+        ramp: Duration,
+        #[serde(rename = "duration_s", serialize_with = "seconds")]
+        duration: Duration,
+    },
+    /// Complete exactly `ios` requests per group (split over its jobs), all
+    /// measured; the elapsed time is the result.
+    Count { ios: u64 },
+}
+
+fn seconds<S: serde::Serializer>(duration: &Duration, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_f64(duration.as_secs_f64())
+}
