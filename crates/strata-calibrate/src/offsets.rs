@@ -27,9 +27,18 @@ impl ByteRange {
 
 enum Kind {
     Uniform,
-    Zipf { sampler: ZipfSampler, multiplier: u64 },
-    Hotspot { first_block: u64, blocks: u64, pct: f64 },
-    Sequential { next_block: u64 },
+    Zipf {
+        sampler: ZipfSampler,
+        multiplier: u64,
+    },
+    Hotspot {
+        first_block: u64,
+        blocks: u64,
+        pct: f64,
+    },
+    Sequential {
+        next_block: u64,
+    },
 }
 
 pub struct OffsetGenerator {
@@ -70,11 +79,18 @@ impl OffsetGenerator {
     pub fn next_offset(&mut self) -> u64 {
         let block = match &mut self.kind {
             Kind::Uniform => self.rng.below(self.blocks),
-            Kind::Zipf { sampler, multiplier } => {
+            Kind::Zipf {
+                sampler,
+                multiplier,
+            } => {
                 let rank = sampler.sample(&mut self.rng) - 1;
                 ((u128::from(rank) * u128::from(*multiplier)) % u128::from(self.blocks)) as u64
             }
-            Kind::Hotspot { first_block, blocks, pct } => {
+            Kind::Hotspot {
+                first_block,
+                blocks,
+                pct,
+            } => {
                 if self.rng.unit_f64() * 100.0 < *pct {
                     *first_block + self.rng.below(*blocks)
                 } else {
@@ -83,7 +99,11 @@ impl OffsetGenerator {
             }
             Kind::Sequential { next_block } => {
                 let block = *next_block;
-                *next_block = if block + 1 >= self.blocks { 0 } else { block + 1 };
+                *next_block = if block + 1 >= self.blocks {
+                    0
+                } else {
+                    block + 1
+                };
                 block
             }
         };
@@ -104,10 +124,18 @@ fn random_kind(distribution: &Distribution, blocks: u64, block_size: u64) -> Kin
             sampler: ZipfSampler::new(blocks, *theta),
             multiplier: coprime_multiplier(blocks),
         },
-        Distribution::Hotspot { offset_bytes, size_bytes, pct } => {
+        Distribution::Hotspot {
+            offset_bytes,
+            size_bytes,
+            pct,
+        } => {
             let first_block = (offset_bytes / block_size).min(blocks - 1);
             let hot_blocks = (size_bytes / block_size).clamp(1, blocks - first_block);
-            Kind::Hotspot { first_block, blocks: hot_blocks, pct: *pct }
+            Kind::Hotspot {
+                first_block,
+                blocks: hot_blocks,
+                pct: *pct,
+            }
         }
     }
 }
@@ -149,8 +177,17 @@ impl ZipfSampler {
         } else {
             1.0 + n.ln()
         };
-        let inverse_exponent = if exponent != 1.0 { 1.0 / (1.0 - exponent) } else { 0.0 };
-        ZipfSampler { n, exponent, total, inverse_exponent }
+        let inverse_exponent = if exponent != 1.0 {
+            1.0 / (1.0 - exponent)
+        } else {
+            0.0
+        };
+        ZipfSampler {
+            n,
+            exponent,
+            total,
+            inverse_exponent,
+        }
     }
 
     fn inverse_cdf(&self, probability: f64) -> f64 {
@@ -183,10 +220,15 @@ impl ZipfSampler {
 mod tests {
     use super::*;
 
-    const RANGE: ByteRange = ByteRange { start_bytes: 1 << 20, end_bytes: 9 << 20 };
+    const RANGE: ByteRange = ByteRange {
+        start_bytes: 1 << 20,
+        end_bytes: 9 << 20,
+    };
 
     fn uniform() -> AccessPattern {
-        AccessPattern::Random { distribution: Distribution::Uniform }
+        AccessPattern::Random {
+            distribution: Distribution::Uniform,
+        }
     }
 
     #[test]
@@ -210,21 +252,33 @@ mod tests {
 
     #[test]
     fn zipf_concentrates_and_hotspot_obeys_its_share() {
-        let zipf = AccessPattern::Random { distribution: Distribution::Zipf { theta: 1.2 } };
+        let zipf = AccessPattern::Random {
+            distribution: Distribution::Zipf { theta: 1.2 },
+        };
         let mut generator = OffsetGenerator::new(&zipf, RANGE, 8192, 0, 1, 3);
         let mut counts = std::collections::HashMap::new();
         for _ in 0..20_000 {
             *counts.entry(generator.next_offset()).or_insert(0u32) += 1;
         }
         let hottest = counts.values().max().copied().unwrap();
-        assert!(hottest > 20_000 / 10, "zipf:1.2's top block should take >10%, got {hottest}");
+        assert!(
+            hottest > 20_000 / 10,
+            "zipf:1.2's top block should take >10%, got {hottest}"
+        );
 
-        let hot = Distribution::Hotspot { offset_bytes: 0, size_bytes: 1 << 20, pct: 90.0 };
+        let hot = Distribution::Hotspot {
+            offset_bytes: 0,
+            size_bytes: 1 << 20,
+            pct: 90.0,
+        };
         let pattern = AccessPattern::Random { distribution: hot };
         let mut generator = OffsetGenerator::new(&pattern, RANGE, 8192, 0, 1, 4);
         let inside = (0..10_000)
             .filter(|_| generator.next_offset() < RANGE.start_bytes + (1 << 20))
             .count();
-        assert!((9_000..9_400).contains(&inside), "90% + 10%/8 expected, got {inside}");
+        assert!(
+            (9_000..9_400).contains(&inside),
+            "90% + 10%/8 expected, got {inside}"
+        );
     }
 }

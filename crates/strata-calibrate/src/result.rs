@@ -272,8 +272,14 @@ fn best_by(
 impl Summary {
     pub fn of(points: &[PointResult], lat_target_us: f64) -> Summary {
         let small_only = |point: &PointResult| point.groups.iter().all(|group| !group.is_large());
-        let has_small = |point: &PointResult| point.small_groups().any(|group| group.all.requests > 0);
-        let max_iops = best_by(points, "IOPS", |p| has_small(p).then(|| p.small_iops()), false);
+        let has_small =
+            |point: &PointResult| point.small_groups().any(|group| group.all.requests > 0);
+        let max_iops = best_by(
+            points,
+            "IOPS",
+            |p| has_small(p).then(|| p.small_iops()),
+            false,
+        );
         let max_mb_per_s = best_by(points, "MB/s", |p| Some(p.mb_per_s()), false);
         let min_latency = best_by(
             points,
@@ -300,8 +306,14 @@ impl Summary {
             false,
         )
         .map(|best| {
-            let point = points.iter().find(|point| point.name == best.point).expect("found above");
-            Best { value: point.small_iops(), ..best }
+            let point = points
+                .iter()
+                .find(|point| point.name == best.point)
+                .expect("found above");
+            Best {
+                value: point.small_iops(),
+                ..best
+            }
         });
         Summary {
             max_iops,

@@ -15,7 +15,9 @@ pub enum Distribution {
     Uniform,
     /// Zipf over the blocks with exponent `theta` (fio's `zipf:θ`); ranks
     /// are scattered over the range so hot blocks are not adjacent.
-    Zipf { theta: f64 },
+    Zipf {
+        theta: f64,
+    },
     /// `pct` percent of requests go uniformly into `size_bytes` at
     /// `offset_bytes` (relative to the range start); the rest anywhere.
     Hotspot {
@@ -28,7 +30,9 @@ pub enum Distribution {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum AccessPattern {
-    Random { distribution: Distribution },
+    Random {
+        distribution: Distribution,
+    },
     /// Each job streams from its own start point, wrapping at the range end.
     Sequential,
 }

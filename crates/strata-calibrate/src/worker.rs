@@ -92,24 +92,14 @@ impl SecondBucket {
     }
 }
 
-/// A request slower than the outlier threshold, named.
-#[derive(Clone, Debug, Serialize, PartialEq)]
-pub struct Outlier {
-    /// Seconds from the start of the measured window to completion.
-    pub t_s: f64,
-    pub group: String,
-    pub operation: &'static str,
-    pub offset_bytes: u64,
-    pub size_bytes: u32,
-    pub lat_us: f64,
-}
-
 #[derive(Debug, Default)]
 pub struct WorkerOutcome {
     pub group: usize,
     pub reads: Tally,
     pub writes: Tally,
     pub per_second: Vec<SecondBucket>,
+    /// Requests slower than the threshold: (seconds into the window,
+    /// operation, offset, size, latency in ns).
     pub outliers: Vec<(f64, Operation, u64, u32, u64)>,
     pub outliers_dropped: u64,
     pub error: Option<String>,
@@ -138,10 +128,15 @@ struct Worker<'a> {
 /// Runs one worker to the end of the point; never panics on I/O errors,
 /// which end up in `WorkerOutcome::error` and stop the whole point.
 pub fn run_worker(plan: WorkerPlan, shared: &Shared, index: usize) -> WorkerOutcome {
-    let engine = plan.engine.open(plan.fd, plan.depth, plan.block_size as usize);
+    let engine = plan
+        .engine
+        .open(plan.fd, plan.depth, plan.block_size as usize);
     shared.ready.wait();
     shared.ready.wait();
-    let timeline = *shared.timeline.get().expect("the point sets its timeline before starting workers");
+    let timeline = *shared
+        .timeline
+        .get()
+        .expect("the point sets its timeline before starting workers");
     let group = plan.group;
     let engine = match engine {
         Ok(engine) => engine,
@@ -166,7 +161,10 @@ pub fn run_worker(plan: WorkerPlan, shared: &Shared, index: usize) -> WorkerOutc
         issued: 0,
         in_flight: (0..depth).map(|_| None).collect(),
         free_slots: (0..depth as u32).rev().collect(),
-        outcome: WorkerOutcome { group, ..WorkerOutcome::default() },
+        outcome: WorkerOutcome {
+            group,
+            ..WorkerOutcome::default()
+        },
     };
     worker.run();
     worker.outcome
@@ -217,12 +215,18 @@ impl Worker<'_> {
         if self.timeline.stop_at.is_some_and(|stop_at| now >= stop_at) {
             return false;
         }
-        self.plan.ios_budget.is_none_or(|budget| self.issued < budget)
+        self.plan
+            .ios_budget
+            .is_none_or(|budget| self.issued < budget)
     }
 
     fn fill_slots(&mut self, now: Instant) -> std::io::Result<()> {
         while let Some(&slot) = self.free_slots.last() {
-            if self.plan.ios_budget.is_some_and(|budget| self.issued >= budget) {
+            if self
+                .plan
+                .ios_budget
+                .is_some_and(|budget| self.issued >= budget)
+            {
                 break;
             }
             let issued = match self.plan.rate_iops {
@@ -258,7 +262,11 @@ impl Worker<'_> {
             len: self.plan.block_size,
             datasync: self.plan.datasync && operation == Operation::Write,
         })?;
-        self.in_flight[slot as usize] = Some(InFlight { operation, offset, issued });
+        self.in_flight[slot as usize] = Some(InFlight {
+            operation,
+            offset,
+            issued,
+        });
         self.issued += 1;
         Ok(())
     }
@@ -279,10 +287,15 @@ impl Worker<'_> {
             .expect("the engine completes only requests it was given");
         self.free_slots.push(slot);
         if completion.result != i64::from(self.plan.block_size) {
-            self.fail(describe_failure(&request, completion.result, self.plan.block_size));
+            self.fail(describe_failure(
+                &request,
+                completion.result,
+                self.plan.block_size,
+            ));
             return;
         }
-        let counts = done >= self.timeline.measure_from && self.window_end.is_none_or(|end| done <= end);
+        let counts =
+            done >= self.timeline.measure_from && self.window_end.is_none_or(|end| done <= end);
         if counts {
             self.tally(&request, done);
         }
@@ -301,7 +314,9 @@ impl Worker<'_> {
         tally.latency.record_ns(latency_ns);
         let second = since_window.as_secs() as usize;
         if self.outcome.per_second.len() <= second {
-            self.outcome.per_second.resize(second + 1, SecondBucket::default());
+            self.outcome
+                .per_second
+                .resize(second + 1, SecondBucket::default());
         }
         let bucket = &mut self.outcome.per_second[second];
         match request.operation {
@@ -350,7 +365,10 @@ fn describe_failure(request: &InFlight, result: i64, block_size: u32) -> String 
     };
     if result < 0 {
         let error = std::io::Error::from_raw_os_error(-result as i32);
-        format!("{operation} of {block_size} bytes at offset {} failed: {error}", request.offset)
+        format!(
+            "{operation} of {block_size} bytes at offset {} failed: {error}",
+            request.offset
+        )
     } else {
         format!(
             "{operation} of {block_size} bytes at offset {} moved only {result} bytes",

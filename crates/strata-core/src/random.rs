@@ -30,7 +30,9 @@ impl FastRng {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |elapsed| elapsed.as_nanos() as u64);
         let call = CALLS.fetch_add(1, Ordering::Relaxed);
-        Self::seeded(nanos ^ call.wrapping_mul(0xD6E8_FEB8_6659_FD93) ^ u64::from(std::process::id()))
+        Self::seeded(
+            nanos ^ call.wrapping_mul(0xD6E8_FEB8_6659_FD93) ^ u64::from(std::process::id()),
+        )
     }
 
     #[inline]
@@ -82,7 +84,10 @@ mod tests {
         for _ in 0..10_000 {
             seen[rng.below(10) as usize] += 1;
         }
-        assert!(seen.iter().all(|&count| (800..1200).contains(&count)), "{seen:?}");
+        assert!(
+            seen.iter().all(|&count| (800..1200).contains(&count)),
+            "{seen:?}"
+        );
     }
 
     #[test]

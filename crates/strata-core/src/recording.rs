@@ -36,7 +36,13 @@ impl HostInfo {
         let memory_bytes = read("/proc/meminfo")
             .lines()
             .find_map(|line| line.strip_prefix("MemTotal:"))
-            .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+            .and_then(|rest| {
+                rest.trim()
+                    .trim_end_matches("kB")
+                    .trim()
+                    .parse::<u64>()
+                    .ok()
+            })
             .map_or(0, |kib| kib * 1024);
         HostInfo {
             hostname: read("/proc/sys/kernel/hostname"),
@@ -90,8 +96,8 @@ pub struct RecordingWriter {
 
 impl RecordingWriter {
     pub fn create(path: &Path, header: &Header) -> anyhow::Result<Self> {
-        let file = File::create(path)
-            .with_context(|| format!("creating recording {}", path.display()))?;
+        let file =
+            File::create(path).with_context(|| format!("creating recording {}", path.display()))?;
         let mut writer = RecordingWriter {
             path: path.to_path_buf(),
             out: BufWriter::new(file),
@@ -187,7 +193,10 @@ mod tests {
         let header = Header::new("calibrate", vec!["strata".into(), "calibrate".into()]);
         let mut writer = RecordingWriter::create(&path, &header).unwrap();
         writer
-            .write("sample", &serde_json::json!({"t_s": 1, "read_requests": 10}))
+            .write(
+                "sample",
+                &serde_json::json!({"t_s": 1, "read_requests": 10}),
+            )
             .unwrap();
         drop(writer);
         let recording = Recording::read(&path).unwrap();
@@ -204,7 +213,10 @@ mod tests {
         header["version"] = 99.into();
         std::fs::write(&path, format!("{header}\n")).unwrap();
         let error = format!("{:#}", Recording::read(&path).unwrap_err());
-        assert!(error.contains("version 99") && error.contains("line 1"), "{error}");
+        assert!(
+            error.contains("version 99") && error.contains("line 1"),
+            "{error}"
+        );
 
         header["version"] = FORMAT_VERSION.into();
         std::fs::write(&path, format!("{header}\n{{\"type\":\"sam")).unwrap();

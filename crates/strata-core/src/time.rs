@@ -22,11 +22,16 @@ pub fn rfc3339_from_unix(seconds: i64) -> String {
     let shifted = days + 719_468;
     let era = shifted.div_euclid(146_097);
     let day_of_era = shifted - era * 146_097;
-    let year_of_era = (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+    let year_of_era =
+        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
     let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
     let month_index = (5 * day_of_year + 2) / 153;
     let day = day_of_year - (153 * month_index + 2) / 5 + 1;
-    let month = if month_index < 10 { month_index + 3 } else { month_index - 9 };
+    let month = if month_index < 10 {
+        month_index + 3
+    } else {
+        month_index - 9
+    };
     let year = year_of_era + era * 400 + i64::from(month <= 2);
     format!(
         "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
@@ -41,7 +46,13 @@ mod tests {
     #[test]
     fn known_dates() {
         assert_eq!(super::rfc3339_from_unix(0), "1970-01-01T00:00:00Z");
-        assert_eq!(super::rfc3339_from_unix(1_795_340_064), "2026-11-22T09:34:24Z");
-        assert_eq!(super::rfc3339_from_unix(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(
+            super::rfc3339_from_unix(1_795_340_064),
+            "2026-11-22T09:34:24Z"
+        );
+        assert_eq!(
+            super::rfc3339_from_unix(951_782_400),
+            "2000-02-29T00:00:00Z"
+        );
     }
 }

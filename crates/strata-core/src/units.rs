@@ -39,7 +39,8 @@ pub const MIB: u64 = 1 << 20;
 pub const GIB: u64 = 1 << 30;
 pub const TIB: u64 = 1 << 40;
 
-const SIZE_HELP: &str = "use bytes or a unit: k/KiB, m/MiB, g/GiB, t/TiB (1024s) or KB/MB/GB/TB (1000s)";
+const SIZE_HELP: &str =
+    "use bytes or a unit: k/KiB, m/MiB, g/GiB, t/TiB (1024s) or KB/MB/GB/TB (1000s)";
 
 /// Splits "1.5GB" into ("1.5", "GB").
 fn split_number(input: &str) -> (&str, &str) {
@@ -75,7 +76,11 @@ fn scaled_integer(number: &str, multiplier: u64) -> Option<(u128, bool)> {
     if fraction.len() > 18 || fraction.contains('.') {
         return None;
     }
-    let whole: u128 = if whole.is_empty() { 0 } else { whole.parse().ok()? };
+    let whole: u128 = if whole.is_empty() {
+        0
+    } else {
+        whole.parse().ok()?
+    };
     let fraction_value: u128 = if fraction.is_empty() {
         0
     } else {
@@ -93,12 +98,15 @@ pub fn parse_size(input: &str) -> Result<u64, UnitError> {
     if number.is_empty() {
         return Err(unit_error(input, "size", SIZE_HELP));
     }
-    let multiplier =
-        size_multiplier(suffix).ok_or_else(|| unit_error(input, "size", SIZE_HELP))?;
+    let multiplier = size_multiplier(suffix).ok_or_else(|| unit_error(input, "size", SIZE_HELP))?;
     let (bytes, exact) = scaled_integer(number, multiplier)
         .ok_or_else(|| unit_error(input, "size", "the number does not parse or is too large"))?;
     if !exact {
-        return Err(unit_error(input, "size", "it is not a whole number of bytes"));
+        return Err(unit_error(
+            input,
+            "size",
+            "it is not a whole number of bytes",
+        ));
     }
     u64::try_from(bytes).map_err(|_| unit_error(input, "size", "it is larger than 16 EiB"))
 }
@@ -120,8 +128,13 @@ pub fn parse_duration(input: &str) -> Result<Duration, UnitError> {
         "h" => 3_600_000_000_000,
         _ => return Err(unit_error(input, "duration", HELP)),
     };
-    let (nanos, _) = scaled_integer(number, nanos_per_unit)
-        .ok_or_else(|| unit_error(input, "duration", "the number does not parse or is too large"))?;
+    let (nanos, _) = scaled_integer(number, nanos_per_unit).ok_or_else(|| {
+        unit_error(
+            input,
+            "duration",
+            "the number does not parse or is too large",
+        )
+    })?;
     let nanos = u64::try_from(nanos).map_err(|_| unit_error(input, "duration", "too long"))?;
     Ok(Duration::from_nanos(nanos))
 }
@@ -229,7 +242,10 @@ mod tests {
             assert!(parse_size(bad).is_err(), "{bad} should not parse");
         }
         let message = parse_size("8q").unwrap_err().to_string();
-        assert!(message.contains("KiB") && message.contains("KB"), "{message}");
+        assert!(
+            message.contains("KiB") && message.contains("KB"),
+            "{message}"
+        );
     }
 
     #[test]
@@ -261,7 +277,10 @@ mod tests {
             Duration::from_secs(3600),
             Duration::from_millis(1500),
         ] {
-            assert_eq!(parse_duration(&format_duration(duration)).unwrap(), duration);
+            assert_eq!(
+                parse_duration(&format_duration(duration)).unwrap(),
+                duration
+            );
         }
     }
 

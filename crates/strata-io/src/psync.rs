@@ -33,10 +33,18 @@ impl PsyncEngine {
             }
         };
         if result < 0 {
-            return -i64::from(io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO));
+            return -i64::from(
+                io::Error::last_os_error()
+                    .raw_os_error()
+                    .unwrap_or(libc::EIO),
+            );
         }
         if request.datasync && unsafe { libc::fdatasync(self.fd) } != 0 {
-            return -i64::from(io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO));
+            return -i64::from(
+                io::Error::last_os_error()
+                    .raw_os_error()
+                    .unwrap_or(libc::EIO),
+            );
         }
         result as i64
     }

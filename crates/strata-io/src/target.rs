@@ -33,7 +33,10 @@ pub fn kind_of(path: &Path) -> anyhow::Result<Option<TargetKind>> {
     match std::fs::metadata(path) {
         Ok(metadata) if metadata.file_type().is_block_device() => Ok(Some(TargetKind::BlockDevice)),
         Ok(metadata) if metadata.is_file() => Ok(Some(TargetKind::File)),
-        Ok(_) => bail!("{} is neither a regular file nor a block device", path.display()),
+        Ok(_) => bail!(
+            "{} is neither a regular file nor a block device",
+            path.display()
+        ),
         Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(None),
         Err(error) => Err(error).with_context(|| format!("checking {}", path.display())),
     }
@@ -44,7 +47,12 @@ fn read_mark(path: &Path) -> Option<String> {
     let name = CString::new(MARK_ATTRIBUTE).ok()?;
     let mut value = [0u8; 64];
     let len = unsafe {
-        libc::getxattr(path_c.as_ptr(), name.as_ptr(), value.as_mut_ptr().cast(), value.len())
+        libc::getxattr(
+            path_c.as_ptr(),
+            name.as_ptr(),
+            value.as_mut_ptr().cast(),
+            value.len(),
+        )
     };
     (len >= 0).then(|| String::from_utf8_lossy(&value[..len as usize]).into_owned())
 }
@@ -52,7 +60,13 @@ fn read_mark(path: &Path) -> Option<String> {
 fn write_mark(file: &File, value: &str) -> io::Result<()> {
     let name = CString::new(MARK_ATTRIBUTE).expect("constant has no NUL");
     let result = unsafe {
-        libc::fsetxattr(file.as_raw_fd(), name.as_ptr(), value.as_ptr().cast(), value.len(), 0)
+        libc::fsetxattr(
+            file.as_raw_fd(),
+            name.as_ptr(),
+            value.as_ptr().cast(),
+            value.len(),
+            0,
+        )
     };
     if result == 0 {
         Ok(())
@@ -75,6 +89,28 @@ pub fn free_bytes(dir: &Path) -> anyhow::Result<u64> {
             .with_context(|| format!("reading free space of {}", dir.display()));
     }
     Ok(stat.f_bavail as u64 * stat.f_frsize as u64)
+}
+
+/// Refuses a file of `size` bytes that would not fit in `dir`.
+pub fn check_free_space(dir: &Path, size: u64) -> anyhow::Result<()> {
+    let free = free_bytes(dir)?;
+    if size > free {
+        bail!(
+            "--size {} is larger than the free space on {} ({})",
+            strata_core::units::format_size(size),
+            dir.display(),
+            strata_core::units::format_size(free)
+        );
+    }
+    Ok(())
+}
+
+/// Refuses a directory whose filesystem does not do O_DIRECT, by opening a
+/// scratch file there with it (the file is removed at once).
+pub fn check_direct_io(dir: &Path) -> anyhow::Result<()> {
+    let probe = TemporaryFile::new_in(dir)?;
+    File::create(probe.path()).with_context(|| format!("creating a file in {}", dir.display()))?;
+    open_target(probe.path(), true, true, false).map(drop)
 }
 
 /// How a prepared file came to be.
@@ -109,16 +145,7 @@ pub fn prepare_file(
             Some(_) => {}
         }
     } else {
-        let dir = parent_dir(path);
-        let free = free_bytes(&dir)?;
-        if size > free {
-            bail!(
-                "--size {} is larger than the free space on {} ({})",
-                strata_core::units::format_size(size),
-                dir.display(),
-                strata_core::units::format_size(free)
-            );
-        }
+        check_free_space(&parent_dir(path), size)?;
     }
     fill_file(path, size, progress)?;
     Ok(Preparation::Filled)
@@ -155,14 +182,19 @@ fn fill_file(
             bail!("filling {} was interrupted", path.display());
         }
         let len = (size - done).min(FILL_CHUNK as u64) as usize;
-        let len = if direct.is_some() && len % 4096 != 0 { len.next_multiple_of(4096) } else { len };
+        let len = if direct.is_some() && len % 4096 != 0 {
+            len.next_multiple_of(4096)
+        } else {
+            len
+        };
         rng.fill(&mut buffer.as_mut_slice()[..len]);
         write_all_at(writer, &buffer.as_slice()[..len], done)
             .with_context(|| format!("filling {}", path.display()))?;
         done += len as u64;
     }
     file.set_len(size)?;
-    file.sync_all().with_context(|| format!("syncing {}", path.display()))?;
+    file.sync_all()
+        .with_context(|| format!("syncing {}", path.display()))?;
     progress(size, size);
     write_mark(&file, "filled").ok();
     Ok(())
@@ -224,8 +256,8 @@ pub struct TemporaryFile {
 impl TemporaryFile {
     /// A fresh name in `dir`; nothing is created until [`prepare_file`].
     pub fn new_in(dir: &Path) -> anyhow::Result<Self> {
-        let dir = std::fs::canonicalize(dir)
-            .with_context(|| format!("resolving {}", dir.display()))?;
+        let dir =
+            std::fs::canonicalize(dir).with_context(|| format!("resolving {}", dir.display()))?;
         let name = format!(
             ".strata-calibrate-{}-{:x}.tmp",
             std::process::id(),
@@ -253,7 +285,8 @@ mod tests {
 
     #[test]
     fn prepared_file_is_random_marked_and_reused() {
-        let dir = tempfile::tempdir_in(concat!(env!("CARGO_MANIFEST_DIR"), "/../../target")).unwrap();
+        let dir =
+            tempfile::tempdir_in(concat!(env!("CARGO_MANIFEST_DIR"), "/../../target")).unwrap();
         let path = dir.path().join("target");
         let size = 3 << 20;
         let first = prepare_file(&path, size, &mut |_, _| true).unwrap();
@@ -262,23 +295,34 @@ mod tests {
         let bytes = std::fs::read(&path).unwrap();
         assert!(bytes.chunks(4096).all(|page| page.iter().any(|&b| b != 0)));
         assert!(created_by_strata(&path));
-        assert_eq!(prepare_file(&path, size, &mut |_, _| true).unwrap(), Preparation::Reused);
-        assert_eq!(prepare_file(&path, size * 2, &mut |_, _| true).unwrap(), Preparation::Filled);
+        assert_eq!(
+            prepare_file(&path, size, &mut |_, _| true).unwrap(),
+            Preparation::Reused
+        );
+        assert_eq!(
+            prepare_file(&path, size * 2, &mut |_, _| true).unwrap(),
+            Preparation::Filled
+        );
     }
 
     #[test]
     fn a_file_strata_did_not_create_is_never_written() {
-        let dir = tempfile::tempdir_in(concat!(env!("CARGO_MANIFEST_DIR"), "/../../target")).unwrap();
+        let dir =
+            tempfile::tempdir_in(concat!(env!("CARGO_MANIFEST_DIR"), "/../../target")).unwrap();
         let path = dir.path().join("precious");
         std::fs::write(&path, b"keep me").unwrap();
         let error = prepare_file(&path, 1 << 20, &mut |_, _| true).unwrap_err();
-        assert!(error.to_string().contains("not created by strata"), "{error}");
+        assert!(
+            error.to_string().contains("not created by strata"),
+            "{error}"
+        );
         assert_eq!(std::fs::read(&path).unwrap(), b"keep me");
     }
 
     #[test]
     fn temporary_file_is_removed_on_drop() {
-        let dir = tempfile::tempdir_in(concat!(env!("CARGO_MANIFEST_DIR"), "/../../target")).unwrap();
+        let dir =
+            tempfile::tempdir_in(concat!(env!("CARGO_MANIFEST_DIR"), "/../../target")).unwrap();
         let temporary = TemporaryFile::new_in(dir.path()).unwrap();
         prepare_file(temporary.path(), 1 << 20, &mut |_, _| true).unwrap();
         let path = temporary.path().to_path_buf();

@@ -132,7 +132,11 @@ impl IoEngine for UringEngine {
                 let result = i64::from(cqe.result());
                 if user_data & SYNC_FLAG != 0 {
                     let write_result = self.write_results[slot as usize];
-                    let result = if write_result < 0 || result >= 0 { write_result } else { result };
+                    let result = if write_result < 0 || result >= 0 {
+                        write_result
+                    } else {
+                        result
+                    };
                     completions.push(IoCompletion { slot, result });
                 } else if self.linked[slot as usize] {
                     self.write_results[slot as usize] = result;
@@ -146,4 +150,3 @@ impl IoEngine for UringEngine {
         }
     }
 }
-

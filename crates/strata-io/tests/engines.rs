@@ -9,7 +9,9 @@ const BLOCK: usize = 8192;
 
 fn patterned_file(dir: &std::path::Path, blocks: usize) -> std::path::PathBuf {
     let path = dir.join("data");
-    let bytes: Vec<u8> = (0..blocks * BLOCK).map(|i| (i / BLOCK) as u8 ^ (i % 251) as u8).collect();
+    let bytes: Vec<u8> = (0..blocks * BLOCK)
+        .map(|i| (i / BLOCK) as u8 ^ (i % 251) as u8)
+        .collect();
     std::fs::write(&path, bytes).unwrap();
     path
 }
@@ -20,7 +22,9 @@ fn run_requests(kind: EngineKind, fd: i32, requests: &[IoRequest]) -> Vec<IoComp
         engine.queue(*request).unwrap();
     }
     let mut completions = Vec::new();
-    engine.submit_and_reap(requests.len(), &mut completions).unwrap();
+    engine
+        .submit_and_reap(requests.len(), &mut completions)
+        .unwrap();
     completions
 }
 
@@ -75,12 +79,25 @@ fn durable_writes_complete_once_and_land() {
             })
             .collect();
         let completions = run_requests(kind, file.as_raw_fd(), &requests);
-        assert_eq!(completions.len(), 2, "{kind}: one completion per durable write");
-        assert!(completions.iter().all(|c| c.result == BLOCK as i64), "{kind}: {completions:?}");
+        assert_eq!(
+            completions.len(),
+            2,
+            "{kind}: one completion per durable write"
+        );
+        assert!(
+            completions.iter().all(|c| c.result == BLOCK as i64),
+            "{kind}: {completions:?}"
+        );
     }
     let mut first = vec![0u8; BLOCK];
-    std::fs::File::open(&path).unwrap().read_exact_at(&mut first, 0).unwrap();
-    assert!(first.iter().enumerate().any(|(i, &b)| b != (i % 251) as u8), "random data was written");
+    std::fs::File::open(&path)
+        .unwrap()
+        .read_exact_at(&mut first, 0)
+        .unwrap();
+    assert!(
+        first.iter().enumerate().any(|(i, &b)| b != (i % 251) as u8),
+        "random data was written"
+    );
 }
 
 #[test]

@@ -1,0 +1,383 @@
+//! A whole calibration: checks everything that can be checked before the
+//! first I/O, prepares the target, runs the points in order, and writes the
+//! Recording as it goes (a header first, then each point's records the moment
+//! it ends), so Ctrl-C keeps every finished point and the partial one.
+//!
+//! Not for: parsing options or drawing progress; the caller passes resolved
+//! settings and an observer.
+
+use crate::offsets::ByteRange;
+use crate::point::{run_point, PointContext, PointProgress, WatchedDevices};
+use crate::result::{PointResult, Summary};
+use crate::spec::{PointSpec, StopRule};
+use anyhow::{bail, Context};
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use strata_core::recording::{Header, RecordingWriter};
+use strata_core::units::format_size;
+use strata_io::target::{self, Preparation, TargetKind, TemporaryFile};
+use strata_io::EngineKind;
+use strata_probe::blockdev::{self, BlockDevice};
+
+/// What to measure.
+#[derive(Clone, Debug)]
+pub enum TargetChoice {
+    /// A file of `size_bytes` in `dir`, made for this run and removed after.
+    Temporary { dir: PathBuf, size_bytes: u64 },
+    /// A file strata creates or reuses (`size_bytes` when it must be made);
+    /// an existing file strata did not create may only be read.
+    File { path: PathBuf, size_bytes: u64 },
+    /// An existing block device.
+    Device { path: PathBuf },
+}
+
+/// A range as the user gave it: bytes, or percentages of the target.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[serde(tag = "unit", rename_all = "snake_case")]
+pub enum RangeSpec {
+    Bytes { start: u64, end: Option<u64> },
+    Percent { start: f64, end: f64 },
+}
+
+impl RangeSpec {
+    pub fn resolve(&self, target_size: u64) -> ByteRange {
+        match *self {
+            RangeSpec::Bytes { start, end } => ByteRange {
+                start_bytes: start,
+                end_bytes: end.unwrap_or(target_size),
+            },
+            RangeSpec::Percent { start, end } => {
+                let at = |pct: f64| ((target_size as f64 * pct / 100.0) as u64) / 4096 * 4096;
+                ByteRange {
+                    start_bytes: at(start),
+                    end_bytes: at(end),
+                }
+            }
+        }
+    }
+}
+
+pub struct CalibrationConfig {
+    pub target: TargetChoice,
+    pub range: RangeSpec,
+    pub engine: EngineKind,
+    pub direct: bool,
+    pub points: Vec<PointSpec>,
+    pub stop_rule: StopRule,
+    pub outlier_threshold_ns: u64,
+    pub lat_target_us: f64,
+    pub allow_write_device: bool,
+    pub seed: u64,
+    pub record: Option<PathBuf>,
+    /// The command line, for the Recording's header.
+    pub command: Vec<String>,
+    /// Every resolved option, for the Recording's header.
+    pub options: serde_json::Value,
+}
+
+/// What was measured, as the header and the JSON document describe it.
+#[derive(Clone, Debug, Serialize)]
+pub struct TargetDescription {
+    pub path: PathBuf,
+    pub kind: &'static str,
+    pub temporary: bool,
+    pub size_bytes: u64,
+    pub range: ByteRange,
+    pub engine: &'static str,
+    pub direct: bool,
+    /// The block device the target lives on (or is).
+    pub device: Option<BlockDevice>,
+    /// The devices under it that do the work.
+    pub physical_devices: Vec<BlockDevice>,
+    /// Why the device is unknown, when it is.
+    pub device_note: Option<String>,
+}
+
+pub trait CalibrationObserver {
+    fn filling(&mut self, done_bytes: u64, total_bytes: u64);
+    fn point_started(&mut self, index: usize, count: usize, spec: &PointSpec);
+    fn point_progress(&mut self, progress: &PointProgress);
+    fn point_finished(&mut self, result: &PointResult);
+}
+
+pub struct CalibrationOutcome {
+    pub target: TargetDescription,
+    pub points: Vec<PointResult>,
+    pub summary: Summary,
+    pub interrupted: bool,
+    pub preparation: Option<Preparation>,
+}
+
+/// A calibration whose checks passed; the target file, if temporary, lives
+/// as long as this does.
+pub struct Calibration {
+    config: CalibrationConfig,
+    path: PathBuf,
+    size_bytes: u64,
+    kind: TargetKind,
+    temporary: Option<TemporaryFile>,
+}
+
+impl Calibration {
+    /// Every check that needs no I/O to the target: names, sizes, alignment,
+    /// permission to write, O_DIRECT support, free space.
+    pub fn check(config: CalibrationConfig) -> anyhow::Result<Self> {
+        let writes = config
+            .points
+            .iter()
+            .flat_map(|p| &p.groups)
+            .any(|g| g.writes());
+        let (path, size_bytes, kind, temporary) = match &config.target {
+            TargetChoice::Temporary { dir, size_bytes } => {
+                target::check_free_space(dir, *size_bytes)?;
+                let temporary = TemporaryFile::new_in(dir)?;
+                (
+                    temporary.path().to_path_buf(),
+                    *size_bytes,
+                    TargetKind::File,
+                    Some(temporary),
+                )
+            }
+            TargetChoice::File { path, size_bytes } => check_file(path, *size_bytes, writes)?,
+            TargetChoice::Device { path } => check_device(path, writes, config.allow_write_device)?,
+        };
+        if kind == TargetKind::File && config.direct {
+            target::check_direct_io(parent_of(&path))?;
+        }
+        let calibration = Calibration {
+            config,
+            path,
+            size_bytes,
+            kind,
+            temporary,
+        };
+        calibration.check_geometry()?;
+        Ok(calibration)
+    }
+
+    fn check_geometry(&self) -> anyhow::Result<()> {
+        let range = self.config.range.resolve(self.size_bytes);
+        if range.end_bytes > self.size_bytes || range.is_empty() {
+            bail!(
+                "--range {}..{} does not fit the target ({} bytes)",
+                range.start_bytes,
+                range.end_bytes,
+                self.size_bytes
+            );
+        }
+        let alignment = self.alignment();
+        if self.config.direct
+            && (range.start_bytes % alignment != 0 || range.end_bytes % alignment != 0)
+        {
+            bail!("--range start and end must be multiples of {alignment} bytes with O_DIRECT (or use --buffered)");
+        }
+        for group in self.config.points.iter().flat_map(|p| &p.groups) {
+            let block = u64::from(group.block_size_bytes);
+            if self.config.direct && block % alignment != 0 {
+                bail!(
+                    "--bs {} is not a multiple of the device's {alignment}-byte logical block, which O_DIRECT requires (or use --buffered)",
+                    format_size(block)
+                );
+            }
+            if block > range.len() {
+                bail!(
+                    "--bs {} is larger than the range ({})",
+                    format_size(block),
+                    format_size(range.len())
+                );
+            }
+        }
+        Ok(())
+    }
+
+    fn alignment(&self) -> u64 {
+        let device = match self.kind {
+            TargetKind::BlockDevice => blockdev::device_of_node(&self.path).ok(),
+            TargetKind::File => blockdev::device_of_path(parent_of(&self.path)).ok(),
+        };
+        device.map_or(4096, |device| u64::from(device.logical_block_size.max(512)))
+    }
+
+    pub fn target_path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Fills the file if needed, then runs every point.
+    pub fn run(
+        &mut self,
+        interrupt: &AtomicBool,
+        observer: &mut dyn CalibrationObserver,
+    ) -> anyhow::Result<CalibrationOutcome> {
+        let preparation = self.prepare_target(interrupt, observer)?;
+        let description = self.describe();
+        let watched = WatchedDevices {
+            target_device: description.device.as_ref().map(|d| d.name.clone()),
+            physical: description
+                .physical_devices
+                .iter()
+                .map(|d| d.name.clone())
+                .collect(),
+        };
+        let mut recording = self.start_recording(&description)?;
+        let context = PointContext {
+            target: &self.path,
+            range: description.range,
+            engine: self.config.engine,
+            direct: self.config.direct,
+            stop_rule: self.config.stop_rule,
+            outlier_threshold_ns: self.config.outlier_threshold_ns,
+            devices: &watched,
+            interrupt,
+            seed: self.config.seed,
+        };
+        let mut points = Vec::new();
+        let count = self.config.points.len();
+        for (index, spec) in self.config.points.iter().enumerate() {
+            if interrupt.load(Ordering::Relaxed) {
+                break;
+            }
+            observer.point_started(index, count, spec);
+            let result = run_point(spec, &context, &mut |progress| {
+                observer.point_progress(progress)
+            })?;
+            observer.point_finished(&result);
+            if let Some(writer) = recording.as_mut() {
+                crate::output::record_point(writer, &result)?;
+            }
+            let failed = !result.errors.is_empty();
+            points.push(result);
+            if failed {
+                break;
+            }
+        }
+        let summary = Summary::of(&points, self.config.lat_target_us);
+        if let Some(writer) = recording.as_mut() {
+            writer.write("summary", &summary)?;
+        }
+        let interrupted = interrupt.load(Ordering::Relaxed) || points.iter().any(|p| p.interrupted);
+        Ok(CalibrationOutcome {
+            target: description,
+            points,
+            summary,
+            interrupted,
+            preparation,
+        })
+    }
+
+    fn prepare_target(
+        &self,
+        interrupt: &AtomicBool,
+        observer: &mut dyn CalibrationObserver,
+    ) -> anyhow::Result<Option<Preparation>> {
+        if self.kind == TargetKind::BlockDevice || (self.temporary.is_none() && !self.must_fill()) {
+            return Ok(None);
+        }
+        let preparation = target::prepare_file(&self.path, self.size_bytes, &mut |done, total| {
+            observer.filling(done, total);
+            !interrupt.load(Ordering::Relaxed)
+        })?;
+        Ok(Some(preparation))
+    }
+
+    /// An existing file strata did not make is used as it is, read-only.
+    fn must_fill(&self) -> bool {
+        !self.path.exists() || target::created_by_strata(&self.path)
+    }
+
+    fn describe(&self) -> TargetDescription {
+        let device = match self.kind {
+            TargetKind::BlockDevice => blockdev::device_of_node(&self.path),
+            TargetKind::File => blockdev::device_of_path(&self.path),
+        };
+        let (device, device_note) = match device {
+            Ok(device) => (Some(device), None),
+            Err(error) => (None, Some(format!("{error:#}"))),
+        };
+        let physical_devices = device
+            .as_ref()
+            .and_then(|device| blockdev::physical_devices(device).ok())
+            .unwrap_or_default();
+        TargetDescription {
+            path: self.path.clone(),
+            kind: match self.kind {
+                TargetKind::File => "file",
+                TargetKind::BlockDevice => "block_device",
+            },
+            temporary: self.temporary.is_some(),
+            size_bytes: self.size_bytes,
+            range: self.config.range.resolve(self.size_bytes),
+            engine: self.config.engine.name(),
+            direct: self.config.direct,
+            device,
+            physical_devices,
+            device_note,
+        }
+    }
+
+    fn start_recording(
+        &self,
+        description: &TargetDescription,
+    ) -> anyhow::Result<Option<RecordingWriter>> {
+        let Some(path) = &self.config.record else {
+            return Ok(None);
+        };
+        let mut header = Header::new("calibrate", self.config.command.clone());
+        header.options = self.config.options.clone();
+        header.environment = serde_json::json!({ "target": description });
+        Ok(Some(RecordingWriter::create(path, &header)?))
+    }
+}
+
+fn parent_of(path: &Path) -> &Path {
+    match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    }
+}
+
+fn check_file(
+    path: &Path,
+    size_bytes: u64,
+    writes: bool,
+) -> anyhow::Result<(PathBuf, u64, TargetKind, Option<TemporaryFile>)> {
+    match target::kind_of(path)? {
+        Some(TargetKind::BlockDevice) => bail!("internal: {} is a block device", path.display()),
+        Some(TargetKind::File) if !target::created_by_strata(path) => {
+            if writes {
+                bail!(
+                    "--target {} exists and was not created by strata: strata only reads it. \
+                     Choose a read-only workload, or name a new file for write workloads",
+                    path.display()
+                );
+            }
+            let size = std::fs::metadata(path)?.len();
+            Ok((path.to_path_buf(), size, TargetKind::File, None))
+        }
+        Some(TargetKind::File) => Ok((path.to_path_buf(), size_bytes, TargetKind::File, None)),
+        None => {
+            target::check_free_space(parent_of(path), size_bytes)?;
+            Ok((path.to_path_buf(), size_bytes, TargetKind::File, None))
+        }
+    }
+}
+
+fn check_device(
+    path: &Path,
+    writes: bool,
+    allow_write_device: bool,
+) -> anyhow::Result<(PathBuf, u64, TargetKind, Option<TemporaryFile>)> {
+    if writes {
+        if !allow_write_device {
+            bail!(
+                "the workload writes and --target {} is a block device: writing destroys what it \
+                 holds. Pass --allow-write-device to confirm, or choose a read-only workload",
+                path.display()
+            );
+        }
+        strata_probe::safety::check_device_writable(path)?;
+    }
+    let file = std::fs::File::open(path).with_context(|| format!("opening {}", path.display()))?;
+    let size = target::size_of(&file)?;
+    Ok((path.to_path_buf(), size, TargetKind::BlockDevice, None))
+}

@@ -1,0 +1,387 @@
+//! How a calibration is shown and kept: the human tables, the versioned JSON
+//! document (`docs/calibrate.md`), ORION-style CSV files, and the records a
+//! point adds to the Recording (`docs/recording.md`).
+//!
+//! Not for: deciding anything; every figure here was computed in `result`.
+
+use crate::calibration::{CalibrationOutcome, TargetDescription};
+use crate::result::{GroupResult, PointResult, Summary};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+use strata_core::recording::RecordingWriter;
+use strata_core::units::{format_latency_ns, format_size};
+
+/// Name and version of the `--json` document.
+pub const JSON_SCHEMA: &str = "strata.calibrate";
+pub const JSON_SCHEMA_VERSION: u32 = 1;
+
+#[derive(Serialize)]
+struct JsonDocument<'a> {
+    schema: &'static str,
+    schema_version: u32,
+    interrupted: bool,
+    target: &'a TargetDescription,
+    options: &'a serde_json::Value,
+    points: &'a [PointResult],
+    summary: &'a Summary,
+}
+
+pub fn json_document(outcome: &CalibrationOutcome, options: &serde_json::Value) -> String {
+    let document = JsonDocument {
+        schema: JSON_SCHEMA,
+        schema_version: JSON_SCHEMA_VERSION,
+        interrupted: outcome.interrupted,
+        target: &outcome.target,
+        options,
+        points: &outcome.points,
+        summary: &outcome.summary,
+    };
+    serde_json::to_string_pretty(&document).expect("results serialize")
+}
+
+/// Writes one finished point into the Recording.
+pub fn record_point(writer: &mut RecordingWriter, point: &PointResult) -> anyhow::Result<()> {
+    let histograms: BTreeMap<String, serde_json::Value> = point
+        .groups
+        .iter()
+        .map(|group| {
+            let encoded = serde_json::json!({
+                "read_lat_ns_hdr": group.histograms.read.to_base64(),
+                "write_lat_ns_hdr": group.histograms.write.to_base64(),
+            });
+            (group.label.clone(), encoded)
+        })
+        .collect();
+    for sample in &point.per_second {
+        writer.write(
+            "sample",
+            &serde_json::json!({"layer": "workload", "point": point.name, "sample": sample}),
+        )?;
+    }
+    for device in &point.devices {
+        let sample = serde_json::json!({"layer": "device", "point": point.name, "interval_s": point.window_s, "sample": device});
+        writer.write("sample", &sample)?;
+    }
+    for outlier in &point.outliers {
+        writer.write(
+            "event",
+            &serde_json::json!({"event": "io_outlier", "point": point.name, "outlier": outlier}),
+        )?;
+    }
+    writer.write(
+        "result",
+        &serde_json::json!({"point": point, "histograms": histograms}),
+    )
+}
+
+fn group_row_name(point: &PointResult, group: &GroupResult) -> String {
+    if point.groups.len() > 1 {
+        format!("{} · {}", point.name, group.label)
+    } else {
+        point.name.clone()
+    }
+}
+
+fn micros(us: f64) -> String {
+    format_latency_ns(us * 1e3)
+}
+
+/// The workload table: strata's own count of its requests.
+pub fn workload_table(points: &[PointResult]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{:<34} {:>10} {:>9} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>15}",
+        "point", "IOPS", "MB/s", "lat mean", "p50", "p90", "p99", "p99.9", "max", "CPU/IO usr+sys"
+    );
+    for point in points {
+        for group in &point.groups {
+            let figures = &group.all;
+            let _ = writeln!(
+                out,
+                "{:<34} {:>10.0} {:>9.1} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>15}",
+                group_row_name(point, group),
+                figures.iops,
+                figures.mb_per_s,
+                micros(figures.latency.lat_mean_us),
+                micros(figures.latency.lat_p50_us),
+                micros(figures.latency.lat_p90_us),
+                micros(figures.latency.lat_p99_us),
+                micros(figures.latency.lat_p99_9_us),
+                micros(figures.latency.lat_max_us),
+                format!(
+                    "{:.1}+{:.1} us",
+                    point.cpu.user_us_per_io, point.cpu.system_us_per_io
+                ),
+            );
+        }
+    }
+    out
+}
+
+/// The device table: iostat -x columns over each point's measured window.
+pub fn device_table(points: &[PointResult]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{:<34} {:<8} {:>9} {:>9} {:>8} {:>8} {:>10} {:>9} {:>9} {:>7} {:>6}  {}",
+        "point",
+        "device",
+        "r/s",
+        "w/s",
+        "rMB/s",
+        "wMB/s",
+        "rareq-sz",
+        "r_await",
+        "w_await",
+        "aqu-sz",
+        "%util",
+        "check (device bytes / strata bytes)"
+    );
+    for point in points {
+        for device in &point.devices {
+            let check = match &point.verification {
+                Some(verification) if verification.device == device.device => {
+                    verification.verdict.replace('_', " ")
+                }
+                _ => String::new(),
+            };
+            let _ = writeln!(
+                out,
+                "{:<34} {:<8} {:>9.0} {:>9.0} {:>8.1} {:>8.1} {:>10} {:>9} {:>9} {:>7.2} {:>6.1}  {}",
+                point.name,
+                device.device,
+                device.r_per_s,
+                device.w_per_s,
+                device.read_mb_per_s,
+                device.write_mb_per_s,
+                format!("{:.1} KiB", device.rareq_sz_kib),
+                format!("{:.2} ms", device.r_await_ms),
+                format!("{:.2} ms", device.w_await_ms),
+                device.aqu_sz,
+                device.util_pct,
+                check,
+            );
+        }
+    }
+    out
+}
+
+fn best_line(
+    label: &str,
+    best: &Option<crate::result::Best>,
+    format_value: impl Fn(f64) -> String,
+) -> String {
+    match best {
+        Some(best) => format!(
+            "  {label:<34} {} at [{}]\n",
+            format_value(best.value),
+            best.point
+        ),
+        None => format!("  {label:<34} not measured\n"),
+    }
+}
+
+pub fn summary_text(summary: &Summary) -> String {
+    let mut out = String::from("Summary\n");
+    out += &best_line("max small-I/O IOPS", &summary.max_iops, |v| {
+        format!("{v:.0} IOPS")
+    });
+    out += &best_line("max throughput", &summary.max_mb_per_s, |v| {
+        format!("{v:.1} MB/s")
+    });
+    out += &best_line("min small-I/O latency (mean)", &summary.min_latency, micros);
+    let target = &summary.iops_under_latency_target;
+    let label = format!("max IOPS with p99 <= {}", micros(target.lat_target_us));
+    out += &match (&target.best, target.p99_us) {
+        (Some(best), Some(p99)) => {
+            format!(
+                "  {label:<34} {:.0} IOPS (p99 {}) at [{}]\n",
+                best.value,
+                micros(p99),
+                best.point
+            )
+        }
+        _ => format!("  {label:<34} no point met the target\n"),
+    };
+    out += &best_line("knee (max IOPS / mean latency)", &summary.knee, |v| {
+        format!("{v:.0} IOPS")
+    });
+    out
+}
+
+pub fn describe_target(target: &TargetDescription) -> String {
+    let device = match (&target.device, &target.device_note) {
+        (Some(device), _) => {
+            let physical: Vec<&str> = target
+                .physical_devices
+                .iter()
+                .map(|d| d.name.as_str())
+                .collect();
+            let rotational = match device.rotational {
+                Some(true) => "rotational",
+                Some(false) => "non-rotational",
+                None => "rotation unknown",
+            };
+            format!(
+                "on {} ({rotational}; physical: {})",
+                device.name,
+                physical.join(", ")
+            )
+        }
+        (None, Some(note)) => format!("device unknown: {note}"),
+        (None, None) => "device unknown".to_string(),
+    };
+    format!(
+        "target {} ({}, {}{}) {device}\nengine {}, {}, range {}..{} ({})\n",
+        target.path.display(),
+        target.kind.replace('_', " "),
+        format_size(target.size_bytes),
+        if target.temporary { ", temporary" } else { "" },
+        target.engine,
+        if target.direct {
+            "O_DIRECT"
+        } else {
+            "buffered (page cache)"
+        },
+        target.range.start_bytes,
+        target.range.end_bytes,
+        format_size(target.range.len()),
+    )
+}
+
+pub fn outliers_text(points: &[PointResult], threshold_us: f64, limit: usize) -> String {
+    let all: Vec<_> = points
+        .iter()
+        .flat_map(|p| p.outliers.iter().map(move |o| (p, o)))
+        .collect();
+    let dropped: u64 = points.iter().map(|p| p.outliers_dropped).sum();
+    let mut out = format!(
+        "I/O outliers (slower than {}): {}\n",
+        micros(threshold_us),
+        all.len() as u64 + dropped
+    );
+    for (point, outlier) in all.iter().take(limit) {
+        let _ = writeln!(
+            out,
+            "  [{}] t={:.3}s {} {} at offset {} ({} bytes): {}",
+            point.name,
+            outlier.t_s,
+            outlier.group,
+            outlier.operation,
+            outlier.offset_bytes,
+            outlier.size_bytes,
+            micros(outlier.lat_us)
+        );
+    }
+    if all.len() > limit {
+        let _ = writeln!(
+            out,
+            "  … {} more in the JSON output and the Recording",
+            all.len() - limit
+        );
+    }
+    out
+}
+
+/// ORION's matrices (rows: large streams; columns: small outstanding I/Os)
+/// plus `points.csv`, one row per group of every point.
+pub fn write_csv(dir: &Path, points: &[PointResult]) -> anyhow::Result<Vec<std::path::PathBuf>> {
+    std::fs::create_dir_all(dir)?;
+    let mut written = vec![write_points_csv(dir, points)?];
+    if points.iter().all(|point| point.cell.is_some()) && !points.is_empty() {
+        let small_iops = |p: &PointResult| p.small_iops();
+        let large_mbps = |p: &PointResult| {
+            p.groups
+                .iter()
+                .filter(|g| g.is_large())
+                .map(|g| g.all.mb_per_s)
+                .sum()
+        };
+        let small_lat = |p: &PointResult| p.small_latency().mean_ns() / 1e3;
+        written.push(write_matrix(
+            dir,
+            "iops.csv",
+            "IOPS of small I/O",
+            points,
+            small_iops,
+        )?);
+        written.push(write_matrix(
+            dir,
+            "mbps.csv",
+            "MB/s of large I/O",
+            points,
+            large_mbps,
+        )?);
+        written.push(write_matrix(
+            dir,
+            "lat.csv",
+            "mean latency of small I/O in us",
+            points,
+            small_lat,
+        )?);
+    }
+    Ok(written)
+}
+
+fn write_matrix(
+    dir: &Path,
+    name: &str,
+    what: &str,
+    points: &[PointResult],
+    figure: impl Fn(&PointResult) -> f64,
+) -> anyhow::Result<std::path::PathBuf> {
+    let cells: BTreeMap<(usize, usize), f64> = points
+        .iter()
+        .filter_map(|p| {
+            p.cell
+                .map(|c| ((c.large_streams, c.small_outstanding), figure(p)))
+        })
+        .collect();
+    let columns: std::collections::BTreeSet<usize> = cells.keys().map(|k| k.1).collect();
+    let rows: std::collections::BTreeSet<usize> = cells.keys().map(|k| k.0).collect();
+    let mut out = format!("# {what}\nlarge_streams\\small_outstanding");
+    for column in &columns {
+        let _ = write!(out, ",{column}");
+    }
+    out.push('\n');
+    for row in &rows {
+        let _ = write!(out, "{row}");
+        for column in &columns {
+            match cells.get(&(*row, *column)) {
+                Some(value) => {
+                    let _ = write!(out, ",{value:.2}");
+                }
+                None => out.push(','),
+            }
+        }
+        out.push('\n');
+    }
+    let path = dir.join(name);
+    std::fs::write(&path, out)?;
+    Ok(path)
+}
+
+fn write_points_csv(dir: &Path, points: &[PointResult]) -> anyhow::Result<std::path::PathBuf> {
+    let mut out = String::from(
+        "point,group,rw,block_size_bytes,queue_depth,jobs,window_s,requests,iops,mb_per_s,lat_mean_us,lat_p50_us,lat_p90_us,lat_p99_us,lat_p99_9_us,lat_max_us,cpu_user_us_per_io,cpu_system_us_per_io\n",
+    );
+    for point in points {
+        for group in &point.groups {
+            let latency = &group.all.latency;
+            let _ = writeln!(
+                out,
+                "\"{}\",{},{},{},{},{},{:.3},{},{:.2},{:.3},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2},{:.3},{:.3}",
+                point.name, group.label, group.rw, group.block_size_bytes, group.queue_depth, group.jobs,
+                point.window_s, group.all.requests, group.all.iops, group.all.mb_per_s,
+                latency.lat_mean_us, latency.lat_p50_us, latency.lat_p90_us, latency.lat_p99_us,
+                latency.lat_p99_9_us, latency.lat_max_us, point.cpu.user_us_per_io, point.cpu.system_us_per_io,
+            );
+        }
+    }
+    let path = dir.join("points.csv");
+    std::fs::write(&path, out)?;
+    Ok(path)
+}

@@ -1,0 +1,491 @@
+//! Runs one point: opens the target once per group, starts every worker
+//! together behind a barrier, watches the clock (ramp, measured window,
+//! Ctrl-C), snapshots the device counters and strata's CPU time at the window
+//! edges, and merges what the workers tallied into a [`PointResult`].
+//!
+//! Not for: planning points or printing them.
+
+use crate::offsets::{ByteRange, OffsetGenerator};
+use crate::result::{
+    CpuFigures, DeviceFigures, GroupResult, OutlierRecord, PointResult, SecondSample, Verification,
+};
+use crate::spec::{GroupSpec, PointSpec, StopRule, SyncMode};
+use crate::worker::{run_worker, SecondBucket, Shared, Timeline, WorkerOutcome, WorkerPlan};
+use anyhow::Context;
+use std::fs::File;
+use std::os::fd::AsRawFd;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Barrier, OnceLock};
+use std::time::{Duration, Instant};
+use strata_io::target::open_target;
+use strata_io::{EngineKind, Operation};
+use strata_probe::diskstats::{find, read_diskstats, DeviceDelta, DiskStat};
+
+/// The devices whose counters a point reads: the one the target lives on,
+/// then the physical devices under it.
+#[derive(Clone, Debug, Default)]
+pub struct WatchedDevices {
+    pub target_device: Option<String>,
+    pub physical: Vec<String>,
+}
+
+/// How every point of a calibration runs.
+pub struct PointContext<'a> {
+    pub target: &'a Path,
+    pub range: ByteRange,
+    pub engine: EngineKind,
+    pub direct: bool,
+    pub stop_rule: StopRule,
+    pub outlier_threshold_ns: u64,
+    pub devices: &'a WatchedDevices,
+    /// Set by Ctrl-C.
+    pub interrupt: &'a AtomicBool,
+    pub seed: u64,
+}
+
+/// What a progress display learns while a point runs.
+pub struct PointProgress {
+    pub elapsed: Duration,
+    /// Expected length of the point, when it is timed.
+    pub expected: Option<Duration>,
+    pub measured_requests: u64,
+    pub ios_target: Option<u64>,
+}
+
+/// Snapshot of the counters at one edge of the window.
+struct Edge {
+    at: Instant,
+    disks: Vec<DiskStat>,
+    cpu: (f64, f64),
+}
+
+impl Edge {
+    fn now() -> Self {
+        Edge {
+            at: Instant::now(),
+            disks: read_diskstats().unwrap_or_default(),
+            cpu: process_cpu_seconds(),
+        }
+    }
+}
+
+/// User and system CPU seconds of this whole process.
+fn process_cpu_seconds() -> (f64, f64) {
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
+    let seconds = |time: libc::timeval| time.tv_sec as f64 + time.tv_usec as f64 / 1e6;
+    (seconds(usage.ru_utime), seconds(usage.ru_stime))
+}
+
+pub fn run_point(
+    spec: &PointSpec,
+    context: &PointContext,
+    progress: &mut dyn FnMut(&PointProgress),
+) -> anyhow::Result<PointResult> {
+    let files = open_group_files(spec, context)?;
+    let plans = worker_plans(spec, context, &files);
+    let shared = Shared {
+        stop: AtomicBool::new(false),
+        completed: plans.iter().map(|_| AtomicU64::new(0)).collect(),
+        ready: Barrier::new(plans.len() + 1),
+        timeline: OnceLock::new(),
+    };
+    let (outcomes, window) = std::thread::scope(|scope| {
+        let handles: Vec<_> = plans
+            .into_iter()
+            .enumerate()
+            .map(|(index, plan)| {
+                let shared = &shared;
+                std::thread::Builder::new()
+                    .name(format!("strata-io-{index}"))
+                    .spawn_scoped(scope, move || run_worker(plan, shared, index))
+                    .expect("spawning a worker thread")
+            })
+            .collect();
+        let window = watch_point(context, &shared, &handles, progress);
+        let outcomes: Vec<WorkerOutcome> = handles
+            .into_iter()
+            .map(|handle| handle.join().expect("worker thread panicked"))
+            .collect();
+        (outcomes, window)
+    });
+    Ok(merge(spec, context, outcomes, window))
+}
+
+fn open_group_files(spec: &PointSpec, context: &PointContext) -> anyhow::Result<Vec<File>> {
+    spec.groups
+        .iter()
+        .map(|group| {
+            open_target(
+                context.target,
+                context.direct,
+                group.writes(),
+                group.sync == SyncMode::Dsync,
+            )
+        })
+        .collect()
+}
+
+fn worker_plans(spec: &PointSpec, context: &PointContext, files: &[File]) -> Vec<WorkerPlan> {
+    let mut plans = Vec::new();
+    for (group_index, (group, file)) in spec.groups.iter().zip(files).enumerate() {
+        let depth = context.engine.depth_per_instance(group.queue_depth);
+        let instances = group.outstanding() / depth;
+        for instance in 0..instances {
+            let seed = context.seed
+                ^ ((group_index as u64) << 32 | instance as u64).wrapping_mul(0x9E37_79B9);
+            plans.push(WorkerPlan {
+                group: group_index,
+                engine: context.engine,
+                fd: file.as_raw_fd(),
+                depth,
+                block_size: group.block_size_bytes,
+                read_pct: group.read_pct,
+                datasync: group.sync == SyncMode::Fdatasync,
+                offsets: OffsetGenerator::new(
+                    &group.pattern,
+                    context.range,
+                    u64::from(group.block_size_bytes),
+                    instance,
+                    instances,
+                    seed,
+                ),
+                rate_iops: group.rate_iops.map(|rate| rate / instances as f64),
+                ios_budget: budget_share(context.stop_rule, instance, instances),
+                outlier_ns: context.outlier_threshold_ns,
+            });
+        }
+    }
+    plans
+}
+
+fn budget_share(stop_rule: StopRule, instance: usize, instances: usize) -> Option<u64> {
+    match stop_rule {
+        StopRule::Count { ios } => {
+            let instances = instances as u64;
+            let instance = instance as u64;
+            Some(ios / instances + u64::from(instance < ios % instances))
+        }
+        StopRule::Timed { .. } => None,
+    }
+}
+
+/// The measured window: its two edges and whether Ctrl-C or an error cut it.
+struct Window {
+    start: Edge,
+    end: Edge,
+    interrupted: bool,
+}
+
+fn watch_point(
+    context: &PointContext,
+    shared: &Shared,
+    handles: &[std::thread::ScopedJoinHandle<'_, WorkerOutcome>],
+    progress: &mut dyn FnMut(&PointProgress),
+) -> Window {
+    shared.ready.wait();
+    let start = Instant::now();
+    let (measure_from, stop_at, expected) = match context.stop_rule {
+        StopRule::Timed { ramp, duration } => (
+            start + ramp,
+            Some(start + ramp + duration),
+            Some(ramp + duration),
+        ),
+        StopRule::Count { .. } => (start, None, None),
+    };
+    let mut start_edge = Edge::now();
+    shared
+        .timeline
+        .set(Timeline {
+            start,
+            measure_from,
+            stop_at,
+        })
+        .expect("the timeline is set once");
+    shared.ready.wait();
+    let ios_target = match context.stop_rule {
+        StopRule::Count { ios } => Some(ios),
+        StopRule::Timed { .. } => None,
+    };
+    let mut measuring = measure_from <= start;
+    let mut interrupted = false;
+    loop {
+        let now = Instant::now();
+        if !measuring && now >= measure_from {
+            start_edge = Edge::now();
+            measuring = true;
+        }
+        if context.interrupt.load(Ordering::Relaxed) && !shared.stop.load(Ordering::Relaxed) {
+            shared.stop.store(true, Ordering::Relaxed);
+            interrupted = true;
+        }
+        let finished = handles.iter().all(|handle| handle.is_finished());
+        let out_of_time = stop_at.is_some_and(|stop_at| now >= stop_at);
+        if finished || out_of_time || shared.stop.load(Ordering::Relaxed) {
+            interrupted |= shared.stop.load(Ordering::Relaxed);
+            break;
+        }
+        let measured_requests = shared
+            .completed
+            .iter()
+            .map(|c| c.load(Ordering::Relaxed))
+            .sum();
+        progress(&PointProgress {
+            elapsed: now - start,
+            expected,
+            measured_requests,
+            ios_target,
+        });
+        let next_tick = Duration::from_millis(100);
+        let until_edge = [Some(measure_from), stop_at]
+            .into_iter()
+            .flatten()
+            .filter(|edge| *edge > now)
+            .map(|edge| edge - now)
+            .min()
+            .unwrap_or(next_tick);
+        std::thread::sleep(next_tick.min(until_edge));
+    }
+    if !measuring {
+        start_edge = Edge::now();
+    }
+    Window {
+        start: start_edge,
+        end: Edge::now(),
+        interrupted,
+    }
+}
+
+fn merge(
+    spec: &PointSpec,
+    context: &PointContext,
+    outcomes: Vec<WorkerOutcome>,
+    window: Window,
+) -> PointResult {
+    let seconds = (window.end.at - window.start.at).as_secs_f64();
+    let groups: Vec<GroupResult> = spec
+        .groups
+        .iter()
+        .enumerate()
+        .map(|(index, group)| {
+            let mine: Vec<&WorkerOutcome> = outcomes.iter().filter(|o| o.group == index).collect();
+            GroupResult::from_outcomes(group, &mine, seconds)
+        })
+        .collect();
+    let total_requests: u64 = groups.iter().map(|group| group.all.requests).sum();
+    let devices = device_figures(context.devices, &window, seconds);
+    let verification = context
+        .devices
+        .target_device
+        .as_ref()
+        .and_then(|name| devices.iter().find(|device| &device.device == name))
+        .map(|device| verify(&groups, device, context.direct));
+    let errors: Vec<String> = outcomes.iter().filter_map(|o| o.error.clone()).collect();
+    PointResult {
+        name: spec.name.clone(),
+        cell: spec.cell,
+        interrupted: window.interrupted,
+        window_s: seconds,
+        cpu: cpu_figures(&window, total_requests),
+        devices,
+        verification,
+        per_second: per_second_samples(&outcomes),
+        outliers: outlier_records(spec, &outcomes),
+        outliers_dropped: outcomes.iter().map(|o| o.outliers_dropped).sum(),
+        errors,
+        groups,
+    }
+}
+
+fn cpu_figures(window: &Window, requests: u64) -> CpuFigures {
+    let user_s = window.end.cpu.0 - window.start.cpu.0;
+    let system_s = window.end.cpu.1 - window.start.cpu.1;
+    let per_io = |seconds: f64| {
+        if requests > 0 {
+            seconds * 1e6 / requests as f64
+        } else {
+            0.0
+        }
+    };
+    CpuFigures {
+        user_s,
+        system_s,
+        user_us_per_io: per_io(user_s),
+        system_us_per_io: per_io(system_s),
+    }
+}
+
+fn device_figures(devices: &WatchedDevices, window: &Window, seconds: f64) -> Vec<DeviceFigures> {
+    let target = devices.target_device.iter().map(|name| (name, "target"));
+    let physical = devices
+        .physical
+        .iter()
+        .filter(|name| Some(*name) != devices.target_device.as_ref())
+        .map(|name| (name, "physical"));
+    target
+        .chain(physical)
+        .filter_map(|(name, role)| {
+            let before = find(&window.start.disks, name)?;
+            let after = find(&window.end.disks, name)?;
+            Some(figures_of(
+                &DeviceDelta::between(before, after, seconds),
+                role,
+            ))
+        })
+        .collect()
+}
+
+fn figures_of(delta: &DeviceDelta, role: &'static str) -> DeviceFigures {
+    DeviceFigures {
+        device: delta.device.clone(),
+        role,
+        read_requests: delta.read_requests,
+        write_requests: delta.write_requests,
+        flush_requests: delta.flush_requests,
+        read_bytes: delta.read_bytes,
+        write_bytes: delta.write_bytes,
+        r_per_s: delta.read_requests_per_s(),
+        w_per_s: delta.write_requests_per_s(),
+        read_mb_per_s: delta.read_mb_per_s(),
+        write_mb_per_s: delta.write_mb_per_s(),
+        rareq_sz_kib: delta.read_request_kib(),
+        wareq_sz_kib: delta.write_request_kib(),
+        r_await_ms: delta.read_await_ms(),
+        w_await_ms: delta.write_await_ms(),
+        aqu_sz: delta.queue_size(),
+        util_pct: delta.utilization_pct(),
+    }
+}
+
+/// Compares strata's own counts with the device's. With O_DIRECT every
+/// request must reach the device: the device may show more (other activity,
+/// requests split at `max_sectors_kb`, filesystem metadata) but never much
+/// less. Bytes decide; requests are shown beside them.
+fn verify(groups: &[GroupResult], device: &DeviceFigures, direct: bool) -> Verification {
+    let engine_read_bytes: u64 = groups.iter().map(|g| g.reads.bytes).sum();
+    let engine_write_bytes: u64 = groups.iter().map(|g| g.writes.bytes).sum();
+    let (verdict, note) = if !direct {
+        (
+            "not_checked",
+            "buffered I/O: the page cache sits between strata and the device".to_string(),
+        )
+    } else {
+        judge(
+            engine_read_bytes + engine_write_bytes,
+            device.read_bytes + device.write_bytes,
+        )
+    };
+    Verification {
+        device: device.device.clone(),
+        engine_read_requests: groups.iter().map(|g| g.reads.requests).sum(),
+        device_read_requests: device.read_requests,
+        engine_write_requests: groups.iter().map(|g| g.writes.requests).sum(),
+        device_write_requests: device.write_requests,
+        engine_read_bytes,
+        device_read_bytes: device.read_bytes,
+        engine_write_bytes,
+        device_write_bytes: device.write_bytes,
+        verdict,
+        note,
+    }
+}
+
+fn judge(engine_bytes: u64, device_bytes: u64) -> (&'static str, String) {
+    let ratio = if engine_bytes > 0 {
+        device_bytes as f64 / engine_bytes as f64
+    } else {
+        1.0
+    };
+    if ratio < 0.98 {
+        (
+            "device_saw_less",
+            format!(
+                "the device moved {:.1}% of the bytes strata completed: something above it \
+                 (a cache, a layered filesystem) absorbed I/O, so this is not a device result",
+                ratio * 100.0
+            ),
+        )
+    } else if ratio > 1.10 {
+        (
+            "device_saw_more",
+            format!(
+                "the device moved {:.1}% of strata's bytes: other activity on the device, \
+                 or filesystem overhead",
+                ratio * 100.0
+            ),
+        )
+    } else {
+        (
+            "consistent",
+            format!("the device moved {:.1}% of strata's bytes", ratio * 100.0),
+        )
+    }
+}
+
+fn per_second_samples(outcomes: &[WorkerOutcome]) -> Vec<SecondSample> {
+    let seconds = outcomes
+        .iter()
+        .map(|o| o.per_second.len())
+        .max()
+        .unwrap_or(0);
+    let mut merged = vec![SecondBucket::default(); seconds];
+    for outcome in outcomes {
+        for (total, bucket) in merged.iter_mut().zip(&outcome.per_second) {
+            total.merge(bucket);
+        }
+    }
+    merged
+        .iter()
+        .enumerate()
+        .map(|(second, bucket)| {
+            let requests = bucket.read_requests + bucket.write_requests;
+            SecondSample {
+                t_s: second as u64,
+                read_iops: bucket.read_requests,
+                write_iops: bucket.write_requests,
+                read_mb_per_s: bucket.read_bytes as f64 / 1e6,
+                write_mb_per_s: bucket.write_bytes as f64 / 1e6,
+                lat_mean_us: if requests > 0 {
+                    bucket.lat_sum_ns as f64 / requests as f64 / 1e3
+                } else {
+                    0.0
+                },
+                lat_max_us: bucket.lat_max_ns as f64 / 1e3,
+            }
+        })
+        .collect()
+}
+
+fn outlier_records(spec: &PointSpec, outcomes: &[WorkerOutcome]) -> Vec<OutlierRecord> {
+    let mut records: Vec<OutlierRecord> = outcomes
+        .iter()
+        .flat_map(|outcome| {
+            let group: &GroupSpec = &spec.groups[outcome.group];
+            outcome.outliers.iter().map(
+                move |&(t_s, operation, offset_bytes, size_bytes, latency_ns)| OutlierRecord {
+                    t_s,
+                    group: group.label.clone(),
+                    operation: if operation == Operation::Read {
+                        "read"
+                    } else {
+                        "write"
+                    },
+                    offset_bytes,
+                    size_bytes,
+                    lat_us: latency_ns as f64 / 1e3,
+                },
+            )
+        })
+        .collect();
+    records.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
+    records
+}
+
+/// Opens the target the way every group of `spec` needs and closes it again,
+/// so that refusals surface before any point runs.
+pub fn check_openable(spec: &PointSpec, context: &PointContext) -> anyhow::Result<()> {
+    open_group_files(spec, context)
+        .map(drop)
+        .with_context(|| format!("preparing point {}", spec.name))
+}

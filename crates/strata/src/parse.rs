@@ -1,0 +1,69 @@
+//! clap value parsers for strata's units, so that a bad value is refused by
+//! the option's name with the accepted forms, before any work starts.
+
+use std::time::Duration;
+use strata_core::units;
+
+pub fn size(input: &str) -> Result<u64, String> {
+    units::parse_size(input).map_err(|error| error.to_string())
+}
+
+pub fn duration(input: &str) -> Result<Duration, String> {
+    units::parse_duration(input).map_err(|error| error.to_string())
+}
+
+pub fn percent(input: &str) -> Result<f64, String> {
+    units::parse_percent(input).map_err(|error| error.to_string())
+}
+
+/// A whole number in `min..=max`.
+pub fn bounded(input: &str, min: u64, max: u64) -> Result<u64, String> {
+    let value: u64 = input
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{input}' is not a whole number"))?;
+    if !(min..=max).contains(&value) {
+        return Err(format!(
+            "{value} is outside the accepted range {min}..={max}"
+        ));
+    }
+    Ok(value)
+}
+
+pub fn queue_depth(input: &str) -> Result<usize, String> {
+    bounded(input, 1, 4096).map(|value| value as usize)
+}
+
+pub fn jobs(input: &str) -> Result<usize, String> {
+    bounded(input, 1, 256).map(|value| value as usize)
+}
+
+pub fn streams(input: &str) -> Result<usize, String> {
+    bounded(input, 0, 64).map(|value| value as usize)
+}
+
+pub fn count(input: &str) -> Result<u64, String> {
+    bounded(input, 1, u64::MAX / 2)
+}
+
+pub fn rate(input: &str) -> Result<f64, String> {
+    let value: f64 = input
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{input}' is not a number"))?;
+    if !(value > 0.0 && value <= 1e8) {
+        return Err(format!(
+            "{value} must be above 0 and at most 100000000 requests/s"
+        ));
+    }
+    Ok(value)
+}
+
+/// One of a fixed set of names; the error lists them.
+pub fn one_of<T>(
+    input: &str,
+    names: &[&str],
+    parse: impl Fn(&str) -> Option<T>,
+) -> Result<T, String> {
+    parse(input).ok_or_else(|| format!("'{input}' is not one of: {}", names.join(", ")))
+}

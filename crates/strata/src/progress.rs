@@ -1,0 +1,124 @@
+//! Progress on a terminal: one bar per point with the current IOPS and the
+//! time left; nothing at all when stderr is not a terminal, so piped output
+//! stays parseable.
+
+use indicatif::{ProgressBar, ProgressStyle};
+use std::io::IsTerminal;
+use std::time::{Duration, Instant};
+use strata_calibrate::calibration::CalibrationObserver;
+use strata_calibrate::point::PointProgress;
+use strata_calibrate::result::PointResult;
+use strata_calibrate::spec::{PointSpec, StopRule};
+
+pub struct CalibrateProgress {
+    bar: Option<ProgressBar>,
+    stop_rule: StopRule,
+    last: (Instant, u64),
+    points_left: usize,
+}
+
+impl CalibrateProgress {
+    pub fn new(stop_rule: StopRule) -> Self {
+        CalibrateProgress {
+            bar: None,
+            stop_rule,
+            last: (Instant::now(), 0),
+            points_left: 0,
+        }
+    }
+
+    fn bar(&mut self, length: u64, template: &str) -> Option<&ProgressBar> {
+        if !std::io::stderr().is_terminal() {
+            return None;
+        }
+        let bar = self.bar.get_or_insert_with(|| ProgressBar::new(length));
+        bar.set_length(length);
+        bar.set_style(
+            ProgressStyle::with_template(template)
+                .expect("valid template")
+                .progress_chars("=> "),
+        );
+        Some(bar)
+    }
+
+    pub fn finish(&mut self) {
+        if let Some(bar) = self.bar.take() {
+            bar.finish_and_clear();
+        }
+    }
+
+    fn point_length(&self) -> Duration {
+        match self.stop_rule {
+            StopRule::Timed { ramp, duration } => ramp + duration,
+            StopRule::Count { .. } => Duration::ZERO,
+        }
+    }
+}
+
+impl CalibrationObserver for CalibrateProgress {
+    fn filling(&mut self, done_bytes: u64, total_bytes: u64) {
+        let template =
+            "filling test file {bar:30} {bytes}/{total_bytes} {binary_bytes_per_sec} ETA {eta}";
+        if let Some(bar) = self.bar(total_bytes, template) {
+            bar.set_position(done_bytes);
+        }
+    }
+
+    fn point_started(&mut self, index: usize, count: usize, spec: &PointSpec) {
+        self.points_left = count - index - 1;
+        let length = match self.stop_rule {
+            StopRule::Timed { .. } => self.point_length().as_millis() as u64,
+            StopRule::Count { ios } => ios,
+        };
+        let template = "{prefix} {bar:30} {msg}";
+        if let Some(bar) = self.bar(length, template) {
+            bar.set_position(0);
+            bar.set_prefix(format!("[{}/{count}] {}", index + 1, spec.name));
+            bar.reset_eta();
+        }
+        self.last = (Instant::now(), 0);
+    }
+
+    fn point_progress(&mut self, progress: &PointProgress) {
+        let now = Instant::now();
+        let (then, requests_then) = self.last;
+        let interval = (now - then).as_secs_f64();
+        if interval < 0.5 {
+            return;
+        }
+        let iops = progress.measured_requests.saturating_sub(requests_then) as f64 / interval;
+        self.last = (now, progress.measured_requests);
+        let remaining = self.point_length() * self.points_left as u32
+            + progress.expected.map_or(Duration::ZERO, |expected| {
+                expected.saturating_sub(progress.elapsed)
+            });
+        let position = match progress.ios_target {
+            Some(_) => progress.measured_requests,
+            None => progress.elapsed.as_millis() as u64,
+        };
+        let message = match self.stop_rule {
+            StopRule::Timed { .. } => format!("{iops:>9.0} IOPS · {}s left", remaining.as_secs()),
+            StopRule::Count { .. } => format!("{iops:>9.0} IOPS"),
+        };
+        if let Some(bar) = &self.bar {
+            bar.set_position(position);
+            bar.set_message(message);
+        }
+    }
+
+    fn point_finished(&mut self, result: &PointResult) {
+        if let Some(bar) = &self.bar {
+            bar.println(format!(
+                "{:<34} {:>10.0} IOPS {:>9.1} MB/s{}",
+                result.name,
+                result.groups.iter().map(|g| g.all.iops).sum::<f64>(),
+                result.mb_per_s(),
+                if result.interrupted {
+                    " (interrupted)"
+                } else {
+                    ""
+                }
+            ));
+        }
+    }
+}
