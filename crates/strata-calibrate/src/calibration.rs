@@ -128,6 +128,16 @@ impl Calibration {
             .iter()
             .flat_map(|p| &p.groups)
             .any(|g| g.writes());
+        if let (TargetChoice::Temporary { dir, .. } | TargetChoice::File { path: dir, .. }, true) =
+            (&config.target, config.direct)
+        {
+            let dir = if dir.is_dir() {
+                dir.as_path()
+            } else {
+                parent_of(dir)
+            };
+            target::check_direct_io(dir)?;
+        }
         let (path, size_bytes, kind, temporary) = match &config.target {
             TargetChoice::Temporary { dir, size_bytes } => {
                 target::check_free_space(dir, *size_bytes)?;
@@ -142,9 +152,6 @@ impl Calibration {
             TargetChoice::File { path, size_bytes } => check_file(path, *size_bytes, writes)?,
             TargetChoice::Device { path } => check_device(path, writes, config.allow_write_device)?,
         };
-        if kind == TargetKind::File && config.direct {
-            target::check_direct_io(parent_of(&path))?;
-        }
         let calibration = Calibration {
             config,
             path,

@@ -286,21 +286,21 @@ pub fn outliers_text(points: &[PointResult], threshold_us: f64, limit: usize) ->
     out
 }
 
-/// ORION's matrices (rows: large streams; columns: small outstanding I/Os)
-/// plus `points.csv`, one row per group of every point.
+/// ORION's matrices (rows: large streams; columns: small outstanding I/Os;
+/// a cell is empty where the point has no I/O of that kind) plus
+/// `points.csv`, one row per group of every point.
 pub fn write_csv(dir: &Path, points: &[PointResult]) -> anyhow::Result<Vec<std::path::PathBuf>> {
     std::fs::create_dir_all(dir)?;
     let mut written = vec![write_points_csv(dir, points)?];
     if points.iter().all(|point| point.cell.is_some()) && !points.is_empty() {
-        let small_iops = |p: &PointResult| p.small_iops();
+        let has_small = |p: &PointResult| p.small_groups().next().is_some();
+        let has_large = |p: &PointResult| p.groups.iter().any(|g| g.is_large());
+        let small_iops = |p: &PointResult| has_small(p).then(|| p.small_iops());
         let large_mbps = |p: &PointResult| {
-            p.groups
-                .iter()
-                .filter(|g| g.is_large())
-                .map(|g| g.all.mb_per_s)
-                .sum()
+            let large = p.groups.iter().filter(|g| g.is_large());
+            has_large(p).then(|| large.map(|g| g.all.mb_per_s).sum())
         };
-        let small_lat = |p: &PointResult| p.small_latency().mean_ns() / 1e3;
+        let small_lat = |p: &PointResult| has_small(p).then(|| p.small_latency().mean_ns() / 1e3);
         written.push(write_matrix(
             dir,
             "iops.csv",
@@ -331,9 +331,9 @@ fn write_matrix(
     name: &str,
     what: &str,
     points: &[PointResult],
-    figure: impl Fn(&PointResult) -> f64,
+    figure: impl Fn(&PointResult) -> Option<f64>,
 ) -> anyhow::Result<std::path::PathBuf> {
-    let cells: BTreeMap<(usize, usize), f64> = points
+    let cells: BTreeMap<(usize, usize), Option<f64>> = points
         .iter()
         .filter_map(|p| {
             p.cell
@@ -350,7 +350,7 @@ fn write_matrix(
     for row in &rows {
         let _ = write!(out, "{row}");
         for column in &columns {
-            match cells.get(&(*row, *column)) {
+            match cells.get(&(*row, *column)).copied().flatten() {
                 Some(value) => {
                     let _ = write!(out, ",{value:.2}");
                 }

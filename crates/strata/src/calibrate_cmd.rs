@@ -24,7 +24,9 @@ pub struct CalibrateArgs {
     /// (1 MiB sequential: scans), random-write (8 KiB: the database writer),
     /// log-write (small sequential durable writes: the commit log), mixed
     /// (8 KiB random, --read-pct). Default: a short profile of reads at queue
-    /// depth 1 and 32, large reads, and log writes where the target may be written
+    /// depth 1 and 32, large reads, and log writes where the target may be
+    /// written; or, when free-form options (--bs, --rw, --qd, …) are given, one
+    /// point shaped by them from small-random-read
     #[arg(long, value_name = "NAME", value_parser = |s: &str| parse::one_of(s, Workload::NAMES, Workload::parse))]
     workload: Option<Workload>,
 
@@ -332,10 +334,10 @@ fn exit_code(outcome: &CalibrationOutcome) -> i32 {
 }
 
 fn mode_name(args: &CalibrateArgs) -> String {
-    match (args.sweep, args.workload, args.rw) {
-        (true, _, _) => "sweep".into(),
-        (_, Some(workload), _) => workload.name().into(),
-        (_, None, Some(_)) => "custom".into(),
+    match (args.sweep, args.workload) {
+        (true, _) => "sweep".into(),
+        (_, Some(workload)) => workload.name().into(),
+        (_, None) if shapes_a_point(args) => "custom".into(),
         _ => "profile".into(),
     }
 }
@@ -434,14 +436,27 @@ fn plan_points(args: &CalibrateArgs, writable: bool) -> anyhow::Result<Vec<Point
             bail!("{flag} only applies with --sweep");
         }
     }
-    match (args.workload, args.rw) {
-        (Some(workload), _) => Ok(vec![plan::workload_point(workload, &overrides)]),
-        (None, Some(_)) => Ok(vec![plan::workload_point(
+    match args.workload {
+        Some(workload) => Ok(vec![plan::workload_point(workload, &overrides)]),
+        None if shapes_a_point(args) => Ok(vec![plan::workload_point(
             Workload::SmallRandomRead,
             &overrides,
         )]),
-        (None, None) => Ok(plan::profile_points(writable)),
+        None => Ok(plan::profile_points(writable)),
     }
+}
+
+/// Whether free-form options were given, which shape one point instead of
+/// the default profile.
+fn shapes_a_point(args: &CalibrateArgs) -> bool {
+    args.bs.is_some()
+        || args.rw.is_some()
+        || args.qd.is_some()
+        || args.jobs.is_some()
+        || args.read_pct.is_some()
+        || args.distribution.is_some()
+        || args.rate_iops.is_some()
+        || args.sync.is_some()
 }
 
 fn validate_groups(points: &[PointSpec], engine: EngineKind) -> anyhow::Result<()> {

@@ -1,0 +1,157 @@
+//! Bad input is refused with the option's name and what it accepts, before
+//! any I/O: no target file is created.
+
+mod common;
+
+use common::*;
+
+fn refused(args: &[&str], expected: &[&str]) {
+    let dir = scratch();
+    let output = run(args, dir.path());
+    assert!(!output.status.success(), "strata {args:?} should fail");
+    let stderr = stderr_of(&output);
+    for fragment in expected {
+        assert!(
+            stderr.contains(fragment),
+            "strata {args:?}: '{fragment}' missing from: {stderr}"
+        );
+    }
+    assert!(
+        leftovers(dir.path()).is_empty(),
+        "nothing was created for {args:?}"
+    );
+}
+
+#[test]
+fn unaligned_block_size_with_o_direct() {
+    refused(
+        &["calibrate", "--bs", "1000"],
+        &["--bs", "512-byte", "O_DIRECT", "--buffered"],
+    );
+}
+
+#[test]
+fn unaligned_range_with_o_direct() {
+    refused(
+        &["calibrate", "--size", "64MiB", "--range", "1000-8MiB"],
+        &["--range", "O_DIRECT"],
+    );
+}
+
+#[test]
+fn size_larger_than_free_space() {
+    refused(
+        &["calibrate", "--size", "900TiB"],
+        &["--size", "free space"],
+    );
+}
+
+#[test]
+fn zero_and_absurd_queue_depths() {
+    refused(&["calibrate", "--qd", "0"], &["--qd", "1..=4096"]);
+    refused(&["calibrate", "--qd", "100000"], &["--qd", "1..=4096"]);
+    refused(&["calibrate", "--jobs", "0"], &["--jobs"]);
+}
+
+#[test]
+fn unknown_names_list_the_accepted_ones() {
+    refused(
+        &["calibrate", "--workload", "oltp"],
+        &["--workload", "small-random-read", "log-write", "mixed"],
+    );
+    refused(
+        &["calibrate", "--engine", "libaio"],
+        &["--engine", "io_uring", "psync"],
+    );
+    refused(&["calibrate", "--rw", "randomread"], &["--rw", "randread"]);
+    refused(
+        &["calibrate", "--distribution", "pareto:1"],
+        &["--distribution", "zipf:THETA"],
+    );
+    refused(&["calibrate", "--sync", "always"], &["--sync", "fdatasync"]);
+}
+
+#[test]
+fn units_and_percentages_are_checked() {
+    refused(&["calibrate", "--bs", "8q"], &["--bs", "KiB", "KB"]);
+    refused(&["calibrate", "--duration", "10 parsecs"], &["--duration"]);
+    refused(
+        &["calibrate", "--read-pct", "120"],
+        &["--read-pct", "0 to 100"],
+    );
+    refused(
+        &["calibrate", "--workload", "log-write", "--bs", "1MiB"],
+        &["--bs", "64 KiB"],
+    );
+    refused(&["calibrate", "--max-qd", "8"], &["--max-qd", "--sweep"]);
+}
+
+#[test]
+fn a_filesystem_that_refuses_o_direct_is_named() {
+    let dir = scratch();
+    let mount_point = dir.path().join("ramfs");
+    std::fs::create_dir(&mount_point).unwrap();
+    let mounted = std::process::Command::new("mount")
+        .args(["-t", "ramfs", "ramfs"])
+        .arg(&mount_point)
+        .status()
+        .unwrap();
+    assert!(mounted.success(), "mounting ramfs (tests run as root)");
+    let output = run(&["calibrate", "--size", "16MiB"], &mount_point);
+    let stderr = stderr_of(&output);
+    let leftover = leftovers(&mount_point);
+    std::process::Command::new("umount")
+        .arg(&mount_point)
+        .status()
+        .unwrap();
+    assert!(!output.status.success());
+    assert!(
+        stderr.contains("refuses O_DIRECT") && stderr.contains("--buffered"),
+        "{stderr}"
+    );
+    assert!(leftover.is_empty());
+}
+
+#[test]
+fn an_existing_file_strata_did_not_make_is_never_written() {
+    let dir = scratch();
+    let precious = dir.path().join("precious.db");
+    std::fs::write(&precious, vec![7u8; 1 << 20]).unwrap();
+    let output = run(
+        &[
+            "calibrate",
+            "--target",
+            precious.to_str().unwrap(),
+            "--workload",
+            "random-write",
+            "--ios",
+            "10",
+        ],
+        dir.path(),
+    );
+    assert!(!output.status.success());
+    assert!(
+        stderr_of(&output).contains("not created by strata"),
+        "{}",
+        stderr_of(&output)
+    );
+    assert_eq!(std::fs::read(&precious).unwrap(), vec![7u8; 1 << 20]);
+    let read_only = run_json(
+        &[
+            "calibrate",
+            "--target",
+            precious.to_str().unwrap(),
+            "--workload",
+            "small-random-read",
+            "--ios",
+            "10",
+        ],
+        dir.path(),
+    );
+    assert_eq!(read_only["points"][0]["groups"][0]["all"]["requests"], 10);
+    assert_eq!(
+        std::fs::read(&precious).unwrap(),
+        vec![7u8; 1 << 20],
+        "reads leave it as it was"
+    );
+}

@@ -1,0 +1,347 @@
+//! `strata calibrate` end to end: the real binary on real files with
+//! O_DIRECT, real loop devices, real /proc/diskstats.
+
+mod common;
+
+use common::*;
+use std::time::{Duration, Instant};
+
+fn first_group(document: &serde_json::Value) -> &serde_json::Value {
+    &document["points"][0]["groups"][0]
+}
+
+#[test]
+fn fixed_count_job_completes_exactly_that_many_requests() {
+    let dir = scratch();
+    for engine in ["io_uring", "psync"] {
+        let document = run_json(
+            &[
+                "calibrate",
+                "--size",
+                "64MiB",
+                "--workload",
+                "small-random-read",
+                "--bs",
+                "4k",
+                "--qd",
+                "4",
+                "--ios",
+                "1000",
+                "--engine",
+                engine,
+            ],
+            dir.path(),
+        );
+        let group = first_group(&document);
+        assert_eq!(group["all"]["requests"], 1000, "{engine}");
+        assert_eq!(group["all"]["bytes"], 1000 * 4096, "{engine}");
+        assert_eq!(
+            group["all"]["count"], 1000,
+            "{engine}: every request is in the histogram"
+        );
+        assert_eq!(document["schema"], "strata.calibrate");
+        assert_eq!(document["schema_version"], 1);
+    }
+    assert!(
+        leftovers(dir.path()).is_empty(),
+        "the temporary target is removed"
+    );
+}
+
+#[test]
+fn direct_reads_show_up_in_the_device_counters() {
+    let dir = scratch();
+    let document = run_json(
+        &[
+            "calibrate",
+            "--size",
+            "128MiB",
+            "--workload",
+            "small-random-read",
+            "--qd",
+            "8",
+            "--ios",
+            "4000",
+        ],
+        dir.path(),
+    );
+    let verification = &document["points"][0]["verification"];
+    let engine_reads = verification["engine_read_requests"].as_u64().unwrap();
+    let device_reads = verification["device_read_requests"].as_u64().unwrap();
+    assert_eq!(engine_reads, 4000);
+    assert!(
+        device_reads >= engine_reads * 98 / 100,
+        "device saw {device_reads} read requests for {engine_reads}"
+    );
+    assert!(
+        verification["device_read_bytes"].as_u64().unwrap() >= 4000 * 8192 * 98 / 100,
+        "{verification}"
+    );
+    assert_ne!(verification["verdict"], "device_saw_less");
+    let device = document["target"]["device"]["name"].as_str().unwrap();
+    assert_eq!(verification["device"], device);
+}
+
+#[test]
+fn buffered_rereads_are_not_claimed_as_device_reads() {
+    let dir = scratch();
+    let target = dir.path().join("small.dat");
+    let target = target.to_str().unwrap();
+    let args = [
+        "calibrate",
+        "--target",
+        target,
+        "--size",
+        "8MiB",
+        "--workload",
+        "small-random-read",
+        "--buffered",
+        "--ios",
+        "20000",
+    ];
+    run_json(&args, dir.path());
+    let document = run_json(&args, dir.path());
+    let verification = &document["points"][0]["verification"];
+    assert_eq!(verification["verdict"], "not_checked");
+    let device_reads = verification["device_read_requests"].as_u64().unwrap();
+    assert!(
+        device_reads < 20000 / 2,
+        "an 8 MiB file read twice comes from the page cache: {device_reads}"
+    );
+}
+
+#[test]
+fn sweep_runs_the_documented_matrix_and_writes_orion_csv() {
+    let dir = scratch();
+    let csv = dir.path().join("csv");
+    let document = run_json(
+        &[
+            "calibrate",
+            "--size",
+            "64MiB",
+            "--sweep",
+            "--max-qd",
+            "2",
+            "--max-streams",
+            "1",
+            "--ios",
+            "200",
+            "--csv",
+            csv.to_str().unwrap(),
+        ],
+        dir.path(),
+    );
+    let cells: Vec<(u64, u64)> = document["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                p["cell"]["large_streams"].as_u64().unwrap(),
+                p["cell"]["small_outstanding"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(cells, vec![(0, 1), (0, 2), (1, 0), (1, 1), (1, 2)]);
+    let iops = std::fs::read_to_string(csv.join("iops.csv")).unwrap();
+    let lines: Vec<&str> = iops.lines().collect();
+    assert_eq!(lines[1], "large_streams\\small_outstanding,0,1,2");
+    assert!(
+        lines[2].starts_with("0,,"),
+        "no small I/O at (0,0): {}",
+        lines[2]
+    );
+    assert_eq!(lines.len(), 4);
+    for name in ["mbps.csv", "lat.csv", "points.csv"] {
+        assert!(csv.join(name).exists(), "{name}");
+    }
+    let summary = &document["summary"];
+    assert!(summary["max_iops"]["value"].as_f64().unwrap() > 0.0);
+    assert!(summary["max_mb_per_s"]["value"].as_f64().unwrap() > 0.0);
+    assert!(summary["knee"]["point"]
+        .as_str()
+        .unwrap()
+        .ends_with("large=0"));
+}
+
+#[test]
+fn recording_holds_header_results_and_lossless_histograms() {
+    let dir = scratch();
+    let record = dir.path().join("run.strata");
+    run_json(
+        &[
+            "calibrate",
+            "--size",
+            "64MiB",
+            "--workload",
+            "mixed",
+            "--qd",
+            "2",
+            "--ios",
+            "500",
+            "--record",
+            record.to_str().unwrap(),
+        ],
+        dir.path(),
+    );
+    let recording = strata_core::recording::Recording::read(&record).unwrap();
+    assert_eq!(recording.header.kind, "calibrate");
+    assert_eq!(recording.header.options["stop_rule"]["ios"], 500);
+    let results: Vec<_> = recording.records_of("result").collect();
+    assert_eq!(results.len(), 1);
+    let histograms = &results[0]["histograms"]["small"];
+    let reads = strata_core::histogram::LatencyHistogram::from_base64(
+        histograms["read_lat_ns_hdr"].as_str().unwrap(),
+    )
+    .unwrap();
+    let writes = strata_core::histogram::LatencyHistogram::from_base64(
+        histograms["write_lat_ns_hdr"].as_str().unwrap(),
+    )
+    .unwrap();
+    assert_eq!(reads.count() + writes.count(), 500);
+    assert!(
+        reads.count() > 250 && writes.count() > 50,
+        "70% reads: {} / {}",
+        reads.count(),
+        writes.count()
+    );
+    assert_eq!(recording.records_of("summary").count(), 1);
+    assert!(recording
+        .records_of("sample")
+        .any(|s| s["layer"] == "device"));
+}
+
+#[test]
+fn open_loop_rate_is_held_and_latency_counts_from_the_schedule() {
+    let dir = scratch();
+    let document = run_json(
+        &[
+            "calibrate",
+            "--size",
+            "64MiB",
+            "--workload",
+            "small-random-read",
+            "--rate-iops",
+            "400",
+            "--qd",
+            "4",
+            "--duration",
+            "2s",
+            "--ramp",
+            "500ms",
+        ],
+        dir.path(),
+    );
+    let iops = first_group(&document)["all"]["iops"].as_f64().unwrap();
+    assert!(
+        (360.0..=440.0).contains(&iops),
+        "asked for 400 requests/s, got {iops}"
+    );
+    let per_second = document["points"][0]["per_second"].as_array().unwrap();
+    assert!(per_second.len() >= 2);
+}
+
+#[test]
+fn slow_requests_are_named_as_outliers() {
+    let dir = scratch();
+    let document = run_json(
+        &[
+            "calibrate",
+            "--size",
+            "64MiB",
+            "--workload",
+            "small-random-read",
+            "--ios",
+            "50",
+            "--outlier",
+            "1us",
+        ],
+        dir.path(),
+    );
+    let outliers = document["points"][0]["outliers"].as_array().unwrap();
+    assert_eq!(outliers.len(), 50, "every request is slower than 1 us");
+    let first = &outliers[0];
+    assert_eq!(first["operation"], "read");
+    assert_eq!(first["size_bytes"], 8192);
+    assert!(first["lat_us"].as_f64().unwrap() >= 1.0);
+    assert!(first["offset_bytes"].as_u64().unwrap() % 8192 == 0);
+}
+
+#[test]
+fn log_writes_are_durable_and_reach_the_device() {
+    let dir = scratch();
+    let document = run_json(
+        &[
+            "calibrate",
+            "--size",
+            "64MiB",
+            "--workload",
+            "log-write",
+            "--bs",
+            "4k",
+            "--ios",
+            "300",
+        ],
+        dir.path(),
+    );
+    let group = first_group(&document);
+    assert_eq!(group["sync"], "fdatasync");
+    assert_eq!(group["rw"], "write");
+    assert_eq!(group["writes"]["requests"], 300);
+    let verification = &document["points"][0]["verification"];
+    assert!(
+        verification["device_write_requests"].as_u64().unwrap() >= 300,
+        "{verification}"
+    );
+}
+
+#[test]
+fn interrupt_stops_within_a_second_and_keeps_the_partial_result() {
+    let dir = scratch();
+    let record = dir.path().join("partial.strata");
+    let child = strata()
+        .args([
+            "calibrate",
+            "--size",
+            "64MiB",
+            "--workload",
+            "small-random-read",
+            "--duration",
+            "60s",
+            "--ramp",
+            "0s",
+            "--json",
+            "--record",
+        ])
+        .arg(&record)
+        .current_dir(dir.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_secs(3));
+    let sent = Instant::now();
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let output = child.wait_with_output().unwrap();
+    assert!(
+        sent.elapsed() < Duration::from_secs(1),
+        "stopped in {:?}",
+        sent.elapsed()
+    );
+    assert_eq!(output.status.code(), Some(130), "{}", stderr_of(&output));
+    let document: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(document["interrupted"], true);
+    assert!(
+        document["points"][0]["groups"][0]["all"]["requests"]
+            .as_u64()
+            .unwrap()
+            > 0
+    );
+    assert!(
+        leftovers(dir.path()).is_empty(),
+        "temporary target removed: {:?}",
+        leftovers(dir.path())
+    );
+    let recording = strata_core::recording::Recording::read(&record).unwrap();
+    assert_eq!(recording.records_of("result").count(), 1);
+}

@@ -1,0 +1,113 @@
+//! Helpers shared by the binary's integration tests: run the real `strata`
+//! binary and read its JSON; make and clean up loop devices.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+pub fn strata() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_strata"))
+}
+
+/// A scratch directory on the disk that holds the build (a real block
+/// device, so O_DIRECT and /proc/diskstats mean something).
+pub fn scratch() -> tempfile::TempDir {
+    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("scratch dir")
+}
+
+pub fn run(args: &[&str], dir: &Path) -> Output {
+    strata()
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("running strata")
+}
+
+/// Runs strata with `--json` and parses stdout; panics with stderr on failure.
+pub fn run_json(args: &[&str], dir: &Path) -> serde_json::Value {
+    let mut all = args.to_vec();
+    all.push("--json");
+    let output = run(&all, dir);
+    assert!(
+        output.status.success(),
+        "strata {args:?} failed: {}\n{}",
+        String::from_utf8_lossy(&output.stderr),
+        String::from_utf8_lossy(&output.stdout)
+    );
+    serde_json::from_slice(&output.stdout).expect("stdout is one JSON document")
+}
+
+pub fn stderr_of(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// Files strata may have left in `dir` (temporary targets).
+pub fn leftovers(dir: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| {
+            path.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with(".strata-calibrate")
+        })
+        .collect()
+}
+
+fn sh(program: &str, args: &[&str]) -> String {
+    let output = Command::new(program)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("{program}: {e}"));
+    assert!(
+        output.status.success(),
+        "{program} {args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).trim().to_string()
+}
+
+/// A loop device over an image file, detached (and unmounted) on drop.
+pub struct LoopDevice {
+    pub node: String,
+    pub mount_point: Option<PathBuf>,
+    _dir: tempfile::TempDir,
+}
+
+impl LoopDevice {
+    pub fn new(size_mib: u64) -> Self {
+        let dir = scratch();
+        let image = dir.path().join("disk.img");
+        let file = std::fs::File::create(&image).unwrap();
+        file.set_len(size_mib << 20).unwrap();
+        let node = sh("losetup", &["-f", "--show", image.to_str().unwrap()]);
+        LoopDevice {
+            node,
+            mount_point: None,
+            _dir: dir,
+        }
+    }
+
+    pub fn make_ext4(&self) {
+        sh("mkfs.ext4", &["-q", "-F", &self.node]);
+    }
+
+    pub fn mount(&mut self) -> PathBuf {
+        let point = self._dir.path().join("mnt");
+        std::fs::create_dir_all(&point).unwrap();
+        sh("mount", &[&self.node, point.to_str().unwrap()]);
+        self.mount_point = Some(point.clone());
+        point
+    }
+}
+
+impl Drop for LoopDevice {
+    fn drop(&mut self) {
+        if let Some(point) = &self.mount_point {
+            let _ = Command::new("umount").arg(point).status();
+        }
+        let _ = Command::new("losetup").args(["-d", &self.node]).status();
+    }
+}
