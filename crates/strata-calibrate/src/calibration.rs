@@ -175,7 +175,8 @@ impl Calibration {
         }
         let alignment = self.alignment();
         if self.config.direct
-            && (range.start_bytes % alignment != 0 || range.end_bytes % alignment != 0)
+            && (!range.start_bytes.is_multiple_of(alignment)
+                || !range.end_bytes.is_multiple_of(alignment))
         {
             bail!("--range start and end must be multiples of {alignment} bytes with O_DIRECT (or use --buffered)");
         }

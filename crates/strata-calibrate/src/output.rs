@@ -126,7 +126,7 @@ pub fn device_table(points: &[PointResult]) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{:<34} {:<8} {:>9} {:>9} {:>8} {:>8} {:>10} {:>9} {:>9} {:>7} {:>6}  {}",
+        "{:<34} {:<8} {:>9} {:>9} {:>8} {:>8} {:>10} {:>9} {:>9} {:>7} {:>6}  check (device bytes / strata bytes)",
         "point",
         "device",
         "r/s",
@@ -137,8 +137,7 @@ pub fn device_table(points: &[PointResult]) -> String {
         "r_await",
         "w_await",
         "aqu-sz",
-        "%util",
-        "check (device bytes / strata bytes)"
+        "%util"
     );
     for point in points {
         for device in &point.devices {

@@ -182,7 +182,7 @@ fn fill_file(
             bail!("filling {} was interrupted", path.display());
         }
         let len = (size - done).min(FILL_CHUNK as u64) as usize;
-        let len = if direct.is_some() && len % 4096 != 0 {
+        let len = if direct.is_some() && !len.is_multiple_of(4096) {
             len.next_multiple_of(4096)
         } else {
             len
