@@ -250,9 +250,16 @@ fn watch_point(
     if !measuring {
         start_edge = Edge::now();
     }
+    let end_at = Instant::now();
+    if ios_target.is_some() {
+        // The block layer posts a request's completion before it updates
+        // /proc/diskstats; let the last completions reach the counters.
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let end = Edge { at: end_at, ..Edge::now() };
     Window {
         start: start_edge,
-        end: Edge::now(),
+        end,
         interrupted,
     }
 }
