@@ -126,7 +126,7 @@ pub fn device_table(points: &[PointResult]) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{:<34} {:<8} {:>9} {:>9} {:>8} {:>8} {:>10} {:>9} {:>9} {:>7} {:>6}  check (device bytes / strata bytes)",
+        "{:<34} {:<8} {:>9} {:>9} {:>8} {:>8} {:>10} {:>9} {:>9} {:>7} {:>6}  check",
         "point",
         "device",
         "r/s",

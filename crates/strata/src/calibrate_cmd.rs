@@ -318,7 +318,13 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<i32> {
     let outcome = calibration.run(interrupt, &mut progress);
     progress.finish();
     drop(calibration);
-    let outcome = outcome?;
+    let outcome = match outcome {
+        Err(error) if interrupt.load(std::sync::atomic::Ordering::Relaxed) => {
+            eprintln!("strata: interrupted before any point ran ({error:#}); nothing was measured");
+            return Ok(130);
+        }
+        outcome => outcome?,
+    };
     print_outcome(&args, &outcome, &options_json, options.outlier_us)?;
     Ok(exit_code(&outcome))
 }
