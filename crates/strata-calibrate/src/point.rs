@@ -256,7 +256,10 @@ fn watch_point(
         // /proc/diskstats; let the last completions reach the counters.
         std::thread::sleep(Duration::from_millis(20));
     }
-    let end = Edge { at: end_at, ..Edge::now() };
+    let end = Edge {
+        at: end_at,
+        ..Edge::now()
+    };
     Window {
         start: start_edge,
         end,
@@ -335,34 +338,9 @@ fn device_figures(devices: &WatchedDevices, window: &Window, seconds: f64) -> Ve
         .filter_map(|(name, role)| {
             let before = find(&window.start.disks, name)?;
             let after = find(&window.end.disks, name)?;
-            Some(figures_of(
-                &DeviceDelta::between(before, after, seconds),
-                role,
-            ))
+            Some(DeviceDelta::between(before, after, seconds).figures(role))
         })
         .collect()
-}
-
-fn figures_of(delta: &DeviceDelta, role: &'static str) -> DeviceFigures {
-    DeviceFigures {
-        device: delta.device.clone(),
-        role,
-        read_requests: delta.read_requests,
-        write_requests: delta.write_requests,
-        flush_requests: delta.flush_requests,
-        read_bytes: delta.read_bytes,
-        write_bytes: delta.write_bytes,
-        r_per_s: delta.read_requests_per_s(),
-        w_per_s: delta.write_requests_per_s(),
-        read_mb_per_s: delta.read_mb_per_s(),
-        write_mb_per_s: delta.write_mb_per_s(),
-        rareq_sz_kib: delta.read_request_kib(),
-        wareq_sz_kib: delta.write_request_kib(),
-        r_await_ms: delta.read_await_ms(),
-        w_await_ms: delta.write_await_ms(),
-        aqu_sz: delta.queue_size(),
-        util_pct: delta.utilization_pct(),
-    }
 }
 
 /// Compares strata's own counts with the device's. With O_DIRECT every

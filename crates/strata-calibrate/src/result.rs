@@ -9,6 +9,7 @@ use crate::worker::{Tally, WorkerOutcome};
 use serde::Serialize;
 use strata_core::histogram::{LatencyHistogram, LatencySummary};
 use strata_core::units::mb_per_s;
+pub use strata_probe::diskstats::IostatFigures as DeviceFigures;
 
 /// Requests, throughput and latency of one operation (or of all of them).
 #[derive(Clone, Debug, Default, Serialize)]
@@ -104,30 +105,6 @@ pub struct CpuFigures {
     pub system_s: f64,
     pub user_us_per_io: f64,
     pub system_us_per_io: f64,
-}
-
-/// The iostat -x view of one device over the measured window.
-#[derive(Clone, Debug, Serialize)]
-pub struct DeviceFigures {
-    pub device: String,
-    /// `target` for the device the target lives on; `physical` for the
-    /// devices under it that do the work.
-    pub role: &'static str,
-    pub read_requests: u64,
-    pub write_requests: u64,
-    pub flush_requests: u64,
-    pub read_bytes: u64,
-    pub write_bytes: u64,
-    pub r_per_s: f64,
-    pub w_per_s: f64,
-    pub read_mb_per_s: f64,
-    pub write_mb_per_s: f64,
-    pub rareq_sz_kib: f64,
-    pub wareq_sz_kib: f64,
-    pub r_await_ms: f64,
-    pub w_await_ms: f64,
-    pub aqu_sz: f64,
-    pub util_pct: f64,
 }
 
 /// strata's count of its own requests against the device's counters.

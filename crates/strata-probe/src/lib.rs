@@ -5,10 +5,12 @@
 //! - [`blockdev`]: block device topology from `/sys` (partitions,
 //!   device-mapper, md, loop; which disks actually do the work).
 //! - [`safety`]: decide whether strata may write to a raw block device.
+//! - [`cpu`]: host and process CPU time from `/proc`.
 //!
 //! This crate never writes to a device and never issues I/O for measurement;
 //! load generation lives elsewhere.
 
 pub mod blockdev;
+pub mod cpu;
 pub mod diskstats;
 pub mod safety;

@@ -1,0 +1,127 @@
+//! CPU time from /proc: the host's (`/proc/stat`) and a process's
+//! (`/proc/PID/stat`), as raw tick counters to be turned into shares over an
+//! interval. Not for: run-queue delay or pressure (see the observe issue).
+
+use anyhow::Context;
+
+/// Clock ticks per second for /proc's CPU counters (USER_HZ).
+pub fn ticks_per_second() -> f64 {
+    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    if ticks > 0 {
+        ticks as f64
+    } else {
+        100.0
+    }
+}
+
+/// The host's aggregate CPU counters (the `cpu` line of /proc/stat), in ticks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct HostCpu {
+    pub user: u64,
+    pub nice: u64,
+    pub system: u64,
+    pub idle: u64,
+    pub iowait: u64,
+    pub irq: u64,
+    pub softirq: u64,
+    pub steal: u64,
+}
+
+impl HostCpu {
+    pub fn read() -> anyhow::Result<HostCpu> {
+        let text = std::fs::read_to_string("/proc/stat").context("reading /proc/stat")?;
+        Self::parse(&text)
+    }
+
+    pub fn parse(stat: &str) -> anyhow::Result<HostCpu> {
+        let line = stat
+            .lines()
+            .find(|line| line.starts_with("cpu "))
+            .context("/proc/stat has no aggregate cpu line")?;
+        let fields: Vec<u64> = line
+            .split_whitespace()
+            .skip(1)
+            .map(|field| field.parse().unwrap_or(0))
+            .collect();
+        let field = |index: usize| fields.get(index).copied().unwrap_or(0);
+        Ok(HostCpu {
+            user: field(0),
+            nice: field(1),
+            system: field(2),
+            idle: field(3),
+            iowait: field(4),
+            irq: field(5),
+            softirq: field(6),
+            steal: field(7),
+        })
+    }
+
+    fn total(&self) -> u64 {
+        self.user
+            + self.nice
+            + self.system
+            + self.idle
+            + self.iowait
+            + self.irq
+            + self.softirq
+            + self.steal
+    }
+
+    /// Share of all CPU time that was idle (iowait counts as idle: the CPU
+    /// was free to run something) between `earlier` and `self`, in percent.
+    pub fn idle_pct_since(&self, earlier: &HostCpu) -> f64 {
+        let total = self.total().saturating_sub(earlier.total());
+        let idle = (self.idle + self.iowait).saturating_sub(earlier.idle + earlier.iowait);
+        if total == 0 {
+            0.0
+        } else {
+            idle as f64 * 100.0 / total as f64
+        }
+    }
+
+    /// Share of all CPU time spent in iowait, in percent.
+    pub fn iowait_pct_since(&self, earlier: &HostCpu) -> f64 {
+        let total = self.total().saturating_sub(earlier.total());
+        if total == 0 {
+            0.0
+        } else {
+            self.iowait.saturating_sub(earlier.iowait) as f64 * 100.0 / total as f64
+        }
+    }
+}
+
+/// User and system ticks a process has used (fields 14 and 15 of
+/// /proc/PID/stat); None once the process is gone.
+pub fn process_cpu_ticks(pid: u32) -> Option<(u64, u64)> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after_name = &text[text.rfind(')')? + 2..];
+    let fields: Vec<&str> = after_name.split_whitespace().collect();
+    Some((fields.get(11)?.parse().ok()?, fields.get(12)?.parse().ok()?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_cpu_parses_and_idle_share_is_computed() {
+        let before = HostCpu::parse("cpu  100 0 50 800 50 0 0 0 0 0\ncpu0 1 2 3\n").unwrap();
+        let after = HostCpu::parse("cpu  200 0 100 1000 100 0 0 0 0 0\n").unwrap();
+        assert_eq!(after.idle_pct_since(&before), 62.5);
+        assert_eq!(after.iowait_pct_since(&before), 12.5);
+    }
+
+    #[test]
+    fn own_process_ticks_are_read_and_a_gone_process_is_none() {
+        let mut spin = 0u64;
+        let started = std::time::Instant::now();
+        while started.elapsed() < std::time::Duration::from_millis(50) {
+            spin = spin.wrapping_add(1);
+        }
+        assert!(spin > 0);
+        let (user, system) = process_cpu_ticks(std::process::id()).unwrap();
+        assert!(user + system > 0);
+        assert_eq!(process_cpu_ticks(u32::MAX - 1), None);
+        assert!(HostCpu::read().unwrap().idle > 0);
+    }
+}
