@@ -90,13 +90,30 @@ impl HostCpu {
     }
 }
 
+/// The fields of /proc/PID/stat after the command name, from field 3 on.
+fn stat_fields(pid: u32) -> Option<Vec<u64>> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after_name = &text[text.rfind(')')? + 2..];
+    Some(
+        after_name
+            .split_whitespace()
+            .map(|field| field.parse().unwrap_or(0))
+            .collect(),
+    )
+}
+
 /// User and system ticks a process has used (fields 14 and 15 of
 /// /proc/PID/stat); None once the process is gone.
 pub fn process_cpu_ticks(pid: u32) -> Option<(u64, u64)> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let after_name = &text[text.rfind(')')? + 2..];
-    let fields: Vec<&str> = after_name.split_whitespace().collect();
-    Some((fields.get(11)?.parse().ok()?, fields.get(12)?.parse().ok()?))
+    let fields = stat_fields(pid)?;
+    Some((*fields.get(11)?, *fields.get(12)?))
+}
+
+/// User + system ticks of a process's children that exited and were reaped
+/// (fields 16 and 17): where a server's finished backends' CPU time goes.
+pub fn reaped_children_cpu_ticks(pid: u32) -> Option<u64> {
+    let fields = stat_fields(pid)?;
+    Some(fields.get(13)? + fields.get(14)?)
 }
 
 #[cfg(test)]
@@ -122,6 +139,14 @@ mod tests {
         let (user, system) = process_cpu_ticks(std::process::id()).unwrap();
         assert!(user + system > 0);
         assert_eq!(process_cpu_ticks(u32::MAX - 1), None);
+        let child = std::process::Command::new("sh")
+            .args(["-c", "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done"])
+            .status();
+        assert!(child.unwrap().success());
+        assert!(
+            reaped_children_cpu_ticks(std::process::id()).unwrap() > 0,
+            "the reaped shell's CPU time"
+        );
         assert!(HostCpu::read().unwrap().idle > 0);
     }
 }

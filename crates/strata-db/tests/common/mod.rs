@@ -1,0 +1,70 @@
+//! Helpers shared by the integration tests: where clusters live, what
+//! /proc says about a process, and connecting.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use strata_db::postgres::cluster::ClusterOptions;
+use strata_db::postgres::connect::{connect, ConnectionTarget};
+
+/// Clusters live under the target directory, which the `postgres` account
+/// can reach (a private /tmp/xyz made by root would not be).
+pub fn cluster_options() -> ClusterOptions {
+    let parent_dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    std::fs::create_dir_all(&parent_dir).expect("creating CARGO_TARGET_TMPDIR");
+    ClusterOptions {
+        parent_dir,
+        ..ClusterOptions::default()
+    }
+}
+
+pub fn running_as_root() -> bool {
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// A process is running when /proc has it and it is not a zombie.
+pub fn is_running(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => {
+            let state = stat
+                .rsplit_once(')')
+                .and_then(|(_, rest)| rest.split_whitespace().next());
+            !matches!(state, Some("Z") | Some("X") | None)
+        }
+        Err(_) => false,
+    }
+}
+
+/// The real uid from /proc/<pid>/status.
+pub fn process_uid(pid: u32) -> u32 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("reading status");
+    let line = status
+        .lines()
+        .find(|line| line.starts_with("Uid:"))
+        .expect("Uid line");
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+pub fn uid_of(user: &str) -> u32 {
+    let name = std::ffi::CString::new(user).unwrap();
+    let entry = unsafe { libc::getpwnam(name.as_ptr()) };
+    assert!(!entry.is_null(), "OS account {user} does not exist");
+    unsafe { (*entry).pw_uid }
+}
+
+/// The lines of /proc/<pid>/cgroup.
+pub fn process_cgroups(pid: u32) -> String {
+    std::fs::read_to_string(format!("/proc/{pid}/cgroup")).expect("reading /proc/PID/cgroup")
+}
+
+pub async fn client_for(conninfo: &str) -> tokio_postgres::Client {
+    let target = ConnectionTarget::parse(conninfo).expect("parsing conninfo");
+    connect(&target).await.expect("connecting")
+}
+
+pub async fn show(client: &tokio_postgres::Client, setting: &str) -> String {
+    let row = client
+        .query_one(&format!("SHOW {setting}"), &[])
+        .await
+        .unwrap();
+    row.get(0)
+}
