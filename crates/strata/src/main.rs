@@ -5,6 +5,7 @@ mod calibrate_cmd;
 mod interrupt;
 mod parse;
 mod progress;
+mod run_cmd;
 
 use clap::{Parser, Subcommand};
 
@@ -22,12 +23,20 @@ enum Command {
     /// Measure storage alone the way a database uses it: small random reads at
     /// rising queue depth, large sequential reads, durable log writes, mixes.
     Calibrate(Box<calibrate_cmd::CalibrateArgs>),
+    /// The SLOB method on PostgreSQL: sessions that turn every logical read into
+    /// a physical one, with every I/O accounted for at every layer. With no --db,
+    /// on a throwaway cluster that strata makes and removes.
+    Run(Box<run_cmd::RunArgs>),
+    /// Load the SLOB schemas (one row per 8 KiB block) for `strata run --db`.
+    Setup(Box<run_cmd::SetupArgs>),
 }
 
 fn main() {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Calibrate(args) => calibrate_cmd::run(*args),
+        Command::Run(args) => run_cmd::run(*args),
+        Command::Setup(args) => run_cmd::setup(*args),
     };
     match result {
         Ok(code) => std::process::exit(code),

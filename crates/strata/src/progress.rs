@@ -122,3 +122,84 @@ impl CalibrationObserver for CalibrateProgress {
         }
     }
 }
+
+/// Progress of `strata run` and `strata setup`: phases as lines, the load as
+/// a bar of rows, the run as a bar of time with loops/s and live sessions.
+pub struct RunProgress {
+    bar: Option<ProgressBar>,
+    terminal: bool,
+    last: (Instant, u64),
+}
+
+impl RunProgress {
+    pub fn new() -> Self {
+        RunProgress {
+            bar: None,
+            terminal: std::io::stderr().is_terminal(),
+            last: (Instant::now(), 0),
+        }
+    }
+
+    pub fn finish(&mut self) {
+        if let Some(bar) = self.bar.take() {
+            bar.finish_and_clear();
+        }
+    }
+
+    fn bar(&mut self, length: u64, template: &str) -> Option<&ProgressBar> {
+        if !self.terminal {
+            return None;
+        }
+        let bar = self.bar.get_or_insert_with(|| ProgressBar::new(length));
+        bar.set_length(length);
+        bar.set_style(
+            ProgressStyle::with_template(template)
+                .expect("valid template")
+                .progress_chars("=> "),
+        );
+        Some(bar)
+    }
+}
+
+impl strata_run::session_run::RunObserver for RunProgress {
+    fn phase(&mut self, message: &str) {
+        self.finish();
+        if self.terminal {
+            eprintln!("strata: {message}");
+        }
+    }
+
+    fn loading(&mut self, progress: &strata_slob::load::LoadProgress) {
+        let template = "loading {bar:30} {pos}/{len} rows {per_sec} ETA {eta}";
+        if let Some(bar) = self.bar(progress.rows_total, template) {
+            bar.set_position(progress.rows_done);
+        }
+    }
+
+    fn running(
+        &mut self,
+        elapsed: Duration,
+        expected: Option<Duration>,
+        loops: u64,
+        sessions_alive: u64,
+    ) {
+        let now = Instant::now();
+        let (then, loops_then) = self.last;
+        let interval = (now - then).as_secs_f64();
+        if interval < 0.5 {
+            return;
+        }
+        self.last = (now, loops);
+        let rate = loops.saturating_sub(loops_then) as f64 / interval;
+        let length = expected.map_or(0, |expected| expected.as_millis() as u64);
+        let left = expected.map_or(String::new(), |expected| {
+            format!(" · {}s left", expected.saturating_sub(elapsed).as_secs())
+        });
+        if let Some(bar) = self.bar(length, "running {bar:30} {msg}") {
+            bar.set_position(elapsed.as_millis() as u64);
+            bar.set_message(format!(
+                "{rate:>8.1} loops/s · {sessions_alive} sessions{left}"
+            ));
+        }
+    }
+}

@@ -1,0 +1,337 @@
+//! Accounting across layers for one measured window: what the sessions did,
+//! what PostgreSQL counted, what the block devices under the data and WAL
+//! directories did, what the page cache absorbed, and where the CPU went.
+//! Every figure names its unit and its layer; "reads" never stands alone.
+//!
+//! Not for: taking the snapshots (`edge`) or printing (`output`).
+
+use crate::edge::{server_ticks_between, Edge};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use strata_core::histogram::{LatencyHistogram, LatencySummary};
+use strata_probe::diskstats::{find, DeviceDelta, IostatFigures};
+use strata_slob::session::RunOutcome;
+
+/// PostgreSQL's block size; the data set is laid out one row per block.
+pub const BLOCK_BYTES: u64 = 8192;
+/// Above this share of database block reads absorbed by the page cache, the
+/// result is not a storage result.
+pub const ABSORBED_WARNING_PCT: f64 = 10.0;
+/// Below this host idle share, the run was CPU-bound.
+pub const CPU_BOUND_IDLE_PCT: f64 = 10.0;
+
+/// The block devices the run reads, by role.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct RunDevices {
+    /// Physical devices under the data directory.
+    pub data: Vec<String>,
+    /// Physical devices under the WAL directory.
+    pub wal: Vec<String>,
+}
+
+impl RunDevices {
+    fn roles(&self) -> Vec<(String, &'static str)> {
+        let mut roles: Vec<(String, &'static str)> = Vec::new();
+        for name in &self.data {
+            let role = if self.wal.contains(name) {
+                "data+wal"
+            } else {
+                "data"
+            };
+            roles.push((name.clone(), role));
+        }
+        for name in self.wal.iter().filter(|name| !self.data.contains(name)) {
+            roles.push((name.clone(), "wal"));
+        }
+        roles
+    }
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct OperationFigures {
+    pub count: u64,
+    pub per_s: f64,
+    #[serde(flatten)]
+    pub latency: LatencySummary,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct WorkloadFigures {
+    pub loops: u64,
+    pub loops_per_s: f64,
+    pub sql_statements: u64,
+    pub sql_per_s: f64,
+    pub rows_selected: u64,
+    pub rows_updated: u64,
+    /// select, update, commit, scan.
+    pub operations: BTreeMap<&'static str, OperationFigures>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct SessionFigures {
+    pub started: u32,
+    pub failed: u32,
+    pub alive_through_window: u32,
+    pub reconnects: u64,
+    pub failures: Vec<String>,
+}
+
+/// What PostgreSQL itself counted (pg_stat_database, pg_stat_wal…).
+#[derive(Clone, Debug, Serialize)]
+pub struct DatabaseFigures {
+    /// Shared-buffer misses, in 8 KiB blocks (they include OS page-cache hits).
+    pub blocks_read: f64,
+    pub blocks_read_per_s: f64,
+    pub blocks_hit: f64,
+    pub buffer_hit_pct: f64,
+    pub commits: f64,
+    pub commits_per_s: f64,
+    pub wal_bytes: f64,
+    pub wal_mb_per_s: f64,
+    pub wal_writes: Option<f64>,
+    pub wal_syncs: Option<f64>,
+    pub wal_write_time_ms: Option<f64>,
+    pub wal_sync_time_ms: Option<f64>,
+    /// blk_read_time: time backends spent reading blocks (track_io_timing).
+    pub block_read_time_ms: f64,
+    pub block_read_time_us_per_block: f64,
+    pub temp_files: f64,
+    pub temp_bytes: f64,
+    pub deadlocks: f64,
+    /// Every counter's change over the window, by `view.column`.
+    pub counters: BTreeMap<String, f64>,
+}
+
+/// Blocks PostgreSQL read that never reached a device.
+#[derive(Clone, Debug, Serialize)]
+pub struct Absorption {
+    pub database_blocks_read: f64,
+    pub device_read_requests: u64,
+    pub device_read_bytes: u64,
+    /// Device read bytes expressed in 8 KiB blocks.
+    pub device_read_blocks: f64,
+    pub absorbed_blocks: f64,
+    pub absorbed_pct: f64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct CpuFigures {
+    pub cpus: usize,
+    pub host_idle_pct: f64,
+    pub host_iowait_pct: f64,
+    /// CPU seconds of the server's processes.
+    pub server_cpu_s: f64,
+    /// CPU seconds of strata itself (all threads).
+    pub strata_cpu_s: f64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct RunFigures {
+    pub window_s: f64,
+    pub interrupted: bool,
+    pub sessions: SessionFigures,
+    pub workload: WorkloadFigures,
+    pub database: Option<DatabaseFigures>,
+    pub devices: Vec<IostatFigures>,
+    pub absorption: Option<Absorption>,
+    pub cpu: CpuFigures,
+    /// Per second of the window: loops, selects, updates, scans.
+    pub per_second: serde_json::Value,
+    /// Reasons this is not (only) a storage result, or that figures are missing.
+    pub warnings: Vec<String>,
+}
+
+fn per_s(count: f64, seconds: f64) -> f64 {
+    if seconds > 0.0 {
+        count / seconds
+    } else {
+        0.0
+    }
+}
+
+fn operation(histogram: &LatencyHistogram, seconds: f64) -> OperationFigures {
+    OperationFigures {
+        count: histogram.count(),
+        per_s: per_s(histogram.count() as f64, seconds),
+        latency: histogram.summary(),
+    }
+}
+
+fn workload(outcome: &RunOutcome, seconds: f64) -> WorkloadFigures {
+    let operations = BTreeMap::from([
+        ("select", operation(&outcome.select, seconds)),
+        ("update", operation(&outcome.update, seconds)),
+        ("commit", operation(&outcome.commit, seconds)),
+        ("scan", operation(&outcome.scan, seconds)),
+    ]);
+    WorkloadFigures {
+        loops: outcome.loops,
+        loops_per_s: per_s(outcome.loops as f64, seconds),
+        sql_statements: outcome.sql_statements,
+        sql_per_s: per_s(outcome.sql_statements as f64, seconds),
+        rows_selected: outcome.rows_selected,
+        rows_updated: outcome.rows_updated,
+        operations,
+    }
+}
+
+fn sessions(outcome: &RunOutcome) -> SessionFigures {
+    SessionFigures {
+        started: outcome.sessions_started,
+        failed: outcome.sessions_failed,
+        alive_through_window: outcome.sessions_alive_through_window,
+        reconnects: outcome.reconnects,
+        failures: outcome
+            .failures
+            .iter()
+            .map(|failure| {
+                format!(
+                    "session {} ({}) failed {:.1} s after the start: {}",
+                    failure.session, failure.schema, failure.seconds_from_start, failure.error
+                )
+            })
+            .collect(),
+    }
+}
+
+fn database(start: &Edge, end: &Edge, seconds: f64) -> Option<DatabaseFigures> {
+    let counters = end.database.as_ref()?.delta(start.database.as_ref()?);
+    let value = |key: &str| counters.get(key).copied().unwrap_or(0.0);
+    let blocks_read = value("database.blks_read");
+    let blocks_hit = value("database.blks_hit");
+    let total_blocks = blocks_read + blocks_hit;
+    Some(DatabaseFigures {
+        blocks_read,
+        blocks_read_per_s: per_s(blocks_read, seconds),
+        blocks_hit,
+        buffer_hit_pct: if total_blocks > 0.0 {
+            blocks_hit * 100.0 / total_blocks
+        } else {
+            0.0
+        },
+        commits: value("database.xact_commit"),
+        commits_per_s: per_s(value("database.xact_commit"), seconds),
+        wal_bytes: value("wal.bytes"),
+        wal_mb_per_s: per_s(value("wal.bytes") / 1e6, seconds),
+        wal_writes: counters.get("wal.write").copied(),
+        wal_syncs: counters.get("wal.sync").copied(),
+        wal_write_time_ms: counters.get("wal.write_time_ms").copied(),
+        wal_sync_time_ms: counters.get("wal.sync_time_ms").copied(),
+        block_read_time_ms: value("database.blk_read_time_ms"),
+        block_read_time_us_per_block: if blocks_read > 0.0 {
+            value("database.blk_read_time_ms") * 1e3 / blocks_read
+        } else {
+            0.0
+        },
+        temp_files: value("database.temp_files"),
+        temp_bytes: value("database.temp_bytes"),
+        deadlocks: value("database.deadlocks"),
+        counters,
+    })
+}
+
+fn devices(start: &Edge, end: &Edge, run_devices: &RunDevices, seconds: f64) -> Vec<IostatFigures> {
+    run_devices
+        .roles()
+        .into_iter()
+        .filter_map(|(name, role)| {
+            let before = find(&start.disks, &name)?;
+            let after = find(&end.disks, &name)?;
+            Some(DeviceDelta::between(before, after, seconds).figures(role))
+        })
+        .collect()
+}
+
+fn absorption(database: &DatabaseFigures, devices: &[IostatFigures]) -> Absorption {
+    let data_devices = devices.iter().filter(|device| device.role != "wal");
+    let (device_read_requests, device_read_bytes) = data_devices
+        .fold((0, 0), |(requests, bytes), device| {
+            (requests + device.read_requests, bytes + device.read_bytes)
+        });
+    let device_read_blocks = device_read_bytes as f64 / BLOCK_BYTES as f64;
+    let absorbed_blocks = (database.blocks_read - device_read_blocks).max(0.0);
+    Absorption {
+        database_blocks_read: database.blocks_read,
+        device_read_requests,
+        device_read_bytes,
+        device_read_blocks,
+        absorbed_blocks,
+        absorbed_pct: if database.blocks_read > 0.0 {
+            absorbed_blocks * 100.0 / database.blocks_read
+        } else {
+            0.0
+        },
+    }
+}
+
+fn cpu(start: &Edge, end: &Edge) -> CpuFigures {
+    CpuFigures {
+        cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        host_idle_pct: end.host_cpu.idle_pct_since(&start.host_cpu),
+        host_iowait_pct: end.host_cpu.iowait_pct_since(&start.host_cpu),
+        server_cpu_s: server_ticks_between(start, end) as f64
+            / strata_probe::cpu::ticks_per_second(),
+        strata_cpu_s: end.own_cpu_s - start.own_cpu_s,
+    }
+}
+
+fn warnings(figures: &RunFigures, end: &Edge) -> Vec<String> {
+    let mut warnings = Vec::new();
+    if let Some(absorption) = &figures.absorption {
+        if absorption.absorbed_pct > ABSORBED_WARNING_PCT {
+            warnings.push(format!(
+                "{:.1}% of the database's block reads ({:.0} of {:.0} blocks) never reached a device: the page \
+                 cache absorbed them, so this is not a storage result (limit the page cache: --page-cache-limit)",
+                absorption.absorbed_pct, absorption.absorbed_blocks, absorption.database_blocks_read
+            ));
+        }
+    }
+    if figures.cpu.host_idle_pct < CPU_BOUND_IDLE_PCT {
+        warnings.push(format!(
+            "the host was {:.1}% idle: the run was CPU-bound, so it is not a storage result",
+            figures.cpu.host_idle_pct
+        ));
+    }
+    if let Some(error) = &end.database_error {
+        warnings.push(format!(
+            "database counters at the end of the window are missing: {error}"
+        ));
+    }
+    if figures.sessions.failed > 0 {
+        warnings.push(format!(
+            "{} of {} sessions failed",
+            figures.sessions.failed, figures.sessions.started
+        ));
+    }
+    warnings
+}
+
+/// Accounts for one window.
+pub fn account(
+    start: &Edge,
+    end: &Edge,
+    outcome: &RunOutcome,
+    run_devices: &RunDevices,
+) -> RunFigures {
+    let seconds = (outcome.window_end - outcome.window_start).as_secs_f64();
+    let edge_seconds = (end.at - start.at).as_secs_f64();
+    let database = database(start, end, edge_seconds);
+    let devices = devices(start, end, run_devices, edge_seconds);
+    let absorption = database
+        .as_ref()
+        .map(|database| absorption(database, &devices));
+    let mut figures = RunFigures {
+        window_s: seconds,
+        interrupted: outcome.interrupted,
+        sessions: sessions(outcome),
+        workload: workload(outcome, seconds),
+        database,
+        devices,
+        absorption,
+        cpu: cpu(start, end),
+        per_second: serde_json::to_value(&outcome.per_second).unwrap_or_default(),
+        warnings: Vec::new(),
+    };
+    figures.warnings = warnings(&figures, end);
+    figures
+}

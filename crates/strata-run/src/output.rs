@@ -1,0 +1,344 @@
+//! How a run is shown and kept: the human report (workload, database,
+//! devices, page cache, CPU, warnings), the versioned JSON document, and the
+//! Recording (`docs/recording.md`).
+//!
+//! Not for: computing figures (`accounting`).
+
+use crate::accounting::RunFigures;
+use crate::session_run::{RunEnvironment, SlobConfig, SlobOutcome};
+use serde::Serialize;
+use std::fmt::Write as _;
+use std::path::Path;
+use strata_core::recording::{Header, RecordingWriter};
+use strata_core::units::{format_latency_ns, format_size};
+use strata_slob::load::LoadReport;
+use strata_slob::session::RunOutcome;
+
+pub const JSON_SCHEMA: &str = "strata.run";
+pub const JSON_SCHEMA_VERSION: u32 = 1;
+
+#[derive(Serialize)]
+struct JsonDocument<'a> {
+    schema: &'static str,
+    schema_version: u32,
+    environment: &'a RunEnvironment,
+    options: &'a serde_json::Value,
+    load: Option<&'a LoadReport>,
+    result: Option<&'a RunFigures>,
+    kept: Option<&'a str>,
+}
+
+pub fn json_document(outcome: &SlobOutcome, options: &serde_json::Value) -> String {
+    let document = JsonDocument {
+        schema: JSON_SCHEMA,
+        schema_version: JSON_SCHEMA_VERSION,
+        environment: &outcome.environment,
+        options,
+        load: outcome.load.as_ref(),
+        result: outcome.figures.as_ref(),
+        kept: outcome.kept.as_deref(),
+    };
+    serde_json::to_string_pretty(&document).expect("results serialize")
+}
+
+pub fn write_recording(
+    path: &Path,
+    config: &SlobConfig,
+    environment: &RunEnvironment,
+    load: Option<&LoadReport>,
+    figures: &RunFigures,
+    outcome: &RunOutcome,
+) -> anyhow::Result<()> {
+    let mut header = Header::new("run", config.command.clone());
+    header.options = config.options.clone();
+    header.environment = serde_json::to_value(environment)?;
+    let mut writer = RecordingWriter::create(path, &header)?;
+    if let Some(load) = load {
+        writer.write("event", &serde_json::json!({"event": "load", "load": load}))?;
+    }
+    if let Some(seconds) = figures.per_second.as_array() {
+        for sample in seconds {
+            writer.write(
+                "sample",
+                &serde_json::json!({"layer": "workload", "sample": sample}),
+            )?;
+        }
+    }
+    for device in &figures.devices {
+        writer.write("sample", &serde_json::json!({"layer": "device", "interval_s": figures.window_s, "sample": device}))?;
+    }
+    if let Some(database) = &figures.database {
+        writer.write("sample", &serde_json::json!({"layer": "database", "interval_s": figures.window_s, "counters": database.counters}))?;
+    }
+    let histograms = serde_json::json!({
+        "select_lat_ns_hdr": outcome.select.to_base64(),
+        "update_lat_ns_hdr": outcome.update.to_base64(),
+        "commit_lat_ns_hdr": outcome.commit.to_base64(),
+        "scan_lat_ns_hdr": outcome.scan.to_base64(),
+    });
+    writer.write(
+        "result",
+        &serde_json::json!({"result": figures, "histograms": histograms}),
+    )
+}
+
+fn latency_us(us: f64) -> String {
+    format_latency_ns(us * 1e3)
+}
+
+/// The human report.
+pub fn report_text(outcome: &SlobOutcome) -> String {
+    let mut out = environment_text(&outcome.environment);
+    if let Some(load) = &outcome.load {
+        out += &load_text(load);
+    }
+    if let Some(figures) = &outcome.figures {
+        out += &figures_text(figures);
+    }
+    if let Some(kept) = &outcome.kept {
+        let _ = writeln!(
+            out,
+            "\nThe cluster was kept running. Connect with:\n  {kept}"
+        );
+    }
+    out
+}
+
+fn environment_text(environment: &RunEnvironment) -> String {
+    let mut out = String::new();
+    let plan = &environment.plan;
+    let _ = writeln!(
+        out,
+        "PostgreSQL {} ({}) at {}",
+        environment.server_version_num, environment.server, environment.connection
+    );
+    if let Some(dir) = &environment.data_directory {
+        let _ = writeln!(
+            out,
+            "data directory {} on {}",
+            dir.display(),
+            environment.devices.data.join(", ")
+        );
+    }
+    if let Some(dir) = &environment.wal_directory {
+        let _ = writeln!(
+            out,
+            "WAL directory  {} on {}",
+            dir.display(),
+            environment.devices.wal.join(", ")
+        );
+    }
+    if let Some(note) = &environment.device_note {
+        let _ = writeln!(out, "devices: {note}");
+    }
+    let schemas = if plan.single_schema {
+        "1 shared schema".to_string()
+    } else {
+        format!("{} schemas", plan.schemas)
+    };
+    let _ = writeln!(
+        out,
+        "data set: {schemas} × {} blocks of 8 KiB ({} each), {} data; page cache: {}",
+        plan.blocks_per_schema,
+        format_size(plan.blocks_per_schema * 8192),
+        if plan.random_data {
+            "random"
+        } else {
+            "patterned"
+        },
+        page_cache_text(&environment.page_cache)
+    );
+    out
+}
+
+fn page_cache_text(method: &strata_db::pagecache::PageCacheMethod) -> String {
+    use strata_db::pagecache::PageCacheMethod;
+    match method {
+        PageCacheMethod::CgroupV2 { limit_bytes, .. } => format!(
+            "limited by a cgroup v2 memory.max of {}",
+            format_size(*limit_bytes)
+        ),
+        PageCacheMethod::CgroupV1 { limit_bytes, .. } => {
+            format!(
+                "limited by a cgroup v1 memory.limit_in_bytes of {}",
+                format_size(*limit_bytes)
+            )
+        }
+        PageCacheMethod::DropCaches => "dropped before the run (not limited during it)".into(),
+        PageCacheMethod::Unlimited => "not limited (reads may come from the page cache)".into(),
+    }
+}
+
+fn load_text(load: &LoadReport) -> String {
+    let mut out = String::from("\nLoad\n");
+    for schema in &load.schemas {
+        let _ = writeln!(
+            out,
+            "  {:<20} {:<22} {:>10} rows {:>10} blocks {:>12} on disk",
+            schema.schema,
+            format!("{:?}", schema.action),
+            schema.rows,
+            schema.blocks,
+            format_size(schema.bytes_on_disk)
+        );
+    }
+    let _ = writeln!(
+        out,
+        "  loaded {} rows in {:.1} s: {:.1} GB/h ({:.1} GiB/h)",
+        load.rows_loaded, load.seconds, load.gb_per_hour, load.gib_per_hour
+    );
+    out
+}
+
+fn figures_text(figures: &RunFigures) -> String {
+    let mut out = String::new();
+    let sessions = &figures.sessions;
+    let _ = writeln!(
+        out,
+        "\nMeasured window {:.1} s{} — sessions: {} started, {} alive through the window, {} failed, {} reconnects",
+        figures.window_s,
+        if figures.interrupted { " (INTERRUPTED: partial result)" } else { "" },
+        sessions.started,
+        sessions.alive_through_window,
+        sessions.failed,
+        sessions.reconnects
+    );
+    out += &workload_text(figures);
+    out += &database_text(figures);
+    out += &devices_text(figures);
+    out += &cpu_text(figures);
+    if !figures.warnings.is_empty() {
+        out += "\nWARNINGS\n";
+        for warning in &figures.warnings {
+            let _ = writeln!(out, "  ! {warning}");
+        }
+    }
+    for failure in &sessions.failures {
+        let _ = writeln!(out, "  session failure: {failure}");
+    }
+    out
+}
+
+fn workload_text(figures: &RunFigures) -> String {
+    let workload = &figures.workload;
+    let mut out = format!(
+        "\nWorkload (strata's sessions)\n  loops {} ({:.1}/s), SQL statements {} ({:.1}/s), rows selected {}, rows updated {}\n",
+        workload.loops, workload.loops_per_s, workload.sql_statements, workload.sql_per_s, workload.rows_selected, workload.rows_updated
+    );
+    let _ = writeln!(
+        out,
+        "  {:<8} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}",
+        "op", "count", "per s", "mean", "p50", "p90", "p99", "max"
+    );
+    for (name, operation) in &workload.operations {
+        if operation.count == 0 {
+            continue;
+        }
+        let latency = &operation.latency;
+        let _ = writeln!(
+            out,
+            "  {:<8} {:>10} {:>10.1} {:>10} {:>10} {:>10} {:>10} {:>10}",
+            name,
+            operation.count,
+            operation.per_s,
+            latency_us(latency.lat_mean_us),
+            latency_us(latency.lat_p50_us),
+            latency_us(latency.lat_p90_us),
+            latency_us(latency.lat_p99_us),
+            latency_us(latency.lat_max_us)
+        );
+    }
+    out
+}
+
+fn database_text(figures: &RunFigures) -> String {
+    let Some(database) = &figures.database else {
+        return "\nDatabase: counters unavailable (see warnings)\n".into();
+    };
+    let mut out = String::from("\nDatabase (pg_stat_database, pg_stat_wal)\n");
+    let _ = writeln!(
+        out,
+        "  blocks read (8 KiB, shared-buffer misses) {:.0} ({:.1}/s), block hits {:.0} ({:.1}% hit), read time {:.1} us/block",
+        database.blocks_read, database.blocks_read_per_s, database.blocks_hit, database.buffer_hit_pct, database.block_read_time_us_per_block
+    );
+    let optional = |value: Option<f64>| value.map_or("n/a".to_string(), |v| format!("{v:.0}"));
+    let _ = writeln!(
+        out,
+        "  commits {:.0} ({:.1}/s), WAL {:.2} MB ({:.2} MB/s), WAL write requests {}, WAL syncs {}, WAL sync time {} ms, temp files {:.0} ({:.0} bytes), deadlocks {:.0}",
+        database.commits,
+        database.commits_per_s,
+        database.wal_bytes / 1e6,
+        database.wal_mb_per_s,
+        optional(database.wal_writes),
+        optional(database.wal_syncs),
+        optional(database.wal_sync_time_ms),
+        database.temp_files,
+        database.temp_bytes,
+        database.deadlocks
+    );
+    if let Some(absorption) = &figures.absorption {
+        let _ = writeln!(
+            out,
+            "  page cache: of {:.0} blocks PostgreSQL read, the data devices read {:.0} blocks' worth ({} read requests): {:.0} blocks ({:.1}%) absorbed above the devices",
+            absorption.database_blocks_read,
+            absorption.device_read_blocks,
+            absorption.device_read_requests,
+            absorption.absorbed_blocks,
+            absorption.absorbed_pct
+        );
+    }
+    out
+}
+
+fn devices_text(figures: &RunFigures) -> String {
+    let mut out = String::from("\nDevices (/proc/diskstats, iostat -x definitions)\n");
+    let _ = writeln!(
+        out,
+        "  {:<10} {:<9} {:>9} {:>9} {:>8} {:>8} {:>9} {:>9} {:>9} {:>9} {:>7} {:>6}",
+        "device",
+        "role",
+        "r/s",
+        "w/s",
+        "rMB/s",
+        "wMB/s",
+        "rareq-sz",
+        "wareq-sz",
+        "r_await",
+        "w_await",
+        "aqu-sz",
+        "%util"
+    );
+    for device in &figures.devices {
+        let _ = writeln!(
+            out,
+            "  {:<10} {:<9} {:>9.1} {:>9.1} {:>8.2} {:>8.2} {:>9} {:>9} {:>9} {:>9} {:>7.2} {:>6.1}",
+            device.device,
+            device.role,
+            device.r_per_s,
+            device.w_per_s,
+            device.read_mb_per_s,
+            device.write_mb_per_s,
+            format!("{:.1}KiB", device.rareq_sz_kib),
+            format!("{:.1}KiB", device.wareq_sz_kib),
+            format!("{:.2}ms", device.r_await_ms),
+            format!("{:.2}ms", device.w_await_ms),
+            device.aqu_sz,
+            device.util_pct
+        );
+    }
+    out
+}
+
+fn cpu_text(figures: &RunFigures) -> String {
+    let cpu = &figures.cpu;
+    format!(
+        "\nCPU ({} CPUs)\n  host idle {:.1}% (iowait {:.1}%), PostgreSQL server {:.1} CPU-s ({:.2} CPUs), strata {:.1} CPU-s ({:.2} CPUs)\n",
+        cpu.cpus,
+        cpu.host_idle_pct,
+        cpu.host_iowait_pct,
+        cpu.server_cpu_s,
+        if figures.window_s > 0.0 { cpu.server_cpu_s / figures.window_s } else { 0.0 },
+        cpu.strata_cpu_s,
+        if figures.window_s > 0.0 { cpu.strata_cpu_s / figures.window_s } else { 0.0 }
+    )
+}

@@ -1,0 +1,549 @@
+//! One `strata run` or `strata setup` from start to end: provision or
+//! connect, check free space, load, run the sessions while taking the two
+//! edges of the measured window, account, record, and clean up — also when
+//! interrupted, so no server or directory strata made is left behind.
+//!
+//! Not for: parsing options or drawing progress (the binary passes resolved
+//! settings and an observer).
+
+use crate::accounting::{account, RunDevices, RunFigures, BLOCK_BYTES};
+use crate::edge::{self, Edge};
+use anyhow::{bail, Context};
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use strata_core::units::format_size;
+use strata_db::pagecache::{drop_caches, PageCacheMethod};
+use strata_db::postgres::cluster::{ClusterOptions, ThrowawayCluster};
+use strata_db::postgres::connect::{connect, ConnectionTarget};
+use strata_db::postgres::counters::server_version_num;
+use strata_probe::blockdev::{device_of_path, physical_devices, BlockDevice};
+use strata_slob::load::{check_layout, setup, LoadOptions, LoadProgress, LoadReport};
+use strata_slob::schema::SchemaPlan;
+use strata_slob::session::{Driver, DriverOptions, Progress, RunOutcome, StopAfter};
+use tokio::time::Instant;
+
+/// Which server the run uses.
+pub enum Database {
+    /// A throwaway cluster made by initdb in `parent_dir`, removed at the end
+    /// unless `keep`.
+    Embedded {
+        parent_dir: PathBuf,
+        os_user: Option<String>,
+        shared_buffers_bytes: u64,
+        keep: bool,
+    },
+    /// The user's server.
+    External { target: Box<ConnectionTarget> },
+}
+
+/// How much of the data set the OS page cache may hold.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PageCacheChoice {
+    /// A tenth of the data set.
+    Auto,
+    Limit(u64),
+    /// Deliberately test through the cache.
+    Unlimited,
+}
+
+pub struct SlobConfig {
+    pub database: Database,
+    pub page_cache: PageCacheChoice,
+    pub load_parallel: usize,
+    pub replace: bool,
+    pub driver: DriverOptions,
+    pub setup_only: bool,
+    pub record: Option<PathBuf>,
+    pub command: Vec<String>,
+    pub options: serde_json::Value,
+}
+
+pub trait RunObserver: Send {
+    fn phase(&mut self, message: &str);
+    fn loading(&mut self, progress: &LoadProgress);
+    fn running(
+        &mut self,
+        elapsed: Duration,
+        expected: Option<Duration>,
+        loops: u64,
+        sessions_alive: u64,
+    );
+}
+
+/// Where the run happened, as the header and the JSON document show it.
+#[derive(Clone, Debug, Serialize)]
+pub struct RunEnvironment {
+    pub server: &'static str,
+    pub connection: String,
+    pub server_version_num: u32,
+    pub data_directory: Option<PathBuf>,
+    pub wal_directory: Option<PathBuf>,
+    pub devices: RunDevices,
+    pub device_details: Vec<BlockDevice>,
+    pub device_note: Option<String>,
+    pub page_cache: PageCacheMethod,
+    pub plan: SchemaPlan,
+}
+
+pub struct SlobOutcome {
+    pub environment: RunEnvironment,
+    pub load: Option<LoadReport>,
+    pub figures: Option<RunFigures>,
+    /// How to reach a cluster left running by `--keep`.
+    pub kept: Option<String>,
+}
+
+/// The data set's size on disk, roughly: heap blocks of every table.
+pub fn data_set_bytes(plan: &SchemaPlan) -> u64 {
+    let schemas = if plan.single_schema {
+        1
+    } else {
+        u64::from(plan.schemas)
+    };
+    schemas * (plan.blocks_per_schema + plan.scan_table_blocks) * BLOCK_BYTES
+}
+
+fn allowed_page_cache(choice: PageCacheChoice, plan: &SchemaPlan) -> Option<u64> {
+    match choice {
+        PageCacheChoice::Auto => Some((data_set_bytes(plan) / 10).max(4 << 20)),
+        PageCacheChoice::Limit(bytes) => Some(bytes),
+        PageCacheChoice::Unlimited => None,
+    }
+}
+
+/// Sets the server's memory cgroup, once the sessions are connected, to
+/// what its processes hold privately now, plus all the shared memory
+/// PostgreSQL allocated (shared_buffers included, touched or not), plus the
+/// page cache allowed, plus a small margin for growth: the limit the cluster
+/// started with leaves slack that the page cache would fill.
+async fn tighten_page_cache(
+    cluster: &ThrowawayCluster,
+    client: &tokio_postgres::Client,
+    allowed_bytes: u64,
+    sessions: usize,
+) -> anyhow::Result<PageCacheMethod> {
+    let Some(cgroup) = cluster.memory_cgroup() else {
+        return Ok(cluster.page_cache().clone());
+    };
+    let row = client
+        .query_one(
+            "SELECT sum(allocated_size)::bigint FROM pg_shmem_allocations",
+            &[],
+        )
+        .await
+        .context("reading pg_shmem_allocations")?;
+    let shared_bytes = row.get::<_, i64>(0).max(0) as u64;
+    let private_bytes = cgroup.anon_bytes().unwrap_or(0);
+    let margin = (16 << 20) + sessions as u64 * (512 << 10);
+    cgroup.set_limit(private_bytes + shared_bytes + allowed_bytes + margin)?;
+    Ok(cgroup.method())
+}
+
+/// Private memory a backend uses, which the memory cgroup charges beside
+/// the page cache (measured: about 1.5 MiB per idle backend).
+const BACKEND_MEMORY_BYTES: u64 = 2 << 20;
+
+/// Memory a loader may use while it builds an index or vacuums
+/// (maintenance_work_mem, 64 MiB by default, and its working set).
+const LOADER_MEMORY_BYTES: u64 = 192 << 20;
+
+/// What the cgroup allows at start on top of shared_buffers and the server's
+/// fixed overhead: the page cache the user allows plus every session's
+/// backend and every loader's working memory, so the load and the
+/// connecting sessions are never squeezed. `tighten_page_cache` replaces it
+/// with a measured limit before the run.
+fn page_cache_limit(
+    choice: PageCacheChoice,
+    plan: &SchemaPlan,
+    sessions: u32,
+    loaders: usize,
+) -> Option<u64> {
+    let working = u64::from(sessions) * BACKEND_MEMORY_BYTES + loaders as u64 * LOADER_MEMORY_BYTES;
+    allowed_page_cache(choice, plan).map(|allowed| allowed + working)
+}
+
+/// Refuses a data set that would not fit (heap plus ~10% for indexes).
+fn check_free_space(dir: &Path, plan: &SchemaPlan) -> anyhow::Result<()> {
+    let needed = data_set_bytes(plan) + data_set_bytes(plan) / 10;
+    let mut stat: libc::statvfs = unsafe { std::mem::zeroed() };
+    let path = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes())?;
+    if unsafe { libc::statvfs(path.as_ptr(), &mut stat) } != 0 {
+        return Err(std::io::Error::last_os_error())
+            .with_context(|| format!("reading free space of {}", dir.display()));
+    }
+    let free = stat.f_bavail as u64 * stat.f_frsize as u64;
+    if needed > free {
+        bail!(
+            "--scale: the data set needs about {} but {} has {} free; choose a smaller --scale or --schemas",
+            format_size(needed),
+            dir.display(),
+            format_size(free)
+        );
+    }
+    Ok(())
+}
+
+/// Runs `strata run` (or `strata setup` when `setup_only`).
+pub fn run_slob(
+    config: SlobConfig,
+    interrupt: &AtomicBool,
+    observer: &mut dyn RunObserver,
+) -> anyhow::Result<SlobOutcome> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let plan = config.driver.plan.clone();
+    match &config.database {
+        Database::Embedded {
+            parent_dir,
+            os_user,
+            shared_buffers_bytes,
+            keep,
+        } => {
+            check_free_space(parent_dir, &plan)?;
+            observer.phase("starting a throwaway PostgreSQL cluster");
+            let cluster = ThrowawayCluster::start(&ClusterOptions {
+                parent_dir: parent_dir.clone(),
+                os_user: os_user.clone(),
+                shared_buffers_bytes: *shared_buffers_bytes,
+                settings: vec![(
+                    "max_connections".into(),
+                    (sessions(&config.driver) + 20).to_string(),
+                )],
+                page_cache_limit_bytes: page_cache_limit(
+                    config.page_cache,
+                    &plan,
+                    sessions(&config.driver),
+                    config.load_parallel,
+                ),
+                bin_dir: None,
+            })?;
+            let target = ConnectionTarget::parse(&cluster.connection_string())?;
+            let server = Server {
+                target,
+                kind: "throwaway cluster",
+                data_directory: Some(cluster.data_dir().to_path_buf()),
+                wal_directory: Some(cluster.wal_dir()),
+                page_cache: cluster.page_cache().clone(),
+                cluster: Some(&cluster),
+            };
+            let mut outcome = runtime.block_on(drive(&config, &server, interrupt, observer))?;
+            if *keep {
+                outcome.kept = Some(cluster.keep().how_to_connect());
+            } else {
+                observer.phase("stopping and removing the throwaway cluster");
+                cluster.stop_and_remove()?;
+            }
+            Ok(outcome)
+        }
+        Database::External { target } => {
+            let server = Server {
+                target: (**target).clone(),
+                kind: "external server",
+                data_directory: None,
+                wal_directory: None,
+                page_cache: PageCacheMethod::Unlimited,
+                cluster: None,
+            };
+            runtime.block_on(drive(&config, &server, interrupt, observer))
+        }
+    }
+}
+
+fn sessions(driver: &DriverOptions) -> u32 {
+    match driver.sessions {
+        Some(sessions) if driver.plan.single_schema => sessions,
+        _ => driver.plan.schemas * driver.threads_per_schema,
+    }
+}
+
+struct Server<'a> {
+    target: ConnectionTarget,
+    kind: &'static str,
+    data_directory: Option<PathBuf>,
+    wal_directory: Option<PathBuf>,
+    page_cache: PageCacheMethod,
+    cluster: Option<&'a ThrowawayCluster>,
+}
+
+impl Server<'_> {
+    fn pids(&self) -> Vec<u32> {
+        self.cluster
+            .map(|cluster| cluster.server_pids())
+            .unwrap_or_default()
+    }
+}
+
+async fn drive(
+    config: &SlobConfig,
+    server: &Server<'_>,
+    interrupt: &AtomicBool,
+    observer: &mut dyn RunObserver,
+) -> anyhow::Result<SlobOutcome> {
+    let client = connect(&server.target).await?;
+    let version_num = server_version_num(&client).await?;
+    let mut environment = environment(config, server, &client, version_num).await;
+    if server.cluster.is_none() {
+        if let Some(dir) = &environment.data_directory {
+            check_free_space(dir, &config.driver.plan)?;
+        }
+    }
+    let pg_config = server.target.config();
+    let load = load_if_needed(config, server, &pg_config, interrupt, observer).await?;
+    if config.setup_only {
+        return Ok(SlobOutcome {
+            environment,
+            load,
+            figures: None,
+            kept: None,
+        });
+    }
+    environment.page_cache = keep_cache_out(config.page_cache, &server.page_cache, observer)?;
+    observer.phase("connecting the sessions");
+    let driver = Driver::connect(&pg_config, config.driver.clone()).await?;
+    if let (Some(cluster), Some(allowed)) = (
+        server.cluster,
+        allowed_page_cache(config.page_cache, &config.driver.plan),
+    ) {
+        environment.page_cache =
+            tighten_page_cache(cluster, &client, allowed, driver.session_count()).await?;
+    }
+    let (outcome, start, end) = measure(
+        driver,
+        &client,
+        version_num,
+        server,
+        &config.driver.stop_after,
+        interrupt,
+        observer,
+    )
+    .await;
+    let figures = account(&start, &end, &outcome, &environment.devices);
+    if let Some(path) = &config.record {
+        crate::output::write_recording(
+            path,
+            config,
+            &environment,
+            load.as_ref(),
+            &figures,
+            &outcome,
+        )?;
+    }
+    Ok(SlobOutcome {
+        environment,
+        load,
+        figures: Some(figures),
+        kept: None,
+    })
+}
+
+async fn environment(
+    config: &SlobConfig,
+    server: &Server<'_>,
+    client: &tokio_postgres::Client,
+    version_num: u32,
+) -> RunEnvironment {
+    let data_directory = match &server.data_directory {
+        Some(dir) => Some(dir.clone()),
+        None => local_data_directory(client).await,
+    };
+    let wal_directory = server
+        .wal_directory
+        .clone()
+        .or_else(|| data_directory.as_ref().map(|dir| dir.join("pg_wal")))
+        .map(|dir| std::fs::canonicalize(&dir).unwrap_or(dir));
+    let (devices, device_details, device_note) =
+        resolve_devices(data_directory.as_deref(), wal_directory.as_deref());
+    RunEnvironment {
+        server: server.kind,
+        connection: server.target.redacted(),
+        server_version_num: version_num,
+        data_directory,
+        wal_directory,
+        devices,
+        device_details,
+        device_note,
+        page_cache: server.page_cache.clone(),
+        plan: config.driver.plan.clone(),
+    }
+}
+
+/// The server's data directory, when the server is on this machine and
+/// strata may read it (superuser or pg_read_all_settings).
+async fn local_data_directory(client: &tokio_postgres::Client) -> Option<PathBuf> {
+    let row = client.query_one("SHOW data_directory", &[]).await.ok()?;
+    let dir = PathBuf::from(row.get::<_, String>(0));
+    dir.exists().then_some(dir)
+}
+
+fn resolve_devices(
+    data: Option<&Path>,
+    wal: Option<&Path>,
+) -> (RunDevices, Vec<BlockDevice>, Option<String>) {
+    let mut details: Vec<BlockDevice> = Vec::new();
+    let mut notes = Vec::new();
+    let mut physical_names = |dir: Option<&Path>| -> Vec<String> {
+        let Some(dir) = dir else {
+            notes.push(
+                "the data directory is not on this machine: device figures are unavailable"
+                    .to_string(),
+            );
+            return Vec::new();
+        };
+        match device_of_path(dir).and_then(|device| physical_devices(&device)) {
+            Ok(devices) => {
+                let names = devices.iter().map(|device| device.name.clone()).collect();
+                details.extend(devices);
+                names
+            }
+            Err(error) => {
+                notes.push(format!("{}: {error:#}", dir.display()));
+                Vec::new()
+            }
+        }
+    };
+    let data_devices = physical_names(data);
+    let wal_devices = physical_names(wal);
+    details.sort_by(|a, b| a.name.cmp(&b.name));
+    details.dedup_by(|a, b| a.name == b.name);
+    notes.dedup();
+    let note = (!notes.is_empty()).then(|| notes.join("; "));
+    (
+        RunDevices {
+            data: data_devices,
+            wal: wal_devices,
+        },
+        details,
+        note,
+    )
+}
+
+async fn load_if_needed(
+    config: &SlobConfig,
+    server: &Server<'_>,
+    pg_config: &tokio_postgres::Config,
+    interrupt: &AtomicBool,
+    observer: &mut dyn RunObserver,
+) -> anyhow::Result<Option<LoadReport>> {
+    let plan = &config.driver.plan;
+    if server.cluster.is_none() && !config.setup_only {
+        let layout = check_layout(pg_config, plan).await?;
+        if layout.iter().all(|schema| schema.complete) && !layout.is_empty() {
+            return Ok(None);
+        }
+        bail!(
+            "the schemas for this plan are not loaded (or a load was interrupted) on {}: run `strata setup` with the same --db, --schemas and --scale first",
+            server.target.redacted()
+        );
+    }
+    observer.phase("loading the SLOB schemas");
+    let options = LoadOptions {
+        plan: plan.clone(),
+        parallel: config.load_parallel,
+        replace: config.replace,
+    };
+    let observer_cell = std::sync::Mutex::new(observer);
+    let report = setup(
+        pg_config,
+        &options,
+        &|progress| {
+            if let Ok(mut observer) = observer_cell.lock() {
+                observer.loading(&progress);
+            }
+        },
+        interrupt,
+    )
+    .await?;
+    Ok(Some(report))
+}
+
+/// Makes sure the page cache does not hold the data set when the run starts.
+fn keep_cache_out(
+    choice: PageCacheChoice,
+    method: &PageCacheMethod,
+    observer: &mut dyn RunObserver,
+) -> anyhow::Result<PageCacheMethod> {
+    match (choice, method) {
+        (PageCacheChoice::Unlimited, _) => Ok(PageCacheMethod::Unlimited),
+        (_, PageCacheMethod::CgroupV1 { .. } | PageCacheMethod::CgroupV2 { .. }) => {
+            Ok(method.clone())
+        }
+        _ => {
+            observer.phase(
+                "dropping the page cache before the run (no memory cgroup limits this server)",
+            );
+            drop_caches().context("--page-cache-limit: cannot limit this server's page cache with a cgroup, and dropping caches failed; run as root or use --page-cache-limit none")?;
+            Ok(PageCacheMethod::DropCaches)
+        }
+    }
+}
+
+async fn measure(
+    driver: Driver,
+    client: &tokio_postgres::Client,
+    version_num: u32,
+    server: &Server<'_>,
+    stop_after: &StopAfter,
+    interrupt: &AtomicBool,
+    observer: &mut dyn RunObserver,
+) -> (RunOutcome, Edge, Edge) {
+    let start = Instant::now() + Duration::from_millis(200);
+    let (window_start, expected) = match stop_after {
+        StopAfter::Duration { warmup, duration } => (start + *warmup, Some(*warmup + *duration)),
+        StopAfter::WorkLoops(_) => (start, None),
+    };
+    let stop = Arc::new(AtomicBool::new(false));
+    let progress = Arc::new(Progress::default());
+    let mut start_edge = match stop_after {
+        StopAfter::WorkLoops(_) => Some(edge::take(client, version_num, &server.pids()).await),
+        StopAfter::Duration { .. } => None,
+    };
+    observer.phase("running");
+    let run = driver.run(start, stop.clone(), progress.clone());
+    tokio::pin!(run);
+    let mut tick = tokio::time::interval(Duration::from_millis(250));
+    let outcome = loop {
+        tokio::select! {
+            outcome = &mut run => break outcome,
+            _ = tokio::time::sleep_until(window_start), if start_edge.is_none() => {
+                start_edge = Some(edge::take(client, version_num, &server.pids()).await);
+            }
+            _ = tick.tick() => {
+                if interrupt.load(Ordering::Relaxed) {
+                    stop.store(true, Ordering::Relaxed);
+                }
+                let loops = progress.loops.load(Ordering::Relaxed);
+                let alive = progress.sessions_alive.load(Ordering::Relaxed);
+                observer.running(start.elapsed(), expected, loops, alive);
+            }
+        }
+    };
+    let start_edge = match start_edge {
+        Some(edge) => edge,
+        None => edge::take(client, version_num, &server.pids()).await,
+    };
+    wait_for_sessions_to_exit(client).await;
+    let end_edge = edge::take(client, version_num, &server.pids()).await;
+    (outcome, start_edge, end_edge)
+}
+
+/// PostgreSQL backends publish their statistics at most once a second while
+/// busy and at exit; the end edge waits until the sessions' backends have
+/// exited (up to 5 s), so their last work is in the counters.
+async fn wait_for_sessions_to_exit(client: &tokio_postgres::Client) {
+    const OTHERS: &str =
+        "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend' \
+                          AND pid <> pg_backend_pid() AND application_name = 'strata slob'";
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while Instant::now() < deadline {
+        match client.query_one(OTHERS, &[]).await {
+            Ok(row) if row.get::<_, i64>(0) == 0 => return,
+            Ok(_) => tokio::time::sleep(Duration::from_millis(50)).await,
+            Err(_) => return,
+        }
+    }
+}

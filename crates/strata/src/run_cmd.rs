@@ -1,0 +1,565 @@
+//! `strata run` and `strata setup`: options (with pgio.conf as a source of
+//! defaults), their resolution into a SLOB run, and the printing of its
+//! result.
+
+use crate::{interrupt, parse, progress::RunProgress};
+use anyhow::bail;
+use clap::Args;
+use serde::Serialize;
+use std::path::PathBuf;
+use std::time::Duration;
+use strata_core::units::{KIB, MIB};
+use strata_db::postgres::connect::ConnectionTarget;
+use strata_run::session_run::{run_slob, Database, PageCacheChoice, SlobConfig, SlobOutcome};
+use strata_slob::schema::SchemaPlan;
+use strata_slob::session::{
+    AccessDistribution, DriverOptions, Hotspot, StopAfter, WorkloadOptions,
+};
+
+const BLOCK: u64 = 8 * KIB;
+
+/// Where the data lives and how it is loaded: shared by `setup` and `run`.
+#[derive(Args, Debug)]
+pub struct DataArgs {
+    /// PostgreSQL connection string (postgres://user:pass@host:port/db or
+    /// "host=… dbname=…"); the password never appears in any output. Default:
+    /// a throwaway cluster made with initdb in the current directory, removed at the end
+    #[arg(long, value_name = "URL")]
+    db: Option<String>,
+
+    /// Schemas, each with its own table (SLOB's multi-schema model) [default: 4]
+    #[arg(long, value_name = "N", value_parser = |s: &str| parse::bounded(s, 1, 1024).map(|v| v as u32))]
+    schemas: Option<u32>,
+
+    /// One shared schema for every session (SLOB's single-schema model; use --sessions)
+    #[arg(long)]
+    single_schema: bool,
+
+    /// Size of each schema's table: a size (8GiB; IEC for k/m/g) or a count of
+    /// 8 KiB blocks (one row per block) [default: 256MiB]
+    #[arg(long, value_name = "SIZE|BLOCKS", value_parser = parse_scale)]
+    scale: Option<u64>,
+
+    /// Size of each schema's scan table for multiblock reads (--scan-pct) [default: none]
+    #[arg(long, value_name = "SIZE", value_parser = parse_scale)]
+    scan_table_size: Option<u64>,
+
+    /// Fill rows with random bytes, so storage compression and deduplication can't fake results
+    #[arg(long)]
+    random_data: bool,
+
+    /// Loaders working at once [default: 2]
+    #[arg(long, value_name = "N", value_parser = |s: &str| parse::bounded(s, 1, 64).map(|v| v as usize))]
+    load_parallel: Option<usize>,
+
+    /// Drop and reload strata's schemas even when they are complete (never touches anything strata did not create)
+    #[arg(long)]
+    replace: bool,
+
+    /// Throwaway cluster: shared_buffers [default: 128MiB]
+    #[arg(long, value_name = "SIZE", value_parser = parse::size)]
+    shared_buffers: Option<u64>,
+
+    /// How much of the data set the OS page cache may hold: a size, `auto` (a
+    /// tenth of the data set, by a memory cgroup on the throwaway cluster's
+    /// processes; caches dropped before the run when no cgroup can be used) or
+    /// `none` (test through the cache on purpose) [default: auto]
+    #[arg(long, value_name = "SIZE|auto|none", value_parser = parse_page_cache)]
+    page_cache_limit: Option<PageCacheChoice>,
+
+    /// Throwaway cluster: the OS account the server runs as when strata runs as root [default: postgres]
+    #[arg(long, value_name = "USER")]
+    os_user: Option<String>,
+
+    /// Throwaway cluster: leave it running at the end and print how to connect
+    #[arg(long)]
+    keep: bool,
+
+    /// Read defaults from a pgio.conf (UPDATE_PCT, RUN_TIME, NUM_SCHEMAS, NUM_THREADS,
+    /// WORK_UNIT, UPDATE_WORK_UNIT, SCALE, DBNAME, CONNECT_STRING); options given here win
+    #[arg(long, value_name = "FILE")]
+    pgio_conf: Option<PathBuf>,
+
+    /// Print the result as a versioned JSON document instead of tables
+    #[arg(long)]
+    json: bool,
+}
+
+/// The workload: `run` only.
+#[derive(Args, Debug)]
+pub struct WorkloadArgs {
+    /// Sessions per schema [default: 1]
+    #[arg(long, value_name = "N", value_parser = |s: &str| parse::bounded(s, 1, 10_000).map(|v| v as u32))]
+    threads_per_schema: Option<u32>,
+
+    /// Sessions in the single-schema model (--single-schema) [default: 4]
+    #[arg(long, value_name = "N", value_parser = |s: &str| parse::bounded(s, 1, 10_000).map(|v| v as u32))]
+    sessions: Option<u32>,
+
+    /// Blocks (keys) each select loop reads through the index [default: 256]
+    #[arg(long, value_name = "BLOCKS", value_parser = |s: &str| parse::bounded(s, 1, 1 << 20).map(|v| v as u32))]
+    work_unit: Option<u32>,
+
+    /// Percentage of loops that UPDATE --update-work-unit rows and COMMIT (0-100) [default: 0]
+    #[arg(long, value_name = "PCT", value_parser = parse::percent)]
+    update_pct: Option<f64>,
+
+    /// Rows each update loop changes [default: 8]
+    #[arg(long, value_name = "ROWS", value_parser = |s: &str| parse::bounded(s, 1, 1 << 20).map(|v| v as u32))]
+    update_work_unit: Option<u32>,
+
+    /// Percentage of loops that scan the scan table (needs --scan-table-size at setup) (0-100) [default: 0]
+    #[arg(long, value_name = "PCT", value_parser = parse::percent)]
+    scan_pct: Option<f64>,
+
+    /// Think time MIN-MAX between loops (e.g. 10ms-50ms) [default: none]
+    #[arg(long, value_name = "MIN-MAX", value_parser = parse_think_time)]
+    think_time: Option<(Duration, Duration)>,
+
+    /// Think after every N loops [default: 1]
+    #[arg(long, value_name = "N", value_parser = |s: &str| parse::bounded(s, 1, 1 << 30).map(|v| v as u32))]
+    think_every: Option<u32>,
+
+    /// Hot spot OFFSET:SIZE:EVERY (blocks or sizes; every Nth loop reads inside it)
+    #[arg(long, value_name = "OFFSET:SIZE:EVERY", value_parser = parse_hotspot)]
+    hotspot: Option<Hotspot>,
+
+    /// Every Nth loop goes to schema 1 instead of the session's own
+    #[arg(long, value_name = "N", value_parser = |s: &str| parse::bounded(s, 1, 1 << 30).map(|v| v as u32))]
+    hot_schema_every: Option<u32>,
+
+    /// Where loops land: uniform or zipf:THETA [default: uniform]
+    #[arg(long, value_name = "DIST", value_parser = parse_distribution)]
+    distribution: Option<AccessDistribution>,
+
+    /// Measured time [default: 30s]
+    #[arg(long, value_name = "DURATION", value_parser = parse::duration)]
+    duration: Option<Duration>,
+
+    /// Warm-up excluded from the figures [default: 5s]
+    #[arg(long, value_name = "DURATION", value_parser = parse::duration)]
+    warmup: Option<Duration>,
+
+    /// Batch mode: every session runs exactly N loops; the elapsed time is the result
+    #[arg(long, value_name = "N", value_parser = parse::count, conflicts_with_all = ["duration", "warmup"])]
+    work_loops: Option<u64>,
+
+    /// End with status 0 even when sessions failed (they are still reported)
+    #[arg(long)]
+    tolerate_failures: bool,
+
+    /// Write the Recording here [default: strata-run-<UTC time>.strata in the current directory]
+    #[arg(long, value_name = "FILE")]
+    record: Option<PathBuf>,
+
+    /// Seed for the sessions' random keys [default: random]
+    #[arg(long, value_name = "N")]
+    seed: Option<u64>,
+}
+
+#[derive(Args, Debug)]
+pub struct SetupArgs {
+    #[command(flatten)]
+    data: DataArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    #[command(flatten)]
+    data: DataArgs,
+    #[command(flatten)]
+    workload: WorkloadArgs,
+}
+
+fn parse_scale(input: &str) -> Result<u64, String> {
+    let blocks = if input.trim().chars().all(|c| c.is_ascii_digit()) {
+        parse::bounded(input, 1, u64::MAX / BLOCK)?
+    } else {
+        let bytes = parse::size(input)?;
+        if bytes < BLOCK {
+            return Err(format!("'{input}' is less than one 8 KiB block"));
+        }
+        bytes / BLOCK
+    };
+    Ok(blocks)
+}
+
+fn parse_page_cache(input: &str) -> Result<PageCacheChoice, String> {
+    match input {
+        "auto" => Ok(PageCacheChoice::Auto),
+        "none" | "unlimited" => Ok(PageCacheChoice::Unlimited),
+        size => parse::size(size)
+            .map(PageCacheChoice::Limit)
+            .map_err(|error| format!("{error}; or use auto or none")),
+    }
+}
+
+fn parse_think_time(input: &str) -> Result<(Duration, Duration), String> {
+    let (min, max) = input.split_once('-').unwrap_or((input, input));
+    let (min, max) = (parse::duration(min)?, parse::duration(max)?);
+    if min > max {
+        return Err(format!("'{input}': MIN must not exceed MAX"));
+    }
+    Ok((min, max))
+}
+
+fn parse_hotspot(input: &str) -> Result<Hotspot, String> {
+    let parts: Vec<&str> = input.split(':').collect();
+    let [offset, size, every] = parts.as_slice() else {
+        return Err(format!("'{input}' is not OFFSET:SIZE:EVERY"));
+    };
+    Ok(Hotspot {
+        offset_blocks: parse_scale(offset).or_else(|_| {
+            if *offset == "0" {
+                Ok(0)
+            } else {
+                Err(format!("bad OFFSET '{offset}'"))
+            }
+        })?,
+        size_blocks: parse_scale(size)?,
+        every: parse::bounded(every, 1, 1 << 30)? as u32,
+    })
+}
+
+fn parse_distribution(input: &str) -> Result<AccessDistribution, String> {
+    match input.split_once(':') {
+        None if input == "uniform" => Ok(AccessDistribution::Uniform),
+        Some(("zipf", theta)) => {
+            let theta: f64 = theta
+                .parse()
+                .map_err(|_| format!("zipf:THETA needs a number, got '{theta}'"))?;
+            if !(theta > 0.0 && theta <= 10.0) {
+                return Err(format!(
+                    "zipf:THETA must be above 0 and at most 10, got {theta}"
+                ));
+            }
+            Ok(AccessDistribution::Zipf { theta })
+        }
+        _ => Err(format!("'{input}' is not one of: uniform, zipf:THETA")),
+    }
+}
+
+/// Defaults read from a pgio.conf, applied where an option was not given.
+#[derive(Default)]
+struct ConfDefaults {
+    db: Option<String>,
+    schemas: Option<u32>,
+    scale_blocks: Option<u64>,
+    threads_per_schema: Option<u32>,
+    work_unit: Option<u32>,
+    update_pct: Option<f64>,
+    update_work_unit: Option<u32>,
+    duration: Option<Duration>,
+}
+
+fn read_pgio_conf(path: &Option<PathBuf>) -> anyhow::Result<ConfDefaults> {
+    let Some(path) = path else {
+        return Ok(ConfDefaults::default());
+    };
+    let text = std::fs::read_to_string(path)
+        .map_err(|error| anyhow::anyhow!("--pgio-conf {}: {error}", path.display()))?;
+    let conf = strata_slob::pgio_conf::parse(&text)?;
+    if !conf.unknown.is_empty() {
+        eprintln!("strata: --pgio-conf: ignoring {}", conf.unknown.join(", "));
+    }
+    let db = conf
+        .connect_string
+        .clone()
+        .or(conf.dbname.clone())
+        .map(|value| {
+            if value.contains('=') || value.contains("://") {
+                value
+            } else {
+                format!("dbname={value}")
+            }
+        });
+    Ok(ConfDefaults {
+        db,
+        schemas: conf.num_schemas,
+        scale_blocks: conf.scale_blocks,
+        threads_per_schema: conf.num_threads,
+        work_unit: conf.work_unit,
+        update_pct: conf.update_pct,
+        update_work_unit: conf.update_work_unit,
+        duration: conf.run_time_seconds.map(Duration::from_secs),
+    })
+}
+
+fn plan(data: &DataArgs, conf: &ConfDefaults) -> SchemaPlan {
+    SchemaPlan {
+        schemas: data.schemas.or(conf.schemas).unwrap_or(4),
+        single_schema: data.single_schema,
+        blocks_per_schema: data
+            .scale
+            .or(conf.scale_blocks)
+            .unwrap_or(256 * MIB / BLOCK),
+        scan_table_blocks: data.scan_table_size.unwrap_or(0),
+        random_data: data.random_data,
+    }
+}
+
+fn database(data: &DataArgs, conf: &ConfDefaults) -> anyhow::Result<Database> {
+    match data.db.clone().or(conf.db.clone()) {
+        Some(text) => {
+            for (flag, given) in [
+                ("--keep", data.keep),
+                ("--shared-buffers", data.shared_buffers.is_some()),
+                ("--os-user", data.os_user.is_some()),
+            ] {
+                if given {
+                    bail!("{flag} applies to the throwaway cluster, not to --db");
+                }
+            }
+            Ok(Database::External {
+                target: Box::new(ConnectionTarget::parse(&text)?),
+            })
+        }
+        None => Ok(Database::Embedded {
+            parent_dir: PathBuf::from("."),
+            os_user: data.os_user.clone(),
+            shared_buffers_bytes: data.shared_buffers.unwrap_or(128 * MIB),
+            keep: data.keep,
+        }),
+    }
+}
+
+fn workload(args: &WorkloadArgs, conf: &ConfDefaults) -> anyhow::Result<WorkloadOptions> {
+    let update_pct = args.update_pct.or(conf.update_pct).unwrap_or(0.0);
+    let scan_pct = args.scan_pct.unwrap_or(0.0);
+    if update_pct + scan_pct > 100.0 {
+        bail!("--update-pct {update_pct} plus --scan-pct {scan_pct} is over 100");
+    }
+    Ok(WorkloadOptions {
+        work_unit: args.work_unit.or(conf.work_unit).unwrap_or(256),
+        update_pct,
+        update_work_unit: args.update_work_unit.or(conf.update_work_unit).unwrap_or(8),
+        scan_pct,
+        think_time: args.think_time,
+        think_every: args.think_every.unwrap_or(1),
+        hotspot: args.hotspot.clone(),
+        hot_schema_every: args.hot_schema_every,
+        distribution: args
+            .distribution
+            .clone()
+            .unwrap_or(AccessDistribution::Uniform),
+    })
+}
+
+fn driver_options(
+    args: &WorkloadArgs,
+    plan: SchemaPlan,
+    conf: &ConfDefaults,
+) -> anyhow::Result<DriverOptions> {
+    let workload = workload(args, conf)?;
+    if workload.scan_pct > 0.0 && plan.scan_table_blocks == 0 {
+        bail!(
+            "--scan-pct needs a scan table: give --scan-table-size (and load it with strata setup)"
+        );
+    }
+    if u64::from(workload.work_unit) > plan.blocks_per_schema {
+        bail!(
+            "--work-unit {} is larger than the table ({} blocks, --scale)",
+            workload.work_unit,
+            plan.blocks_per_schema
+        );
+    }
+    if args.sessions.is_some() && !plan.single_schema {
+        bail!("--sessions applies to --single-schema; use --threads-per-schema with --schemas");
+    }
+    let stop_after = match args.work_loops {
+        Some(loops) => StopAfter::WorkLoops(loops),
+        None => StopAfter::Duration {
+            warmup: args.warmup.unwrap_or(Duration::from_secs(5)),
+            duration: args
+                .duration
+                .or(conf.duration)
+                .unwrap_or(Duration::from_secs(30)),
+        },
+    };
+    Ok(DriverOptions {
+        plan,
+        workload,
+        threads_per_schema: args
+            .threads_per_schema
+            .or(conf.threads_per_schema)
+            .unwrap_or(1),
+        sessions: args.sessions.or(Some(4)),
+        stop_after,
+        seed: args
+            .seed
+            .unwrap_or_else(|| strata_core::random::FastRng::from_entropy().next_u64()),
+    })
+}
+
+/// The options as resolved, for the Recording and --json (no password).
+#[derive(Serialize)]
+struct ResolvedOptions<'a> {
+    command: &'static str,
+    db: Option<String>,
+    plan: &'a SchemaPlan,
+    page_cache_limit: PageCacheChoice,
+    shared_buffers_bytes: Option<u64>,
+    load_parallel: usize,
+    replace: bool,
+    workload: Option<&'a WorkloadOptions>,
+    threads_per_schema: u32,
+    sessions: Option<u32>,
+    stop_after: Option<&'a StopAfter>,
+    tolerate_failures: bool,
+}
+
+pub fn setup(args: SetupArgs) -> anyhow::Result<i32> {
+    let conf = read_pgio_conf(&args.data.pgio_conf)?;
+    let plan = plan(&args.data, &conf);
+    let driver = DriverOptions {
+        plan: plan.clone(),
+        workload: WorkloadOptions {
+            work_unit: 1,
+            update_pct: 0.0,
+            update_work_unit: 1,
+            scan_pct: 0.0,
+            think_time: None,
+            think_every: 1,
+            hotspot: None,
+            hot_schema_every: None,
+            distribution: AccessDistribution::Uniform,
+        },
+        threads_per_schema: 1,
+        sessions: None,
+        stop_after: StopAfter::WorkLoops(0),
+        seed: 0,
+    };
+    execute(&args.data, &conf, driver, true, None, false)
+}
+
+pub fn run(args: RunArgs) -> anyhow::Result<i32> {
+    let conf = read_pgio_conf(&args.data.pgio_conf)?;
+    let plan = plan(&args.data, &conf);
+    let driver = driver_options(&args.workload, plan, &conf)?;
+    let record = args.workload.record.clone().unwrap_or_else(|| {
+        let stamp = strata_core::time::utc_now_rfc3339().replace([':', '-'], "");
+        PathBuf::from(format!("strata-run-{stamp}.strata"))
+    });
+    execute(
+        &args.data,
+        &conf,
+        driver,
+        false,
+        Some(record),
+        args.workload.tolerate_failures,
+    )
+}
+
+fn execute(
+    data: &DataArgs,
+    conf: &ConfDefaults,
+    driver: DriverOptions,
+    setup_only: bool,
+    record: Option<PathBuf>,
+    tolerate_failures: bool,
+) -> anyhow::Result<i32> {
+    let interrupt = interrupt::install();
+    let database = database(data, conf)?;
+    let page_cache = data.page_cache_limit.unwrap_or(PageCacheChoice::Auto);
+    let redacted_db = match &database {
+        Database::External { target } => Some(target.redacted()),
+        Database::Embedded { .. } => None,
+    };
+    let options = serde_json::to_value(ResolvedOptions {
+        command: if setup_only { "setup" } else { "run" },
+        db: redacted_db,
+        plan: &driver.plan,
+        page_cache_limit: page_cache,
+        shared_buffers_bytes: data.shared_buffers,
+        load_parallel: data.load_parallel.unwrap_or(2),
+        replace: data.replace,
+        workload: (!setup_only).then_some(&driver.workload),
+        threads_per_schema: driver.threads_per_schema,
+        sessions: driver.sessions,
+        stop_after: (!setup_only).then_some(&driver.stop_after),
+        tolerate_failures,
+    })?;
+    let config = SlobConfig {
+        database,
+        page_cache,
+        load_parallel: data.load_parallel.unwrap_or(2),
+        replace: data.replace,
+        driver,
+        setup_only,
+        record: record.clone(),
+        command: redacted_command_line(),
+        options: options.clone(),
+    };
+    let mut progress = RunProgress::new();
+    let outcome = run_slob(config, interrupt, &mut progress);
+    progress.finish();
+    let outcome = match outcome {
+        Err(error) if interrupt.load(std::sync::atomic::Ordering::Relaxed) => {
+            eprintln!(
+                "strata: interrupted ({error:#}); the throwaway cluster, if any, was removed"
+            );
+            return Ok(130);
+        }
+        outcome => outcome?,
+    };
+    print_outcome(data.json, &outcome, &options, record.as_ref());
+    Ok(exit_code(
+        &outcome,
+        tolerate_failures,
+        interrupt.load(std::sync::atomic::Ordering::Relaxed),
+    ))
+}
+
+/// The command line with the value of --db replaced by its redacted form.
+fn redacted_command_line() -> Vec<String> {
+    let mut redact_next = false;
+    std::env::args()
+        .map(|argument| {
+            if std::mem::take(&mut redact_next) {
+                return ConnectionTarget::parse(&argument)
+                    .map_or("***".into(), |target| target.redacted());
+            }
+            if argument == "--db" {
+                redact_next = true;
+                return argument;
+            }
+            match argument.strip_prefix("--db=") {
+                Some(value) => format!(
+                    "--db={}",
+                    ConnectionTarget::parse(value).map_or("***".into(), |t| t.redacted())
+                ),
+                None => argument,
+            }
+        })
+        .collect()
+}
+
+fn exit_code(outcome: &SlobOutcome, tolerate_failures: bool, interrupted: bool) -> i32 {
+    let failed = outcome
+        .figures
+        .as_ref()
+        .is_some_and(|figures| figures.sessions.failed > 0);
+    if interrupted {
+        130
+    } else if failed && !tolerate_failures {
+        1
+    } else {
+        0
+    }
+}
+
+fn print_outcome(
+    json: bool,
+    outcome: &SlobOutcome,
+    options: &serde_json::Value,
+    record: Option<&PathBuf>,
+) {
+    if let (Some(path), Some(_)) = (record, &outcome.figures) {
+        eprintln!("strata: recording written to {}", path.display());
+    }
+    if json {
+        println!("{}", strata_run::output::json_document(outcome, options));
+    } else {
+        print!("{}", strata_run::output::report_text(outcome));
+    }
+}

@@ -1,0 +1,359 @@
+//! `strata run` end to end on throwaway PostgreSQL clusters that the binary
+//! makes with initdb. Each test puts its cluster on a filesystem of its own
+//! (ext4 on a loop device), so the device counters it reads hold only its
+//! own server's I/O.
+
+mod common;
+
+use common::*;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+fn own_filesystem(size_mib: u64) -> (LoopDevice, std::path::PathBuf) {
+    let mut device = LoopDevice::new(size_mib);
+    device.make_ext4();
+    let mount_point = device.mount();
+    (device, mount_point)
+}
+
+const SMALL: [&str; 8] = [
+    "--schemas",
+    "2",
+    "--scale",
+    "64MiB",
+    "--shared-buffers",
+    "16MiB",
+    "--load-parallel",
+    "2",
+];
+
+fn run_in(dir: &Path, extra: &[&str]) -> serde_json::Value {
+    let mut args = vec!["run"];
+    args.extend(SMALL);
+    args.extend(extra);
+    run_json(&args, dir)
+}
+
+fn strata_processes_in(dir: &Path) -> Vec<String> {
+    let needle = dir.to_string_lossy().to_string();
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|entry| {
+            let name = entry.ok()?.file_name().to_string_lossy().to_string();
+            name.parse::<u32>().ok()?;
+            let cmdline = std::fs::read(format!("/proc/{name}/cmdline")).ok()?;
+            let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+            cmdline
+                .contains(&needle)
+                .then_some(format!("{name}: {cmdline}"))
+        })
+        .collect()
+}
+
+fn cluster_dirs_in(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().to_string())
+        .filter(|name| name.starts_with(".strata-pg"))
+        .collect()
+}
+
+#[test]
+fn read_only_run_with_a_limited_page_cache_reaches_the_device() {
+    let (device, dir) = own_filesystem(512);
+    let record = dir.join("run.strata");
+    let document = run_in(
+        &dir,
+        &[
+            "--duration",
+            "4s",
+            "--warmup",
+            "2s",
+            "--record",
+            record.to_str().unwrap(),
+        ],
+    );
+    let result = &document["result"];
+    assert_eq!(result["sessions"]["failed"], 0);
+    assert_eq!(result["sessions"]["alive_through_window"], 2);
+    assert!(result["workload"]["loops"].as_u64().unwrap() > 0);
+    let device_name = device.node.trim_start_matches("/dev/");
+    let devices = result["devices"].as_array().unwrap();
+    assert_eq!(devices.len(), 1, "{devices:?}");
+    assert_eq!(devices[0]["device"], device_name);
+    let device_reads = devices[0]["read_requests"].as_u64().unwrap();
+    let blocks_read = result["database"]["blocks_read"].as_f64().unwrap();
+    assert!(device_reads > 0, "the data device saw no read requests");
+    assert!(
+        blocks_read >= device_reads as f64,
+        "blocks read {blocks_read} < device read requests {device_reads}"
+    );
+    assert!(
+        result["absorption"]["absorbed_pct"].as_f64().unwrap() < 50.0,
+        "{}",
+        result["absorption"]
+    );
+    let method = &document["environment"]["page_cache"]["method"];
+    assert!(method == "cgroup_v1" || method == "cgroup_v2", "{method}");
+    assert!(
+        strata_core::recording::Recording::read(&record)
+            .unwrap()
+            .records_of("result")
+            .count()
+            == 1
+    );
+    assert!(
+        cluster_dirs_in(&dir).is_empty(),
+        "cluster removed: {:?}",
+        cluster_dirs_in(&dir)
+    );
+    assert!(
+        strata_processes_in(&dir).is_empty(),
+        "{:?}",
+        strata_processes_in(&dir)
+    );
+}
+
+#[test]
+fn an_unlimited_page_cache_is_flagged_as_not_a_storage_result() {
+    let (_device, dir) = own_filesystem(512);
+    let document = run_in(
+        &dir,
+        &[
+            "--page-cache-limit",
+            "none",
+            "--duration",
+            "3s",
+            "--warmup",
+            "2s",
+        ],
+    );
+    let result = &document["result"];
+    let absorbed = result["absorption"]["absorbed_pct"].as_f64().unwrap();
+    assert!(
+        absorbed > 90.0,
+        "a freshly loaded, uncapped data set is read from the page cache: {absorbed}%"
+    );
+    let warnings = result["warnings"].as_array().unwrap();
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.as_str().unwrap().contains("not a storage result")),
+        "{warnings:?}"
+    );
+    assert_eq!(document["environment"]["page_cache"]["method"], "unlimited");
+}
+
+#[test]
+fn updates_with_several_sessions_per_schema_commit_without_failures() {
+    let (_device, dir) = own_filesystem(512);
+    let document = run_in(
+        &dir,
+        &[
+            "--update-pct",
+            "50",
+            "--threads-per-schema",
+            "3",
+            "--duration",
+            "3s",
+            "--warmup",
+            "1s",
+        ],
+    );
+    let result = &document["result"];
+    assert_eq!(result["sessions"]["started"], 6);
+    assert_eq!(result["sessions"]["failed"], 0);
+    assert_eq!(result["database"]["deadlocks"], 0.0);
+    assert!(result["database"]["wal_syncs"].as_f64().unwrap() > 0.0);
+    assert!(
+        result["workload"]["operations"]["commit"]["count"]
+            .as_u64()
+            .unwrap()
+            > 0
+    );
+}
+
+#[test]
+fn work_loops_end_every_session_after_exactly_that_many_loops() {
+    let (_device, dir) = own_filesystem(512);
+    let document = run_in(&dir, &["--threads-per-schema", "2", "--work-loops", "7"]);
+    let result = &document["result"];
+    assert_eq!(result["workload"]["loops"], 2 * 2 * 7);
+    assert_eq!(result["workload"]["operations"]["select"]["count"], 28);
+    assert!(result["window_s"].as_f64().unwrap() > 0.0);
+}
+
+#[test]
+fn a_killed_server_is_a_clear_error_and_nothing_is_left_behind() {
+    let (_device, dir) = own_filesystem(512);
+    let mut args = vec!["run"];
+    args.extend(SMALL);
+    args.extend(["--duration", "30s", "--warmup", "0s", "--json"]);
+    let child = strata()
+        .args(&args)
+        .current_dir(&dir)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let postmaster = wait_for_postmaster(&dir, Duration::from_secs(60));
+    std::thread::sleep(Duration::from_secs(8));
+    unsafe { libc::kill(postmaster as i32, libc::SIGKILL) };
+    let killed = Instant::now();
+    let output = child.wait_with_output().unwrap();
+    assert!(
+        killed.elapsed() < Duration::from_secs(20),
+        "ended {:?} after the kill",
+        killed.elapsed()
+    );
+    assert!(
+        !output.status.success(),
+        "a run whose server died must not succeed"
+    );
+    let everything = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        stderr_of(&output)
+    );
+    assert!(
+        everything.contains("failed")
+            || everything.contains("terminat")
+            || everything.contains("closed"),
+        "{everything}"
+    );
+    assert!(
+        cluster_dirs_in(&dir).is_empty(),
+        "{:?}",
+        cluster_dirs_in(&dir)
+    );
+    assert!(
+        strata_processes_in(&dir).is_empty(),
+        "{:?}",
+        strata_processes_in(&dir)
+    );
+}
+
+fn wait_for_postmaster(dir: &Path, limit: Duration) -> u32 {
+    let started = Instant::now();
+    while started.elapsed() < limit {
+        for line in strata_processes_in(dir) {
+            if line.contains("postgres -D")
+                || line.contains("postgres\" \"-D")
+                || line.contains("/postgres -D")
+            {
+                return line.split(':').next().unwrap().parse().unwrap();
+            }
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    panic!("no postmaster appeared under {}", dir.display());
+}
+
+#[test]
+fn interrupt_removes_the_cluster_and_keeps_the_partial_result() {
+    let (_device, dir) = own_filesystem(512);
+    let mut args = vec!["run"];
+    args.extend(SMALL);
+    args.extend(["--duration", "60s", "--warmup", "1s", "--json"]);
+    let child = strata()
+        .args(&args)
+        .current_dir(&dir)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for_postmaster(&dir, Duration::from_secs(60));
+    std::thread::sleep(Duration::from_secs(8));
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(130), "{}", stderr_of(&output));
+    let document: serde_json::Value =
+        serde_json::from_slice(&output.stdout).expect("partial result as JSON");
+    assert_eq!(document["result"]["interrupted"], true);
+    assert!(
+        cluster_dirs_in(&dir).is_empty(),
+        "{:?}",
+        cluster_dirs_in(&dir)
+    );
+    assert!(
+        strata_processes_in(&dir).is_empty(),
+        "{:?}",
+        strata_processes_in(&dir)
+    );
+}
+
+#[test]
+fn bad_percentages_are_refused_before_anything_starts() {
+    let dir = scratch();
+    for (args, expected) in [
+        (vec!["run", "--update-pct", "120"], "--update-pct"),
+        (
+            vec![
+                "run",
+                "--update-pct",
+                "60",
+                "--scan-pct",
+                "50",
+                "--scan-table-size",
+                "1MiB",
+            ],
+            "over 100",
+        ),
+        (vec!["run", "--scan-pct", "10"], "--scan-table-size"),
+    ] {
+        let output = run(&args, dir.path());
+        assert!(!output.status.success());
+        assert!(
+            stderr_of(&output).contains(expected),
+            "{args:?}: {}",
+            stderr_of(&output)
+        );
+        assert!(cluster_dirs_in(dir.path()).is_empty());
+    }
+}
+
+#[test]
+fn a_scale_larger_than_the_free_space_is_refused_before_loading() {
+    let (_device, dir) = own_filesystem(64);
+    let output = run(&["run", "--scale", "10GiB"], &dir);
+    assert!(!output.status.success());
+    assert!(
+        stderr_of(&output).contains("--scale"),
+        "{}",
+        stderr_of(&output)
+    );
+    assert!(cluster_dirs_in(&dir).is_empty());
+}
+
+#[test]
+fn an_unreachable_server_fails_within_five_seconds_without_showing_the_password() {
+    let dir = scratch();
+    let started = Instant::now();
+    let output = run(
+        &[
+            "run",
+            "--db",
+            "postgres://alice:s3cret-pw@127.0.0.1:1/postgres",
+        ],
+        dir.path(),
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(6),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(!output.status.success());
+    let everything = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        stderr_of(&output)
+    );
+    assert!(
+        everything.contains("127.0.0.1") && everything.contains('1'),
+        "{everything}"
+    );
+    assert!(
+        !everything.contains("s3cret-pw"),
+        "the password leaked: {everything}"
+    );
+}
