@@ -213,8 +213,16 @@ fn figures_text(figures: &RunFigures) -> String {
             let _ = writeln!(out, "  ! {warning}");
         }
     }
-    for failure in &sessions.failures {
+    const SHOWN: usize = 10;
+    for failure in sessions.failures.iter().take(SHOWN) {
         let _ = writeln!(out, "  session failure: {failure}");
+    }
+    if sessions.failures.len() > SHOWN {
+        let _ = writeln!(
+            out,
+            "  … {} more session failures in --json and the Recording",
+            sessions.failures.len() - SHOWN
+        );
     }
     out
 }

@@ -115,32 +115,48 @@ fn allowed_page_cache(choice: PageCacheChoice, plan: &SchemaPlan) -> Option<u64>
     }
 }
 
-/// Sets the server's memory cgroup, once the sessions are connected, to
-/// what its processes hold privately now, plus all the shared memory
-/// PostgreSQL allocated (shared_buffers included, touched or not), plus the
-/// page cache allowed, plus a small margin for growth: the limit the cluster
-/// started with leaves slack that the page cache would fill.
-async fn tighten_page_cache(
-    cluster: &ThrowawayCluster,
-    client: &tokio_postgres::Client,
+/// The page-cache limit of a throwaway cluster, set from measurements:
+/// everything the cgroup holds now that is not page cache (the processes'
+/// private memory and the kernel's memory for them), plus all the shared
+/// memory PostgreSQL allocated (shared_buffers included, touched or not),
+/// plus the page cache allowed, plus room for each backend to grow (a
+/// backend past the limit is killed by the kernel, which takes the server
+/// down). The limit the cluster started with leaves slack that the page
+/// cache would fill; this is applied once the sessions are connected and
+/// again at the start of the measured window, after the warm-up.
+struct CacheLimit<'a> {
+    cluster: &'a ThrowawayCluster,
     allowed_bytes: u64,
-    sessions: usize,
-) -> anyhow::Result<PageCacheMethod> {
-    let Some(cgroup) = cluster.memory_cgroup() else {
-        return Ok(cluster.page_cache().clone());
-    };
-    let row = client
-        .query_one(
-            "SELECT sum(allocated_size)::bigint FROM pg_shmem_allocations",
-            &[],
+    sessions: u64,
+}
+
+impl CacheLimit<'_> {
+    const GROWTH_PER_SESSION: u64 = 512 << 10;
+
+    async fn apply(&self, client: &tokio_postgres::Client) -> anyhow::Result<()> {
+        let Some(cgroup) = self.cluster.memory_cgroup() else {
+            return Ok(());
+        };
+        let row = client
+            .query_one(
+                "SELECT sum(allocated_size)::bigint FROM pg_shmem_allocations",
+                &[],
+            )
+            .await
+            .context("reading pg_shmem_allocations")?;
+        let shared_bytes = row.get::<_, i64>(0).max(0) as u64;
+        let usage_bytes = cgroup.usage_bytes().unwrap_or(0);
+        let private_bytes = usage_bytes.saturating_sub(cgroup.page_cache_bytes().unwrap_or(0));
+        let margin = (16 << 20) + self.sessions * Self::GROWTH_PER_SESSION;
+        cgroup.set_limit(private_bytes + shared_bytes + self.allowed_bytes + margin)
+    }
+
+    fn method(&self) -> PageCacheMethod {
+        self.cluster.memory_cgroup().map_or_else(
+            || self.cluster.page_cache().clone(),
+            |cgroup| cgroup.method(),
         )
-        .await
-        .context("reading pg_shmem_allocations")?;
-    let shared_bytes = row.get::<_, i64>(0).max(0) as u64;
-    let private_bytes = cgroup.anon_bytes().unwrap_or(0);
-    let margin = (16 << 20) + sessions as u64 * (512 << 10);
-    cgroup.set_limit(private_bytes + shared_bytes + allowed_bytes + margin)?;
-    Ok(cgroup.method())
+    }
 }
 
 /// Private memory a backend uses, which the memory cgroup charges beside
@@ -305,23 +321,34 @@ async fn drive(
     environment.page_cache = keep_cache_out(config.page_cache, &server.page_cache, observer)?;
     observer.phase("connecting the sessions");
     let driver = Driver::connect(&pg_config, config.driver.clone()).await?;
-    if let (Some(cluster), Some(allowed)) = (
+    let cache_limit = match (
         server.cluster,
         allowed_page_cache(config.page_cache, &config.driver.plan),
     ) {
-        environment.page_cache =
-            tighten_page_cache(cluster, &client, allowed, driver.session_count()).await?;
+        (Some(cluster), Some(allowed_bytes)) => Some(CacheLimit {
+            cluster,
+            allowed_bytes,
+            sessions: driver.session_count() as u64,
+        }),
+        _ => None,
+    };
+    if let Some(limit) = &cache_limit {
+        limit.apply(&client).await?;
     }
     let (outcome, start, end) = measure(
         driver,
         &client,
         version_num,
         server,
+        cache_limit.as_ref(),
         &config.driver.stop_after,
         interrupt,
         observer,
     )
     .await;
+    if let Some(limit) = &cache_limit {
+        environment.page_cache = limit.method();
+    }
     let figures = account(&start, &end, &outcome, &environment.devices);
     if let Some(path) = &config.record {
         crate::output::write_recording(
@@ -482,11 +509,13 @@ fn keep_cache_out(
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 async fn measure(
     driver: Driver,
     client: &tokio_postgres::Client,
     version_num: u32,
     server: &Server<'_>,
+    cache_limit: Option<&CacheLimit<'_>>,
     stop_after: &StopAfter,
     interrupt: &AtomicBool,
     observer: &mut dyn RunObserver,
@@ -498,8 +527,18 @@ async fn measure(
     };
     let stop = Arc::new(AtomicBool::new(false));
     let progress = Arc::new(Progress::default());
+    let settle_cache = || async {
+        if let Some(limit) = cache_limit {
+            if let Err(error) = limit.apply(client).await {
+                eprintln!("strata: warning: could not tighten the page-cache limit: {error:#}");
+            }
+        }
+    };
     let mut start_edge = match stop_after {
-        StopAfter::WorkLoops(_) => Some(edge::take(client, version_num, &server.pids()).await),
+        StopAfter::WorkLoops(_) => {
+            settle_cache().await;
+            Some(edge::take(client, version_num, &server.pids()).await)
+        }
         StopAfter::Duration { .. } => None,
     };
     observer.phase("running");
@@ -510,6 +549,7 @@ async fn measure(
         tokio::select! {
             outcome = &mut run => break outcome,
             _ = tokio::time::sleep_until(window_start), if start_edge.is_none() => {
+                settle_cache().await;
                 start_edge = Some(edge::take(client, version_num, &server.pids()).await);
             }
             _ = tick.tick() => {

@@ -174,9 +174,34 @@ fn updates_with_several_sessions_per_schema_commit_without_failures() {
 }
 
 #[test]
-fn work_loops_end_every_session_after_exactly_that_many_loops() {
+fn work_loops_end_every_session_after_exactly_that_many_loops_with_a_pgio_conf() {
     let (_device, dir) = own_filesystem(512);
-    let document = run_in(&dir, &["--threads-per-schema", "2", "--work-loops", "7"]);
+    let conf = dir.join("pgio.conf");
+    std::fs::write(
+        &conf,
+        "UPDATE_PCT=0\nRUN_TIME=120\nNUM_SCHEMAS=2\nNUM_THREADS=2\nWORK_UNIT=255\nUPDATE_WORK_UNIT=8\nSCALE=64M\n\nCREATE_BASE_TABLE=TRUE\n",
+    )
+    .unwrap();
+    let document = run_json(
+        &[
+            "run",
+            "--pgio-conf",
+            conf.to_str().unwrap(),
+            "--shared-buffers",
+            "16MiB",
+            "--work-loops",
+            "7",
+        ],
+        &dir,
+    );
+    let options = &document["options"];
+    assert_eq!(options["plan"]["schemas"], 2);
+    assert_eq!(
+        options["plan"]["blocks_per_schema"], 8192,
+        "SCALE=64M is 64 MiB of 8 KiB blocks"
+    );
+    assert_eq!(options["threads_per_schema"], 2);
+    assert_eq!(options["workload"]["work_unit"], 255);
     let result = &document["result"];
     assert_eq!(result["workload"]["loops"], 2 * 2 * 7);
     assert_eq!(result["workload"]["operations"]["select"]["count"], 28);
