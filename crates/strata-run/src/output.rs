@@ -5,7 +5,7 @@
 //! Not for: computing figures (`accounting`).
 
 use crate::accounting::RunFigures;
-use crate::session_run::{RunEnvironment, SlobConfig, SlobOutcome};
+use crate::session_run::{KeptInfo, RunEnvironment, SlobConfig, SlobOutcome};
 use serde::Serialize;
 use std::fmt::Write as _;
 use std::path::Path;
@@ -25,7 +25,7 @@ struct JsonDocument<'a> {
     options: &'a serde_json::Value,
     load: Option<&'a LoadReport>,
     result: Option<&'a RunFigures>,
-    kept: Option<&'a str>,
+    kept: Option<&'a KeptInfo>,
 }
 
 pub fn json_document(outcome: &SlobOutcome, options: &serde_json::Value) -> String {
@@ -36,7 +36,7 @@ pub fn json_document(outcome: &SlobOutcome, options: &serde_json::Value) -> Stri
         options,
         load: outcome.load.as_ref(),
         result: outcome.figures.as_ref(),
-        kept: outcome.kept.as_deref(),
+        kept: outcome.kept.as_ref(),
     };
     serde_json::to_string_pretty(&document).expect("results serialize")
 }
@@ -98,7 +98,10 @@ pub fn report_text(outcome: &SlobOutcome) -> String {
     if let Some(kept) = &outcome.kept {
         let _ = writeln!(
             out,
-            "\nThe cluster was kept running. Connect with:\n  {kept}"
+            "\nThe cluster was kept running ({}).\nConnect with:\n  {}\nStop and remove it with:\n  {}",
+            kept.data_directory.display(),
+            kept.how_to_connect,
+            kept.how_to_stop
         );
     }
     out

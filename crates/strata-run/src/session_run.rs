@@ -89,12 +89,21 @@ pub struct RunEnvironment {
     pub plan: SchemaPlan,
 }
 
+/// A throwaway cluster left running by `--keep`.
+#[derive(Clone, Debug, Serialize)]
+pub struct KeptInfo {
+    pub connection_string: String,
+    pub data_directory: PathBuf,
+    pub how_to_connect: String,
+    pub how_to_stop: String,
+}
+
 pub struct SlobOutcome {
     pub environment: RunEnvironment,
     pub load: Option<LoadReport>,
     pub figures: Option<RunFigures>,
-    /// How to reach a cluster left running by `--keep`.
-    pub kept: Option<String>,
+    /// How to reach and stop a cluster left running by `--keep`.
+    pub kept: Option<KeptInfo>,
 }
 
 /// The data set's size on disk, roughly: heap blocks of every table.
@@ -249,7 +258,13 @@ pub fn run_slob(
             };
             let mut outcome = runtime.block_on(drive(&config, &server, interrupt, observer))?;
             if *keep {
-                outcome.kept = Some(cluster.keep().how_to_connect());
+                let kept = cluster.keep();
+                outcome.kept = Some(KeptInfo {
+                    connection_string: kept.connection_string.clone(),
+                    data_directory: kept.data_dir.clone(),
+                    how_to_connect: kept.how_to_connect(),
+                    how_to_stop: kept.how_to_stop(),
+                });
             } else {
                 observer.phase("stopping and removing the throwaway cluster");
                 cluster.stop_and_remove()?;

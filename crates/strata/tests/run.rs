@@ -382,3 +382,63 @@ fn an_unreachable_server_fails_within_five_seconds_without_showing_the_password(
         "the password leaked: {everything}"
     );
 }
+
+#[test]
+fn setup_then_run_against_an_existing_server() {
+    let (device, dir) = own_filesystem(512);
+    let plan = ["--schemas", "1", "--scale", "32MiB"];
+    let mut setup = vec!["setup", "--shared-buffers", "16MiB", "--keep"];
+    setup.extend(plan);
+    let document = run_json(&setup, &dir);
+    let kept = &document["kept"];
+    let connection = kept["connection_string"]
+        .as_str()
+        .expect("a kept cluster says how to connect");
+    let stop = kept["how_to_stop"].as_str().unwrap().to_string();
+    assert_eq!(document["load"]["schemas"][0]["rows"], 4096);
+    assert_eq!(
+        document["load"]["schemas"][0]["blocks"], 4096,
+        "one row per 8 KiB block"
+    );
+
+    let mut run = vec![
+        "run",
+        "--db",
+        connection,
+        "--work-loops",
+        "3",
+        "--threads-per-schema",
+        "2",
+    ];
+    run.extend(plan);
+    let result = run_json(&run, &dir);
+    let stopped = std::process::Command::new("sh")
+        .args(["-c", &stop])
+        .output()
+        .unwrap();
+    assert!(
+        stopped.status.success(),
+        "{}",
+        String::from_utf8_lossy(&stopped.stderr)
+    );
+    assert_eq!(result["environment"]["server"], "external server");
+    assert_eq!(result["result"]["workload"]["loops"], 6);
+    assert_eq!(
+        result["environment"]["devices"]["data"][0],
+        device.node.trim_start_matches("/dev/")
+    );
+    assert!(
+        result["load"].is_null(),
+        "the loaded schemas were used as they were"
+    );
+    assert!(
+        cluster_dirs_in(&dir).is_empty(),
+        "{:?}",
+        cluster_dirs_in(&dir)
+    );
+    assert!(
+        strata_processes_in(&dir).is_empty(),
+        "{:?}",
+        strata_processes_in(&dir)
+    );
+}
