@@ -1,7 +1,11 @@
 //! The io_uring engine: one thread keeps up to `depth` requests in flight on
 //! one ring, with the buffers and the file registered with the kernel so that
-//! each request costs no page pinning or file lookup. A durable write is a
-//! write linked to an fdatasync; it completes when the sync does.
+//! each request costs no page pinning or file lookup. Each request is
+//! submitted the moment it is queued (as fio does by default): measured on a
+//! virtio disk at queue depth 32, submitting the refills of a reaped batch
+//! together cost 10% of the IOPS, because the device then sees requests in
+//! bursts. A durable write is a write linked to an fdatasync; it completes
+//! when the sync does.
 //!
 //! Not for: kernels without io_uring; [`probe`] tells the caller so that it
 //! can fall back to psync.
@@ -110,6 +114,7 @@ impl IoEngine for UringEngine {
             self.push(&entry)?;
         }
         self.linked[request.slot as usize] = request.datasync;
+        self.ring.submit()?;
         Ok(())
     }
 
