@@ -5,6 +5,7 @@
 //! except reading and writing recordings.
 
 pub mod histogram;
+pub mod metrics;
 pub mod random;
 pub mod recording;
 pub mod time;
