@@ -11,6 +11,7 @@
 //! load generation lives elsewhere.
 
 pub mod blockdev;
+pub mod collectors;
 pub mod cpu;
 pub mod diskstats;
 pub mod safety;

@@ -3,6 +3,7 @@
 
 mod calibrate_cmd;
 mod interrupt;
+mod observe_cmd;
 mod parse;
 mod progress;
 mod run_cmd;
@@ -29,6 +30,9 @@ enum Command {
     Run(Box<run_cmd::RunArgs>),
     /// Load the SLOB schemas (one row per 8 KiB block) for `strata run --db`.
     Setup(Box<run_cmd::SetupArgs>),
+    /// Sample every layer at once — block devices, NFS, NICs, CPU and run queue,
+    /// memory, processes, PostgreSQL, MariaDB — live, to a Recording, or for Prometheus.
+    Observe(Box<observe_cmd::ObserveArgs>),
 }
 
 fn main() {
@@ -37,6 +41,7 @@ fn main() {
         Command::Calibrate(args) => calibrate_cmd::run(*args),
         Command::Run(args) => run_cmd::run(*args),
         Command::Setup(args) => run_cmd::setup(*args),
+        Command::Observe(args) => observe_cmd::run(*args),
     };
     match result {
         Ok(code) => std::process::exit(code),

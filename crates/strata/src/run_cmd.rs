@@ -510,25 +510,32 @@ fn execute(
     ))
 }
 
-/// The command line with the value of --db replaced by its redacted form.
-fn redacted_command_line() -> Vec<String> {
+/// Options whose values are connection strings that may hold a password.
+const SECRET_OPTIONS: [&str; 2] = ["--db", "--mariadb"];
+
+/// A connection string with its password replaced, or `***` when it does
+/// not parse.
+fn redact(value: &str) -> String {
+    ConnectionTarget::parse(value).map_or("***".into(), |target| target.redacted())
+}
+
+/// The command line with the values of `--db` and `--mariadb` redacted.
+pub fn redacted_command_line() -> Vec<String> {
     let mut redact_next = false;
     std::env::args()
         .map(|argument| {
             if std::mem::take(&mut redact_next) {
-                return ConnectionTarget::parse(&argument)
-                    .map_or("***".into(), |target| target.redacted());
+                return redact(&argument);
             }
-            if argument == "--db" {
+            if SECRET_OPTIONS.contains(&argument.as_str()) {
                 redact_next = true;
                 return argument;
             }
-            match argument.strip_prefix("--db=") {
-                Some(value) => format!(
-                    "--db={}",
-                    ConnectionTarget::parse(value).map_or("***".into(), |t| t.redacted())
-                ),
-                None => argument,
+            match argument.split_once('=') {
+                Some((option, value)) if SECRET_OPTIONS.contains(&option) => {
+                    format!("{option}={}", redact(value))
+                }
+                _ => argument,
             }
         })
         .collect()

@@ -1,0 +1,13 @@
+//! strata-observe: every layer of the I/O stack on one clock. The sampler
+//! asks every collector once per interval, turns counters into rates in one
+//! place, and hands the sample to the outputs: iostat-style text (live on a
+//! terminal, timestamped lines when piped), the Recording, and a Prometheus
+//! endpoint.
+//!
+//! Not for: reading /proc or databases (the collectors in `strata-probe`
+//! and `strata-db` do that) or diagnosing anything (`strata report`).
+
+pub mod prometheus;
+pub mod record;
+pub mod sampler;
+pub mod view;

@@ -1,0 +1,167 @@
+//! The sampler: one collection of every layer per interval, with the rate of
+//! every counter since the previous collection. Counters that go backwards
+//! are a 32-bit wrap when the previous value fit in 32 bits, and a reset
+//! (rate 0) otherwise.
+//!
+//! Not for: printing or storing samples.
+
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, HashMap};
+use std::time::Instant;
+use strata_core::metrics::{Collected, Collector, Metric, MetricKind};
+
+/// One layer in one sample.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum LayerSample {
+    /// Raw values, and the per-second rate of each counter by series key
+    /// (absent in the first sample, which has nothing to compare with).
+    Values {
+        metrics: Vec<Metric>,
+        rates: BTreeMap<String, f64>,
+    },
+    Absent {
+        reason: String,
+    },
+    /// The collector failed this time (a database went away…).
+    Failed {
+        error: String,
+    },
+}
+
+/// Every layer at one moment.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Sample {
+    /// Seconds since the first sample.
+    pub t_s: f64,
+    /// Wall-clock time, Unix seconds.
+    pub unix_s: f64,
+    /// Seconds since the previous sample (0 for the first).
+    pub interval_s: f64,
+    pub layers: BTreeMap<String, LayerSample>,
+}
+
+pub struct Sampler {
+    collectors: Vec<Box<dyn Collector>>,
+    previous: HashMap<(String, String), f64>,
+    started: Option<Instant>,
+    last: Option<Instant>,
+}
+
+/// The change of a raw counter: a wrap of a 32-bit counter is undone, a
+/// reset counts as no change.
+pub fn counter_delta(before: f64, after: f64) -> f64 {
+    const WRAP: f64 = 4_294_967_296.0;
+    if after >= before {
+        after - before
+    } else if before < WRAP {
+        after + WRAP - before
+    } else {
+        0.0
+    }
+}
+
+impl Sampler {
+    pub fn new(collectors: Vec<Box<dyn Collector>>) -> Self {
+        Sampler {
+            collectors,
+            previous: HashMap::new(),
+            started: None,
+            last: None,
+        }
+    }
+
+    pub fn sample(&mut self) -> Sample {
+        let now = Instant::now();
+        let started = *self.started.get_or_insert(now);
+        let interval_s = self.last.map_or(0.0, |last| (now - last).as_secs_f64());
+        self.last = Some(now);
+        let mut layers = BTreeMap::new();
+        for index in 0..self.collectors.len() {
+            let layer = self.collectors[index].layer().to_string();
+            let collected = self.collectors[index].collect();
+            let sample = match collected {
+                Ok(Collected::Metrics { metrics }) => self.with_rates(&layer, metrics, interval_s),
+                Ok(Collected::Absent { reason }) => LayerSample::Absent { reason },
+                Err(error) => LayerSample::Failed {
+                    error: format!("{error:#}"),
+                },
+            };
+            layers.insert(layer, sample);
+        }
+        Sample {
+            t_s: (now - started).as_secs_f64(),
+            unix_s: strata_core::time::unix_now_s(),
+            interval_s,
+            layers,
+        }
+    }
+
+    fn with_rates(&mut self, layer: &str, metrics: Vec<Metric>, interval_s: f64) -> LayerSample {
+        let mut rates = BTreeMap::new();
+        for metric in metrics
+            .iter()
+            .filter(|metric| metric.kind == MetricKind::Counter)
+        {
+            let key = metric.series_key();
+            let previous = self
+                .previous
+                .insert((layer.to_string(), key.clone()), metric.value);
+            if let (Some(before), true) = (previous, interval_s > 0.0) {
+                rates.insert(key, counter_delta(before, metric.value) / interval_s);
+            }
+        }
+        LayerSample::Values { metrics, rates }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Counting {
+        value: f64,
+    }
+
+    impl Collector for Counting {
+        fn layer(&self) -> &'static str {
+            "test"
+        }
+
+        fn collect(&mut self) -> anyhow::Result<Collected> {
+            self.value += 100.0;
+            Ok(Collected::Metrics {
+                metrics: vec![
+                    Metric::counter("ops", self.value),
+                    Metric::gauge("level", 7.0),
+                ],
+            })
+        }
+    }
+
+    #[test]
+    fn counters_become_rates_from_the_second_sample_on() {
+        let mut sampler = Sampler::new(vec![Box::new(Counting { value: 0.0 })]);
+        let first = sampler.sample();
+        let LayerSample::Values { rates, .. } = &first.layers["test"] else {
+            panic!()
+        };
+        assert!(rates.is_empty());
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        let second = sampler.sample();
+        let LayerSample::Values { rates, metrics } = &second.layers["test"] else {
+            panic!()
+        };
+        let rate = rates["ops{}"];
+        assert!((rate - 100.0 / second.interval_s).abs() < 1e-6, "{rate}");
+        assert!(!rates.contains_key("level{}"), "gauges have no rate");
+        assert_eq!(metrics[1].value, 7.0);
+    }
+
+    #[test]
+    fn wraps_and_resets() {
+        assert_eq!(counter_delta(4_294_967_290.0, 5.0), 11.0);
+        assert_eq!(counter_delta(10_000_000_000.0, 5.0), 0.0);
+        assert_eq!(counter_delta(5.0, 15.0), 10.0);
+    }
+}

@@ -1,0 +1,537 @@
+//! Text views of a sample, one section per layer with the column names and
+//! definitions of the tools this audience already reads: iostat -x for
+//! devices, nfsiostat for NFS, nicstat for NICs, mpstat/vmstat for CPU and
+//! memory, and AWR's top events for database waits. The same sections print
+//! live on a terminal or as timestamped lines when piped.
+//!
+//! Not for: computing rates (the sampler did) or deciding what is wrong.
+
+use crate::sampler::{LayerSample, Sample};
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use strata_core::metrics::{Metric, MetricKind};
+
+/// One layer's table in one sample.
+pub struct Section {
+    pub layer: String,
+    pub header: String,
+    pub rows: Vec<String>,
+    /// Whether anything moved (a non-zero rate).
+    pub active: bool,
+}
+
+/// A section's header and rows, and whether anything in it moved.
+struct Rows {
+    header: String,
+    rows: Vec<String>,
+    active: bool,
+}
+
+impl Rows {
+    fn of(header: String, things: Vec<Thing>, row: impl Fn(&Thing) -> String) -> Rows {
+        let active = things.iter().any(Thing::moved);
+        Rows {
+            header,
+            rows: things.iter().map(row).collect(),
+            active,
+        }
+    }
+}
+
+/// The metrics of one thing (one device, one mount and op…): raw values and
+/// rates by metric name.
+#[derive(Default)]
+struct Thing {
+    labels: BTreeMap<String, String>,
+    values: BTreeMap<String, f64>,
+    rates: BTreeMap<String, f64>,
+}
+
+impl Thing {
+    fn rate(&self, name: &str) -> f64 {
+        self.rates.get(name).copied().unwrap_or(0.0)
+    }
+
+    fn value(&self, name: &str) -> f64 {
+        self.values.get(name).copied().unwrap_or(0.0)
+    }
+
+    fn label(&self, name: &str) -> &str {
+        self.labels.get(name).map_or("", String::as_str)
+    }
+
+    /// rate(numerator) / rate(denominator), 0 when nothing happened.
+    fn per(&self, numerator: &str, denominator: &str) -> f64 {
+        let denominator = self.rate(denominator);
+        if denominator > 0.0 {
+            self.rate(numerator) / denominator
+        } else {
+            0.0
+        }
+    }
+
+    fn moved(&self) -> bool {
+        self.rates.values().any(|rate| *rate > 0.0)
+    }
+}
+
+/// Groups metrics by the labels in `keys` (other labels stay on the thing).
+fn group(metrics: &[Metric], rates: &BTreeMap<String, f64>, keys: &[&str]) -> Vec<Thing> {
+    group_with_suffix(metrics, rates, keys, "")
+}
+
+/// Like `group`, and a metric carrying the label `suffix` is named
+/// `NAME:VALUE` (PSI has one `pressure_some_us` per resource).
+fn group_with_suffix(
+    metrics: &[Metric],
+    rates: &BTreeMap<String, f64>,
+    keys: &[&str],
+    suffix: &str,
+) -> Vec<Thing> {
+    let mut things: BTreeMap<Vec<String>, Thing> = BTreeMap::new();
+    for metric in metrics {
+        let identity: Vec<String> = keys
+            .iter()
+            .map(|key| metric.labels.get(*key).cloned().unwrap_or_default())
+            .collect();
+        let thing = things.entry(identity).or_default();
+        thing.labels.extend(metric.labels.clone());
+        let name = match metric.labels.get(suffix) {
+            Some(value) => format!("{}:{value}", metric.name),
+            None => metric.name.clone(),
+        };
+        if metric.kind == MetricKind::Counter {
+            if let Some(rate) = rates.get(&metric.series_key()) {
+                thing.rates.insert(name.clone(), *rate);
+            }
+        }
+        thing.values.insert(name, metric.value);
+    }
+    things.into_values().collect()
+}
+
+pub fn sections(sample: &Sample) -> Vec<Section> {
+    sample
+        .layers
+        .iter()
+        .map(|(layer, layer_sample)| match layer_sample {
+            LayerSample::Values { metrics, rates } => section_of(layer, metrics, rates),
+            LayerSample::Absent { reason } => Section {
+                layer: layer.clone(),
+                header: format!("{layer}: absent ({reason})"),
+                rows: Vec::new(),
+                active: false,
+            },
+            LayerSample::Failed { error } => Section {
+                layer: layer.clone(),
+                header: format!("{layer}: FAILED: {error}"),
+                rows: Vec::new(),
+                active: true,
+            },
+        })
+        .collect()
+}
+
+fn section_of(layer: &str, metrics: &[Metric], rates: &BTreeMap<String, f64>) -> Section {
+    let rows = match layer {
+        "device" => device_rows(group(metrics, rates, &["device"])),
+        "nfs" => nfs_rows(group(metrics, rates, &["mount", "op"])),
+        "net" => net_rows(group(metrics, rates, &["interface"])),
+        "cpu" => cpu_rows(group_with_suffix(metrics, rates, &[], "resource")),
+        "memory" => memory_rows(group(metrics, rates, &[])),
+        "process" => process_rows(group(metrics, rates, &["pid"])),
+        "postgres" => postgres_rows(metrics, rates),
+        "mariadb" => mariadb_rows(group(metrics, rates, &["event"])),
+        _ => generic_rows(metrics, rates),
+    };
+    Section {
+        layer: layer.to_string(),
+        header: rows.header,
+        rows: rows.rows,
+        active: rows.active,
+    }
+}
+
+fn device_rows(things: Vec<Thing>) -> Rows {
+    let header = format!(
+        "{:<12} {:<5} {:>9} {:>10} {:>7} {:>8} {:>8} {:>9} {:>10} {:>7} {:>8} {:>8} {:>7} {:>8} {:>7} {:>6}",
+        "Device", "kind", "r/s", "rkB/s", "rrqm/s", "r_await", "rareq-sz", "w/s", "wkB/s", "wrqm/s", "w_await",
+        "wareq-sz", "f/s", "f_await", "aqu-sz", "%util"
+    );
+    Rows::of(header, things, |t| {
+        let row = format!(
+                "{:<12} {:<5} {:>9.1} {:>10.1} {:>7.1} {:>8.2} {:>8.1} {:>9.1} {:>10.1} {:>7.1} {:>8.2} {:>8.1} {:>7.1} {:>8.2} {:>7.2} {:>6.1}",
+                t.label("device"),
+                t.label("kind"),
+                t.rate("read_requests"),
+                t.rate("read_bytes") / 1024.0,
+                t.rate("read_merges"),
+                t.per("read_ms", "read_requests"),
+                t.per("read_bytes", "read_requests") / 1024.0,
+                t.rate("write_requests"),
+                t.rate("write_bytes") / 1024.0,
+                t.rate("write_merges"),
+                t.per("write_ms", "write_requests"),
+                t.per("write_bytes", "write_requests") / 1024.0,
+                t.rate("flush_requests"),
+                t.per("flush_ms", "flush_requests"),
+                t.rate("weighted_ms") / 1000.0,
+                (t.rate("busy_ms") / 10.0).min(100.0),
+            );
+        row
+    })
+}
+
+fn nfs_rows(things: Vec<Thing>) -> Rows {
+    let header = format!(
+        "{:<24} {:<8} {:>9} {:>10} {:>10} {:>11} {:>11}",
+        "mount", "op", "ops/s", "kB/s", "timeouts/s", "avg RTT ms", "avg exe ms"
+    );
+    Rows::of(header, things, |t| {
+        let row = format!(
+            "{:<24} {:<8} {:>9.1} {:>10.1} {:>10.1} {:>11.2} {:>11.2}",
+            t.label("mount"),
+            t.label("op"),
+            t.rate("ops"),
+            (t.rate("bytes_sent") + t.rate("bytes_received")) / 1024.0,
+            t.rate("timeouts"),
+            t.per("rtt_ms", "ops"),
+            t.per("execute_ms", "ops"),
+        );
+        row
+    })
+}
+
+fn net_rows(things: Vec<Thing>) -> Rows {
+    let header = format!(
+        "{:<12} {:>10} {:>10} {:>9} {:>9} {:>7} {:>7} {:>6}",
+        "Int", "rKB/s", "wKB/s", "rPk/s", "wPk/s", "rAvs", "wAvs", "%Util"
+    );
+    Rows::of(header, things, |t| {
+        let speed_bytes = t.value("speed_mbps") * 1e6 / 8.0;
+        let busiest = t.rate("receive_bytes").max(t.rate("transmit_bytes"));
+        let util = if speed_bytes > 0.0 {
+            format!("{:.1}", busiest * 100.0 / speed_bytes)
+        } else {
+            "-".into()
+        };
+        let row = format!(
+            "{:<12} {:>10.1} {:>10.1} {:>9.1} {:>9.1} {:>7.0} {:>7.0} {:>6}",
+            t.label("interface"),
+            t.rate("receive_bytes") / 1024.0,
+            t.rate("transmit_bytes") / 1024.0,
+            t.rate("receive_packets"),
+            t.rate("transmit_packets"),
+            t.per("receive_bytes", "receive_packets"),
+            t.per("transmit_bytes", "transmit_packets"),
+            util,
+        );
+        row
+    })
+}
+
+fn cpu_rows(things: Vec<Thing>) -> Rows {
+    let header = format!(
+        "{:>6} {:>6} {:>8} {:>6} {:>7} {:>10} {:>8} {:>10} {:>9} {:>9} {:>10}",
+        "%usr",
+        "%sys",
+        "%iowait",
+        "%idle",
+        "%steal",
+        "runnable",
+        "blocked",
+        "cpu some%",
+        "io some%",
+        "io full%",
+        "mem some%"
+    );
+    Rows::of(header, things, |t| {
+        let parts = [
+            "user_ticks",
+            "nice_ticks",
+            "system_ticks",
+            "idle_ticks",
+            "iowait_ticks",
+            "irq_ticks",
+            "softirq_ticks",
+            "steal_ticks",
+        ];
+        let total: f64 = parts.iter().map(|name| t.rate(name)).sum();
+        let pct = |names: &[&str]| {
+            if total > 0.0 {
+                names.iter().map(|n| t.rate(n)).sum::<f64>() * 100.0 / total
+            } else {
+                0.0
+            }
+        };
+        let pressure = |metric: &str| pressure_pct(t, metric);
+        let row = format!(
+            "{:>6.1} {:>6.1} {:>8.1} {:>6.1} {:>7.1} {:>10} {:>8.0} {:>10} {:>9} {:>9} {:>10}",
+            pct(&["user_ticks", "nice_ticks"]),
+            pct(&["system_ticks", "irq_ticks", "softirq_ticks"]),
+            pct(&["iowait_ticks"]),
+            pct(&["idle_ticks"]),
+            pct(&["steal_ticks"]),
+            format!("{:.0}/{:.0}", t.value("procs_running"), t.value("cpus")),
+            t.value("procs_blocked"),
+            pressure("pressure_some_us:cpu"),
+            pressure("pressure_some_us:io"),
+            pressure("pressure_full_us:io"),
+            pressure("pressure_some_us:memory"),
+        );
+        row
+    })
+}
+
+/// PSI share of time in percent, or "-" when the kernel has no PSI; the
+/// metric is named `NAME:RESOURCE` here because `group` keeps one value per
+/// name and PSI has one per resource.
+fn pressure_pct(thing: &Thing, key: &str) -> String {
+    thing
+        .rates
+        .get(key)
+        .map_or("-".to_string(), |micros_per_s| {
+            format!("{:.1}", micros_per_s / 1e4)
+        })
+}
+
+fn memory_rows(things: Vec<Thing>) -> Rows {
+    let header = format!(
+        "{:>11} {:>10} {:>13} {:>11} {:>10} {:>12} {:>12}",
+        "cached MiB",
+        "dirty MiB",
+        "writeback MiB",
+        "shmem MiB",
+        "majflt/s",
+        "pgpgin kB/s",
+        "pgpgout kB/s"
+    );
+    let mib = |bytes: f64| bytes / 1_048_576.0;
+    Rows::of(header, things, |t| {
+        let row = format!(
+            "{:>11.1} {:>10.1} {:>13.1} {:>11.1} {:>10.1} {:>12.1} {:>12.1}",
+            mib(t.value("cached_bytes")),
+            mib(t.value("dirty_bytes")),
+            mib(t.value("writeback_bytes")),
+            mib(t.value("shmem_bytes")),
+            t.rate("pgmajfault"),
+            t.rate("pgpgin_kib"),
+            t.rate("pgpgout_kib"),
+        );
+        row
+    })
+}
+
+fn process_rows(things: Vec<Thing>) -> Rows {
+    let header = format!(
+        "{:>8} {:<16} {:>14} {:>10} {:>12} {:>14} {:>12} {:>14}",
+        "pid",
+        "comm",
+        "runq ms/s",
+        "cpu ms/s",
+        "rchar kB/s",
+        "read kB/s dev",
+        "wchar kB/s",
+        "write kB/s dev"
+    );
+    Rows::of(header, things, |t| {
+        let row = format!(
+            "{:>8} {:<16} {:>14.1} {:>10.1} {:>12.1} {:>14.1} {:>12.1} {:>14.1}",
+            t.label("pid"),
+            t.label("comm"),
+            t.rate("run_delay_ns") / 1e6,
+            t.rate("cpu_ns") / 1e6,
+            t.rate("rchar_bytes") / 1024.0,
+            t.rate("read_bytes") / 1024.0,
+            t.rate("wchar_bytes") / 1024.0,
+            t.rate("write_bytes") / 1024.0,
+        );
+        row
+    })
+}
+
+fn postgres_rows(metrics: &[Metric], rates: &BTreeMap<String, f64>) -> Rows {
+    let (events, counters): (Vec<Metric>, Vec<Metric>) = metrics
+        .iter()
+        .cloned()
+        .partition(|metric| metric.name == "wait_event_samples");
+    let totals = group(&counters, rates, &[]).pop().unwrap_or_default();
+    let header = format!(
+        "{:>15} {:>12} {:>10} {:>9} {:>12} {:>13} {:>11}",
+        "blks_read/s",
+        "blks_hit/s",
+        "commits/s",
+        "WAL MB/s",
+        "WAL syncs/s",
+        "read us/blk",
+        "temp MB/s"
+    );
+    let mut rows = vec![format!(
+        "{:>15.1} {:>12.1} {:>10.1} {:>9.2} {:>12.1} {:>13.1} {:>11.2}",
+        totals.rate("database_blks_read"),
+        totals.rate("database_blks_hit"),
+        totals.rate("database_xact_commit"),
+        totals.rate("wal_bytes") / 1e6,
+        totals.rate("wal_sync"),
+        totals.per("database_blk_read_time_ms", "database_blks_read") * 1e3,
+        totals.rate("database_temp_bytes") / 1e6,
+    )];
+    let active = totals.rate("active_session_samples");
+    let mut waits: Vec<(f64, String)> = group(&events, rates, &["wait_event_type", "wait_event"])
+        .iter()
+        .filter(|event| event.rate("wait_event_samples") > 0.0)
+        .map(|event| {
+            let share = if active > 0.0 {
+                event.rate("wait_event_samples") * 100.0 / active
+            } else {
+                0.0
+            };
+            (
+                share,
+                format!(
+                    "{}:{}",
+                    event.label("wait_event_type"),
+                    event.label("wait_event")
+                ),
+            )
+        })
+        .collect();
+    waits.sort_by(|a, b| b.0.total_cmp(&a.0));
+    for (share, name) in waits {
+        rows.push(format!(
+            "  wait {name:<40} {share:>6.1}% of active session time"
+        ));
+    }
+    Rows {
+        header,
+        rows,
+        active: totals.moved(),
+    }
+}
+
+fn mariadb_rows(things: Vec<Thing>) -> Rows {
+    let header = format!(
+        "{:<36} {:>14} {:>12} {:>13} {:>12} {:>13} {:>10}",
+        "event",
+        "data reads/s",
+        "data MB/s",
+        "pages read/s",
+        "bp misses/s",
+        "log fsyncs/s",
+        "commits/s"
+    );
+    Rows::of(header, things, |t| {
+        let name = if t.label("event").is_empty() {
+            "global status"
+        } else {
+            t.label("event")
+        };
+        let row = if t.label("event").is_empty() {
+            format!(
+                "{:<36} {:>14.1} {:>12.2} {:>13.1} {:>12.1} {:>13.1} {:>10.1}",
+                name,
+                t.rate("innodb_data_reads"),
+                t.rate("innodb_data_read_bytes") / 1e6,
+                t.rate("innodb_pages_read"),
+                t.rate("innodb_buffer_pool_reads"),
+                t.rate("innodb_os_log_fsyncs"),
+                t.rate("com_commit"),
+            )
+        } else {
+            format!(
+                "{:<36} reads/s {:>9.1} read MB/s {:>8.2} writes/s {:>9.1} write MB/s {:>8.2}",
+                name,
+                t.rate("file_reads"),
+                t.rate("file_read_bytes") / 1e6,
+                t.rate("file_writes"),
+                t.rate("file_write_bytes") / 1e6,
+            )
+        };
+        row
+    })
+}
+
+fn generic_rows(metrics: &[Metric], rates: &BTreeMap<String, f64>) -> Rows {
+    let rows = metrics
+        .iter()
+        .map(|metric| {
+            let key = metric.series_key();
+            match rates.get(&key) {
+                Some(rate) => format!("{key} {rate:.2}/s"),
+                None => format!("{key} {}", metric.value),
+            }
+        })
+        .collect();
+    Rows {
+        header: "metric value".to_string(),
+        rows,
+        active: rates.values().any(|rate| *rate > 0.0),
+    }
+}
+
+fn clock(unix_s: f64) -> String {
+    let stamp = strata_core::time::rfc3339_from_unix(unix_s as i64);
+    stamp[11..19].to_string()
+}
+
+/// Timestamped lines (`HH:MM:SS layer …`), a header line per section, for
+/// pipes and files. The first sample has no rates and prints nothing; an
+/// absent layer is reported once, the first time.
+#[derive(Default)]
+pub struct PlainLines {
+    absent_reported: std::collections::BTreeSet<String>,
+}
+
+impl PlainLines {
+    pub fn render(&mut self, sample: &Sample, all: bool) -> String {
+        let mut out = String::new();
+        if sample.interval_s == 0.0 {
+            return out;
+        }
+        let time = clock(sample.unix_s);
+        for section in sections(sample) {
+            let absent = section.rows.is_empty() && !section.active;
+            let shown = if absent {
+                self.absent_reported.insert(section.layer.clone())
+            } else {
+                all || section.active
+            };
+            if !shown {
+                continue;
+            }
+            let _ = writeln!(out, "{time} {:<8} {}", section.layer, section.header);
+            for row in &section.rows {
+                let _ = writeln!(out, "{time} {:<8} {row}", section.layer);
+            }
+        }
+        out
+    }
+}
+
+/// The live screen: one block per layer; quiet layers are summarised in
+/// one line unless `all`.
+pub fn live_screen(sample: &Sample, all: bool, interval_s: f64) -> String {
+    let mut out = format!(
+        "strata observe — {}, every {interval_s:.1} s (Ctrl-C to stop)\n",
+        strata_core::time::rfc3339_from_unix(sample.unix_s as i64)
+    );
+    if sample.interval_s == 0.0 {
+        out.push_str("\n(first sample taken; rates appear with the next one)\n");
+        return out;
+    }
+    let mut quiet = Vec::new();
+    for section in sections(sample) {
+        if !(all || section.active || section.rows.is_empty()) {
+            quiet.push(section.layer);
+            continue;
+        }
+        let _ = writeln!(out, "\n[{}]\n{}", section.layer, section.header);
+        for row in &section.rows {
+            let _ = writeln!(out, "{row}");
+        }
+    }
+    if !quiet.is_empty() {
+        let _ = writeln!(out, "\nno activity: {}", quiet.join(", "));
+    }
+    out
+}

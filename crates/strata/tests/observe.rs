@@ -1,0 +1,334 @@
+//! `strata observe` end to end: real /proc and /sys, a loop device for the
+//! I/O it must see, the Prometheus endpoint read by Python's own parser, and
+//! record-then-replay.
+
+mod common;
+
+use common::*;
+use std::io::{Read, Write};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+fn observe_output(args: &[&str], dir: &std::path::Path) -> String {
+    let output = run(args, dir);
+    assert!(
+        output.status.success(),
+        "strata {args:?}: {}",
+        stderr_of(&output)
+    );
+    String::from_utf8(output.stdout).unwrap()
+}
+
+#[test]
+fn record_then_replay_prints_the_same_lines() {
+    let dir = scratch();
+    let record = dir.path().join("observe.strata");
+    let live = observe_output(
+        &[
+            "observe",
+            "--interval",
+            "200ms",
+            "--count",
+            "3",
+            "--all",
+            "--record",
+            record.to_str().unwrap(),
+        ],
+        dir.path(),
+    );
+    assert!(live.contains(" device "), "{live}");
+    assert!(live.contains(" cpu "), "{live}");
+    assert!(
+        live.contains("%util") && live.contains("r_await"),
+        "iostat's columns: {live}"
+    );
+    let replayed = observe_output(
+        &["observe", "--replay", record.to_str().unwrap(), "--all"],
+        dir.path(),
+    );
+    assert_eq!(live, replayed);
+    let recording = strata_core::recording::Recording::read(&record).unwrap();
+    assert_eq!(recording.header.kind, "observe");
+    assert!(recording
+        .records_of("sample")
+        .any(|r| r["layer"] == "nfs" && r["data"]["status"] == "absent"));
+}
+
+#[test]
+fn direct_io_moves_the_right_device() {
+    let mut device = LoopDevice::new(256);
+    device.make_ext4();
+    let mount_point = device.mount();
+    let record = mount_point.join("observe.strata");
+    let observer = strata()
+        .args(["observe", "--interval", "500ms", "--count", "6", "--path"])
+        .arg(&mount_point)
+        .arg("--record")
+        .arg(&record)
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(700));
+    let load = run(
+        &[
+            "calibrate",
+            "--size",
+            "64MiB",
+            "--workload",
+            "random-write",
+            "--ios",
+            "4000",
+            "--qd",
+            "8",
+        ],
+        &mount_point,
+    );
+    assert!(load.status.success(), "{}", stderr_of(&load));
+    let status = observer.wait_with_output().unwrap();
+    assert!(status.status.success());
+    let name = device.node.trim_start_matches("/dev/");
+    let recording = strata_core::recording::Recording::read(&record).unwrap();
+    let written: f64 = recording
+        .records_of("sample")
+        .filter(|record| record["layer"] == "device")
+        .flat_map(|record| {
+            record["data"]["rates"]
+                .as_object()
+                .cloned()
+                .unwrap_or_default()
+        })
+        .filter(|(key, _)| {
+            key.starts_with("write_requests{") && key.contains(&format!("device={name}"))
+        })
+        .map(|(_, rate)| rate.as_f64().unwrap() * 0.5)
+        .sum();
+    assert!(
+        written >= 4000.0 * 0.9,
+        "the loop device's write requests seen by observe: {written}"
+    );
+    let other_devices = recording
+        .records_of("sample")
+        .filter(|record| record["layer"] == "device")
+        .flat_map(|record| {
+            record["data"]["metrics"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+        })
+        .any(|metric| metric["labels"]["device"] == "vda");
+    assert!(!other_devices, "--path selects only the devices under it");
+}
+
+#[test]
+fn prometheus_endpoint_serves_text_that_prometheus_parses() {
+    let dir = scratch();
+    let mut observer = strata()
+        .args([
+            "observe",
+            "--interval",
+            "200ms",
+            "--count",
+            "20",
+            "--prometheus",
+            "127.0.0.1:0",
+        ])
+        .current_dir(dir.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = observer.stderr.take().unwrap();
+    let mut announced = String::new();
+    let mut byte = [0u8; 1];
+    while !announced.contains("/metrics") {
+        assert_eq!(
+            stderr.read(&mut byte).unwrap(),
+            1,
+            "observe ended early: {announced}"
+        );
+        announced.push(byte[0] as char);
+    }
+    let address = announced
+        .split("http://")
+        .nth(1)
+        .unwrap()
+        .trim_end_matches("/metrics")
+        .to_string();
+    std::thread::sleep(Duration::from_millis(600));
+    let mut stream = std::net::TcpStream::connect(&address).unwrap();
+    stream
+        .write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+        .unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    let body = response.split("\r\n\r\n").nth(1).unwrap().to_string();
+    assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+    assert!(
+        body.contains("strata_device_read_requests_total{"),
+        "{body}"
+    );
+    let parser = Command::new("python3")
+        .args([
+            "-c",
+            "import sys\nfrom prometheus_client.parser import text_string_to_metric_families as parse\n\
+             families = list(parse(sys.stdin.read()))\nprint(len(families))\n\
+             assert any(f.name == 'strata_device_read_requests' and f.type == 'counter' for f in families), [f.name for f in families]",
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    parser
+        .stdin
+        .as_ref()
+        .unwrap()
+        .write_all(body.as_bytes())
+        .unwrap();
+    let parsed = parser.wait_with_output().unwrap();
+    let _ = observer.kill();
+    let _ = observer.wait();
+    assert!(
+        parsed.status.success(),
+        "prometheus_client refused it: {}",
+        String::from_utf8_lossy(&parsed.stderr)
+    );
+}
+
+#[test]
+fn a_taken_port_is_a_clear_error() {
+    let dir = scratch();
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = taken.local_addr().unwrap().to_string();
+    let output = run(
+        &["observe", "--count", "1", "--prometheus", &address],
+        dir.path(),
+    );
+    assert!(!output.status.success());
+    assert!(
+        stderr_of(&output).contains("--prometheus") && stderr_of(&output).contains("port"),
+        "{}",
+        stderr_of(&output)
+    );
+}
+
+#[test]
+fn bad_input_is_refused_by_name() {
+    let dir = scratch();
+    for (args, expected) in [
+        (vec!["observe", "--interval", "50ms"], "--interval"),
+        (vec!["observe", "--count", "-1"], "--count"),
+        (vec!["observe", "--device", "nosuchdisk0"], "vda"),
+    ] {
+        let output = run(&args, dir.path());
+        assert!(!output.status.success(), "{args:?}");
+        assert!(
+            stderr_of(&output).contains(expected),
+            "{args:?}: {}",
+            stderr_of(&output)
+        );
+    }
+}
+
+#[test]
+fn truncated_and_newer_replays_name_the_line() {
+    let dir = scratch();
+    let record = dir.path().join("o.strata");
+    observe_output(
+        &[
+            "observe",
+            "--interval",
+            "100ms",
+            "--count",
+            "1",
+            "--record",
+            record.to_str().unwrap(),
+        ],
+        dir.path(),
+    );
+    let text = std::fs::read_to_string(&record).unwrap();
+    std::fs::write(&record, &text[..text.len() - 20]).unwrap();
+    let output = run(
+        &["observe", "--replay", record.to_str().unwrap()],
+        dir.path(),
+    );
+    assert!(!output.status.success());
+    let lines = text.lines().count();
+    assert!(
+        stderr_of(&output).contains(&format!("line {lines}")),
+        "{}",
+        stderr_of(&output)
+    );
+    let newer = text.replacen("\"version\":1", "\"version\":9", 1);
+    std::fs::write(&record, newer).unwrap();
+    let output = run(
+        &["observe", "--replay", record.to_str().unwrap()],
+        dir.path(),
+    );
+    assert!(
+        stderr_of(&output).contains("version 9") && stderr_of(&output).contains("line 1"),
+        "{}",
+        stderr_of(&output)
+    );
+}
+
+#[test]
+fn database_layers_show_postgresql_waits_and_mariadb_counters() {
+    let dir = scratch();
+    let setup = run_json(
+        &[
+            "setup",
+            "--schemas",
+            "1",
+            "--scale",
+            "4MiB",
+            "--shared-buffers",
+            "16MiB",
+            "--keep",
+        ],
+        dir.path(),
+    );
+    let connection = setup["kept"]["connection_string"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let stop = setup["kept"]["how_to_stop"].as_str().unwrap().to_string();
+    let sleeper = Command::new("psql")
+        .args([&connection, "-c", "SELECT pg_sleep(3)"])
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let output = run(
+        &[
+            "observe",
+            "--interval",
+            "1s",
+            "--count",
+            "2",
+            "--all",
+            "--db",
+            &connection,
+            "--mariadb",
+            "mysql://root@127.0.0.1:3306/test",
+        ],
+        dir.path(),
+    );
+    let _ = sleeper.wait_with_output();
+    let stopped = Command::new("sh").args(["-c", &stop]).output().unwrap();
+    assert!(
+        stopped.status.success(),
+        "{}",
+        String::from_utf8_lossy(&stopped.stderr)
+    );
+    assert!(output.status.success(), "{}", stderr_of(&output));
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(text.contains("blks_read/s"), "{text}");
+    assert!(
+        text.contains("wait Timeout:PgSleep"),
+        "the 10 Hz sampler saw the sleeping session: {text}"
+    );
+    assert!(
+        text.contains(" mariadb ") && text.contains("data reads/s"),
+        "{text}"
+    );
+}
