@@ -18,7 +18,9 @@ use strata_core::recording::{Header, RecordingWriter};
 use strata_core::units::format_size;
 use strata_io::target::{self, Preparation, TargetKind, TemporaryFile};
 use strata_io::EngineKind;
+use strata_observe::background::BackgroundSampler;
 use strata_probe::blockdev::{self, BlockDevice};
+use strata_probe::collectors::{all_os_collectors, DeviceFilter};
 
 /// What to measure.
 #[derive(Clone, Debug)]
@@ -239,24 +241,11 @@ impl Calibration {
             interrupt,
             seed: self.config.seed,
         };
-        let mut points = Vec::new();
-        let count = self.config.points.len();
-        for (index, spec) in self.config.points.iter().enumerate() {
-            if interrupt.load(Ordering::Relaxed) {
-                break;
-            }
-            observer.point_started(index, count, spec);
-            let result = run_point(spec, &context, &mut |progress| {
-                observer.point_progress(progress)
-            })?;
-            observer.point_finished(&result);
-            if let Some(writer) = recording.as_mut() {
-                crate::output::record_point(writer, &result)?;
-            }
-            let failed = !result.errors.is_empty();
-            points.push(result);
-            if failed {
-                break;
+        let sampler = recording.as_ref().map(|_| layer_sampler(&watched));
+        let points = self.run_points(&context, observer, recording.as_mut())?;
+        if let (Some(writer), Some(sampler)) = (recording.as_mut(), sampler) {
+            for sample in sampler.finish() {
+                strata_observe::record::write_sample(writer, &sample)?;
             }
         }
         let summary = Summary::of(&points, self.config.lat_target_us);
@@ -271,6 +260,37 @@ impl Calibration {
             interrupted,
             preparation,
         })
+    }
+
+    /// Runs the points in order until one fails or Ctrl-C; each finished
+    /// point goes into the Recording at once.
+    fn run_points(
+        &self,
+        context: &PointContext,
+        observer: &mut dyn CalibrationObserver,
+        mut recording: Option<&mut RecordingWriter>,
+    ) -> anyhow::Result<Vec<PointResult>> {
+        let mut points = Vec::new();
+        let count = self.config.points.len();
+        for (index, spec) in self.config.points.iter().enumerate() {
+            if context.interrupt.load(Ordering::Relaxed) {
+                break;
+            }
+            observer.point_started(index, count, spec);
+            let result = run_point(spec, context, &mut |progress| {
+                observer.point_progress(progress)
+            })?;
+            observer.point_finished(&result);
+            if let Some(writer) = recording.as_mut() {
+                crate::output::record_point(writer, &result)?;
+            }
+            let failed = !result.errors.is_empty();
+            points.push(result);
+            if failed {
+                break;
+            }
+        }
+        Ok(points)
     }
 
     fn prepare_target(
@@ -335,6 +355,24 @@ impl Calibration {
         header.environment = serde_json::json!({ "target": description });
         Ok(Some(RecordingWriter::create(path, &header)?))
     }
+}
+
+/// Every layer sampled each second while the points run (the target's
+/// devices only), for the Recording.
+fn layer_sampler(watched: &WatchedDevices) -> BackgroundSampler {
+    let names: Vec<String> = watched
+        .target_device
+        .iter()
+        .chain(&watched.physical)
+        .cloned()
+        .collect();
+    let filter = if names.is_empty() {
+        DeviceFilter::All
+    } else {
+        DeviceFilter::Names(names)
+    };
+    let collectors = all_os_collectors(filter, Vec::new()).unwrap_or_default();
+    BackgroundSampler::start(collectors, std::time::Duration::from_secs(1))
 }
 
 fn parent_of(path: &Path) -> &Path {

@@ -61,7 +61,7 @@ pub fn record_point(writer: &mut RecordingWriter, point: &PointResult) -> anyhow
         )?;
     }
     for device in &point.devices {
-        let sample = serde_json::json!({"layer": "device", "point": point.name, "interval_s": point.window_s, "sample": device});
+        let sample = serde_json::json!({"layer": "window_device", "point": point.name, "interval_s": point.window_s, "sample": device});
         writer.write("sample", &sample)?;
     }
     for outlier in &point.outliers {

@@ -7,6 +7,7 @@
 //! Not for: reading /proc or databases (the collectors in `strata-probe`
 //! and `strata-db` do that) or diagnosing anything (`strata report`).
 
+pub mod background;
 pub mod prometheus;
 pub mod record;
 pub mod sampler;

@@ -154,32 +154,76 @@ fn section_of(layer: &str, metrics: &[Metric], rates: &BTreeMap<String, f64>) ->
 
 fn device_rows(things: Vec<Thing>) -> Rows {
     let header = format!(
-        "{:<12} {:<5} {:>9} {:>10} {:>7} {:>8} {:>8} {:>9} {:>10} {:>7} {:>8} {:>8} {:>7} {:>8} {:>7} {:>6}",
-        "Device", "kind", "r/s", "rkB/s", "rrqm/s", "r_await", "rareq-sz", "w/s", "wkB/s", "wrqm/s", "w_await",
+        "{:<12} {:<14} {:>9} {:>10} {:>7} {:>8} {:>8} {:>9} {:>10} {:>7} {:>8} {:>8} {:>7} {:>8} {:>7} {:>6}",
+        "Device", "what", "r/s", "rkB/s", "rrqm/s", "r_await", "rareq-sz", "w/s", "wkB/s", "wrqm/s", "w_await",
         "wareq-sz", "f/s", "f_await", "aqu-sz", "%util"
     );
-    Rows::of(header, things, |t| {
-        let row = format!(
-                "{:<12} {:<5} {:>9.1} {:>10.1} {:>7.1} {:>8.2} {:>8.1} {:>9.1} {:>10.1} {:>7.1} {:>8.2} {:>8.1} {:>7.1} {:>8.2} {:>7.2} {:>6.1}",
-                t.label("device"),
-                t.label("kind"),
-                t.rate("read_requests"),
-                t.rate("read_bytes") / 1024.0,
-                t.rate("read_merges"),
-                t.per("read_ms", "read_requests"),
-                t.per("read_bytes", "read_requests") / 1024.0,
-                t.rate("write_requests"),
-                t.rate("write_bytes") / 1024.0,
-                t.rate("write_merges"),
-                t.per("write_ms", "write_requests"),
-                t.per("write_bytes", "write_requests") / 1024.0,
-                t.rate("flush_requests"),
-                t.per("flush_ms", "flush_requests"),
-                t.rate("weighted_ms") / 1000.0,
-                (t.rate("busy_ms") / 10.0).min(100.0),
-            );
-        row
-    })
+    let disks: Vec<&Thing> = things
+        .iter()
+        .filter(|t| t.label("kind") == "disk")
+        .collect();
+    let total = (disks.len() > 1 || things.len() > disks.len()).then(|| disk_total(&disks));
+    let mut rows = Rows::of(header, things, |t| {
+        device_row(t.label("device"), &describe_device(t), t)
+    });
+    if let Some(total) = total {
+        rows.rows.push(device_row("total", "disks, once", &total));
+    }
+    rows
+}
+
+/// What a device is: a disk (rotational or not), a partition of a disk, a
+/// device-mapper name, an md level and chunk.
+fn describe_device(thing: &Thing) -> String {
+    match thing.label("kind") {
+        "partition" => format!("part of {}", thing.label("parent")),
+        "dm" => format!("dm {}", thing.label("dm_name")),
+        "md" => format!(
+            "md {} {}",
+            thing.label("md_level"),
+            thing.label("chunk_bytes")
+        ),
+        "disk" => match thing.label("rotational") {
+            "true" => "disk, rotational".to_string(),
+            "false" => "disk, flash".to_string(),
+            _ => "disk".to_string(),
+        },
+        other => other.to_string(),
+    }
+}
+
+/// The whole disks' rates added up: the host's physical I/O, never counting
+/// a disk and its partitions (or a dm/md device and its members) twice.
+fn disk_total(disks: &[&Thing]) -> Thing {
+    let mut total = Thing::default();
+    for disk in disks {
+        for (name, rate) in &disk.rates {
+            *total.rates.entry(name.clone()).or_insert(0.0) += rate;
+        }
+    }
+    total
+}
+
+fn device_row(name: &str, what: &str, t: &Thing) -> String {
+    format!(
+        "{:<12} {:<14} {:>9.1} {:>10.1} {:>7.1} {:>8.2} {:>8.1} {:>9.1} {:>10.1} {:>7.1} {:>8.2} {:>8.1} {:>7.1} {:>8.2} {:>7.2} {:>6.1}",
+        name,
+        what,
+        t.rate("read_requests"),
+        t.rate("read_bytes") / 1024.0,
+        t.rate("read_merges"),
+        t.per("read_ms", "read_requests"),
+        t.per("read_bytes", "read_requests") / 1024.0,
+        t.rate("write_requests"),
+        t.rate("write_bytes") / 1024.0,
+        t.rate("write_merges"),
+        t.per("write_ms", "write_requests"),
+        t.per("write_bytes", "write_requests") / 1024.0,
+        t.rate("flush_requests"),
+        t.per("flush_ms", "flush_requests"),
+        t.rate("weighted_ms") / 1000.0,
+        (t.rate("busy_ms") / 10.0).min(100.0),
+    )
 }
 
 fn nfs_rows(things: Vec<Thing>) -> Rows {
@@ -534,4 +578,35 @@ pub fn live_screen(sample: &Sample, all: bool, interval_s: f64) -> String {
         let _ = writeln!(out, "\nno activity: {}", quiet.join(", "));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sampler::LayerSample;
+
+    fn device(name: &str, kind: &str, reads: f64) -> (Metric, (String, f64)) {
+        let metric = Metric::counter("read_requests", 0.0).with_label("device", name).with_label("kind", kind);
+        let key = metric.series_key();
+        (metric, (key, reads))
+    }
+
+    #[test]
+    fn the_total_counts_a_disk_and_its_partition_once() {
+        let (metrics, rates): (Vec<Metric>, BTreeMap<String, f64>) =
+            [device("vda", "disk", 100.0), device("vda1", "partition", 100.0), device("vdb", "disk", 50.0)]
+                .into_iter()
+                .unzip();
+        let sample = Sample {
+            t_s: 1.0,
+            unix_s: 0.0,
+            interval_s: 1.0,
+            layers: BTreeMap::from([("device".to_string(), LayerSample::Values { metrics, rates })]),
+        };
+        let section = sections(&sample).remove(0);
+        let total = section.rows.iter().find(|row| row.starts_with("total")).expect("a total row");
+        let reads: f64 = total.split_whitespace().nth(3).unwrap().parse().unwrap();
+        assert_eq!(reads, 150.0, "{total}");
+        assert!(section.rows.iter().any(|row| row.contains("part of") || row.starts_with("vda1")));
+    }
 }

@@ -48,6 +48,7 @@ pub fn write_recording(
     load: Option<&LoadReport>,
     figures: &RunFigures,
     outcome: &RunOutcome,
+    samples: &[strata_observe::sampler::Sample],
 ) -> anyhow::Result<()> {
     let mut header = Header::new("run", config.command.clone());
     header.options = config.options.clone();
@@ -65,10 +66,13 @@ pub fn write_recording(
         }
     }
     for device in &figures.devices {
-        writer.write("sample", &serde_json::json!({"layer": "device", "interval_s": figures.window_s, "sample": device}))?;
+        writer.write("sample", &serde_json::json!({"layer": "window_device", "interval_s": figures.window_s, "sample": device}))?;
     }
     if let Some(database) = &figures.database {
-        writer.write("sample", &serde_json::json!({"layer": "database", "interval_s": figures.window_s, "counters": database.counters}))?;
+        writer.write("sample", &serde_json::json!({"layer": "window_database", "interval_s": figures.window_s, "counters": database.counters}))?;
+    }
+    for sample in samples {
+        strata_observe::record::write_sample(&mut writer, sample)?;
     }
     let histograms = serde_json::json!({
         "select_lat_ns_hdr": outcome.select.to_base64(),

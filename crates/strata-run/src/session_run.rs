@@ -15,11 +15,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use strata_core::units::format_size;
+use strata_db::collectors::PostgresCollector;
 use strata_db::pagecache::{drop_caches, PageCacheMethod};
 use strata_db::postgres::cluster::{ClusterOptions, ThrowawayCluster};
 use strata_db::postgres::connect::{connect, ConnectionTarget};
 use strata_db::postgres::counters::server_version_num;
+use strata_observe::background::BackgroundSampler;
 use strata_probe::blockdev::{device_of_path, physical_devices, BlockDevice};
+use strata_probe::collectors::{all_os_collectors, DeviceFilter};
 use strata_slob::load::{check_layout, setup, LoadOptions, LoadProgress, LoadReport};
 use strata_slob::schema::SchemaPlan;
 use strata_slob::session::{Driver, DriverOptions, Progress, RunOutcome, StopAfter};
@@ -350,6 +353,10 @@ async fn drive(
     if let Some(limit) = &cache_limit {
         limit.apply(&client).await?;
     }
+    let sampler = config
+        .record
+        .as_ref()
+        .map(|_| layer_sampler(server, &environment.devices));
     let (outcome, start, end) = measure(
         driver,
         &client,
@@ -366,6 +373,7 @@ async fn drive(
     }
     let figures = account(&start, &end, &outcome, &environment.devices);
     if let Some(path) = &config.record {
+        let samples = sampler.map(BackgroundSampler::finish).unwrap_or_default();
         crate::output::write_recording(
             path,
             config,
@@ -373,6 +381,7 @@ async fn drive(
             load.as_ref(),
             &figures,
             &outcome,
+            &samples,
         )?;
     }
     Ok(SlobOutcome {
@@ -381,6 +390,24 @@ async fn drive(
         figures: Some(figures),
         kept: None,
     })
+}
+
+/// Every layer sampled each second during the run, for the Recording: the
+/// devices under the data and WAL directories, the server's processes (their
+/// run-queue delay), and PostgreSQL itself with its wait events at 10 Hz.
+fn layer_sampler(server: &Server<'_>, devices: &RunDevices) -> BackgroundSampler {
+    let mut names: Vec<String> = devices.data.iter().chain(&devices.wal).cloned().collect();
+    names.dedup();
+    let filter = if names.is_empty() {
+        DeviceFilter::All
+    } else {
+        DeviceFilter::Names(names)
+    };
+    let mut collectors = all_os_collectors(filter, server.pids()).unwrap_or_default();
+    if let Ok(postgres) = PostgresCollector::start(&server.target) {
+        collectors.push(Box::new(postgres));
+    }
+    BackgroundSampler::start(collectors, Duration::from_secs(1))
 }
 
 async fn environment(

@@ -146,7 +146,13 @@ fn recording_holds_header_results_and_lossless_histograms() {
     assert_eq!(recording.records_of("summary").count(), 1);
     assert!(recording
         .records_of("sample")
-        .any(|s| s["layer"] == "device"));
+        .any(|s| s["layer"] == "window_device"));
+    assert!(
+        recording
+            .records_of("sample")
+            .any(|s| s["layer"] == "cpu" && s["data"]["status"] == "values"),
+        "every layer is sampled while the points run"
+    );
 }
 
 #[test]

@@ -95,13 +95,16 @@ fn read_only_run_with_a_limited_page_cache_reaches_the_device() {
     );
     let method = &document["environment"]["page_cache"]["method"];
     assert!(method == "cgroup_v1" || method == "cgroup_v2", "{method}");
-    assert!(
-        strata_core::recording::Recording::read(&record)
-            .unwrap()
-            .records_of("result")
-            .count()
-            == 1
-    );
+    let recording = strata_core::recording::Recording::read(&record).unwrap();
+    assert_eq!(recording.records_of("result").count(), 1);
+    for layer in ["device", "cpu", "process", "postgres"] {
+        assert!(
+            recording
+                .records_of("sample")
+                .any(|s| s["layer"] == layer && s["data"]["status"] == "values"),
+            "the run's Recording holds {layer} samples"
+        );
+    }
     assert!(
         cluster_dirs_in(&dir).is_empty(),
         "cluster removed: {:?}",
