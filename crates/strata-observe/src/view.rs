@@ -586,27 +586,42 @@ mod tests {
     use crate::sampler::LayerSample;
 
     fn device(name: &str, kind: &str, reads: f64) -> (Metric, (String, f64)) {
-        let metric = Metric::counter("read_requests", 0.0).with_label("device", name).with_label("kind", kind);
+        let metric = Metric::counter("read_requests", 0.0)
+            .with_label("device", name)
+            .with_label("kind", kind);
         let key = metric.series_key();
         (metric, (key, reads))
     }
 
     #[test]
     fn the_total_counts_a_disk_and_its_partition_once() {
-        let (metrics, rates): (Vec<Metric>, BTreeMap<String, f64>) =
-            [device("vda", "disk", 100.0), device("vda1", "partition", 100.0), device("vdb", "disk", 50.0)]
-                .into_iter()
-                .unzip();
+        let (metrics, rates): (Vec<Metric>, BTreeMap<String, f64>) = [
+            device("vda", "disk", 100.0),
+            device("vda1", "partition", 100.0),
+            device("vdb", "disk", 50.0),
+        ]
+        .into_iter()
+        .unzip();
         let sample = Sample {
             t_s: 1.0,
             unix_s: 0.0,
             interval_s: 1.0,
-            layers: BTreeMap::from([("device".to_string(), LayerSample::Values { metrics, rates })]),
+            layers: BTreeMap::from([(
+                "device".to_string(),
+                LayerSample::Values { metrics, rates },
+            )]),
         };
         let section = sections(&sample).remove(0);
-        let total = section.rows.iter().find(|row| row.starts_with("total")).expect("a total row");
+        let total = section
+            .rows
+            .iter()
+            .find(|row| row.starts_with("total"))
+            .expect("a total row");
         let reads: f64 = total.split_whitespace().nth(3).unwrap().parse().unwrap();
         assert_eq!(reads, 150.0, "{total}");
-        assert!(section.rows.iter().any(|row| row.contains("part of") || row.starts_with("vda1")));
+        assert!(section
+            .rows
+            .iter()
+            .any(|row| row.contains("part of") || row.starts_with("vda1")));
     }
 }
