@@ -65,17 +65,9 @@ impl Edge {
         Edge {
             at: Instant::now(),
             disks: read_diskstats().unwrap_or_default(),
-            cpu: process_cpu_seconds(),
+            cpu: strata_probe::cpu::own_cpu_seconds(),
         }
     }
-}
-
-/// User and system CPU seconds of this whole process.
-fn process_cpu_seconds() -> (f64, f64) {
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
-    let seconds = |time: libc::timeval| time.tv_sec as f64 + time.tv_usec as f64 / 1e6;
-    (seconds(usage.ru_utime), seconds(usage.ru_stime))
 }
 
 pub fn run_point(

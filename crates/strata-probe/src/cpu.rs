@@ -90,6 +90,15 @@ impl HostCpu {
     }
 }
 
+/// User and system CPU seconds of this whole process (every thread), from
+/// getrusage.
+pub fn own_cpu_seconds() -> (f64, f64) {
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
+    let seconds = |time: libc::timeval| time.tv_sec as f64 + time.tv_usec as f64 / 1e6;
+    (seconds(usage.ru_utime), seconds(usage.ru_stime))
+}
+
 /// The fields of /proc/PID/stat after the command name, from field 3 on.
 fn stat_fields(pid: u32) -> Option<Vec<u64>> {
     let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;

@@ -47,15 +47,11 @@ pub async fn take(client: &tokio_postgres::Client, version_num: u32, server_pids
             .filter_map(|&pid| process_cpu_ticks(pid).map(|(user, system)| (pid, user + system)))
             .collect(),
         server_reaped_ticks: postmaster.and_then(reaped_children_cpu_ticks).unwrap_or(0),
-        own_cpu_s: own_cpu_seconds(),
+        own_cpu_s: {
+            let (user, system) = strata_probe::cpu::own_cpu_seconds();
+            user + system
+        },
     }
-}
-
-fn own_cpu_seconds() -> f64 {
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
-    let seconds = |time: libc::timeval| time.tv_sec as f64 + time.tv_usec as f64 / 1e6;
-    seconds(usage.ru_utime) + seconds(usage.ru_stime)
 }
 
 /// Server CPU ticks used between two edges: processes alive at the end

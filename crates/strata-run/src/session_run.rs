@@ -197,13 +197,7 @@ fn page_cache_limit(
 /// Refuses a data set that would not fit (heap plus ~10% for indexes).
 fn check_free_space(dir: &Path, plan: &SchemaPlan) -> anyhow::Result<()> {
     let needed = data_set_bytes(plan) + data_set_bytes(plan) / 10;
-    let mut stat: libc::statvfs = unsafe { std::mem::zeroed() };
-    let path = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes())?;
-    if unsafe { libc::statvfs(path.as_ptr(), &mut stat) } != 0 {
-        return Err(std::io::Error::last_os_error())
-            .with_context(|| format!("reading free space of {}", dir.display()));
-    }
-    let free = stat.f_bavail as u64 * stat.f_frsize as u64;
+    let free = strata_io::target::free_bytes(dir)?;
     if needed > free {
         bail!(
             "--scale: the data set needs about {} but {} has {} free; choose a smaller --scale or --schemas",

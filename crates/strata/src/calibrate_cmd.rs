@@ -209,17 +209,9 @@ fn parse_distribution(input: &str) -> Result<Distribution, String> {
     let parts: Vec<&str> = input.split(':').collect();
     match parts.as_slice() {
         ["uniform"] => Ok(Distribution::Uniform),
-        ["zipf", theta] => {
-            let theta: f64 = theta
-                .parse()
-                .map_err(|_| format!("zipf:THETA needs a number, got '{theta}'"))?;
-            if !(theta > 0.0 && theta <= 10.0) {
-                return Err(format!(
-                    "zipf:THETA must be above 0 and at most 10, got {theta}"
-                ));
-            }
-            Ok(Distribution::Zipf { theta })
-        }
+        ["zipf", theta] => Ok(Distribution::Zipf {
+            theta: parse::zipf_theta(theta)?,
+        }),
         ["hotspot", offset, size, pct] => Ok(Distribution::Hotspot {
             offset_bytes: parse::size(offset)?,
             size_bytes: parse::size(size)?,

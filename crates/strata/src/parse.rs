@@ -67,3 +67,16 @@ pub fn one_of<T>(
 ) -> Result<T, String> {
     parse(input).ok_or_else(|| format!("'{input}' is not one of: {}", names.join(", ")))
 }
+
+/// The THETA of `zipf:THETA`: above 0, at most 10.
+pub fn zipf_theta(theta: &str) -> Result<f64, String> {
+    let value: f64 = theta
+        .parse()
+        .map_err(|_| format!("zipf:THETA needs a number, got '{theta}'"))?;
+    if !(value > 0.0 && value <= 10.0) {
+        return Err(format!(
+            "zipf:THETA must be above 0 and at most 10, got {value}"
+        ));
+    }
+    Ok(value)
+}

@@ -10,25 +10,23 @@ use strata_calibrate::point::PointProgress;
 use strata_calibrate::result::PointResult;
 use strata_calibrate::spec::{PointSpec, StopRule};
 
-pub struct CalibrateProgress {
+/// A progress bar that exists only on a terminal (stderr).
+struct TerminalBar {
     bar: Option<ProgressBar>,
-    stop_rule: StopRule,
-    last: (Instant, u64),
-    points_left: usize,
+    terminal: bool,
 }
 
-impl CalibrateProgress {
-    pub fn new(stop_rule: StopRule) -> Self {
-        CalibrateProgress {
+impl TerminalBar {
+    fn new() -> Self {
+        TerminalBar {
             bar: None,
-            stop_rule,
-            last: (Instant::now(), 0),
-            points_left: 0,
+            terminal: std::io::stderr().is_terminal(),
         }
     }
 
-    fn bar(&mut self, length: u64, template: &str) -> Option<&ProgressBar> {
-        if !std::io::stderr().is_terminal() {
+    /// The bar with this length and template, or None when not on a terminal.
+    fn show(&mut self, length: u64, template: &str) -> Option<&ProgressBar> {
+        if !self.terminal {
             return None;
         }
         let bar = self.bar.get_or_insert_with(|| ProgressBar::new(length));
@@ -41,10 +39,32 @@ impl CalibrateProgress {
         Some(bar)
     }
 
-    pub fn finish(&mut self) {
+    fn finish(&mut self) {
         if let Some(bar) = self.bar.take() {
             bar.finish_and_clear();
         }
+    }
+}
+
+pub struct CalibrateProgress {
+    bar: TerminalBar,
+    stop_rule: StopRule,
+    last: (Instant, u64),
+    points_left: usize,
+}
+
+impl CalibrateProgress {
+    pub fn new(stop_rule: StopRule) -> Self {
+        CalibrateProgress {
+            bar: TerminalBar::new(),
+            stop_rule,
+            last: (Instant::now(), 0),
+            points_left: 0,
+        }
+    }
+
+    pub fn finish(&mut self) {
+        self.bar.finish();
     }
 
     fn point_length(&self) -> Duration {
@@ -59,7 +79,7 @@ impl CalibrationObserver for CalibrateProgress {
     fn filling(&mut self, done_bytes: u64, total_bytes: u64) {
         let template =
             "filling test file {bar:30} {bytes}/{total_bytes} {binary_bytes_per_sec} ETA {eta}";
-        if let Some(bar) = self.bar(total_bytes, template) {
+        if let Some(bar) = self.bar.show(total_bytes, template) {
             bar.set_position(done_bytes);
         }
     }
@@ -71,7 +91,7 @@ impl CalibrationObserver for CalibrateProgress {
             StopRule::Count { ios } => ios,
         };
         let template = "{prefix} {bar:30} {msg}";
-        if let Some(bar) = self.bar(length, template) {
+        if let Some(bar) = self.bar.show(length, template) {
             bar.set_position(0);
             bar.set_prefix(format!("[{}/{count}] {}", index + 1, spec.name));
             bar.reset_eta();
@@ -100,14 +120,14 @@ impl CalibrationObserver for CalibrateProgress {
             StopRule::Timed { .. } => format!("{iops:>9.0} IOPS · {}s left", remaining.as_secs()),
             StopRule::Count { .. } => format!("{iops:>9.0} IOPS"),
         };
-        if let Some(bar) = &self.bar {
+        if let Some(bar) = &self.bar.bar {
             bar.set_position(position);
             bar.set_message(message);
         }
     }
 
     fn point_finished(&mut self, result: &PointResult) {
-        if let Some(bar) = &self.bar {
+        if let Some(bar) = &self.bar.bar {
             bar.println(format!(
                 "{:<34} {:>10.0} IOPS {:>9.1} MB/s{}",
                 result.name,
@@ -126,52 +146,34 @@ impl CalibrationObserver for CalibrateProgress {
 /// Progress of `strata run` and `strata setup`: phases as lines, the load as
 /// a bar of rows, the run as a bar of time with loops/s and live sessions.
 pub struct RunProgress {
-    bar: Option<ProgressBar>,
-    terminal: bool,
+    bar: TerminalBar,
     last: (Instant, u64),
 }
 
 impl RunProgress {
     pub fn new() -> Self {
         RunProgress {
-            bar: None,
-            terminal: std::io::stderr().is_terminal(),
+            bar: TerminalBar::new(),
             last: (Instant::now(), 0),
         }
     }
 
     pub fn finish(&mut self) {
-        if let Some(bar) = self.bar.take() {
-            bar.finish_and_clear();
-        }
-    }
-
-    fn bar(&mut self, length: u64, template: &str) -> Option<&ProgressBar> {
-        if !self.terminal {
-            return None;
-        }
-        let bar = self.bar.get_or_insert_with(|| ProgressBar::new(length));
-        bar.set_length(length);
-        bar.set_style(
-            ProgressStyle::with_template(template)
-                .expect("valid template")
-                .progress_chars("=> "),
-        );
-        Some(bar)
+        self.bar.finish();
     }
 }
 
 impl strata_run::session_run::RunObserver for RunProgress {
     fn phase(&mut self, message: &str) {
         self.finish();
-        if self.terminal {
+        if self.bar.terminal {
             eprintln!("strata: {message}");
         }
     }
 
     fn loading(&mut self, progress: &strata_slob::load::LoadProgress) {
         let template = "loading {bar:30} {pos}/{len} rows {per_sec} ETA {eta}";
-        if let Some(bar) = self.bar(progress.rows_total, template) {
+        if let Some(bar) = self.bar.show(progress.rows_total, template) {
             bar.set_position(progress.rows_done);
         }
     }
@@ -195,7 +197,7 @@ impl strata_run::session_run::RunObserver for RunProgress {
         let left = expected.map_or(String::new(), |expected| {
             format!(" · {}s left", expected.saturating_sub(elapsed).as_secs())
         });
-        if let Some(bar) = self.bar(length, "running {bar:30} {msg}") {
+        if let Some(bar) = self.bar.show(length, "running {bar:30} {msg}") {
             bar.set_position(elapsed.as_millis() as u64);
             bar.set_message(format!(
                 "{rate:>8.1} loops/s · {sessions_alive} sessions{left}"

@@ -224,17 +224,9 @@ fn parse_hotspot(input: &str) -> Result<Hotspot, String> {
 fn parse_distribution(input: &str) -> Result<AccessDistribution, String> {
     match input.split_once(':') {
         None if input == "uniform" => Ok(AccessDistribution::Uniform),
-        Some(("zipf", theta)) => {
-            let theta: f64 = theta
-                .parse()
-                .map_err(|_| format!("zipf:THETA needs a number, got '{theta}'"))?;
-            if !(theta > 0.0 && theta <= 10.0) {
-                return Err(format!(
-                    "zipf:THETA must be above 0 and at most 10, got {theta}"
-                ));
-            }
-            Ok(AccessDistribution::Zipf { theta })
-        }
+        Some(("zipf", theta)) => Ok(AccessDistribution::Zipf {
+            theta: parse::zipf_theta(theta)?,
+        }),
         _ => Err(format!("'{input}' is not one of: uniform, zipf:THETA")),
     }
 }
