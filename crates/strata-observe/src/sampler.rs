@@ -158,6 +158,48 @@ mod tests {
         assert_eq!(metrics[1].value, 7.0);
     }
 
+    struct Appearing {
+        calls: u32,
+    }
+
+    impl Collector for Appearing {
+        fn layer(&self) -> &'static str {
+            "device"
+        }
+
+        fn collect(&mut self) -> anyhow::Result<Collected> {
+            self.calls += 1;
+            let name = if self.calls == 2 { "sdb" } else { "sda" };
+            let metric = Metric::counter("read_requests", f64::from(self.calls) * 10.0)
+                .with_label("device", name);
+            Ok(Collected::Metrics {
+                metrics: vec![metric],
+            })
+        }
+    }
+
+    #[test]
+    fn devices_that_appear_or_vanish_get_no_rate_until_seen_twice() {
+        let mut sampler = Sampler::new(vec![Box::new(Appearing { calls: 0 })]);
+        let rates_of = |sample: &Sample| match &sample.layers["device"] {
+            LayerSample::Values { rates, .. } => rates.clone(),
+            other => panic!("{other:?}"),
+        };
+        sampler.sample();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        assert!(
+            rates_of(&sampler.sample()).is_empty(),
+            "sdb is new, sda vanished"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let third = sampler.sample();
+        let rate = rates_of(&third)["read_requests{device=sda}"];
+        assert!(
+            (rate - 20.0 / third.interval_s).abs() < 1e-6 * rate.max(1.0),
+            "sda: 10 → 30 across its gap"
+        );
+    }
+
     #[test]
     fn wraps_and_resets() {
         assert_eq!(counter_delta(4_294_967_290.0, 5.0), 11.0);

@@ -42,7 +42,8 @@ pub struct ObserveArgs {
     #[arg(long, value_name = "PID")]
     pid: Vec<u32>,
 
-    /// Also a PostgreSQL server: its counters and, sampled at 10 Hz, where its active sessions wait
+    /// Also a PostgreSQL server: its counters, where its active sessions wait (sampled at
+    /// 10 Hz), and, when it runs on this machine, the run-queue delay and I/O of its processes
     #[arg(long, value_name = "URL")]
     db: Option<String>,
 
@@ -136,11 +137,19 @@ fn collectors(args: &ObserveArgs) -> anyhow::Result<Vec<Box<dyn Collector>>> {
         (None, false) => DeviceFilter::Names(args.device.clone()),
         (None, true) => DeviceFilter::All,
     };
-    let mut collectors = all_os_collectors(filter, args.pid.clone())?;
-    if let Some(url) = &args.db {
-        let target = ConnectionTarget::parse(url)?;
+    let mut pids = args.pid.clone();
+    let target = args
+        .db
+        .as_deref()
+        .map(ConnectionTarget::parse)
+        .transpose()?;
+    if let Some(target) = &target {
+        pids.extend(local_backend_pids(target)?);
+    }
+    let mut collectors = all_os_collectors(filter, pids)?;
+    if let Some(target) = &target {
         collectors.push(Box::new(strata_db::collectors::PostgresCollector::start(
-            &target,
+            target,
         )?));
     }
     if let Some(url) = &args.mariadb {
@@ -149,6 +158,31 @@ fn collectors(args: &ObserveArgs) -> anyhow::Result<Vec<Box<dyn Collector>>> {
         )?));
     }
     Ok(collectors)
+}
+
+/// The PostgreSQL server's processes present now, when they run on this
+/// machine (their pids are in /proc with a postgres command name): their
+/// run-queue delay and I/O join the process layer. Backends that start later
+/// are not followed.
+fn local_backend_pids(target: &ConnectionTarget) -> anyhow::Result<Vec<u32>> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let pids: Vec<u32> = runtime.block_on(async {
+        let client = strata_db::postgres::connect::connect(target).await?;
+        let rows = client
+            .query(
+                "SELECT pid FROM pg_stat_activity WHERE pid <> pg_backend_pid()",
+                &[],
+            )
+            .await?;
+        anyhow::Ok(rows.iter().map(|row| row.get::<_, i32>(0) as u32).collect())
+    })?;
+    let is_postgres = |pid: &u32| {
+        std::fs::read_to_string(format!("/proc/{pid}/comm"))
+            .is_ok_and(|comm| comm.starts_with("postgres"))
+    };
+    Ok(pids.into_iter().filter(is_postgres).collect())
 }
 
 fn header(args: &ObserveArgs, interval: Duration) -> Header {
