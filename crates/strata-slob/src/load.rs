@@ -151,15 +151,24 @@ struct MetaRow {
     complete: bool,
 }
 
+/// Takes strata's setup lock, waiting up to 10 s: the lock is held by a
+/// setup's session until its backend exits, which can trail the end of the
+/// previous setup by a moment.
 async fn lock_setup(admin: &Client) -> anyhow::Result<()> {
-    let row = admin
-        .query_one(SETUP_LOCK_SQL, &[])
-        .await
-        .map_err(pg::context("taking strata's setup lock"))?;
-    if !row.get::<_, bool>(0) {
-        bail!("another strata setup is loading SLOB schemas in this database now; wait for it");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let row = admin
+            .query_one(SETUP_LOCK_SQL, &[])
+            .await
+            .map_err(pg::context("taking strata's setup lock"))?;
+        if row.get::<_, bool>(0) {
+            return Ok(());
+        }
+        if std::time::Instant::now() >= deadline {
+            bail!("another strata setup is loading SLOB schemas in this database now; wait for it");
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
-    Ok(())
 }
 
 async fn create_meta_table(admin: &Client) -> anyhow::Result<()> {

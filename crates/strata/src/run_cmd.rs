@@ -270,7 +270,8 @@ fn read_pgio_conf(path: &Option<PathBuf>) -> anyhow::Result<ConfDefaults> {
         schemas: conf.num_schemas,
         scale_blocks: conf.scale_blocks,
         threads_per_schema: conf.num_threads,
-        work_unit: conf.work_unit,
+        // pgio reads `BETWEEN k AND k + WORK_UNIT`: WORK_UNIT + 1 blocks.
+        work_unit: conf.work_unit.map(|work_unit| work_unit + 1),
         update_pct: conf.update_pct,
         update_work_unit: conf.update_work_unit,
         duration: conf.run_time_seconds.map(Duration::from_secs),

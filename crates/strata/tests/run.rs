@@ -204,7 +204,10 @@ fn work_loops_end_every_session_after_exactly_that_many_loops_with_a_pgio_conf()
         "SCALE=64M is 64 MiB of 8 KiB blocks"
     );
     assert_eq!(options["threads_per_schema"], 2);
-    assert_eq!(options["workload"]["work_unit"], 255);
+    assert_eq!(
+        options["workload"]["work_unit"], 256,
+        "pgio's WORK_UNIT=255 reads 256 blocks"
+    );
     let result = &document["result"];
     assert_eq!(result["workload"]["loops"], 2 * 2 * 7);
     assert_eq!(result["workload"]["operations"]["select"]["count"], 28);

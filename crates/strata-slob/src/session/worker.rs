@@ -24,10 +24,19 @@ use crate::schema::qualified;
 pub(crate) const RECONNECT_LIMIT: Duration = Duration::from_secs(5);
 const RECONNECT_PAUSE: Duration = Duration::from_millis(200);
 
-/// Settings of every session: index scans only (every key a distinct
-/// block), no parallel workers (one session, one backend).
-const SESSION_SETTINGS: &str = "SET enable_seqscan = off; SET enable_bitmapscan = off; \
+/// Settings of every session: the keys are read through the index as a
+/// bitmap heap scan — every key a distinct random block, read in block order
+/// with PostgreSQL's own prefetch (`effective_io_concurrency`), the plan
+/// pgio's query gets too — never a sequential scan, and no parallel workers
+/// (one session, one backend).
+const SESSION_SETTINGS: &str = "SET enable_seqscan = off; SET enable_indexscan = off; \
      SET max_parallel_workers_per_gather = 0; SET statement_timeout = 0";
+
+/// An update transaction reads its rows with a plain index scan, so every
+/// session locks them in key order and no two sessions deadlock (a bitmap
+/// heap scan would lock them in block order).
+const BEGIN_UPDATE: &str =
+    "BEGIN; SET LOCAL enable_indexscan = on; SET LOCAL enable_bitmapscan = off";
 
 /// Who a session is: its number, and the schemas it works on.
 #[derive(Clone, Debug)]
@@ -363,7 +372,7 @@ impl Session {
         keys: [i64; 2],
     ) -> Result<Instant, tokio_postgres::Error> {
         let client = &self.connection.client;
-        client.batch_execute("BEGIN").await?;
+        client.batch_execute(BEGIN_UPDATE).await?;
         let began = Instant::now();
         self.record(began, Event::Begin);
         let rows = client.execute(update, &[&keys[0], &keys[1]]).await?;
