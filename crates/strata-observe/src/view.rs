@@ -179,9 +179,10 @@ fn describe_device(thing: &Thing) -> String {
         "partition" => format!("part of {}", thing.label("parent")),
         "dm" => format!("dm {}", thing.label("dm_name")),
         "md" => format!(
-            "md {} {}",
+            "md {} {} B chunk of {}",
             thing.label("md_level"),
-            thing.label("chunk_bytes")
+            thing.label("chunk_bytes"),
+            thing.label("md_members")
         ),
         "disk" => match thing.label("rotational") {
             "true" => "disk, rotational".to_string(),

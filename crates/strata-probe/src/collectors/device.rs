@@ -38,8 +38,8 @@ pub enum DeviceFilter {
 /// not print them (before 4.18 and 5.5).
 ///
 /// Labels: `device`, `kind` (`disk|partition|dm|md|loop`), `parent` for a
-/// partition, `dm_name` for device-mapper, `md_level` and `chunk_bytes` for
-/// md, `rotational` (`true|false`) when sysfs says.
+/// partition, `dm_name` for device-mapper, `md_level`, `chunk_bytes` and
+/// `md_members` for md, `rotational` (`true|false`) when sysfs says.
 ///
 /// Each sample stands alone: a device that appears or vanishes between
 /// samples is simply there or not.
@@ -106,6 +106,20 @@ impl Collector for DeviceCollector {
 }
 
 /// The metrics of one `/proc/diskstats` entry, labelled from `device`.
+/// The member devices of an md array, from /sys/block/NAME/slaves.
+fn md_members(name: &str) -> Vec<String> {
+    let mut members: Vec<String> = std::fs::read_dir(format!("/sys/block/{name}/slaves"))
+        .map(|entries| {
+            entries
+                .flatten()
+                .map(|entry| entry.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    members.sort();
+    members
+}
+
 pub fn device_metrics(stat: &DiskStat, device: &BlockDevice) -> Vec<Metric> {
     let mut counters = vec![
         ("read_requests", stat.read_requests),
@@ -166,6 +180,7 @@ fn device_labels(name: &str, device: &BlockDevice) -> Vec<(&'static str, String)
             labels.push(("kind", "md".into()));
             labels.push(("md_level", level.clone()));
             labels.push(("chunk_bytes", chunk_bytes.to_string()));
+            labels.push(("md_members", md_members(&device.name).join(",")));
         }
         DeviceKind::Loop { .. } => labels.push(("kind", "loop".into())),
     }
