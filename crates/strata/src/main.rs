@@ -3,6 +3,7 @@
 
 mod calibrate_cmd;
 mod interrupt;
+mod model_cmd;
 mod observe_cmd;
 mod parse;
 mod progress;
@@ -33,6 +34,10 @@ enum Command {
     /// Sample every layer at once — block devices, NFS, NICs, CPU and run queue,
     /// memory, processes, PostgreSQL, MariaDB — live, to a Recording, or for Prometheus.
     Observe(Box<observe_cmd::ObserveArgs>),
+    /// Capacity models on the back of an envelope: RAID back-end load, remote
+    /// replication, queueing, disk IOPS, flash cache sizing, workload clusters,
+    /// commit wait breakdown.
+    Model(Box<model_cmd::ModelArgs>),
 }
 
 fn main() {
@@ -42,6 +47,7 @@ fn main() {
         Command::Run(args) => run_cmd::run(*args),
         Command::Setup(args) => run_cmd::setup(*args),
         Command::Observe(args) => observe_cmd::run(*args),
+        Command::Model(args) => model_cmd::run(*args),
     };
     match result {
         Ok(code) => std::process::exit(code),

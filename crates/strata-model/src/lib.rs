@@ -1,0 +1,59 @@
+//! Capacity models a DBA or storage engineer does on the back of an envelope:
+//! RAID back-end load, remote replication latency, queueing, rotating disk
+//! IOPS, flash cache sizing, workload clustering and commit wait breakdown.
+//!
+//! Every function here is pure: numbers in, numbers out, with the inputs
+//! checked. Not for: parsing command lines, printing, or measuring anything;
+//! the `strata model` subcommand does the first two and other crates measure.
+
+pub mod cluster;
+pub mod commit;
+pub mod disk;
+pub mod flash_cache;
+pub mod queue;
+pub mod raid;
+pub mod replication;
+
+/// An input that makes no sense for the model. `input` is the name of the
+/// command-line option that carries it (without the dashes), so the message
+/// names the flag the user typed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("--{input}: {reason}")]
+pub struct ModelError {
+    pub input: &'static str,
+    pub reason: String,
+}
+
+pub(crate) fn invalid(input: &'static str, reason: impl Into<String>) -> ModelError {
+    ModelError {
+        input,
+        reason: reason.into(),
+    }
+}
+
+pub(crate) fn require_positive(input: &'static str, value: f64) -> Result<f64, ModelError> {
+    if value.is_finite() && value > 0.0 {
+        Ok(value)
+    } else {
+        Err(invalid(input, format!("must be above 0, got {value}")))
+    }
+}
+
+pub(crate) fn require_non_negative(input: &'static str, value: f64) -> Result<f64, ModelError> {
+    if value.is_finite() && value >= 0.0 {
+        Ok(value)
+    } else {
+        Err(invalid(input, format!("must not be negative, got {value}")))
+    }
+}
+
+pub(crate) fn require_fraction(input: &'static str, value: f64) -> Result<f64, ModelError> {
+    if (0.0..=1.0).contains(&value) {
+        Ok(value)
+    } else {
+        Err(invalid(
+            input,
+            format!("must be from 0 to 100%, got {}%", value * 100.0),
+        ))
+    }
+}

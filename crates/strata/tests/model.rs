@@ -1,0 +1,279 @@
+//! `strata model` through the real binary: JSON checked against values
+//! computed by hand, `--explain` showing the numbers, bad input naming the flag.
+
+use std::process::{Command, Output};
+
+fn strata(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_strata"))
+        .arg("model")
+        .args(args)
+        .output()
+        .expect("running strata")
+}
+
+fn json(args: &[&str]) -> serde_json::Value {
+    let mut all = args.to_vec();
+    all.push("--json");
+    let output = strata(&all);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).expect("stdout is one JSON document")
+}
+
+fn stdout(args: &[&str]) -> String {
+    let output = strata(args);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn refused(args: &[&str], fragments: &[&str]) {
+    let output = strata(args);
+    assert!(
+        !output.status.success(),
+        "strata model {args:?} should fail"
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    for fragment in fragments {
+        assert!(
+            stderr.contains(fragment),
+            "'{fragment}' missing from: {stderr}"
+        );
+    }
+}
+
+fn near(value: &serde_json::Value, expected: f64, tolerance: f64) {
+    let actual = value.as_f64().expect("a number");
+    assert!(
+        (actual - expected).abs() <= tolerance,
+        "{actual} is not {expected}"
+    );
+}
+
+#[test]
+fn raid5_ten_columns_is_160_per_disk() {
+    let rows = json(&[
+        "raid",
+        "--iops",
+        "1000",
+        "--read-pct",
+        "80",
+        "--raid",
+        "5",
+        "--disks",
+        "10",
+    ]);
+    near(&rows[0]["back_end_iops_per_disk"], 160.0, 1e-9);
+    assert_eq!(rows[0]["over_ceiling"], true);
+    let explained = stdout(&[
+        "raid",
+        "--iops",
+        "1000",
+        "--read-pct",
+        "80",
+        "--raid",
+        "5",
+        "--disks",
+        "10",
+        "--explain",
+    ]);
+    assert!(
+        explained.contains("(800 + 4 × 200) / 10 = 160.0 IOPS"),
+        "{explained}"
+    );
+}
+
+#[test]
+fn raid_min_disks_from_service_time() {
+    let rows = json(&[
+        "raid",
+        "--iops",
+        "1000-2000:1000",
+        "--read-pct",
+        "80",
+        "--raid",
+        "5",
+        "--service-time",
+        "6ms",
+        "--min-disks",
+    ]);
+    assert_eq!(rows[0]["min_disks"], 10);
+    assert_eq!(rows[1]["min_disks"], 20);
+}
+
+#[test]
+fn replication_fifty_km() {
+    let report = json(&[
+        "replication",
+        "--distance-km",
+        "50",
+        "--overhead",
+        "600us",
+        "--per-kib",
+        "27us",
+        "--size",
+        "2k",
+        "--fibre-channel",
+    ]);
+    near(&report["sync"]["total_s"], 1.154e-3, 1e-12);
+    near(&report["sync"]["writes_per_s"], 866.55, 0.01);
+    near(&report["asynchronous"]["frame_km"], 2.048, 1e-9);
+    assert_eq!(report["asynchronous"]["outstanding_writes"], 49);
+    let explained = stdout(&[
+        "replication",
+        "--distance-km",
+        "50",
+        "--per-kib",
+        "27us",
+        "--explain",
+    ]);
+    assert!(
+        explained.contains("1 × 2 × 50 km × 5 µs = 1.1540 ms"),
+        "{explained}"
+    );
+}
+
+#[test]
+fn replication_calibrated_from_two_local_writes() {
+    let report = json(&[
+        "replication",
+        "--distance-km",
+        "50",
+        "--calibrate-from",
+        "2k=654us,64k=2328us",
+    ]);
+    near(&report["calibration"]["overhead_s"], 0.6e-3, 1e-9);
+    near(&report["sync"]["total_s"], 1.154e-3, 1e-9);
+}
+
+#[test]
+fn queue_open_and_closed() {
+    let mm1 = json(&["queue", "--service-time", "10ms", "--utilization", "50"]);
+    near(&mm1["rows"][0]["response_time_s"], 0.020, 1e-12);
+    near(&mm1["rows"][0]["in_system"], 1.0, 1e-12);
+    let md1 = json(&[
+        "queue",
+        "--model",
+        "md1",
+        "--service-time",
+        "10ms",
+        "--arrival-rate",
+        "50",
+    ]);
+    near(&md1["rows"][0]["response_time_s"], 0.015, 1e-12);
+    let mva = json(&["queue", "--centres", "cpu=20ms,disk=30ms", "--users", "3"]);
+    near(&mva["steps"][1]["response_time_s"], 0.076, 1e-12);
+    near(&mva["steps"][2]["throughput"], 29.2308, 1e-3);
+    assert_eq!(mva["bottleneck"], "disk");
+}
+
+#[test]
+fn disk_fifteen_k_ranges() {
+    let qd1 = json(&["disk", "--rpm", "15000", "--qd", "1"]);
+    let iops = qd1[0]["iops"].as_f64().unwrap();
+    assert!((150.0..=200.0).contains(&iops), "{iops}");
+    let deep = json(&["disk", "--rpm", "15000", "--span", "50", "--qd", "32"]);
+    let iops = deep[0]["iops"].as_f64().unwrap();
+    assert!((300.0..=450.0).contains(&iops), "{iops}");
+}
+
+#[test]
+fn flash_cache_and_commit() {
+    let cache = json(&[
+        "flash-cache",
+        "--buffer-cache",
+        "1g",
+        "--data",
+        "100g",
+        "--flash",
+        "10g,100g",
+    ]);
+    near(&cache["rows"][0]["flash_hit"], 0.10, 1e-9);
+    assert_eq!(cache["rows"][1]["metadata_bytes"], 1_310_720_000u64);
+    let commit = json(&[
+        "commit",
+        "--commit-wait",
+        "101ms",
+        "--log-write-io",
+        "37ms",
+        "--log-writer-cpu",
+        "2.3ms",
+    ]);
+    near(&commit["remainder_s"], 0.0617, 1e-9);
+}
+
+#[test]
+fn cluster_two_groups_from_csv() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("demands.csv");
+    std::fs::write(
+        &csv,
+        "cpu,disk\n0.010,0.020\n0.011,0.021\n0.500,0.900\n0.012,0.019\n0.510,0.880\n",
+    )
+    .unwrap();
+    let path = csv.to_str().unwrap();
+    let result = json(&["cluster", path, "--clusters", "2"]);
+    assert_eq!(
+        result["clusters"][0]["members"],
+        serde_json::json!([0, 1, 3])
+    );
+    assert_eq!(result["clusters"][1]["members"], serde_json::json!([2, 4]));
+    refused(
+        &["cluster", path, "--clusters", "9"],
+        &["--clusters", "more clusters than points"],
+    );
+}
+
+#[test]
+fn bad_inputs_name_the_flag() {
+    refused(
+        &[
+            "raid",
+            "--iops",
+            "1000",
+            "--read-pct",
+            "120",
+            "--raid",
+            "5",
+            "--disks",
+            "10",
+        ],
+        &["--read-pct"],
+    );
+    refused(
+        &[
+            "raid",
+            "--iops",
+            "1000",
+            "--read-pct",
+            "80",
+            "--raid",
+            "5",
+            "--disks",
+            "0",
+        ],
+        &["--disks"],
+    );
+    refused(
+        &["replication", "--distance-km", "-5"],
+        &["--distance-km", "negative"],
+    );
+    refused(
+        &["queue", "--service-time", "10ms", "--arrival-rate", "100"],
+        &["--arrival-rate", "the queue is unstable"],
+    );
+    refused(
+        &["queue", "--service-time", "10ms", "--utilization", "100"],
+        &["--utilization", "unstable"],
+    );
+    refused(
+        &["commit", "--commit-wait", "10ms", "--log-write-io", "37ms"],
+        &["--commit-wait"],
+    );
+}
