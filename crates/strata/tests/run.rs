@@ -50,6 +50,20 @@ fn strata_processes_in(dir: &Path) -> Vec<String> {
         .collect()
 }
 
+/// No throwaway cluster's directory and no process of it remains in `dir`.
+fn assert_nothing_left_behind(dir: &Path) {
+    assert!(
+        cluster_dirs_in(dir).is_empty(),
+        "cluster left: {:?}",
+        cluster_dirs_in(dir)
+    );
+    assert!(
+        strata_processes_in(dir).is_empty(),
+        "processes left: {:?}",
+        strata_processes_in(dir)
+    );
+}
+
 fn cluster_dirs_in(dir: &Path) -> Vec<String> {
     std::fs::read_dir(dir)
         .unwrap()
@@ -105,16 +119,7 @@ fn read_only_run_with_a_limited_page_cache_reaches_the_device() {
             "the run's Recording holds {layer} samples"
         );
     }
-    assert!(
-        cluster_dirs_in(&dir).is_empty(),
-        "cluster removed: {:?}",
-        cluster_dirs_in(&dir)
-    );
-    assert!(
-        strata_processes_in(&dir).is_empty(),
-        "{:?}",
-        strata_processes_in(&dir)
-    );
+    assert_nothing_left_behind(&dir);
 }
 
 #[test]
@@ -217,16 +222,7 @@ fn work_loops_end_every_session_after_exactly_that_many_loops_with_a_pgio_conf()
 #[test]
 fn a_killed_server_is_a_clear_error_and_nothing_is_left_behind() {
     let (_device, dir) = own_filesystem(512);
-    let mut args = vec!["run"];
-    args.extend(SMALL);
-    args.extend(["--duration", "30s", "--warmup", "0s", "--json"]);
-    let child = strata()
-        .args(&args)
-        .current_dir(&dir)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_run(&dir, &["--duration", "30s", "--warmup", "0s", "--json"]);
     let postmaster = wait_for_postmaster(&dir, Duration::from_secs(60));
     std::thread::sleep(Duration::from_secs(8));
     unsafe { libc::kill(postmaster as i32, libc::SIGKILL) };
@@ -252,16 +248,20 @@ fn a_killed_server_is_a_clear_error_and_nothing_is_left_behind() {
             || everything.contains("closed"),
         "{everything}"
     );
-    assert!(
-        cluster_dirs_in(&dir).is_empty(),
-        "{:?}",
-        cluster_dirs_in(&dir)
-    );
-    assert!(
-        strata_processes_in(&dir).is_empty(),
-        "{:?}",
-        strata_processes_in(&dir)
-    );
+    assert_nothing_left_behind(&dir);
+}
+
+/// Starts `strata run` on the small data set in the background, output piped.
+fn spawn_run(dir: &Path, extra: &[&str]) -> std::process::Child {
+    strata()
+        .arg("run")
+        .args(SMALL)
+        .args(extra)
+        .current_dir(dir)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("starting strata run")
 }
 
 fn wait_for_postmaster(dir: &Path, limit: Duration) -> u32 {
@@ -283,16 +283,7 @@ fn wait_for_postmaster(dir: &Path, limit: Duration) -> u32 {
 #[test]
 fn interrupt_removes_the_cluster_and_keeps_the_partial_result() {
     let (_device, dir) = own_filesystem(512);
-    let mut args = vec!["run"];
-    args.extend(SMALL);
-    args.extend(["--duration", "60s", "--warmup", "1s", "--json"]);
-    let child = strata()
-        .args(&args)
-        .current_dir(&dir)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_run(&dir, &["--duration", "60s", "--warmup", "1s", "--json"]);
     wait_for_postmaster(&dir, Duration::from_secs(60));
     std::thread::sleep(Duration::from_secs(8));
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
@@ -301,16 +292,7 @@ fn interrupt_removes_the_cluster_and_keeps_the_partial_result() {
     let document: serde_json::Value =
         serde_json::from_slice(&output.stdout).expect("partial result as JSON");
     assert_eq!(document["result"]["interrupted"], true);
-    assert!(
-        cluster_dirs_in(&dir).is_empty(),
-        "{:?}",
-        cluster_dirs_in(&dir)
-    );
-    assert!(
-        strata_processes_in(&dir).is_empty(),
-        "{:?}",
-        strata_processes_in(&dir)
-    );
+    assert_nothing_left_behind(&dir);
 }
 
 #[test]
@@ -437,14 +419,5 @@ fn setup_then_run_against_an_existing_server() {
         result["load"].is_null(),
         "the loaded schemas were used as they were"
     );
-    assert!(
-        cluster_dirs_in(&dir).is_empty(),
-        "{:?}",
-        cluster_dirs_in(&dir)
-    );
-    assert!(
-        strata_processes_in(&dir).is_empty(),
-        "{:?}",
-        strata_processes_in(&dir)
-    );
+    assert_nothing_left_behind(&dir);
 }
