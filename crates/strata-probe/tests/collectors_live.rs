@@ -2,7 +2,6 @@
 //! generated here (a direct write, spinning threads, a file read) and must
 //! show up in the raw counters.
 
-use std::alloc::{alloc_zeroed, dealloc, Layout};
 use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
@@ -11,6 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use strata_core::metrics::{Collected, Collector, Metric};
+use strata_io::buffer::AlignedBuffer;
 use strata_probe::blockdev::{device_of_path, physical_devices};
 use strata_probe::collectors::{
     all_os_collectors, CpuCollector, DeviceCollector, DeviceFilter, MemoryCollector, NetCollector,
@@ -37,34 +37,6 @@ fn value(metrics: &[Metric], name: &str, labels: &[(&str, &str)]) -> Option<f64>
                     .all(|(key, value)| metric.labels.get(*key).map(String::as_str) == Some(*value))
         })
         .map(|metric| metric.value)
-}
-
-/// A 4096-aligned heap buffer, as O_DIRECT requires.
-struct AlignedBuffer {
-    pointer: *mut u8,
-    layout: Layout,
-}
-
-impl AlignedBuffer {
-    fn new(length: usize) -> AlignedBuffer {
-        let layout = Layout::from_size_align(length, 4096).unwrap();
-        // SAFETY: layout has nonzero size.
-        let pointer = unsafe { alloc_zeroed(layout) };
-        assert!(!pointer.is_null());
-        AlignedBuffer { pointer, layout }
-    }
-
-    fn bytes(&self) -> &[u8] {
-        // SAFETY: pointer is a live allocation of layout.size() bytes owned by self.
-        unsafe { std::slice::from_raw_parts(self.pointer, self.layout.size()) }
-    }
-}
-
-impl Drop for AlignedBuffer {
-    fn drop(&mut self) {
-        // SAFETY: allocated in new() with this layout.
-        unsafe { dealloc(self.pointer, self.layout) }
-    }
 }
 
 #[test]
@@ -96,7 +68,7 @@ fn direct_write_grows_write_bytes_of_the_files_device() {
     let before = metrics_of(&mut collector);
     let chunk = AlignedBuffer::new(MIB);
     for _ in 0..WRITE_BYTES / MIB {
-        file.write_all(chunk.bytes()).unwrap();
+        file.write_all(chunk.as_slice()).unwrap();
     }
     file.sync_all().unwrap();
     let after = metrics_of(&mut collector);

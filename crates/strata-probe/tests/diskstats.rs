@@ -2,9 +2,9 @@
 
 mod common;
 
-use std::alloc::{alloc_zeroed, dealloc, Layout};
 use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
+use strata_io::buffer::AlignedBuffer;
 use strata_probe::blockdev::device_of_path;
 use strata_probe::diskstats::{find, parse_diskstats, read_diskstats, DeviceDelta, DiskStat};
 
@@ -224,34 +224,6 @@ fn live_diskstats_list_the_root_device() {
     assert!(entry.read_requests > 0);
 }
 
-/// A 4096-aligned heap buffer, as O_DIRECT requires.
-struct AlignedBuffer {
-    pointer: *mut u8,
-    layout: Layout,
-}
-
-impl AlignedBuffer {
-    fn new(length: usize) -> AlignedBuffer {
-        let layout = Layout::from_size_align(length, 4096).unwrap();
-        // SAFETY: layout has nonzero size.
-        let pointer = unsafe { alloc_zeroed(layout) };
-        assert!(!pointer.is_null());
-        AlignedBuffer { pointer, layout }
-    }
-
-    fn bytes_mut(&mut self) -> &mut [u8] {
-        // SAFETY: pointer is a live allocation of layout.size() bytes owned by self.
-        unsafe { std::slice::from_raw_parts_mut(self.pointer, self.layout.size()) }
-    }
-}
-
-impl Drop for AlignedBuffer {
-    fn drop(&mut self) {
-        // SAFETY: allocated in new() with this layout.
-        unsafe { dealloc(self.pointer, self.layout) }
-    }
-}
-
 #[test]
 fn direct_write_shows_up_in_the_file_systems_device_counters() {
     const WRITE_BYTES: u64 = 4 * common::MIB;
@@ -266,14 +238,14 @@ fn direct_write_shows_up_in_the_file_systems_device_counters() {
     let device = device_of_path(&path).unwrap();
     let mut chunk = AlignedBuffer::new(common::MIB as usize);
     chunk
-        .bytes_mut()
+        .as_mut_slice()
         .copy_from_slice(&common::pseudo_random_bytes(common::MIB as usize, 7));
 
     let before = find(&read_diskstats().unwrap(), &device.name)
         .unwrap()
         .clone();
     for _ in 0..WRITE_BYTES / common::MIB {
-        file.write_all(chunk.bytes_mut()).unwrap();
+        file.write_all(chunk.as_mut_slice()).unwrap();
     }
     file.sync_all().unwrap();
     let after = find(&read_diskstats().unwrap(), &device.name)
