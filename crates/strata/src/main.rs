@@ -1,12 +1,14 @@
 //! The `strata` binary: parses the command line and hands each subcommand to
 //! the crate that does the work. Nothing clever lives here.
 
+mod awr_cmd;
 mod calibrate_cmd;
 mod interrupt;
 mod model_cmd;
 mod observe_cmd;
 mod parse;
 mod progress;
+mod report_cmd;
 mod run_cmd;
 
 use clap::{Parser, Subcommand};
@@ -38,6 +40,12 @@ enum Command {
     /// replication, queueing, disk IOPS, flash cache sizing, workload clusters,
     /// commit wait breakdown.
     Model(Box<model_cmd::ModelArgs>),
+    /// An AWR-style report of a Recording (run, calibrate, observe): load
+    /// profile, top waits, I/O by layer, latency, findings; as text, --json or --html.
+    Report(Box<report_cmd::ReportArgs>),
+    /// Read Oracle AWR and STATSPACK reports and print the honest I/O reading of
+    /// them: requests vs blocks, decimal vs binary units, commit waits decomposed.
+    Awr(Box<awr_cmd::AwrArgs>),
 }
 
 fn main() {
@@ -48,6 +56,8 @@ fn main() {
         Command::Setup(args) => run_cmd::setup(*args),
         Command::Observe(args) => observe_cmd::run(*args),
         Command::Model(args) => model_cmd::run(*args),
+        Command::Report(args) => report_cmd::run(*args),
+        Command::Awr(args) => awr_cmd::run(*args),
     };
     match result {
         Ok(code) => std::process::exit(code),
