@@ -79,7 +79,9 @@ pub enum Block {
     Table(Table),
     Chart(Chart),
     /// A sentence or two: an explanation, a caveat, a misleading label named.
-    Note { text: String },
+    Note {
+        text: String,
+    },
 }
 
 /// A table. Each cell carries its display text and, for numbers, the value
@@ -420,10 +422,18 @@ mod tests {
 
     #[test]
     fn a_report_round_trips_through_json() {
-        let mut table = Table::new(None, vec![Column::text("metric"), Column::number("per s", None)]);
-        table.push(vec![Cell::text("read requests"), Cell::number(8047.0, 0, "requests/s")]);
+        let mut table = Table::new(
+            None,
+            vec![Column::text("metric"), Column::number("per s", None)],
+        );
+        table.push(vec![
+            Cell::text("read requests"),
+            Cell::number(8047.0, 0, "requests/s"),
+        ]);
         let mut report = Report::new("t", "run", vec!["a.strata".into()]);
-        report.sections.push(Section::new("load_profile", "Load profile").table(table));
+        report
+            .sections
+            .push(Section::new("load_profile", "Load profile").table(table));
         let json = serde_json::to_string(&report).unwrap();
         let back: Report = serde_json::from_str(&json).unwrap();
         assert_eq!(back, report);
