@@ -85,6 +85,17 @@ impl LatencyHistogram {
         }
     }
 
+    /// How many recorded latencies lie in `low_ns..=high_ns` (each value
+    /// counted by its 3-significant-digit bucket).
+    pub fn count_between_ns(&self, low_ns: u64, high_ns: u64) -> u64 {
+        if self.is_empty() || high_ns < low_ns {
+            0
+        } else {
+            self.inner
+                .count_between(low_ns.clamp(1, HIGHEST_NS), high_ns.clamp(1, HIGHEST_NS))
+        }
+    }
+
     pub fn summary(&self) -> LatencySummary {
         let micros = |nanos: u64| nanos as f64 / 1e3;
         LatencySummary {

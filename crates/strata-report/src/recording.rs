@@ -1,19 +1,310 @@
 //! Builds a [`Report`] from a Recording written by `strata run`,
 //! `strata calibrate` or `strata observe`, for a window of it, and compares
 //! two reports.
+//!
+//! Every kind of recording is first reduced to one [`measured::Measured`]
+//! window (totals per layer), from which the shared sections and the
+//! findings' [`crate::findings::WindowFigures`] are made; the run's latency
+//! and calibrate's curves come from their own records.
+//!
+//! Not for: rendering (`crate::render`) or deciding findings
+//! (`crate::findings`).
 
-use crate::document::{Report, Window};
+mod calibrate;
+mod compare;
+mod figures;
+mod latency;
+mod layers;
+mod measured;
+mod observe;
+mod run;
+mod samples;
+mod sections;
+mod time_series;
+
+pub use compare::compare;
+
+use crate::document::{Fact, Report, Section, Window};
+use anyhow::bail;
+use measured::Measured;
+use samples::Timeline;
 use std::path::Path;
+use strata_core::recording::Recording;
+
+/// The default threshold for outliers and device await spikes, ms.
+pub const DEFAULT_OUTLIER_THRESHOLD_MS: f64 = 500.0;
+
+/// What to report on, beyond the file.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ReportOptions {
+    /// Seconds from the recording's start; `None`: a run's measured window,
+    /// or the whole of a calibrate or observe recording.
+    pub window: Option<Window>,
+    /// I/Os and device awaits slower than this are outliers, ms; `None`:
+    /// calibrate's own `--outlier`, else 500 ms.
+    pub outlier_threshold_ms: Option<f64>,
+}
 
 /// The report of one Recording, over `window` (seconds from its start) or
 /// the whole of it.
 pub fn report_from_recording(path: &Path, window: Option<Window>) -> anyhow::Result<Report> {
-    let _ = window;
-    Ok(Report::new("strata report", "run", vec![path.display().to_string()]))
+    report_with(
+        path,
+        &ReportOptions {
+            window,
+            outlier_threshold_ms: None,
+        },
+    )
 }
 
-/// Two reports side by side, with the change from `before` to `after`.
-pub fn compare(before: &Report, after: &Report) -> Report {
-    let _ = after;
-    Report::new("strata report — compare", "compare", before.source.files.clone())
+/// The report of one Recording with `options`.
+pub fn report_with(path: &Path, options: &ReportOptions) -> anyhow::Result<Report> {
+    let recording = Recording::read(path)?;
+    let timeline = Timeline::of(&recording);
+    let length_s = length_s(&recording, &timeline);
+    if let Some(window) = options.window {
+        check_window(window, length_s)?;
+    }
+    let file = path.display().to_string();
+    let mut report = match recording.header.kind.as_str() {
+        "run" => run_report(&recording, &timeline, options, length_s),
+        "calibrate" => calibrate_report(&recording, &timeline, options, length_s),
+        "observe" => observe_report(&recording, &timeline, options, length_s),
+        other => {
+            bail!("{file}: a recording of `strata {other}`, which strata report does not read")
+        }
+    };
+    report.source.files = vec![file];
+    report
+        .about
+        .splice(0..0, header_facts(&recording, length_s));
+    Ok(report)
+}
+
+/// How long the recording is, seconds: its last layer sample, or the end
+/// of its last measured window.
+fn length_s(recording: &Recording, timeline: &Timeline) -> f64 {
+    let run_end = run::measured_window(recording).map(|window| window.to_s);
+    let points_end = calibrate::points(recording)
+        .last()
+        .map(|point| point.window.to_s);
+    [timeline.length_s(), run_end, points_end]
+        .into_iter()
+        .flatten()
+        .fold(0.0, f64::max)
+}
+
+fn check_window(window: Window, length_s: f64) -> anyhow::Result<()> {
+    let range = format!("the recording covers 0 to {length_s:.1} s");
+    if !(window.from_s >= 0.0 && window.from_s < length_s) {
+        bail!(
+            "--from {} s is outside the recording: {range}",
+            window.from_s
+        );
+    }
+    if !(window.to_s > 0.0 && window.to_s <= length_s + 0.05) {
+        bail!("--to {} s is outside the recording: {range}", window.to_s);
+    }
+    if window.from_s >= window.to_s {
+        bail!(
+            "--from {} s must be before --to {} s ({range})",
+            window.from_s,
+            window.to_s
+        );
+    }
+    Ok(())
+}
+
+fn header_facts(recording: &Recording, length_s: f64) -> Vec<Fact> {
+    let header = &recording.header;
+    let host = &header.host;
+    vec![
+        Fact::new(
+            "recording",
+            format!("strata {} (strata {})", header.kind, header.strata_version),
+        ),
+        Fact::new("created", header.created.clone()),
+        Fact::new(
+            "host",
+            format!(
+                "{}, Linux {}, {} CPUs, {:.1} GiB memory",
+                host.hostname,
+                host.kernel,
+                host.cpus,
+                host.memory_bytes as f64 / (1u64 << 30) as f64
+            ),
+        ),
+        Fact::new("command", header.command.join(" ")),
+        Fact::new("recording length", format!("{length_s:.1} s")),
+    ]
+}
+
+fn threshold(options: &ReportOptions, recording: &Recording) -> f64 {
+    let recorded = recording.header.options["outlier_us"]
+        .as_f64()
+        .map(|us| us / 1e3);
+    options
+        .outlier_threshold_ms
+        .or(recorded)
+        .unwrap_or(DEFAULT_OUTLIER_THRESHOLD_MS)
+}
+
+fn window_fact(report: &mut Report, measured: &Measured, what: &str) {
+    let window = measured.window;
+    report.source.window = Some(window);
+    report.about.push(Fact::new(
+        "window",
+        format!(
+            "{:.1} to {:.1} s from the recording's start ({what})",
+            window.from_s, window.to_s
+        ),
+    ));
+}
+
+/// The sections every recording has, around its own `latency` and extra
+/// sections, and the findings.
+fn assemble(
+    mut report: Report,
+    measured: &Measured,
+    middle: Vec<Section>,
+    time_series: Section,
+) -> Report {
+    report.sections.push(sections::load_profile(measured));
+    report.sections.push(sections::top_waits(measured));
+    report.sections.push(sections::io_by_layer(measured));
+    report.sections.extend(middle);
+    report.sections.push(time_series);
+    report.sections.push(sections::outliers(measured));
+    report.findings = crate::findings::evaluate(&figures::window_figures(measured));
+    report
+}
+
+fn run_report(
+    recording: &Recording,
+    timeline: &Timeline,
+    options: &ReportOptions,
+    length_s: f64,
+) -> Report {
+    let threshold_ms = threshold(options, recording);
+    let mut report = Report::new("strata report — run", "run", Vec::new());
+    let whole = options
+        .window
+        .is_none()
+        .then(|| run::whole(recording, timeline, threshold_ms))
+        .flatten();
+    let measured = match whole {
+        Some(measured) => measured,
+        None => {
+            let window = options.window.unwrap_or(Window {
+                from_s: 0.0,
+                to_s: length_s,
+            });
+            if options.window.is_none() {
+                report.problems.push(
+                    "the run has no result record (interrupted?): reporting its layer samples"
+                        .into(),
+                );
+            }
+            run::windowed(recording, timeline, window, threshold_ms)
+        }
+    };
+    let what = match (options.window, run::measured_window(recording)) {
+        (None, _) => "the run's measured window, figures from its result record".to_string(),
+        (Some(_), Some(run_window)) => format!(
+            "the layer samples whose interval's middle falls in it; the run measured {:.1} to {:.1} s",
+            run_window.from_s, run_window.to_s
+        ),
+        (Some(_), None) => "the layer samples whose interval's middle falls in it".to_string(),
+    };
+    window_fact(&mut report, &measured, &what);
+    let environment = &recording.header.environment;
+    report.about.push(Fact::new(
+        "database",
+        format!(
+            "PostgreSQL {} ({})",
+            environment["server_version_num"],
+            environment["server"].as_str().unwrap_or("")
+        ),
+    ));
+    report.about.push(Fact::new(
+        "page cache",
+        environment["page_cache"]["method"]
+            .as_str()
+            .unwrap_or("unknown")
+            .to_string(),
+    ));
+    let latency = match recording.records_of("result").next() {
+        Some(record) => latency::run_section(record),
+        None => Section::new("latency", "Latency").note("No result record: no latency histograms."),
+    };
+    let latency = match options.window {
+        Some(_) => latency.note("Latency and commit figures are for the run's whole measured window, not the chosen one."),
+        None => latency,
+    };
+    let series = time_series::section(&timeline.within(measured.window), &measured, Vec::new());
+    assemble(report, &measured, vec![latency], series)
+}
+
+fn calibrate_report(
+    recording: &Recording,
+    timeline: &Timeline,
+    options: &ReportOptions,
+    length_s: f64,
+) -> Report {
+    let threshold_ms = threshold(options, recording);
+    let window = options.window.unwrap_or(Window {
+        from_s: 0.0,
+        to_s: length_s,
+    });
+    let points = calibrate::points_in(calibrate::points(recording), window);
+    let measured = calibrate::measured(recording, timeline, &points, window, threshold_ms);
+    let mut report = Report::new("strata report — calibrate", "calibrate", Vec::new());
+    window_fact(
+        &mut report,
+        &measured,
+        &format!(
+            "{} points; each placed after the previous one's ramp and window",
+            points.len()
+        ),
+    );
+    let target = &recording.header.environment["target"];
+    report.about.push(Fact::new(
+        "target",
+        format!(
+            "{} ({})",
+            target["path"].as_str().unwrap_or("?"),
+            target["kind"].as_str().unwrap_or("?")
+        ),
+    ));
+    let middle = vec![
+        calibrate::latency_section(&points),
+        calibrate::section(recording, &points),
+    ];
+    let extra = vec![calibrate::latency_over_time(recording, &points)];
+    let series = time_series::section(&timeline.within(window), &measured, extra);
+    assemble(report, &measured, middle, series)
+}
+
+fn observe_report(
+    recording: &Recording,
+    timeline: &Timeline,
+    options: &ReportOptions,
+    length_s: f64,
+) -> Report {
+    let threshold_ms = threshold(options, recording);
+    let window = options.window.unwrap_or(Window {
+        from_s: 0.0,
+        to_s: length_s,
+    });
+    let measured = observe::measured(recording, timeline, window, threshold_ms);
+    let mut report = Report::new("strata report — observe", "observe", Vec::new());
+    window_fact(
+        &mut report,
+        &measured,
+        "the samples whose interval's middle falls in it",
+    );
+    let latency = Section::new("latency", "Latency")
+        .note("observe times no requests of its own: the devices' await is in I/O by layer.");
+    let series = time_series::section(&timeline.within(window), &measured, Vec::new());
+    assemble(report, &measured, vec![latency], series)
 }

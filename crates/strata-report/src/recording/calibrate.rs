@@ -1,0 +1,517 @@
+//! A `strata calibrate` Recording: its points placed on the recording's
+//! timeline, the [`Measured`] window of the points that fall in it, and the
+//! [calibrate] section (IOPS vs outstanding I/Os, latency vs IOPS with the
+//! knee, MB/s vs streams, ORION's matrices) and per-point latency.
+//!
+//! Points carry no start time: each is placed after the previous one's
+//! ramp and measured window, which is how calibrate runs them.
+//!
+//! Not for: the sections every recording shares (`sections`).
+
+use super::latency::ms_cell;
+use super::layers;
+use super::measured::{Measured, OutlierEvent};
+use super::run::{describe, device_of_record};
+use super::samples::Timeline;
+use super::sections::{number, WORKLOAD};
+use super::time_series::line;
+use crate::document::{Axis, Cell, Chart, ChartKind, Column, Mark, Section, Series, Table, Window};
+use crate::findings::{DeviceWindow, OutlierFigures};
+use serde_json::Value;
+use strata_core::recording::Recording;
+
+/// One calibrate point and where its measured window lies.
+pub(crate) struct Point<'a> {
+    pub record: &'a Value,
+    pub window: Window,
+}
+
+impl Point<'_> {
+    pub fn name(&self) -> &str {
+        self.record["point"]["name"].as_str().unwrap_or("")
+    }
+
+    fn groups(&self) -> impl Iterator<Item = &Value> {
+        self.record["point"]["groups"]
+            .as_array()
+            .into_iter()
+            .flatten()
+    }
+
+    fn cell(&self) -> Option<(f64, f64)> {
+        let cell = &self.record["point"]["cell"];
+        Some((
+            cell["small_outstanding"].as_f64()?,
+            cell["large_streams"].as_f64()?,
+        ))
+    }
+
+    /// IOPS of the groups that are not `large`.
+    fn small_iops(&self) -> Option<f64> {
+        let small: Vec<f64> = self
+            .groups()
+            .filter(|group| group["label"] != "large")
+            .filter_map(|group| group["all"]["iops"].as_f64())
+            .collect();
+        (!small.is_empty()).then(|| small.iter().sum())
+    }
+
+    fn large_mb_per_s(&self) -> Option<f64> {
+        self.groups()
+            .find(|group| group["label"] == "large")
+            .and_then(|group| group["all"]["mb_per_s"].as_f64())
+    }
+
+    fn small_latency_us(&self) -> Option<f64> {
+        self.groups()
+            .find(|group| group["label"] != "large")
+            .and_then(|group| group["all"]["lat_mean_us"].as_f64())
+    }
+}
+
+/// Every point in order, each after the previous one's ramp and window.
+pub(crate) fn points(recording: &Recording) -> Vec<Point<'_>> {
+    let rule = &recording.header.options["stop_rule"];
+    let ramp_s = if rule["kind"] == "timed" {
+        rule["ramp_s"].as_f64().unwrap_or(0.0)
+    } else {
+        0.0
+    };
+    let mut start_s = 0.0;
+    recording
+        .records_of("result")
+        .map(|record| {
+            let window_s = record["point"]["window_s"].as_f64().unwrap_or(0.0);
+            let from_s = start_s + ramp_s;
+            start_s = from_s + window_s;
+            Point {
+                record,
+                window: Window {
+                    from_s,
+                    to_s: from_s + window_s,
+                },
+            }
+        })
+        .collect()
+}
+
+/// The points whose measured window's middle falls in `window`.
+pub(crate) fn points_in<'a>(points: Vec<Point<'a>>, window: Window) -> Vec<Point<'a>> {
+    points
+        .into_iter()
+        .filter(|point| {
+            let middle = (point.window.from_s + point.window.to_s) / 2.0;
+            middle >= window.from_s && middle <= window.to_s
+        })
+        .collect()
+}
+
+/// The window's figures: devices summed over the points in it (the md
+/// target when it is one, else the physical devices), CPU from the layer
+/// samples, and the recorded outliers over `threshold_ms`.
+pub(crate) fn measured(
+    recording: &Recording,
+    timeline: &Timeline,
+    points: &[Point],
+    window: Window,
+    threshold_ms: f64,
+) -> Measured {
+    let within = timeline.within(window);
+    let mut measured = Measured::empty(window);
+    measured.window_s = points
+        .iter()
+        .map(|point| point.window.to_s - point.window.from_s)
+        .sum();
+    measured.devices = devices(recording, points);
+    measured.cpu = layers::cpu(&within, recording.header.host.cpus as f64);
+    measured.nfs = layers::nfs(&within);
+    measured.nic = layers::nic(&within);
+    measured.outlier_events = outlier_events(recording, points, threshold_ms);
+    let names: Vec<String> = measured
+        .devices
+        .iter()
+        .map(|device| device.name.clone())
+        .collect();
+    measured.outliers = OutlierFigures {
+        threshold_ms,
+        count: Some(measured.outlier_events.len() as u64),
+        worst_ms: measured
+            .outlier_events
+            .iter()
+            .map(|event| event.latency_ms)
+            .reduce(f64::max),
+        device_spikes: layers::await_spikes(&within, &names, threshold_ms),
+    };
+    measured
+}
+
+fn devices(recording: &Recording, points: &[Point]) -> Vec<DeviceWindow> {
+    let environment = &recording.header.environment;
+    let mut sums: Vec<(DeviceWindow, f64)> = Vec::new();
+    for point in points {
+        let weight = point.window.to_s - point.window.from_s;
+        for record in point.record["point"]["devices"]
+            .as_array()
+            .into_iter()
+            .flatten()
+        {
+            add_device(&mut sums, device_of_record(record, environment), weight);
+        }
+    }
+    let mut devices: Vec<DeviceWindow> = sums
+        .into_iter()
+        .map(|(device, weight)| averaged(device, weight))
+        .collect();
+    let striped_target = devices
+        .iter()
+        .any(|device| device.role == "target" && device.stripe.is_some());
+    let has_physical = devices.iter().any(|device| device.role == "physical");
+    devices.retain(|device| match (striped_target, has_physical) {
+        (true, _) => device.role == "target",
+        (false, true) => device.role == "physical",
+        (false, false) => true,
+    });
+    for device in &mut devices {
+        describe(device, environment);
+    }
+    devices
+}
+
+/// Sums requests and bytes; util, queue and await weighted by window or
+/// requests, divided out in [`averaged`].
+fn add_device(sums: &mut Vec<(DeviceWindow, f64)>, device: DeviceWindow, weight: f64) {
+    let requests = device.read_requests + device.write_requests;
+    let index = match sums.iter().position(|(sum, _)| sum.name == device.name) {
+        Some(index) => index,
+        None => {
+            let empty = DeviceWindow {
+                name: device.name.clone(),
+                role: device.role.clone(),
+                ..DeviceWindow::default()
+            };
+            sums.push((empty, 0.0));
+            sums.len() - 1
+        }
+    };
+    let (sum, total_weight) = &mut sums[index];
+    let weighted = |total: Option<f64>, value: Option<f64>, by: f64| {
+        Some(total.unwrap_or(0.0) + value.unwrap_or(0.0) * by)
+    };
+    sum.util_pct = weighted(sum.util_pct, device.util_pct, weight);
+    sum.queue_size = weighted(sum.queue_size, device.queue_size, weight);
+    sum.await_ms = weighted(sum.await_ms, device.await_ms, requests);
+    sum.service_time_ms = weighted(sum.service_time_ms, device.service_time_ms, requests);
+    sum.read_requests += device.read_requests;
+    sum.read_bytes += device.read_bytes;
+    sum.write_requests += device.write_requests;
+    sum.write_bytes += device.write_bytes;
+    *total_weight += weight;
+}
+
+fn averaged(mut device: DeviceWindow, weight: f64) -> DeviceWindow {
+    let requests = device.read_requests + device.write_requests;
+    let divide = |value: Option<f64>, by: f64| value.filter(|_| by > 0.0).map(|v| v / by);
+    device.util_pct = divide(device.util_pct, weight);
+    device.queue_size = divide(device.queue_size, weight);
+    device.await_ms = divide(device.await_ms, requests);
+    device.service_time_ms = divide(device.service_time_ms, requests);
+    device
+}
+
+fn outlier_events(recording: &Recording, points: &[Point], threshold_ms: f64) -> Vec<OutlierEvent> {
+    recording
+        .records_of("event")
+        .filter(|event| event["event"] == "io_outlier")
+        .filter(|event| points.iter().any(|point| event["point"] == point.name()))
+        .filter_map(|event| {
+            let outlier = &event["outlier"];
+            Some(OutlierEvent {
+                point: event["point"].as_str()?.to_string(),
+                t_s: outlier["t_s"].as_f64()?,
+                group: outlier["group"].as_str().unwrap_or("").to_string(),
+                operation: outlier["operation"].as_str().unwrap_or("").to_string(),
+                offset_bytes: outlier["offset_bytes"].as_f64().unwrap_or(0.0),
+                size_bytes: outlier["size_bytes"].as_f64().unwrap_or(0.0),
+                latency_ms: outlier["lat_us"].as_f64()? / 1e3,
+            })
+        })
+        .filter(|event| event.latency_ms >= threshold_ms)
+        .collect()
+}
+
+/// [calibrate]: the sweep's curves and ORION's matrices, and the summary.
+pub(crate) fn section(recording: &Recording, points: &[Point]) -> Section {
+    let mut section = Section::new("calibrate", "Calibrate");
+    let swept: Vec<&Point> = points
+        .iter()
+        .filter(|point| point.cell().is_some())
+        .collect();
+    if !swept.is_empty() {
+        section = section
+            .chart(iops_vs_outstanding(&swept))
+            .chart(latency_vs_iops(&swept, knee_point(recording)))
+            .chart(mb_per_s_vs_streams(&swept))
+            .table(matrix(
+                &swept,
+                "IOPS of the small I/O (workload layer, requests/s)",
+                "requests/s",
+                |p| p.small_iops(),
+            ))
+            .table(matrix(
+                &swept,
+                "MB/s of the large I/O (workload layer, 10^6 bytes/s)",
+                "MB/s",
+                |p| p.large_mb_per_s(),
+            ));
+    }
+    if let Some(table) = summary_table(recording) {
+        section = section.table(table);
+    }
+    section.note("Rows: large streams; columns: small outstanding I/Os (ORION's matrix).")
+}
+
+fn knee_point(recording: &Recording) -> Option<String> {
+    let summary = recording.records_of("summary").next()?;
+    summary["knee"]["point"].as_str().map(str::to_string)
+}
+
+fn by_streams<'a>(swept: &[&'a Point<'a>]) -> Vec<(f64, Vec<&'a Point<'a>>)> {
+    let mut groups: Vec<(f64, Vec<&Point>)> = Vec::new();
+    for point in swept {
+        let streams = point.cell().map_or(0.0, |cell| cell.1);
+        match groups.iter_mut().find(|(s, _)| *s == streams) {
+            Some((_, members)) => members.push(point),
+            None => groups.push((streams, vec![point])),
+        }
+    }
+    groups
+}
+
+fn chart(id: &str, title: &str, x: (&str, &str), y: (&str, &str), series: Vec<Series>) -> Chart {
+    Chart {
+        id: id.to_string(),
+        title: title.to_string(),
+        kind: ChartKind::Line,
+        x: Axis {
+            label: x.0.to_string(),
+            unit: x.1.to_string(),
+            log: false,
+        },
+        y: Axis {
+            label: y.0.to_string(),
+            unit: y.1.to_string(),
+            log: false,
+        },
+        series,
+        marks: Vec::new(),
+    }
+}
+
+fn iops_vs_outstanding(swept: &[&Point]) -> Chart {
+    let series = by_streams(swept)
+        .into_iter()
+        .map(|(streams, points)| Series {
+            name: format!("{streams} large streams"),
+            points: points
+                .iter()
+                .filter_map(|p| Some([p.cell()?.0, p.small_iops()?]))
+                .collect(),
+        })
+        .filter(|series| !series.points.is_empty())
+        .collect();
+    chart(
+        "iops_vs_outstanding",
+        "Small-I/O IOPS vs outstanding I/Os (workload layer)",
+        ("small outstanding I/Os", "requests"),
+        ("IOPS", "requests/s"),
+        series,
+    )
+}
+
+fn latency_vs_iops(swept: &[&Point], knee: Option<String>) -> Chart {
+    let small_only: Vec<&&Point> = swept
+        .iter()
+        .filter(|p| p.cell().is_some_and(|c| c.1 == 0.0))
+        .collect();
+    let points = small_only
+        .iter()
+        .filter_map(|p| Some([p.small_iops()?, p.small_latency_us()? / 1e3]))
+        .collect();
+    let mut chart = chart(
+        "latency_vs_iops",
+        "Small-I/O mean latency vs IOPS, no large streams (workload layer)",
+        ("IOPS", "requests/s"),
+        ("mean latency", "ms"),
+        vec![Series {
+            name: "small I/O".to_string(),
+            points,
+        }],
+    );
+    let knee_mark = small_only
+        .iter()
+        .find(|p| Some(p.name()) == knee.as_deref())
+        .and_then(|p| {
+            Some(Mark {
+                x: p.small_iops()?,
+                y: p.small_latency_us()? / 1e3,
+                label: format!("knee: {}", p.name()),
+            })
+        });
+    chart.marks.extend(knee_mark);
+    chart
+}
+
+fn mb_per_s_vs_streams(swept: &[&Point]) -> Chart {
+    let mut points: Vec<[f64; 2]> = swept
+        .iter()
+        .filter(|p| p.cell().is_some_and(|c| c.0 == 0.0))
+        .filter_map(|p| Some([p.cell()?.1, p.large_mb_per_s()?]))
+        .collect();
+    points.sort_by(|a, b| a[0].total_cmp(&b[0]));
+    chart(
+        "mb_per_s_vs_streams",
+        "Large-I/O MB/s vs streams, no small I/O (workload layer)",
+        ("large streams", "streams"),
+        ("MB/s", "MB/s"),
+        vec![Series {
+            name: "large I/O".to_string(),
+            points,
+        }],
+    )
+}
+
+fn matrix(
+    swept: &[&Point],
+    title: &str,
+    unit: &str,
+    figure: impl Fn(&Point) -> Option<f64>,
+) -> Table {
+    let mut outstanding: Vec<f64> = swept.iter().filter_map(|p| Some(p.cell()?.0)).collect();
+    outstanding.sort_by(f64::total_cmp);
+    outstanding.dedup();
+    let mut columns = vec![Column::number("large streams", Some("streams"))];
+    columns.extend(
+        outstanding
+            .iter()
+            .map(|o| Column::number(format!("{o}"), Some(unit))),
+    );
+    let mut table = Table::new(Some(title), columns);
+    for (streams, points) in by_streams(swept) {
+        let mut row = vec![Cell::number(streams, 0, "streams")];
+        for o in &outstanding {
+            let value = points
+                .iter()
+                .find(|p| p.cell().is_some_and(|c| c.0 == *o))
+                .and_then(|p| figure(p));
+            row.push(value.map_or_else(Cell::empty, |v| number(v, unit)));
+        }
+        table.push(row);
+    }
+    table
+}
+
+fn summary_table(recording: &Recording) -> Option<Table> {
+    let summary = recording.records_of("summary").next()?;
+    let mut table = Table::new(
+        Some("Summary (workload layer)"),
+        vec![
+            Column::text("figure"),
+            Column::number("value", None),
+            Column::text("unit"),
+            Column::text("point"),
+        ],
+    );
+    for (label, key) in [
+        ("max small-I/O IOPS", "max_iops"),
+        ("max throughput", "max_mb_per_s"),
+        ("min small-I/O latency", "min_latency"),
+        ("knee (max IOPS / mean latency)", "knee"),
+    ] {
+        let figure = &summary[key];
+        let Some(value) = figure["value"].as_f64() else {
+            continue;
+        };
+        let unit = figure["unit"].as_str().unwrap_or("");
+        table.push(vec![
+            Cell::text(label),
+            number(value, unit),
+            Cell::text(unit),
+            Cell::text(figure["point"].as_str().unwrap_or("")),
+        ]);
+    }
+    Some(table)
+}
+
+/// [latency] for calibrate: each point's groups' percentiles.
+pub(crate) fn latency_section(points: &[Point]) -> Section {
+    let mut columns = vec![
+        Column::text("point"),
+        Column::text("group"),
+        Column::text("layer"),
+        Column::number("IOPS", Some("requests/s")),
+    ];
+    for heading in ["mean", "p50", "p99", "p99.9", "max"] {
+        columns.push(Column::number(heading, Some("ms")));
+    }
+    let mut table = Table::new(Some("Per-point latency (ms)"), columns);
+    for point in points {
+        for group in point.groups() {
+            let all = &group["all"];
+            let mut row = vec![
+                Cell::text(point.name()),
+                Cell::text(group["label"].as_str().unwrap_or("")),
+                Cell::text(WORKLOAD),
+                number(all["iops"].as_f64().unwrap_or(0.0), "requests/s"),
+            ];
+            for field in [
+                "lat_mean_us",
+                "lat_p50_us",
+                "lat_p99_us",
+                "lat_p99_9_us",
+                "lat_max_us",
+            ] {
+                row.push(ms_cell(all[field].as_f64()));
+            }
+            table.push(row);
+        }
+    }
+    Section::new("latency", "Latency").table(table)
+}
+
+/// Calibrate's per-second latency on the timeline, for [time_series].
+pub(crate) fn latency_over_time(recording: &Recording, points: &[Point]) -> Chart {
+    let mut mean = Vec::new();
+    let mut max = Vec::new();
+    for point in points {
+        let samples = recording
+            .records_of("sample")
+            .filter(|record| record["layer"] == "workload" && record["point"] == point.name());
+        for record in samples {
+            let sample = &record["sample"];
+            let t_s = point.window.from_s + sample["t_s"].as_f64().unwrap_or(0.0) + 1.0;
+            if let (Some(m), Some(x)) = (
+                sample["lat_mean_us"].as_f64(),
+                sample["lat_max_us"].as_f64(),
+            ) {
+                mean.push([t_s, m / 1e3]);
+                max.push([t_s, x / 1e3]);
+            }
+        }
+    }
+    line(
+        "calibrate_latency_over_time",
+        "Latency per second (workload layer)",
+        "latency",
+        "ms",
+        vec![
+            Series {
+                name: "mean".to_string(),
+                points: mean,
+            },
+            Series {
+                name: "max".to_string(),
+                points: max,
+            },
+        ],
+    )
+}

@@ -1,0 +1,123 @@
+//! [time_series]: each layer's rates second by second as line charts —
+//! device requests/s and MB/s, database blocks read/s, workload loops/s,
+//! and calibrate's per-second latency.
+//!
+//! Not for: window totals (`sections`).
+
+use super::measured::Measured;
+use super::samples::{Labels, Timeline};
+use crate::document::{Axis, Chart, ChartKind, Section, Series};
+
+pub(crate) fn line(
+    id: &str,
+    title: &str,
+    y_label: &str,
+    y_unit: &str,
+    series: Vec<Series>,
+) -> Chart {
+    Chart {
+        id: id.to_string(),
+        title: title.to_string(),
+        kind: ChartKind::Line,
+        x: Axis {
+            label: "time from the recording's start".to_string(),
+            unit: "s".to_string(),
+            log: false,
+        },
+        y: Axis {
+            label: y_label.to_string(),
+            unit: y_unit.to_string(),
+            log: false,
+        },
+        series: series
+            .into_iter()
+            .filter(|series| !series.points.is_empty())
+            .collect(),
+        marks: Vec::new(),
+    }
+}
+
+fn device_series(
+    timeline: &Timeline,
+    devices: &[String],
+    counter: &str,
+    scale: f64,
+) -> Vec<Series> {
+    devices
+        .iter()
+        .map(|name| {
+            let this = |labels: &Labels| labels.get("device") == Some(name);
+            Series {
+                name: format!("{name} {}", counter.replace('_', " ")),
+                points: timeline
+                    .per_second("device", counter, &this)
+                    .into_iter()
+                    .map(|[t, rate]| [t, rate * scale])
+                    .collect(),
+            }
+        })
+        .collect()
+}
+
+/// The section, from the timeline already cut to the window; `extra`
+/// charts (calibrate's latency) are appended.
+pub(crate) fn section(timeline: &Timeline, measured: &Measured, extra: Vec<Chart>) -> Section {
+    let names: Vec<String> = measured
+        .devices
+        .iter()
+        .map(|device| device.name.clone())
+        .collect();
+    let mut charts = Vec::new();
+    let mut requests = device_series(timeline, &names, "read_requests", 1.0);
+    requests.extend(device_series(timeline, &names, "write_requests", 1.0));
+    charts.push(line(
+        "device_iops_over_time",
+        "Device requests/s (device layer)",
+        "requests/s",
+        "requests/s",
+        requests,
+    ));
+    let mut bytes = device_series(timeline, &names, "read_bytes", 1e-6);
+    bytes.extend(device_series(timeline, &names, "write_bytes", 1e-6));
+    charts.push(line(
+        "device_mb_per_s_over_time",
+        "Device MB/s (device layer)",
+        "MB/s",
+        "MB/s",
+        bytes,
+    ));
+    let blocks = timeline.per_second("postgres", "database_blks_read", &|_| true);
+    charts.push(line(
+        "database_blocks_read_over_time",
+        "Database blocks read/s (database layer, 8 KiB)",
+        "blocks/s",
+        "blocks/s",
+        vec![Series {
+            name: "blocks read".to_string(),
+            points: blocks,
+        }],
+    ));
+    if let Some(workload) = &measured.workload {
+        charts.push(line(
+            "workload_loops_over_time",
+            "Workload loops/s (workload layer)",
+            "loops/s",
+            "loops/s",
+            vec![Series {
+                name: "loops".to_string(),
+                points: workload.loops_per_second.clone(),
+            }],
+        ));
+    }
+    charts.extend(extra);
+    let mut section = Section::new("time_series", "Over time");
+    let mut drawn = 0;
+    for chart in charts.into_iter().filter(|chart| !chart.series.is_empty()) {
+        section = section.chart(chart);
+        drawn += 1;
+    }
+    if drawn == 0 {
+        section = section.note("No per-second samples in this window.");
+    }
+    section
+}

@@ -1,0 +1,146 @@
+//! `strata report` end to end: a real short run with the page cache
+//! unlimited reports `buffered_not_physical`; text fits 100 columns, JSON
+//! parses back into the document, --html writes SVG charts, bad windows are
+//! refused, and --compare works.
+
+mod common;
+
+use common::*;
+use std::path::{Path, PathBuf};
+use strata_report::document::Report;
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../strata-report/tests/fixtures")
+        .join(name)
+}
+
+fn report_json(args: &[&str], dir: &Path) -> Report {
+    let mut all = vec!["report"];
+    all.extend(args);
+    serde_json::from_value(run_json(&all, dir)).expect("--json is a strata_report Report")
+}
+
+#[test]
+fn an_unlimited_page_cache_run_is_buffered_not_physical() {
+    let dir = scratch();
+    let record = dir.path().join("run.strata");
+    let record = record.to_str().unwrap();
+    let output = run(
+        &[
+            "run",
+            "--page-cache-limit",
+            "none",
+            "--duration",
+            "3s",
+            "--warmup",
+            "1s",
+            "--record",
+            record,
+        ],
+        dir.path(),
+    );
+    assert!(output.status.success(), "{}", stderr_of(&output));
+    let report = report_json(&[record], dir.path());
+    let ids: Vec<&str> = report
+        .findings
+        .iter()
+        .map(|finding| finding.id.as_str())
+        .collect();
+    assert!(ids.contains(&"buffered_not_physical"), "{ids:?}");
+}
+
+#[test]
+fn text_fits_100_columns() {
+    let dir = scratch();
+    for name in [
+        "run-update.strata",
+        "calibrate-sweep.strata",
+        "observe-db.strata",
+    ] {
+        let output = run(&["report", fixture(name).to_str().unwrap()], dir.path());
+        assert!(output.status.success(), "{}", stderr_of(&output));
+        let text = String::from_utf8(output.stdout).unwrap();
+        assert!(text.lines().count() > 10, "{text}");
+        for line in text.lines() {
+            assert!(
+                line.chars().count() <= 100,
+                "{name}: {} columns: {line}",
+                line.chars().count()
+            );
+        }
+    }
+}
+
+#[test]
+fn json_and_html() {
+    let dir = scratch();
+    let path = fixture("calibrate-sweep.strata");
+    let report = report_json(&[path.to_str().unwrap()], dir.path());
+    assert_eq!(report.source.kind, "calibrate");
+    let html = dir.path().join("r.html");
+    let output = run(
+        &[
+            "report",
+            path.to_str().unwrap(),
+            "--html",
+            html.to_str().unwrap(),
+        ],
+        dir.path(),
+    );
+    assert!(output.status.success(), "{}", stderr_of(&output));
+    assert!(std::fs::read_to_string(&html).unwrap().contains("<svg"));
+}
+
+#[test]
+fn bad_windows_and_files_are_refused() {
+    let dir = scratch();
+    let path = fixture("run-update.strata");
+    let path = path.to_str().unwrap();
+    for (from, to, option) in [("8", "4", "--from"), ("1", "60", "--to")] {
+        let output = run(&["report", path, "--from", from, "--to", to], dir.path());
+        assert_eq!(output.status.code(), Some(2));
+        let error = stderr_of(&output);
+        assert!(
+            error.contains(option) && error.contains("0 to 12.3 s"),
+            "{error}"
+        );
+    }
+    let notes = dir.path().join("notes.txt");
+    std::fs::write(&notes, "hello\n").unwrap();
+    let output = run(&["report", notes.to_str().unwrap()], dir.path());
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr_of(&output).contains("line 1"),
+        "{}",
+        stderr_of(&output)
+    );
+}
+
+#[test]
+fn a_window_and_a_comparison() {
+    let dir = scratch();
+    let a = fixture("run-update.strata");
+    let b = fixture("run-page-cache.strata");
+    let window = report_json(
+        &[a.to_str().unwrap(), "--from", "4", "--to", "8"],
+        dir.path(),
+    );
+    assert_eq!(window.source.window.unwrap().from_s, 4.0);
+    let both = report_json(
+        &["--compare", a.to_str().unwrap(), b.to_str().unwrap()],
+        dir.path(),
+    );
+    assert_eq!(both.source.kind, "compare");
+    assert_eq!(both.source.files.len(), 2);
+    let output = run(
+        &[
+            "report",
+            "--compare",
+            a.to_str().unwrap(),
+            b.to_str().unwrap(),
+        ],
+        dir.path(),
+    );
+    assert!(output.status.success(), "{}", stderr_of(&output));
+}
