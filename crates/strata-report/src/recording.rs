@@ -192,57 +192,69 @@ fn run_report(
         .is_none()
         .then(|| run::whole(recording, timeline, threshold_ms))
         .flatten();
-    let measured = match whole {
-        Some(measured) => measured,
-        None => {
-            let window = options.window.unwrap_or(Window {
-                from_s: 0.0,
-                to_s: length_s,
-            });
-            if options.window.is_none() {
-                report.problems.push(
-                    "the run has no result record (interrupted?): reporting its layer samples"
-                        .into(),
-                );
-            }
-            run::windowed(recording, timeline, window, threshold_ms)
+    let measured = whole.unwrap_or_else(|| {
+        if options.window.is_none() {
+            report.problems.push(
+                "the run has no result record (interrupted?): reporting its layer samples".into(),
+            );
         }
-    };
-    let what = match (options.window, run::measured_window(recording)) {
+        let window = options.window.unwrap_or(Window {
+            from_s: 0.0,
+            to_s: length_s,
+        });
+        run::windowed(recording, timeline, window, threshold_ms)
+    });
+    window_fact(
+        &mut report,
+        &measured,
+        &run_window_meaning(recording, options),
+    );
+    report
+        .about
+        .extend(run_facts(&recording.header.environment));
+    let series = time_series::section(&timeline.within(measured.window), &measured, Vec::new());
+    let latency = run_latency(recording, options);
+    assemble(report, &measured, vec![latency], series)
+}
+
+fn run_window_meaning(recording: &Recording, options: &ReportOptions) -> String {
+    let samples = "the layer samples whose interval's middle falls in it";
+    match (options.window, run::measured_window(recording)) {
         (None, _) => "the run's measured window, figures from its result record".to_string(),
         (Some(_), Some(run_window)) => format!(
-            "the layer samples whose interval's middle falls in it; the run measured {:.1} to {:.1} s",
+            "{samples}; the run measured {:.1} to {:.1} s",
             run_window.from_s, run_window.to_s
         ),
-        (Some(_), None) => "the layer samples whose interval's middle falls in it".to_string(),
-    };
-    window_fact(&mut report, &measured, &what);
-    let environment = &recording.header.environment;
-    report.about.push(Fact::new(
-        "database",
-        format!(
-            "PostgreSQL {} ({})",
-            environment["server_version_num"],
-            environment["server"].as_str().unwrap_or("")
-        ),
-    ));
-    report.about.push(Fact::new(
-        "page cache",
-        environment["page_cache"]["method"]
-            .as_str()
-            .unwrap_or("unknown")
-            .to_string(),
-    ));
+        (Some(_), None) => samples.to_string(),
+    }
+}
+
+fn run_facts(environment: &serde_json::Value) -> Vec<Fact> {
+    let server = format!(
+        "PostgreSQL {} ({})",
+        environment["server_version_num"],
+        environment["server"].as_str().unwrap_or("")
+    );
+    let page_cache = environment["page_cache"]["method"]
+        .as_str()
+        .unwrap_or("unknown");
+    vec![
+        Fact::new("database", server),
+        Fact::new("page cache", page_cache.to_string()),
+    ]
+}
+
+fn run_latency(recording: &Recording, options: &ReportOptions) -> Section {
     let latency = match recording.records_of("result").next() {
         Some(record) => latency::run_section(record),
         None => Section::new("latency", "Latency").note("No result record: no latency histograms."),
     };
-    let latency = match options.window {
-        Some(_) => latency.note("Latency and commit figures are for the run's whole measured window, not the chosen one."),
+    match options.window {
+        Some(_) => latency.note(
+            "Latency and commit figures are for the run's whole measured window, not the chosen one.",
+        ),
         None => latency,
-    };
-    let series = time_series::section(&timeline.within(measured.window), &measured, Vec::new());
-    assemble(report, &measured, vec![latency], series)
+    }
 }
 
 fn calibrate_report(
