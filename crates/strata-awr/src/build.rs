@@ -1,0 +1,347 @@
+//! One AWR or STATSPACK report as strata's report document: header facts,
+//! the load profile with honest labels, the report's misleading labels
+//! explained, top waits, commit waits decomposed, I/O by function, and the
+//! findings (shared ones first, then the AWR-only ones).
+//!
+//! Not for: reading reports (see `parse`) or laying out text, JSON or HTML
+//! (the renderers in strata-report do).
+
+use crate::figures::{window_figures, LoadFigures, Rate};
+use crate::model::{AwrReport, WaitEvent};
+use strata_report::document::{format_number, Cell, Column, Fact, Report, Section, Table};
+
+mod labels;
+mod waits;
+
+pub use labels::misleading_labels;
+pub use waits::KEY_EVENTS;
+
+const MB: f64 = 1e6;
+const MIB: f64 = 1024.0 * 1024.0;
+
+/// The whole report for one AWR or STATSPACK file.
+pub fn report(awr: &AwrReport) -> Report {
+    let kind = if awr.format.is_statspack() {
+        "statspack"
+    } else {
+        "awr"
+    };
+    let mut report = Report::new(title(awr), kind, vec![awr.name.clone()]);
+    report.about = about(awr);
+    report.sections.push(load_profile(awr));
+    report.sections.push(misleading_labels(awr));
+    report.sections.push(waits::top_waits(awr));
+    report.sections.push(waits::commit_waits(awr));
+    report.sections.push(io_by_function(awr));
+    report.findings = findings(awr);
+    report.problems = awr.problems.clone();
+    report
+}
+
+/// Shared findings, then the AWR-only ones.
+pub fn findings(awr: &AwrReport) -> Vec<strata_report::document::Finding> {
+    let mut found = strata_report::findings::evaluate(&window_figures(awr));
+    found.extend(crate::findings::evaluate(awr));
+    found
+}
+
+fn title(awr: &AwrReport) -> String {
+    let release = awr.header.release.as_deref().unwrap_or("unknown release");
+    let scope = if awr.format == crate::Format::HtmlAwrGlobal {
+        "RAC global"
+    } else {
+        "single instance"
+    };
+    format!("strata awr — {} {release} {scope}", awr.format.describe())
+}
+
+fn about(awr: &AwrReport) -> Vec<Fact> {
+    let header = &awr.header;
+    let mut facts = Vec::new();
+    let mut add = |label: &str, value: Option<String>| {
+        if let Some(value) = value {
+            facts.push(Fact::new(label, value));
+        }
+    };
+    add("Report", Some(awr.format.describe().to_string()));
+    add("Database", header.database.clone());
+    add(
+        "Instances",
+        (!header.instances.is_empty()).then(|| header.instances.join(", ")),
+    );
+    add("Release", header.release.clone());
+    add("Host", header.host.clone());
+    add(
+        "CPUs",
+        awr.host_cpu
+            .as_ref()
+            .and_then(|cpu| cpu.cpus)
+            .map(|cpus| format_number(cpus, 0)),
+    );
+    add("Block size", block_size_text(awr));
+    add(
+        "Begin snapshot",
+        header.begin_snap.as_ref().map(snapshot_text),
+    );
+    add("End snapshot", header.end_snap.as_ref().map(snapshot_text));
+    add(
+        "Elapsed",
+        header.elapsed_s.map(|s| {
+            format!(
+                "{} s ({} min)",
+                format_number(s, 0),
+                format_number(s / 60.0, 2)
+            )
+        }),
+    );
+    add(
+        "DB time",
+        header
+            .db_time_s
+            .map(|s| format!("{} s", format_number(s, 1))),
+    );
+    facts
+}
+
+fn block_size_text(awr: &AwrReport) -> Option<String> {
+    let bytes = awr.header.block_size_bytes?;
+    let source = awr.header.block_size_source.as_deref().unwrap_or("header");
+    Some(format!("{} bytes ({source})", format_number(bytes, 0)))
+}
+
+fn snapshot_text(snap: &crate::model::Snapshot) -> String {
+    match snap.id {
+        Some(id) => format!("{id} at {}", snap.time)
+            .trim_end_matches(" at ")
+            .to_string(),
+        None => snap.time.clone(),
+    }
+}
+
+fn profile_table() -> Table {
+    Table::new(
+        None,
+        vec![
+            Column::text("Figure"),
+            Column::number("Per second", None),
+            Column::text("Unit"),
+            Column::text("From"),
+        ],
+    )
+}
+
+fn push_rate(
+    table: &mut Table,
+    label: &str,
+    rate: &Option<Rate>,
+    scale: f64,
+    unit: &str,
+    decimals: usize,
+) {
+    let (value, source) = match rate {
+        Some(rate) => (
+            Cell::number(rate.per_second / scale, decimals, unit),
+            rate.source.clone(),
+        ),
+        None => (Cell::empty(), "not in the report".to_string()),
+    };
+    table.push(vec![
+        Cell::text(label),
+        value,
+        Cell::text(unit),
+        Cell::text(source),
+    ]);
+}
+
+fn push_derived(
+    table: &mut Table,
+    label: &str,
+    value: Option<f64>,
+    unit: &str,
+    decimals: usize,
+    how: &str,
+) {
+    let cell = value.map_or_else(Cell::empty, |value| Cell::number(value, decimals, unit));
+    table.push(vec![
+        Cell::text(label),
+        cell,
+        Cell::text(unit),
+        Cell::text(how),
+    ]);
+}
+
+fn load_profile(awr: &AwrReport) -> Section {
+    let load = LoadFigures::of(awr);
+    let block = awr.header.block_size_bytes;
+    let mut table = profile_table();
+    push_rate(
+        &mut table,
+        "Read requests/s (IOPS)",
+        &load.read_requests,
+        1.0,
+        "requests/s",
+        1,
+    );
+    push_rate(
+        &mut table,
+        "Blocks read/s",
+        &load.blocks_read,
+        1.0,
+        "blocks/s",
+        1,
+    );
+    push_rate(
+        &mut table,
+        "Read MB/s (decimal)",
+        &load.read_bytes,
+        MB,
+        "MB/s",
+        2,
+    );
+    push_rate(&mut table, "Read MiB/s", &load.read_bytes, MIB, "MiB/s", 2);
+    push_request_size(&mut table, "read", load.read_request_bytes(block), block);
+    push_rate(
+        &mut table,
+        "Write requests/s (IOPS)",
+        &load.write_requests,
+        1.0,
+        "requests/s",
+        1,
+    );
+    push_rate(
+        &mut table,
+        "Blocks written/s",
+        &load.blocks_written,
+        1.0,
+        "blocks/s",
+        1,
+    );
+    push_rate(
+        &mut table,
+        "Write MB/s (decimal)",
+        &load.write_bytes,
+        MB,
+        "MB/s",
+        2,
+    );
+    push_rate(
+        &mut table,
+        "Write MiB/s",
+        &load.write_bytes,
+        MIB,
+        "MiB/s",
+        2,
+    );
+    push_request_size(&mut table, "write", load.write_request_bytes(block), block);
+    push_rate(
+        &mut table,
+        "Redo MB/s (decimal)",
+        &load.redo_bytes,
+        MB,
+        "MB/s",
+        3,
+    );
+    push_rate(
+        &mut table,
+        "Redo writes/s",
+        &load.redo_writes,
+        1.0,
+        "writes/s",
+        1,
+    );
+    push_rate(&mut table, "Commits/s", &load.commits, 1.0, "commits/s", 1);
+    push_rate(
+        &mut table,
+        "Transactions/s",
+        &load.transactions,
+        1.0,
+        "transactions/s",
+        1,
+    );
+    Section::new("load_profile", "Load profile")
+        .table(table)
+        .note(
+            "Requests are I/O calls (IOPS); blocks are database blocks; MB = 10^6 bytes, \
+             MiB = 2^20 bytes. Requests are 'physical read IO requests' (database files), \
+             not 'physical read total IO requests' (which adds control file and redo reads).",
+        )
+}
+
+fn push_request_size(table: &mut Table, kind: &str, bytes: Option<f64>, block: Option<f64>) {
+    let label = format!("Average {kind} request size");
+    push_derived(
+        table,
+        &label,
+        bytes.map(|bytes| bytes / 1024.0),
+        "KiB",
+        1,
+        "bytes ÷ requests",
+    );
+    let blocks = bytes.zip(block).map(|(bytes, block)| bytes / block);
+    let label = format!("Average {kind} request size (blocks)");
+    push_derived(
+        table,
+        &label,
+        blocks,
+        "blocks",
+        2,
+        "bytes ÷ requests ÷ block size",
+    );
+}
+
+fn io_by_function(awr: &AwrReport) -> Section {
+    let mut table = Table::new(
+        None,
+        vec![
+            Column::text("Function"),
+            Column::number("Read requests/s", Some("requests/s")),
+            Column::number("Read MiB/s", Some("MiB/s")),
+            Column::number("Read MB/s", Some("MB/s")),
+            Column::number("Write requests/s", Some("requests/s")),
+            Column::number("Write MiB/s", Some("MiB/s")),
+            Column::number("Write MB/s", Some("MB/s")),
+            Column::number("Avg wait", Some("ms")),
+        ],
+    );
+    let optional = |value: Option<f64>, decimals, unit: &str| {
+        value.map_or_else(Cell::empty, |value| Cell::number(value, decimals, unit))
+    };
+    for row in &awr.io_by_function {
+        let decimal = |mib: Option<f64>| mib.map(|mib| mib * MIB / MB);
+        table.push(vec![
+            Cell::text(&row.name),
+            optional(row.read_requests_per_s, 1, "requests/s"),
+            optional(row.read_mib_per_s, 3, "MiB/s"),
+            optional(decimal(row.read_mib_per_s), 3, "MB/s"),
+            optional(row.write_requests_per_s, 1, "requests/s"),
+            optional(row.write_mib_per_s, 3, "MiB/s"),
+            optional(decimal(row.write_mib_per_s), 3, "MB/s"),
+            optional(row.avg_wait_ms, 3, "ms"),
+        ]);
+    }
+    let section = Section::new("io_by_function", "I/O by function (IOStat)");
+    if awr.io_by_function.is_empty() {
+        return section.note("The report has no readable IOStat by Function section.");
+    }
+    section.table(table).note(
+        "Oracle's IOStat 'Data' columns are in multiples of 1024 (MiB) while its other \
+         K/M/G columns are decimal; both units are shown. Direct Reads are scans that bypass \
+         the buffer cache, Buffer Cache Reads are mostly single-block reads, LGWR writes the \
+         redo log, DBWR writes dirty blocks.",
+    )
+}
+
+/// A wait event as a row of a waits table.
+fn event_row(event: &WaitEvent) -> Vec<Cell> {
+    let optional = |value: Option<f64>, decimals, unit: &str| {
+        value.map_or_else(Cell::empty, |value| Cell::number(value, decimals, unit))
+    };
+    vec![
+        Cell::text(&event.name),
+        optional(event.waits, 0, "waits"),
+        optional(event.time_s, 1, "s"),
+        optional(event.average_ms(), 3, "ms"),
+        optional(event.pct_time, 1, "%"),
+        Cell::text(event.wait_class.as_deref().unwrap_or("")),
+    ]
+}

@@ -1,0 +1,173 @@
+//! The header: database, instances, release, host, block size, snapshots,
+//! elapsed time and DB time.
+
+use crate::model::{AwrReport, Format, Snapshot};
+use crate::number::{first_number, number, size_bytes, snap_time_s};
+use crate::table::{cell, RawTable};
+
+pub fn read(tables: &[RawTable], raw: &str, report: &mut AwrReport) {
+    for table in tables {
+        if table.column("DB Name").is_some() || table.has_columns(&["Database", "DB Id"]) {
+            database(table, report);
+        } else if table.column_named("Instance").is_some() && table.column("Inst Num").is_some() {
+            instance(table, report);
+        } else if table.column("Host Name").is_some() {
+            host(table, report);
+        } else if table.has_columns(&["Snap Id", "Snap Time"]) {
+            snapshots(table, report);
+        } else if table.titled("Database Summary") && table.has_columns(&["Block Size"]) {
+            global_summary(table, report);
+        } else if table.titled("Database Instances Included") {
+            global_instances(table, report);
+        }
+    }
+    if report.header.database.is_none() {
+        report.header.database = database_from_titles(raw);
+    }
+    block_size(tables, report);
+}
+
+fn first_row(table: &RawTable) -> &[String] {
+    table.rows.first().map(Vec::as_slice).unwrap_or(&[])
+}
+
+fn text_of(value: &str) -> Option<String> {
+    (!value.is_empty()).then(|| value.to_string())
+}
+
+fn database(table: &RawTable, report: &mut AwrReport) {
+    let row = first_row(table);
+    let name_column = table.column("DB Name").or(table.column_named("Database"));
+    let header = &mut report.header;
+    header.database = header.database.take().or(text_of(cell(row, name_column)));
+    header.release = header
+        .release
+        .take()
+        .or(text_of(cell(row, table.column("Release"))));
+    if let Some(rac) = text_of(cell(row, table.column_named("RAC"))) {
+        header.rac = Some(rac.eq_ignore_ascii_case("YES"));
+    }
+    if let Some(instance) = text_of(cell(row, table.column_named("Instance"))) {
+        header.instances.push(instance);
+    }
+}
+
+fn instance(table: &RawTable, report: &mut AwrReport) {
+    let column = table.column_named("Instance");
+    for row in &table.rows {
+        if let Some(name) = text_of(cell(row, column)) {
+            report.header.instances.push(name);
+        }
+    }
+}
+
+fn host(table: &RawTable, report: &mut AwrReport) {
+    let row = first_row(table);
+    report.header.host = text_of(cell(row, table.column("Host Name")));
+}
+
+fn snapshots(table: &RawTable, report: &mut AwrReport) {
+    if report.header.begin_snap.is_some() {
+        return;
+    }
+    let id = table.column("Snap Id");
+    let time = table.column("Snap Time");
+    let snapshot = |row: &[String]| {
+        let time_text = cell(row, time).to_string();
+        Snapshot {
+            id: number(cell(row, id)).map(|value| value as u64),
+            epoch_s: snap_time_s(&time_text),
+            time: time_text,
+        }
+    };
+    let header = &mut report.header;
+    header.begin_snap = table.row_labelled("Begin Snap").map(snapshot);
+    header.end_snap = table.row_labelled("End Snap").map(snapshot);
+    header.elapsed_s = table.row_labelled("Elapsed").and_then(minutes_after_label);
+    header.db_time_s = table.row_labelled("DB Time").and_then(minutes_after_label);
+}
+
+/// `Elapsed:  117.66 (mins)` → seconds.
+fn minutes_after_label(row: &[String]) -> Option<f64> {
+    first_number(&row[1..].join(" ")).map(|minutes| minutes * 60.0)
+}
+
+fn global_summary(table: &RawTable, report: &mut AwrReport) {
+    let row = first_row(table);
+    let header = &mut report.header;
+    header.database = text_of(cell(row, table.column_named("Name")));
+    header.rac = Some(true);
+    if let Some(bytes) = number(cell(row, table.column("Block Size"))) {
+        header.block_size_bytes = Some(bytes);
+        header.block_size_source = Some("Database Summary 'Block Size'".to_string());
+    }
+    header.elapsed_s = number(cell(row, table.column("Elapsed time"))).map(|m| m * 60.0);
+    header.db_time_s = number(cell(row, table.column_named("DB time"))).map(|m| m * 60.0);
+    let snap_id = |column| number(cell(row, column)).map(|value| value as u64);
+    header.begin_snap = Some(Snapshot {
+        id: snap_id(table.column_named("Begin")),
+        ..Snapshot::default()
+    });
+    header.end_snap = Some(Snapshot {
+        id: snap_id(table.column_named("End")),
+        ..Snapshot::default()
+    });
+}
+
+fn global_instances(table: &RawTable, report: &mut AwrReport) {
+    let instance = table.column_named("Instance");
+    for row in &table.rows {
+        if let Some(name) = text_of(cell(row, instance)) {
+            report.header.instances.push(name);
+        }
+    }
+    let row = first_row(table);
+    let header = &mut report.header;
+    header.release = text_of(cell(row, table.column("Release")));
+    header.host = text_of(cell(row, table.column_named("Host")));
+    for (snap, column) in [
+        (&mut header.begin_snap, table.column("Begin Snap Time")),
+        (&mut header.end_snap, table.column("End Snap Time")),
+    ] {
+        let time = cell(row, column).to_string();
+        let entry = snap.get_or_insert_with(Snapshot::default);
+        entry.epoch_s = snap_time_s(&time);
+        entry.time = time;
+    }
+}
+
+/// STATSPACK prints the database name only in `DB/Inst: NAME/inst`.
+fn database_from_titles(raw: &str) -> Option<String> {
+    let at = raw.find("DB/Inst: ")? + "DB/Inst: ".len();
+    let name: String = raw[at..]
+        .chars()
+        .take_while(|c| *c != '/' && !c.is_whitespace())
+        .collect();
+    text_of(&name)
+}
+
+/// The block size: `Std Block Size:` in Cache Sizes, the RAC summary, or
+/// the `db_block_size` parameter (read later); 8192 is assumed only with a
+/// problem saying so.
+fn block_size(tables: &[RawTable], report: &mut AwrReport) {
+    if report.header.block_size_bytes.is_some() {
+        return;
+    }
+    let found = tables
+        .iter()
+        .flat_map(|table| table.rows.iter())
+        .find_map(|row| {
+            let joined = row.join(" ");
+            let at = joined.find("Std Block Size:")? + "Std Block Size:".len();
+            size_bytes(joined[at..].split_whitespace().next()?)
+        });
+    if let Some(bytes) = found {
+        report.header.block_size_bytes = Some(bytes);
+        report.header.block_size_source = Some("Cache Sizes 'Std Block Size'".to_string());
+    }
+    if report.format == Format::HtmlAwrGlobal && report.header.instances.is_empty() {
+        report
+            .problems
+            .push("section not found: Database Instances Included In Report".into());
+    }
+}

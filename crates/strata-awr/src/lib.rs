@@ -1,0 +1,73 @@
+//! `strata awr`'s reader: Oracle AWR reports (HTML and text, awrrpt single
+//! instance and awrgrpt RAC global, 10g to 19c and later) and STATSPACK
+//! reports, turned into strata's [`Report`] document with honest labels:
+//! requests are not blocks, Oracle's "MB" is often MiB, and a commit wait is
+//! not a storage latency until it has been decomposed.
+//!
+//! [`parse`] reads one report into an [`AwrReport`] (what the report says);
+//! [`build::report`] judges it; [`compare::report`] and [`series::report`]
+//! handle two or many reports.
+//!
+//! Not for: reading the AWR repository itself (no database connection), or
+//! measuring anything.
+
+pub mod build;
+pub mod compare;
+pub mod extract;
+pub mod figures;
+pub mod findings;
+pub mod html;
+pub mod model;
+pub mod number;
+pub mod series;
+pub mod table;
+pub mod text;
+
+pub use model::{AwrReport, Format};
+pub use strata_report::document::Report;
+
+use anyhow::bail;
+
+/// How far into a file the report's banner must appear (the 19c fixture
+/// has SQL*Plus prompt text and a style sheet before it).
+const BANNER_WITHIN: usize = 256 * 1024;
+
+/// Reads one report. `name` is used in messages and in the report.
+pub fn parse(text: &str, name: &str) -> anyhow::Result<AwrReport> {
+    let format = detect(text, name)?;
+    let tables = match format {
+        Format::HtmlAwr | Format::HtmlAwrGlobal => html::tables(text),
+        Format::TextAwr | Format::Statspack => text::tables(text),
+    };
+    Ok(extract::extract(&tables, text, name, format))
+}
+
+/// Which kind of report `text` is, or an error saying what was expected.
+pub fn detect(text: &str, name: &str) -> anyhow::Result<Format> {
+    if text.trim().is_empty() {
+        bail!("{name} is empty: expected an Oracle AWR or STATSPACK report");
+    }
+    let mut head_end = text.len().min(BANNER_WITHIN);
+    while !text.is_char_boundary(head_end) {
+        head_end -= 1;
+    }
+    let head = text[..head_end].to_ascii_lowercase();
+    let html = head.contains("<html") || head.contains("<table");
+    if head.contains("workload repository report (rac)") && html {
+        return Ok(Format::HtmlAwrGlobal);
+    }
+    if head.contains("workload repository report") {
+        return Ok(if html {
+            Format::HtmlAwr
+        } else {
+            Format::TextAwr
+        });
+    }
+    if head.contains("statspack report") {
+        return Ok(Format::Statspack);
+    }
+    bail!(
+        "{name} is not an Oracle AWR or STATSPACK report: expected 'WORKLOAD REPOSITORY report' \
+         or 'STATSPACK report' near the top"
+    )
+}

@@ -1,0 +1,245 @@
+//! What an AWR or STATSPACK report says, read but not yet judged: header
+//! facts, the Load Profile as printed, the instance statistics, wait events,
+//! I/O by function and by file type, RAC per-instance rates, host CPU and
+//! parameters. Every figure is as Oracle printed it (counts, per-second
+//! rates, MiB where Oracle's "MB" is binary); a figure the report does not
+//! have is `None` or absent, never zero.
+//!
+//! Not for: derived figures or labels (see `figures` and `build`).
+
+use std::collections::BTreeMap;
+
+/// Which kind of report was read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// awrrpt HTML, one instance.
+    HtmlAwr,
+    /// awrgrpt HTML, the whole cluster.
+    HtmlAwrGlobal,
+    /// awrrpt plain text.
+    TextAwr,
+    /// spreport plain text.
+    Statspack,
+}
+
+impl Format {
+    pub fn describe(self) -> &'static str {
+        match self {
+            Format::HtmlAwr => "AWR report (HTML)",
+            Format::HtmlAwrGlobal => "AWR RAC global report (HTML)",
+            Format::TextAwr => "AWR report (text)",
+            Format::Statspack => "STATSPACK report (text)",
+        }
+    }
+
+    pub fn is_statspack(self) -> bool {
+        self == Format::Statspack
+    }
+}
+
+/// One AWR or STATSPACK report.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AwrReport {
+    /// The file name as given.
+    pub name: String,
+    pub format: Format,
+    pub header: Header,
+    /// Load Profile rows as printed (label without the colon).
+    pub load_profile: Vec<ProfileRow>,
+    /// Instance Activity Stats (or System Statistics (Global)) by name.
+    pub activity: BTreeMap<String, ActivityStat>,
+    /// The report's top timed (foreground) events, in its order.
+    pub top_events: Vec<WaitEvent>,
+    pub foreground_events: Vec<WaitEvent>,
+    pub background_events: Vec<WaitEvent>,
+    /// Events from other lists (a RAC report's Top Timed Events of both
+    /// kinds, STATSPACK's fg-and-bg list): looked at last.
+    pub other_events: Vec<WaitEvent>,
+    pub wait_classes: Vec<WaitEvent>,
+    pub io_by_function: Vec<IoRow>,
+    pub io_by_filetype: Vec<IoRow>,
+    /// RAC: System Statistics - Per Second, one row per instance and the
+    /// Sum row, as (row label, heading → value).
+    pub rac_per_second: Vec<(String, BTreeMap<String, f64>)>,
+    pub host_cpu: Option<HostCpu>,
+    /// init.ora parameters (begin values).
+    pub parameters: BTreeMap<String, String>,
+    /// Parts that could not be read, each named.
+    pub problems: Vec<String>,
+}
+
+/// The report's header.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Header {
+    pub database: Option<String>,
+    pub instances: Vec<String>,
+    pub release: Option<String>,
+    pub rac: Option<bool>,
+    pub host: Option<String>,
+    pub block_size_bytes: Option<f64>,
+    /// Where the block size came from, e.g. "Std Block Size".
+    pub block_size_source: Option<String>,
+    pub begin_snap: Option<Snapshot>,
+    pub end_snap: Option<Snapshot>,
+    pub elapsed_s: Option<f64>,
+    pub db_time_s: Option<f64>,
+}
+
+/// A snapshot: its id and time as printed.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Snapshot {
+    pub id: Option<u64>,
+    pub time: String,
+    /// `time` as seconds since 1970 (as printed, no zone).
+    pub epoch_s: Option<f64>,
+}
+
+/// A Load Profile row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProfileRow {
+    pub label: String,
+    pub per_second: Option<f64>,
+    pub per_transaction: Option<f64>,
+}
+
+/// An instance statistic over the interval.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ActivityStat {
+    pub total: Option<f64>,
+    pub per_second: Option<f64>,
+    pub per_transaction: Option<f64>,
+}
+
+/// A wait event (or wait class, or DB CPU).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct WaitEvent {
+    pub name: String,
+    pub waits: Option<f64>,
+    pub time_s: Option<f64>,
+    pub avg_ms: Option<f64>,
+    /// % of DB time (foreground) or of background time.
+    pub pct_time: Option<f64>,
+    pub wait_class: Option<String>,
+}
+
+impl WaitEvent {
+    /// The printed average, or time / waits when none was printed.
+    pub fn average_ms(&self) -> Option<f64> {
+        self.avg_ms.or_else(|| match (self.time_s, self.waits) {
+            (Some(time_s), Some(waits)) if waits > 0.0 => Some(time_s * 1000.0 / waits),
+            _ => None,
+        })
+    }
+}
+
+/// A row of IOStat by Function or by Filetype, per second over the
+/// interval. Data is in MiB: Oracle's IOStat 'Data' columns are binary.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct IoRow {
+    pub name: String,
+    pub read_requests_per_s: Option<f64>,
+    pub read_mib_per_s: Option<f64>,
+    pub write_requests_per_s: Option<f64>,
+    pub write_mib_per_s: Option<f64>,
+    pub waits: Option<f64>,
+    pub avg_wait_ms: Option<f64>,
+}
+
+/// The host's CPUs over the interval (summed over a cluster's hosts).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct HostCpu {
+    pub cpus: Option<f64>,
+    pub idle_pct: Option<f64>,
+    pub load_begin: Option<f64>,
+    pub load_end: Option<f64>,
+}
+
+impl AwrReport {
+    pub fn new(name: &str, format: Format) -> Self {
+        AwrReport {
+            name: name.to_string(),
+            format,
+            header: Header::default(),
+            load_profile: Vec::new(),
+            activity: BTreeMap::new(),
+            top_events: Vec::new(),
+            foreground_events: Vec::new(),
+            background_events: Vec::new(),
+            other_events: Vec::new(),
+            wait_classes: Vec::new(),
+            io_by_function: Vec::new(),
+            io_by_filetype: Vec::new(),
+            rac_per_second: Vec::new(),
+            host_cpu: None,
+            parameters: BTreeMap::new(),
+            problems: Vec::new(),
+        }
+    }
+
+    /// An instance statistic by its exact name.
+    pub fn stat(&self, name: &str) -> Option<&ActivityStat> {
+        self.activity.get(name)
+    }
+
+    /// The total of a statistic over the interval, from its total or its
+    /// per-second rate × elapsed.
+    pub fn stat_total(&self, name: &str) -> Option<f64> {
+        let stat = self.stat(name)?;
+        stat.total
+            .or_else(|| Some(stat.per_second? * self.header.elapsed_s?))
+    }
+
+    /// A statistic per second, from its rate or its total ÷ elapsed.
+    pub fn stat_per_second(&self, name: &str) -> Option<f64> {
+        let stat = self.stat(name)?;
+        stat.per_second.or_else(|| {
+            let elapsed = self.header.elapsed_s.filter(|elapsed| *elapsed > 0.0)?;
+            Some(stat.total? / elapsed)
+        })
+    }
+
+    /// The Load Profile row whose label starts with one of `labels`.
+    pub fn profile(&self, labels: &[&str]) -> Option<&ProfileRow> {
+        labels.iter().find_map(|label| {
+            self.load_profile
+                .iter()
+                .find(|row| row.label.eq_ignore_ascii_case(label))
+        })
+    }
+
+    /// A wait event: foreground list first, then the top events, then the
+    /// background list.
+    pub fn foreground_event(&self, name: &str) -> Option<&WaitEvent> {
+        find_event(&self.foreground_events, name)
+            .or_else(|| find_event(&self.top_events, name))
+            .or_else(|| find_event(&self.background_events, name))
+            .or_else(|| find_event(&self.other_events, name))
+    }
+
+    /// A background wait event (the log writer's), then any list.
+    pub fn background_event(&self, name: &str) -> Option<&WaitEvent> {
+        find_event(&self.background_events, name)
+            .or_else(|| find_event(&self.foreground_events, name))
+            .or_else(|| find_event(&self.top_events, name))
+            .or_else(|| find_event(&self.other_events, name))
+    }
+
+    pub fn parameter(&self, name: &str) -> Option<&str> {
+        self.parameters.get(name).map(String::as_str)
+    }
+}
+
+/// Text reports cut event names to the column width, so a name matches
+/// when it is the printed (possibly cut) prefix of `name`.
+fn find_event<'a>(events: &'a [WaitEvent], name: &str) -> Option<&'a WaitEvent> {
+    events
+        .iter()
+        .find(|event| event.name.eq_ignore_ascii_case(name))
+        .or_else(|| {
+            events.iter().find(|event| {
+                event.name.len() >= 20
+                    && name.len() > event.name.len()
+                    && name.starts_with(event.name.as_str())
+            })
+        })
+}

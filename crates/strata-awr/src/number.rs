@@ -1,0 +1,184 @@
+//! Numbers as Oracle prints them: thousands separators, K/M/G suffixes,
+//! `us`/`ms`/`ns`/`s` on wait averages, `####` where a column overflowed,
+//! and snapshot times like `20-Oct-24 21:48:53`.
+//!
+//! Not for: deciding what a number means (the extractor knows the column).
+
+/// A plain count or rate: `1,454.9`, `.015`, `1.0E+02`; a K/M/G/T suffix
+/// multiplies by 1000s (Oracle's counts). `None` for text, blanks and `###`.
+pub fn number(text: &str) -> Option<f64> {
+    let cleaned = clean(text);
+    if cleaned.is_empty() {
+        return None;
+    }
+    let (digits, scale) = match cleaned.as_bytes()[cleaned.len() - 1] {
+        b'K' | b'k' => (&cleaned[..cleaned.len() - 1], 1e3),
+        b'M' => (&cleaned[..cleaned.len() - 1], 1e6),
+        b'G' => (&cleaned[..cleaned.len() - 1], 1e9),
+        b'T' => (&cleaned[..cleaned.len() - 1], 1e12),
+        _ => (cleaned.as_str(), 1.0),
+    };
+    plain(digits).map(|value| value * scale)
+}
+
+/// An IOStat 'Data' figure in MiB: there, M/G/T/P are 1024 multiples
+/// (`2.8G` = 2,867.2 MiB, `.801M` = 0.801 MiB, `7,692K` = 7.5 MiB).
+pub fn data_mib(text: &str) -> Option<f64> {
+    let cleaned = clean(text);
+    let last = *cleaned.as_bytes().last()?;
+    let body = &cleaned[..cleaned.len() - 1];
+    let scale = match last {
+        b'K' => 1.0 / 1024.0,
+        b'M' => 1.0,
+        b'G' => 1024.0,
+        b'T' => 1024.0 * 1024.0,
+        b'P' => 1024.0 * 1024.0 * 1024.0,
+        _ => return plain(&cleaned),
+    };
+    plain(body).map(|value| value * scale)
+}
+
+/// A size with a K/M/G suffix in 1024 multiples, in bytes (`8K` = 8192).
+pub fn size_bytes(text: &str) -> Option<f64> {
+    data_mib(text)
+        .map(|mib| mib * 1024.0 * 1024.0)
+        .or_else(|| number(text))
+}
+
+/// A wait time in milliseconds: `1.43ms`, `420.51us`, `.00ns`, `2s`; a
+/// bare number is taken as milliseconds (the old `Avg wait (ms)` columns).
+pub fn millis(text: &str) -> Option<f64> {
+    let cleaned = clean(text);
+    let units: [(&str, f64); 4] = [("us", 1e-3), ("ns", 1e-6), ("ms", 1.0), ("s", 1e3)];
+    for (suffix, scale) in units {
+        if let Some(body) = cleaned.strip_suffix(suffix) {
+            return plain(body).map(|value| value * scale);
+        }
+    }
+    plain(&cleaned)
+}
+
+fn clean(text: &str) -> String {
+    text.trim()
+        .chars()
+        .filter(|c| *c != ',' && !c.is_whitespace())
+        .collect()
+}
+
+fn plain(text: &str) -> Option<f64> {
+    if text.is_empty() || text.starts_with('#') {
+        return None;
+    }
+    let first = text.as_bytes()[0];
+    if !(first.is_ascii_digit() || first == b'.' || first == b'-' || first == b'+') {
+        return None;
+    }
+    text.parse::<f64>().ok().filter(|value| value.is_finite())
+}
+
+/// The first number in `text` (`117.66 (mins)` → 117.66).
+pub fn first_number(text: &str) -> Option<f64> {
+    text.split_whitespace().find_map(number)
+}
+
+/// Seconds since 1970 (UTC, as printed) of an Oracle snapshot time:
+/// `20-Oct-24 21:48:53` or `18-Sep-16 14:54`.
+pub fn snap_time_s(text: &str) -> Option<f64> {
+    let mut parts = text.split_whitespace();
+    let date = parts.next()?;
+    let time = parts.next().unwrap_or("00:00");
+    let mut fields = date.split('-');
+    let day: i64 = fields.next()?.parse().ok()?;
+    let month = month_number(fields.next()?)?;
+    let year_text = fields.next()?;
+    let mut year: i64 = year_text.parse().ok()?;
+    if year_text.len() == 2 {
+        year += if year < 70 { 2000 } else { 1900 };
+    }
+    let seconds = clock_seconds(time)?;
+    Some((days_from_civil(year, month, day) * 86_400 + seconds) as f64)
+}
+
+fn month_number(name: &str) -> Option<i64> {
+    const MONTHS: [&str; 12] = [
+        "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec",
+    ];
+    let lower = name.to_ascii_lowercase();
+    MONTHS
+        .iter()
+        .position(|month| lower.starts_with(month))
+        .map(|index| index as i64 + 1)
+}
+
+fn clock_seconds(time: &str) -> Option<i64> {
+    let mut total = 0;
+    let mut fields = 0;
+    for field in time.split(':') {
+        total = total * 60 + field.parse::<i64>().ok()?;
+        fields += 1;
+    }
+    match fields {
+        2 => Some(total * 60),
+        3 => Some(total),
+        _ => None,
+    }
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's
+/// algorithm).
+fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
+    let year = if month <= 2 { year - 1 } else { year };
+    let era = year.div_euclid(400);
+    let year_of_era = year - era * 400;
+    let shifted_month = (month + 9) % 12;
+    let day_of_year = (153 * shifted_month + 2) / 5 + day - 1;
+    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
+    era * 146_097 + day_of_era - 719_468
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_rates_and_suffixes() {
+        assert_eq!(number("1,454.9"), Some(1454.9));
+        assert_eq!(number(" .015 "), Some(0.015));
+        assert_eq!(number("8.4M"), Some(8_400_000.0));
+        assert_eq!(number("364.2K"), Some(364_200.0));
+        assert_eq!(number("1.0E+02"), Some(100.0));
+        assert_eq!(number("############"), None);
+        assert_eq!(number(""), None);
+        assert_eq!(number("User I/O"), None);
+    }
+
+    #[test]
+    fn data_columns_are_binary() {
+        assert_eq!(data_mib("2.8G"), Some(2.8 * 1024.0));
+        assert_eq!(data_mib(".801M"), Some(0.801));
+        assert_eq!(data_mib("0M"), Some(0.0));
+        assert_eq!(size_bytes("8K"), Some(8192.0));
+        assert_eq!(size_bytes("16K"), Some(16384.0));
+    }
+
+    #[test]
+    fn wait_averages_carry_units() {
+        assert_eq!(millis("1.43ms"), Some(1.43));
+        assert!((millis("420.51us").unwrap() - 0.42051).abs() < 1e-12);
+        assert_eq!(millis(".00ns"), Some(0.0));
+        assert_eq!(millis("21"), Some(21.0));
+        assert_eq!(millis("3000.06ms"), Some(3000.06));
+    }
+
+    #[test]
+    fn snapshot_times() {
+        assert_eq!(snap_time_s("01-Jan-70 00:00:00"), Some(0.0));
+        let begin = snap_time_s("20-Oct-24 19:51:14").unwrap();
+        let end = snap_time_s("20-Oct-24 21:48:53").unwrap();
+        assert_eq!(end - begin, 7059.0);
+        assert_eq!(
+            snap_time_s("18-Sep-16 14:54"),
+            snap_time_s("18-Sep-16 14:54:00")
+        );
+    }
+}

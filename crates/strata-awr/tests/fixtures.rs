@@ -1,0 +1,340 @@
+//! Every fixture in ../shared/fixtures/awr parses, and the figures checked
+//! are the ones printed in the reports themselves (typed from reading them).
+
+use std::path::PathBuf;
+use strata_awr::model::AwrReport;
+use strata_awr::{build, parse, Format};
+
+fn fixtures() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures/awr")
+}
+
+fn read(name: &str) -> AwrReport {
+    let path = fixtures().join(name);
+    let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    parse(&String::from_utf8_lossy(&bytes), name).expect("parses")
+}
+
+fn close(actual: Option<f64>, expected: f64) {
+    let actual = actual.unwrap_or_else(|| panic!("missing, expected {expected}"));
+    assert!(
+        (actual - expected).abs() <= expected.abs() * 1e-6 + 1e-9,
+        "{actual} != {expected}"
+    );
+}
+
+fn total(report: &AwrReport, stat: &str) -> Option<f64> {
+    report.stat(stat).and_then(|stat| stat.total)
+}
+
+fn fg_avg(report: &AwrReport, event: &str) -> Option<f64> {
+    report
+        .foreground_event(event)
+        .and_then(|event| event.avg_ms)
+}
+
+fn bg_avg(report: &AwrReport, event: &str) -> Option<f64> {
+    report
+        .background_event(event)
+        .and_then(|event| event.avg_ms)
+}
+
+#[test]
+fn every_fixture_parses_into_a_report_without_problems() {
+    for entry in std::fs::read_dir(fixtures()).unwrap() {
+        let path = entry.unwrap().path();
+        if path.file_name().unwrap() == "SOURCES.md" {
+            continue;
+        }
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        let report = read(&name);
+        assert!(report.problems.is_empty(), "{name}: {:?}", report.problems);
+        let document = build::report(&report);
+        assert!(document.section("load_profile").is_some(), "{name}");
+        assert!(!document.findings.is_empty(), "{name}: no finding at all");
+    }
+}
+
+#[test]
+fn html_19c_single_instance() {
+    let report = read("19c-single-html-lucky29011.html");
+    assert_eq!(report.format, Format::HtmlAwr);
+    assert_eq!(report.header.database.as_deref(), Some("DVK"));
+    assert_eq!(report.header.release.as_deref(), Some("19.0.0.0.0"));
+    close(report.header.block_size_bytes, 8192.0);
+    close(report.header.elapsed_s, 117.66 * 60.0);
+    close(report.header.db_time_s, 0.24 * 60.0);
+    let end = report.header.end_snap.as_ref().unwrap();
+    assert_eq!((end.id, end.time.as_str()), (Some(7), "20-Oct-24 21:48:53"));
+    close(
+        report.profile(&["Read IO requests"]).unwrap().per_second,
+        0.4,
+    );
+    close(total(&report, "physical read IO requests"), 2572.0);
+    close(total(&report, "physical reads"), 2756.0);
+    close(fg_avg(&report, "db file sequential read"), 1.43);
+    close(fg_avg(&report, "log file sync"), 36.11);
+    close(bg_avg(&report, "log file parallel write"), 32.35);
+    let cpu = report.host_cpu.as_ref().unwrap();
+    close(cpu.cpus, 3.0);
+    close(cpu.idle_pct, 95.8);
+    let buffer_cache = &report
+        .io_by_function
+        .iter()
+        .find(|r| r.name == "Buffer Cache Reads")
+        .unwrap();
+    close(buffer_cache.read_requests_per_s, 0.33);
+    close(buffer_cache.avg_wait_ms, 2.17);
+}
+
+#[test]
+fn html_11g_old_labels() {
+    let report = read("11.2.0.3-single-html-sarthi2020.html");
+    assert_eq!(report.header.database.as_deref(), Some("DB1UAT"));
+    assert_eq!(report.header.begin_snap.as_ref().unwrap().id, Some(42809));
+    assert!(report.profile(&["Physical reads"]).is_some());
+    assert!(report.profile(&["Read IO requests"]).is_none());
+    close(total(&report, "physical read IO requests"), 4_089_416.0);
+    close(total(&report, "physical reads"), 193_811_754.0);
+    let top = &report.top_events[0];
+    assert_eq!(top.name, "direct path read");
+    close(top.waits, 332_492.0);
+    close(top.avg_ms, 21.0);
+    close(fg_avg(&report, "log file sync"), 12.0);
+    close(bg_avg(&report, "log file parallel write"), 4.0);
+    close(report.host_cpu.as_ref().unwrap().idle_pct, 7.8);
+}
+
+#[test]
+fn html_18c_exadata_block_size_and_cell_reads() {
+    let report = read("18.0-single-html-eyko139.html");
+    close(report.header.block_size_bytes, 16384.0);
+    assert!(report.foreground_event("db file sequential read").is_none());
+    let cell = report
+        .foreground_event("cell single block physical read")
+        .unwrap();
+    close(cell.waits, 1_075_359.0);
+    close(cell.avg_ms, 0.42051);
+    close(fg_avg(&report, "log file sync"), 2.45);
+    close(report.host_cpu.as_ref().unwrap().cpus, 14.0);
+    let document = build::report(&report);
+    let latency = document
+        .findings
+        .iter()
+        .find(|f| f.id == "single_block_read_latency");
+    assert!(latency.unwrap().title.contains("0.42 ms"));
+}
+
+#[test]
+fn rac_12_1_physical_reads_are_blocks() {
+    let report = read("12.1.0.2-rac-html-dataextraction_found.html");
+    assert_eq!(report.format, Format::HtmlAwrGlobal);
+    assert_eq!(report.header.database.as_deref(), Some("SLOB"));
+    assert_eq!(report.header.instances, vec!["SLOB1", "SLOB2"]);
+    close(report.header.elapsed_s, 2.77 * 60.0);
+    let (_, sum) = report
+        .rac_per_second
+        .iter()
+        .find(|(label, _)| label == "Sum")
+        .unwrap();
+    close(sum.get("Physical Reads/s").copied(), 558_794.77);
+    close(
+        report.stat_per_second("physical read IO requests"),
+        17_483.62,
+    );
+    close(report.stat_per_second("physical reads"), 558_794.77);
+    assert_eq!(
+        report.parameter("db_file_multiblock_read_count"),
+        Some("32")
+    );
+    close(bg_avg(&report, "log file parallel write"), 0.27);
+    close(
+        report.foreground_event("direct path read").unwrap().waits,
+        1_175_907.0,
+    );
+
+    let document = build::report(&report);
+    let notes = format!("{:?}", document.section("misleading_labels").unwrap());
+    assert!(
+        notes.contains("'Physical Reads/s' in System Statistics counts blocks"),
+        "{notes}"
+    );
+    assert!(
+        notes.contains("558,795 blocks/s = 17,484 requests/s × 31.96 blocks"),
+        "{notes}"
+    );
+    let profile = document
+        .section("load_profile")
+        .unwrap()
+        .tables()
+        .next()
+        .unwrap();
+    let blocks = profile.row("Blocks read/s").unwrap();
+    assert_eq!(blocks[2].text, "blocks/s");
+    let requests = profile.row("Read requests/s (IOPS)").unwrap();
+    assert_eq!(requests[1].text, "17,483.6");
+    let ids: Vec<&str> = document.findings.iter().map(|f| f.id.as_str()).collect();
+    assert!(ids.contains(&"multiblock_read_size"), "{ids:?}");
+}
+
+#[test]
+fn rac_12_2_cluster_rows() {
+    let report = read("12.2.0.1-rac-html-dataextraction_found.html");
+    assert_eq!(report.header.database.as_deref(), Some("DB1TP"));
+    close(report.header.elapsed_s, 30.03 * 60.0);
+    let (_, sum) = report
+        .rac_per_second
+        .iter()
+        .find(|(label, _)| label == "Sum")
+        .unwrap();
+    close(sum.get("Physical Reads/s").copied(), 6_542.39);
+    let sequential = report.foreground_event("db file sequential read").unwrap();
+    close(sequential.waits, 6_417_241.0);
+    close(sequential.avg_ms, 0.40335);
+    close(bg_avg(&report, "log file parallel write"), 0.23981);
+    let buffer_cache = report
+        .io_by_function
+        .iter()
+        .find(|r| r.name == "Buffer Cache Reads")
+        .unwrap();
+    close(buffer_cache.read_requests_per_s, 6_542.56);
+    close(report.host_cpu.as_ref().unwrap().cpus, 8.0);
+}
+
+#[test]
+fn text_awr_12_2_with_units_in_averages() {
+    let report = read("12.2.0.1-single-text-jas-min.txt");
+    assert_eq!(report.format, Format::TextAwr);
+    assert_eq!(report.header.database.as_deref(), Some("BPSC"));
+    close(report.header.elapsed_s, 60.25 * 60.0);
+    close(report.header.db_time_s, 66.24 * 60.0);
+    close(
+        report.profile(&["Read IO requests"]).unwrap().per_second,
+        101.5,
+    );
+    close(
+        report
+            .profile(&["Physical read (blocks)"])
+            .unwrap()
+            .per_second,
+        103.8,
+    );
+    close(total(&report, "physical read IO requests"), 366_729.0);
+    close(total(&report, "redo write time"), 4_410.0);
+    close(fg_avg(&report, "db file sequential read"), 0.10972);
+    close(fg_avg(&report, "log file sync"), 0.37376);
+    close(bg_avg(&report, "log file parallel write"), 0.38673);
+    let cpu = report.host_cpu.as_ref().unwrap();
+    close(cpu.cpus, 40.0);
+    close(cpu.idle_pct, 97.1);
+    let buffer_cache = report
+        .io_by_function
+        .iter()
+        .find(|r| r.name == "Buffer Cache Reads")
+        .unwrap();
+    close(buffer_cache.read_requests_per_s, 101.1);
+    close(buffer_cache.read_mib_per_s, 0.801);
+    assert_eq!(report.parameter("db_block_size"), Some("8192"));
+}
+
+#[test]
+fn statspack_12_1() {
+    let report = read("12.1.0.2-statspack-text-jas-min.txt");
+    assert_eq!(report.format, Format::Statspack);
+    close(report.header.elapsed_s, 60.02 * 60.0);
+    close(report.header.block_size_bytes, 8192.0);
+    close(
+        report.profile(&["Physical reads"]).unwrap().per_second,
+        5_627.4,
+    );
+    close(total(&report, "physical read IO requests"), 164_750.0);
+    let overflowed = report.stat("physical read bytes").unwrap();
+    assert_eq!(
+        overflowed.per_transaction, None,
+        "'############' is no number"
+    );
+    close(fg_avg(&report, "log file sync"), 5.0);
+    close(bg_avg(&report, "log file parallel write"), 6.0);
+    let cpu = report.host_cpu.as_ref().unwrap();
+    close(cpu.cpus, 22.0);
+    close(cpu.idle_pct, 95.79);
+    let direct = report
+        .io_by_function
+        .iter()
+        .find(|r| r.name == "Direct Reads")
+        .unwrap();
+    close(direct.read_requests_per_s, 44.6);
+}
+
+#[test]
+fn malformed_inputs_are_refused_or_named() {
+    let empty = parse("", "empty.html").unwrap_err().to_string();
+    assert!(empty.contains("empty.html is empty"), "{empty}");
+    let page =
+        "<html><body><h1>Quarterly sales</h1><table><tr><td>1</td></tr></table></body></html>";
+    let not_awr = parse(page, "sales.html").unwrap_err().to_string();
+    assert!(
+        not_awr.contains("not an Oracle AWR or STATSPACK report"),
+        "{not_awr}"
+    );
+    assert!(not_awr.contains("WORKLOAD REPOSITORY report"), "{not_awr}");
+
+    let whole =
+        std::fs::read_to_string(fixtures().join("12.2.0.1-single-text-jas-min.txt")).unwrap();
+    let third = &whole[..whole.len() / 3];
+    let cut = parse(third, "third.txt").unwrap();
+    close(
+        cut.profile(&["Read IO requests"]).unwrap().per_second,
+        101.5,
+    );
+    let problems = cut.problems.join("\n");
+    assert!(problems.contains("IOStat by Function"), "{problems}");
+    assert!(problems.contains("ends early"), "{problems}");
+}
+
+#[test]
+fn a_cut_html_report_keeps_what_it_has() {
+    let path = fixtures().join("19c-single-html-lucky29011.html");
+    let whole = String::from_utf8_lossy(&std::fs::read(path).unwrap()).into_owned();
+    let cut = parse(&whole[..whole.len() / 3], "third.html").unwrap();
+    close(cut.header.elapsed_s, 117.66 * 60.0);
+    assert!(
+        cut.problems
+            .iter()
+            .any(|p| p.contains("Instance Activity Stats")),
+        "{:?}",
+        cut.problems
+    );
+}
+
+/// A report of 10+ MB (a fixture padded with Instance Activity rows)
+/// parses in well under a second of CPU per MB, even in a debug build.
+#[test]
+fn large_reports_parse_fast() {
+    let path = fixtures().join("12.2.0.1-single-text-jas-min.txt");
+    let whole = std::fs::read_to_string(path).unwrap();
+    let at = whole.find("physical reads cache prefetch").unwrap();
+    let line_start = whole[..at].rfind('\n').unwrap() + 1;
+    let mut padded = String::with_capacity(11 << 20);
+    padded.push_str(&whole[..line_start]);
+    let mut index = 0;
+    while padded.len() < 10 << 20 {
+        padded.push_str(&format!(
+            "padding statistic {index:<14}                {:>10}          103.8           5.0\n",
+            index * 7
+        ));
+        index += 1;
+    }
+    padded.push_str(&whole[line_start..]);
+    let megabytes = padded.len() as f64 / 1e6;
+    let started = std::time::Instant::now();
+    let report = parse(&padded, "padded.txt").unwrap();
+    let seconds = started.elapsed().as_secs_f64();
+    assert!(report.activity.len() > 100_000, "{}", report.activity.len());
+    close(total(&report, "physical read IO requests"), 366_729.0);
+    assert!(
+        seconds / megabytes < 1.0,
+        "{seconds:.2} s for {megabytes:.1} MB"
+    );
+    eprintln!("{megabytes:.1} MB in {seconds:.2} s");
+}
