@@ -1,4 +1,7 @@
-//! The JSON renderer: the report document as documented in docs/report.md.
+//! The JSON renderer: the report document as documented in docs/report.md
+//! and described exactly by docs/report.schema.json.
+//!
+//! Not for: a second shape of the report; JSON is the document serialized.
 
 use super::Renderer;
 use crate::document::Report;

@@ -1,0 +1,172 @@
+//! The HTML page as a browser sees it: headless Chromium loads a rich
+//! report, its DOM must hold one chart per chart with every finite point
+//! drawn, its console must stay silent (the page's content security policy
+//! turns any script or external resource into a console error), and a
+//! screenshot is kept in `target/ci-artifacts/` for a person to look at.
+//!
+//! Chromium comes from scripts/install-test-deps; without it this test
+//! fails, it never skips.
+
+mod common;
+
+use common::{finite_points, rich_report};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+use strata_report::render::html::HtmlRenderer;
+use strata_report::render::Renderer;
+
+const CHROMIUM_TIMEOUT: Duration = Duration::from_secs(120);
+
+fn chromium() -> PathBuf {
+    let on_path = std::env::var_os("PATH")
+        .into_iter()
+        .flat_map(|path| std::env::split_paths(&path).collect::<Vec<_>>())
+        .map(|dir| dir.join("chromium"));
+    std::iter::once(PathBuf::from("/usr/bin/chromium"))
+        .chain(on_path)
+        .find(|candidate| candidate.is_file())
+        .expect("chromium is not installed: run scripts/install-test-deps (as root) to install it")
+}
+
+/// The workspace's target directory, where CI picks up artifacts.
+fn target_dir() -> PathBuf {
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    match std::env::var_os("CARGO_TARGET_DIR") {
+        Some(dir) => workspace.join(dir),
+        None => workspace.join("target"),
+    }
+}
+
+/// Runs headless Chromium on `page` with `arguments`; returns its stdout
+/// and stderr. Panics when it fails or takes longer than two minutes.
+fn run_chromium(profile: &Path, page: &Path, arguments: &[&str]) -> (String, String) {
+    let mut child = Command::new(chromium())
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--enable-logging=stderr",
+            "--v=0",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(arguments)
+        .arg(format!("file://{}", page.display()))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start chromium");
+    let mut stdout = child.stdout.take().unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let out = std::thread::spawn(move || read_all(&mut stdout));
+    let err = std::thread::spawn(move || read_all(&mut stderr));
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait for chromium") {
+            break status;
+        }
+        if started.elapsed() > CHROMIUM_TIMEOUT {
+            child.kill().ok();
+            panic!("chromium took longer than {CHROMIUM_TIMEOUT:?}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let (out, err) = (out.join().unwrap(), err.join().unwrap());
+    assert!(status.success(), "chromium failed ({status}):\n{err}");
+    (out, err)
+}
+
+fn read_all(stream: &mut impl Read) -> String {
+    let mut text = String::new();
+    stream.read_to_string(&mut text).ok();
+    text
+}
+
+/// Lines of Chromium's log that come from the page's console (errors,
+/// uncaught exceptions, blocked resources), not from Chromium itself.
+fn console_lines(stderr: &str) -> Vec<&str> {
+    stderr
+        .lines()
+        .filter(|line| line.contains(":CONSOLE") || line.contains("Uncaught"))
+        .collect()
+}
+
+/// The markup of the `<svg>` whose `data-chart-id` is `id`, and how many
+/// such elements there are.
+fn chart_markup<'a>(dom: &'a str, id: &str) -> (Option<&'a str>, usize) {
+    let needle = format!("data-chart-id=\"{id}\"");
+    let count = dom.matches(&needle).count();
+    let markup = dom.find(&needle).map(|start| {
+        let open = dom[..start].rfind("<svg").expect("data-chart-id on an svg");
+        let end = start + dom[start..].find("</svg>").expect("svg is closed");
+        &dom[open..end]
+    });
+    (markup, count)
+}
+
+/// `<circle>` elements whose class list holds `point`.
+fn point_circles(svg: &str) -> usize {
+    svg.split("<circle")
+        .skip(1)
+        .filter(|tag| {
+            let tag = &tag[..tag.find('>').unwrap_or(tag.len())];
+            let class = tag
+                .split("class=\"")
+                .nth(1)
+                .and_then(|rest| rest.split('"').next());
+            class.is_some_and(|class| class.split_whitespace().any(|name| name == "point"))
+        })
+        .count()
+}
+
+#[test]
+fn chromium_draws_every_chart_and_point_without_console_errors() {
+    let report = rich_report();
+    let scratch = tempfile::tempdir().unwrap();
+    let page = scratch.path().join("report.html");
+    std::fs::write(&page, HtmlRenderer.render(&report)).unwrap();
+    let profile = scratch.path().join("profile");
+
+    let (dom, stderr) = run_chromium(&profile, &page, &["--dump-dom"]);
+    let errors = console_lines(&stderr);
+    assert!(errors.is_empty(), "console errors:\n{}", errors.join("\n"));
+    assert_eq!(
+        dom.matches("<svg").count(),
+        report.charts().count(),
+        "one svg per chart"
+    );
+    for chart in report.charts() {
+        let (svg, count) = chart_markup(&dom, &chart.id);
+        assert_eq!(count, 1, "svg elements for chart {}", chart.id);
+        let points = point_circles(svg.unwrap());
+        let finite = finite_points(chart);
+        assert!(
+            points >= finite,
+            "chart {}: {points} circles for {finite} points",
+            chart.id
+        );
+    }
+
+    let artifacts = target_dir().join("ci-artifacts");
+    std::fs::create_dir_all(&artifacts).unwrap();
+    let screenshot = artifacts.join("report-screenshot.png");
+    std::fs::remove_file(&screenshot).ok();
+    let screenshot_argument = format!("--screenshot={}", screenshot.display());
+    let arguments = [
+        screenshot_argument.as_str(),
+        "--window-size=1280,3000",
+        "--hide-scrollbars",
+    ];
+    let (_, stderr) = run_chromium(&profile, &page, &arguments);
+    let errors = console_lines(&stderr);
+    assert!(errors.is_empty(), "console errors:\n{}", errors.join("\n"));
+    let png = std::fs::read(&screenshot).expect("chromium wrote the screenshot");
+    assert!(
+        png.starts_with(b"\x89PNG"),
+        "{} is not a PNG",
+        screenshot.display()
+    );
+    assert!(png.len() > 10 * 1024, "screenshot only {} bytes", png.len());
+    std::fs::copy(&page, artifacts.join("report.html")).unwrap();
+}
