@@ -790,19 +790,21 @@ mod tests {
 
     #[test]
     fn commit_waits_split_into_log_io_and_the_rest() {
-        let mut figures = WindowFigures::default();
-        figures.commit = Some(CommitFigures {
-            commits: 1000.0,
-            commit_avg_ms: 4.0,
-            commit_label: "log file sync (average)".into(),
-            log_write_avg_ms: Some(1.0),
-            log_write_label: "log file parallel write (average)".into(),
-        });
-        figures.cpu = Some(CpuEvidence {
-            cpus: 2.0,
-            procs_running_avg: Some(9.0),
-            ..CpuEvidence::default()
-        });
+        let mut figures = WindowFigures {
+            commit: Some(CommitFigures {
+                commits: 1000.0,
+                commit_avg_ms: 4.0,
+                commit_label: "log file sync (average)".into(),
+                log_write_avg_ms: Some(1.0),
+                log_write_label: "log file parallel write (average)".into(),
+            }),
+            cpu: Some(CpuEvidence {
+                cpus: 2.0,
+                procs_running_avg: Some(9.0),
+                ..CpuEvidence::default()
+            }),
+            ..WindowFigures::default()
+        };
         let finding = fires(&figures, "commit_waits_decomposed");
         assert_eq!(finding.severity, Severity::Warning);
         assert!(finding.title.contains("25%"), "{}", finding.title);
@@ -861,12 +863,14 @@ mod tests {
 
     #[test]
     fn slow_ios_need_an_outlier_or_a_spike() {
-        let mut figures = WindowFigures::default();
-        figures.outliers = Some(OutlierFigures {
-            threshold_ms: 500.0,
-            count: Some(0),
-            ..OutlierFigures::default()
-        });
+        let mut figures = WindowFigures {
+            outliers: Some(OutlierFigures {
+                threshold_ms: 500.0,
+                count: Some(0),
+                ..OutlierFigures::default()
+            }),
+            ..WindowFigures::default()
+        };
         assert!(ids(&figures).is_empty());
         figures
             .outliers
