@@ -23,7 +23,7 @@ use strata_db::postgres::counters::server_version_num;
 use strata_observe::background::BackgroundSampler;
 use strata_probe::blockdev::{device_of_path, physical_devices, BlockDevice};
 use strata_probe::collectors::{all_os_collectors, DeviceFilter};
-use strata_slob::load::{check_layout, setup, LoadOptions, LoadProgress, LoadReport};
+use strata_slob::load::{loads_complete, setup, LoadOptions, LoadProgress, LoadReport};
 use strata_slob::schema::SchemaPlan;
 use strata_slob::session::{Driver, DriverOptions, Progress, RunOutcome, StopAfter};
 use tokio::time::Instant;
@@ -494,8 +494,7 @@ async fn load_if_needed(
 ) -> anyhow::Result<Option<LoadReport>> {
     let plan = &config.driver.plan;
     if server.cluster.is_none() && !config.setup_only {
-        let layout = check_layout(pg_config, plan).await?;
-        if layout.iter().all(|schema| schema.complete) && !layout.is_empty() {
+        if loads_complete(pg_config, plan).await? {
             return Ok(None);
         }
         bail!(

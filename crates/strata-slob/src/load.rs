@@ -762,6 +762,33 @@ async fn report(
     })
 }
 
+/// Whether every schema of the plan has a completed load on record, read from
+/// strata's meta table alone. Cheap enough to run before a measured run:
+/// [`check_layout`] reads every table, which would warm the page cache and
+/// add its own reads to the device counters.
+pub async fn loads_complete(config: &Config, plan: &SchemaPlan) -> anyhow::Result<bool> {
+    let client = pg::connect(config)
+        .await
+        .map_err(|error| anyhow::anyhow!("checking the SLOB schemas: {error}"))?;
+    let meta_table = format!("{META_SCHEMA}.loads");
+    let found = client
+        .query_one("SELECT to_regclass($1) IS NOT NULL", &[&meta_table])
+        .await
+        .map_err(pg::context("checking the SLOB schemas"))?;
+    if !found.get::<_, bool>(0) {
+        return Ok(false);
+    }
+    for name in schema_names(plan) {
+        if !read_meta(&client, &name)
+            .await?
+            .is_some_and(|meta| meta.complete)
+        {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
 /// For each of the plan's schemas: whether its `slob` table really holds one
 /// row per heap block, and whether its load completed. A missing schema
 /// shows as empty and incomplete.
