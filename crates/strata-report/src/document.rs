@@ -9,7 +9,7 @@
 //! Not for: computing figures (the builders do) or deciding what is wrong
 //! (`crate::findings` does).
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
 
 /// The schema name written into every report's JSON.
 pub const SCHEMA: &str = "strata.report";
@@ -153,13 +153,16 @@ pub struct Axis {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Series {
     pub name: String,
+    #[serde(deserialize_with = "points_or_nan")]
     pub points: Vec<[f64; 2]>,
 }
 
 /// A labelled point on a chart.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Mark {
+    #[serde(deserialize_with = "f64_or_nan")]
     pub x: f64,
+    #[serde(deserialize_with = "f64_or_nan")]
     pub y: f64,
     pub label: String,
 }
@@ -191,10 +194,25 @@ pub enum Severity {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Evidence {
     pub label: String,
+    #[serde(deserialize_with = "f64_or_nan")]
     pub value: f64,
     pub unit: String,
     /// The value as printed, with its unit.
     pub text: String,
+}
+
+/// JSON has no NaN: serde writes a non-finite number as `null`, and a
+/// reader takes `null` back as NaN, so every report round-trips.
+fn f64_or_nan<'de, D: Deserializer<'de>>(deserializer: D) -> Result<f64, D::Error> {
+    Ok(Option::<f64>::deserialize(deserializer)?.unwrap_or(f64::NAN))
+}
+
+fn points_or_nan<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<[f64; 2]>, D::Error> {
+    let points = Vec::<[Option<f64>; 2]>::deserialize(deserializer)?;
+    Ok(points
+        .into_iter()
+        .map(|[x, y]| [x.unwrap_or(f64::NAN), y.unwrap_or(f64::NAN)])
+        .collect())
 }
 
 impl Report {
@@ -438,5 +456,50 @@ mod tests {
         let back: Report = serde_json::from_str(&json).unwrap();
         assert_eq!(back, report);
         assert!(json.contains(r#""type":"table""#), "{json}");
+    }
+
+    #[test]
+    fn numbers_that_are_not_finite_come_back_as_nan() {
+        let mut report = Report::new("t", "run", Vec::new());
+        report.findings.push(Finding {
+            id: "x".into(),
+            severity: Severity::Info,
+            title: "x".into(),
+            evidence: vec![Evidence::new("ratio", f64::NAN, 1, "")],
+            why: "x".into(),
+        });
+        let chart = Chart {
+            id: "c".into(),
+            title: "c".into(),
+            kind: ChartKind::Line,
+            x: Axis {
+                label: "t".into(),
+                unit: "s".into(),
+                log: false,
+            },
+            y: Axis {
+                label: "v".into(),
+                unit: "1".into(),
+                log: false,
+            },
+            series: vec![Series {
+                name: "s".into(),
+                points: vec![[1.0, f64::INFINITY], [2.0, 3.0]],
+            }],
+            marks: vec![Mark {
+                x: f64::NAN,
+                y: 1.0,
+                label: "m".into(),
+            }],
+        };
+        report.sections.push(Section::new("s", "S").chart(chart));
+        let json = serde_json::to_string(&report).unwrap();
+        let back: Report = serde_json::from_str(&json).unwrap();
+        assert!(back.findings[0].evidence[0].value.is_nan());
+        let chart = back.charts().next().unwrap();
+        assert!(chart.series[0].points[0][1].is_nan());
+        assert_eq!(chart.series[0].points[1], [2.0, 3.0]);
+        assert!(chart.marks[0].x.is_nan());
+        assert_eq!(serde_json::to_string(&back).unwrap(), json);
     }
 }

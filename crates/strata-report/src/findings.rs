@@ -14,7 +14,7 @@
 //!
 //! Not for: reading sources, or formatting beyond the evidence's own text.
 
-use crate::document::{Evidence, Finding, Severity};
+use crate::document::{format_number, Evidence, Finding, Severity};
 
 /// Everything the findings look at, for one window, from any source.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -328,11 +328,11 @@ fn blocks_not_requests(figures: &WindowFigures) -> Option<Finding> {
     let window_s = figures.window_s;
     let request_kib = bytes / requests / 1024.0;
     let title = format!(
-        "Blocks are not requests: {} read requests/s of {:.0} KiB = {} blocks/s, {:.1} MB/s ({layer})",
-        crate::document::format_number(per_s(requests, window_s), 0),
+        "Blocks are not requests: {} read requests/s of {:.0} KiB = {} blocks/s, {} MB/s ({layer})",
+        format_number(per_s(requests, window_s), 0),
         request_kib,
-        crate::document::format_number(per_s(blocks, window_s), 0),
-        per_s(bytes, window_s) / 1e6,
+        format_number(per_s(blocks, window_s), 0),
+        format_number(per_s(bytes, window_s) / 1e6, 1),
     );
     let evidence = vec![
         Evidence::new("read requests", per_s(requests, window_s), 0, "requests/s"),
@@ -663,7 +663,7 @@ fn temp_spills(figures: &WindowFigures) -> Option<Finding> {
     ];
     let title = format!(
         "Temp spills: {} temporary files, {:.1} MiB",
-        crate::document::format_number(temp.files, 0),
+        format_number(temp.files, 0),
         temp.bytes / 1048576.0
     );
     let why = "Memory for sorts and hashes (work_mem) is too small for the work, whatever disk \

@@ -25,6 +25,7 @@ mod time_series;
 pub use compare::compare;
 
 use crate::document::{Fact, Report, Section, Window};
+use crate::findings::WindowFigures;
 use anyhow::bail;
 use measured::Measured;
 use samples::Timeline;
@@ -79,6 +80,41 @@ pub fn report_with(path: &Path, options: &ReportOptions) -> anyhow::Result<Repor
         .about
         .splice(0..0, header_facts(&recording, length_s));
     Ok(report)
+}
+
+/// The figures the findings of one Recording's report rest on (its window's
+/// totals per layer), for tools that compute from measured figures, such as
+/// `strata model --from`.
+pub fn figures_with(path: &Path, options: &ReportOptions) -> anyhow::Result<WindowFigures> {
+    let recording = Recording::read(path)?;
+    let timeline = Timeline::of(&recording);
+    let length_s = length_s(&recording, &timeline);
+    if let Some(window) = options.window {
+        check_window(window, length_s)?;
+    }
+    let threshold_ms = threshold(options, &recording);
+    let window = whole_unless(options.window, length_s);
+    let measured = match recording.header.kind.as_str() {
+        "run" => run_measured(&recording, &timeline, options, length_s).0,
+        "calibrate" => {
+            let points = calibrate::points_in(calibrate::points(&recording), window);
+            calibrate::measured(&recording, &timeline, &points, window, threshold_ms)
+        }
+        "observe" => observe::measured(&recording, &timeline, window, threshold_ms),
+        other => bail!(
+            "{}: a recording of `strata {other}`, which has no measured figures to read",
+            path.display()
+        ),
+    };
+    Ok(figures::window_figures(&measured))
+}
+
+/// `window`, or the whole recording.
+fn whole_unless(window: Option<Window>, length_s: f64) -> Window {
+    window.unwrap_or(Window {
+        from_s: 0.0,
+        to_s: length_s,
+    })
 }
 
 /// How long the recording is, seconds: its last layer sample, or the end
@@ -185,25 +221,13 @@ fn run_report(
     options: &ReportOptions,
     length_s: f64,
 ) -> Report {
-    let threshold_ms = threshold(options, recording);
     let mut report = Report::new("strata report — run", "run", Vec::new());
-    let whole = options
-        .window
-        .is_none()
-        .then(|| run::whole(recording, timeline, threshold_ms))
-        .flatten();
-    let measured = whole.unwrap_or_else(|| {
-        if options.window.is_none() {
-            report.problems.push(
-                "the run has no result record (interrupted?): reporting its layer samples".into(),
-            );
-        }
-        let window = options.window.unwrap_or(Window {
-            from_s: 0.0,
-            to_s: length_s,
-        });
-        run::windowed(recording, timeline, window, threshold_ms)
-    });
+    let (measured, whole) = run_measured(recording, timeline, options, length_s);
+    if !whole && options.window.is_none() {
+        report.problems.push(
+            "the run has no result record (interrupted?): reporting its layer samples".into(),
+        );
+    }
     window_fact(
         &mut report,
         &measured,
@@ -215,6 +239,33 @@ fn run_report(
     let series = time_series::section(&timeline.within(measured.window), &measured, Vec::new());
     let latency = run_latency(recording, options);
     assemble(report, &measured, vec![latency], series)
+}
+
+/// A run's measured figures, and whether they are its result record's (the
+/// whole measured window) rather than its layer samples'.
+fn run_measured(
+    recording: &Recording,
+    timeline: &Timeline,
+    options: &ReportOptions,
+    length_s: f64,
+) -> (Measured, bool) {
+    let threshold_ms = threshold(options, recording);
+    let whole = options
+        .window
+        .is_none()
+        .then(|| run::whole(recording, timeline, threshold_ms))
+        .flatten();
+    match whole {
+        Some(measured) => (measured, true),
+        None => {
+            let window = options.window.unwrap_or(Window {
+                from_s: 0.0,
+                to_s: length_s,
+            });
+            let measured = run::windowed(recording, timeline, window, threshold_ms);
+            (measured, false)
+        }
+    }
 }
 
 fn run_window_meaning(recording: &Recording, options: &ReportOptions) -> String {
@@ -263,13 +314,15 @@ fn calibrate_report(
     options: &ReportOptions,
     length_s: f64,
 ) -> Report {
-    let threshold_ms = threshold(options, recording);
-    let window = options.window.unwrap_or(Window {
-        from_s: 0.0,
-        to_s: length_s,
-    });
+    let window = whole_unless(options.window, length_s);
     let points = calibrate::points_in(calibrate::points(recording), window);
-    let measured = calibrate::measured(recording, timeline, &points, window, threshold_ms);
+    let measured = calibrate::measured(
+        recording,
+        timeline,
+        &points,
+        window,
+        threshold(options, recording),
+    );
     let mut report = Report::new("strata report — calibrate", "calibrate", Vec::new());
     window_fact(
         &mut report,
@@ -303,12 +356,8 @@ fn observe_report(
     options: &ReportOptions,
     length_s: f64,
 ) -> Report {
-    let threshold_ms = threshold(options, recording);
-    let window = options.window.unwrap_or(Window {
-        from_s: 0.0,
-        to_s: length_s,
-    });
-    let measured = observe::measured(recording, timeline, window, threshold_ms);
+    let window = whole_unless(options.window, length_s);
+    let measured = observe::measured(recording, timeline, window, threshold(options, recording));
     let mut report = Report::new("strata report — observe", "observe", Vec::new());
     window_fact(
         &mut report,
