@@ -5,6 +5,7 @@ mod awr_cmd;
 mod calibrate_cmd;
 mod interrupt;
 mod model_cmd;
+mod model_from;
 mod observe_cmd;
 mod parse;
 mod progress;

@@ -5,7 +5,7 @@
 //! Not for: any arithmetic beyond unit conversion; the models live in
 //! `strata-model` so they can be tested without the binary.
 
-use crate::parse;
+use crate::{model_from, parse};
 use anyhow::Context;
 use clap::{Args, Subcommand};
 use serde::Serialize;
@@ -131,11 +131,15 @@ fn disk_counts(input: &str) -> Result<Vec<u32>, String> {
 #[derive(Args, Debug)]
 struct RaidArgs {
     /// Front-end IOPS: a value, or FROM-TO:STEP (500-2000:500)
-    #[arg(long, value_name = "IOPS", value_parser = number_range)]
-    iops: Numbers,
+    #[arg(long, value_name = "IOPS", value_parser = number_range, required_unless_present = "from")]
+    iops: Option<Numbers>,
     /// Percentage of front-end I/Os that are reads, 0-100
-    #[arg(long, value_name = "PCT", value_parser = parse::percent)]
-    read_pct: f64,
+    #[arg(long, value_name = "PCT", value_parser = parse::percent, required_unless_present = "from")]
+    read_pct: Option<f64>,
+    /// Take the front-end IOPS and read percentage not given as options from
+    /// a Recording's devices (r/s + w/s over its measured window)
+    #[arg(long, value_name = "RECORDING")]
+    from: Option<std::path::PathBuf>,
     /// RAID level: 0, 1, 10, 5 or 6
     #[arg(long, value_name = "LEVEL", required_unless_present = "write_penalty",
           value_parser = |s: &str| parse::one_of(s, raid::RaidLevel::NAMES, raid::RaidLevel::parse))]
@@ -181,14 +185,45 @@ fn raid_ceiling(args: &RaidArgs) -> anyhow::Result<f64> {
     }
 }
 
+/// The front-end IOPS and read percentage: the options, else measured.
+fn raid_front_end(args: &RaidArgs) -> anyhow::Result<(Numbers, f64)> {
+    let measured = match (&args.from, &args.iops, args.read_pct) {
+        (Some(path), None, _) | (Some(path), _, None) => {
+            let figures = model_from::read(path)?;
+            Some(model_from::front_end_load(&figures, path)?)
+        }
+        _ => None,
+    };
+    if let Some(load) = &measured {
+        if !args.output.json {
+            println!(
+                "measured (device layer, {}): {:.0} requests/s, {:.1}% reads",
+                load.devices.join(", "),
+                load.iops,
+                load.read_pct
+            );
+        }
+    }
+    let iops = args
+        .iops
+        .clone()
+        .or(measured.as_ref().map(|load| vec![load.iops]))
+        .context("--iops: give the front-end IOPS")?;
+    let read_pct = args
+        .read_pct
+        .or(measured.as_ref().map(|load| load.read_pct))
+        .context("--read-pct: give the read percentage")?;
+    Ok((iops, read_pct))
+}
+
 fn run_raid(args: RaidArgs) -> anyhow::Result<()> {
     let penalty = args
         .write_penalty
         .or(args.raid.map(raid::RaidLevel::write_penalty))
         .context("give --raid or --write-penalty")?;
     let ceiling = raid_ceiling(&args)?;
-    let read_fraction = args.read_pct / 100.0;
-    let front_end = args.iops.clone();
+    let (front_end, read_pct) = raid_front_end(&args)?;
+    let read_fraction = read_pct / 100.0;
     anyhow::ensure!(!front_end.is_empty(), "--iops: give the front-end IOPS");
     if args.min_disks {
         let rows = front_end
@@ -869,11 +904,16 @@ fn run_cluster(args: ClusterArgs) -> anyhow::Result<()> {
 #[derive(Args, Debug)]
 struct CommitArgs {
     /// Average commit wait (e.g. Oracle "log file sync")
-    #[arg(long, value_name = "TIME", value_parser = parse::duration)]
-    commit_wait: Duration,
+    #[arg(long, value_name = "TIME", value_parser = parse::duration, required_unless_present = "from")]
+    commit_wait: Option<Duration>,
     /// Average log write I/O time (e.g. "log file parallel write")
-    #[arg(long, value_name = "TIME", value_parser = parse::duration)]
-    log_write_io: Duration,
+    #[arg(long, value_name = "TIME", value_parser = parse::duration, required_unless_present = "from")]
+    log_write_io: Option<Duration>,
+    /// Take the waits not given as options from a strata run Recording
+    /// (COMMIT latency; WAL write + sync time per sync) or an AWR/STATSPACK
+    /// report (log file sync; log file parallel write)
+    #[arg(long, value_name = "FILE")]
+    from: Option<std::path::PathBuf>,
     /// Log writer's own CPU time per write
     #[arg(long, value_name = "TIME", value_parser = parse::duration, default_value = "0s")]
     log_writer_cpu: Duration,
@@ -881,10 +921,40 @@ struct CommitArgs {
     output: Output,
 }
 
+/// The commit wait and log write I/O time: the options, else measured.
+fn commit_waits(args: &CommitArgs) -> anyhow::Result<(Duration, Duration)> {
+    let measured = match (&args.from, args.commit_wait, args.log_write_io) {
+        (Some(path), None, _) | (Some(path), _, None) => {
+            let figures = model_from::read(path)?;
+            Some(model_from::commit_inputs(&figures, path)?)
+        }
+        _ => None,
+    };
+    if let (Some(inputs), false) = (&measured, args.output.json) {
+        println!(
+            "measured: {} {:.3} ms; {} {:.3} ms",
+            inputs.commit_label, inputs.commit_wait_ms, inputs.log_write_label, inputs.log_write_ms
+        );
+    }
+    let from_ms = |ms: f64| Duration::from_secs_f64(ms / 1e3);
+    let commit_wait = args
+        .commit_wait
+        .or(measured
+            .as_ref()
+            .map(|inputs| from_ms(inputs.commit_wait_ms)))
+        .context("--commit-wait: give the average commit wait")?;
+    let log_write_io = args
+        .log_write_io
+        .or(measured.as_ref().map(|inputs| from_ms(inputs.log_write_ms)))
+        .context("--log-write-io: give the average log write time")?;
+    Ok((commit_wait, log_write_io))
+}
+
 fn run_commit(args: CommitArgs) -> anyhow::Result<()> {
+    let (commit_wait, log_write_io) = commit_waits(&args)?;
     let result = commit::breakdown(
-        args.commit_wait.as_secs_f64(),
-        args.log_write_io.as_secs_f64(),
+        commit_wait.as_secs_f64(),
+        log_write_io.as_secs_f64(),
         args.log_writer_cpu.as_secs_f64(),
     )?;
     if args.output.json {
@@ -909,8 +979,8 @@ fn run_commit(args: CommitArgs) -> anyhow::Result<()> {
     if args.output.explain {
         println!(
             "  remainder = wait − I/O − CPU = {:.3} − {:.3} − {:.3} ms = {:.3} ms",
-            ms(args.commit_wait),
-            ms(args.log_write_io),
+            ms(commit_wait),
+            ms(log_write_io),
             ms(args.log_writer_cpu),
             result.remainder_s * 1e3
         );

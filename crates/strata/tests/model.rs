@@ -277,3 +277,69 @@ fn bad_inputs_name_the_flag() {
         &["--commit-wait"],
     );
 }
+
+fn report_fixture(name: &str) -> String {
+    format!(
+        "{}/../strata-report/tests/fixtures/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    )
+}
+
+#[test]
+fn commit_and_raid_take_their_inputs_from_a_recording() {
+    // run-update.strata's result: COMMIT mean 614.772 us; pg_stat_wal write
+    // 10.675 ms + sync 166.507 ms over 381 syncs = 0.46504 ms per sync.
+    let run = report_fixture("run-update.strata");
+    let commit = json(&["commit", "--from", &run]);
+    near(&commit["commit_wait_s"], 614.772e-6, 1e-9);
+    near(
+        &commit["log_write_io_s"],
+        (10.675 + 166.507) / 381.0 / 1e3,
+        1e-8,
+    );
+    near(&commit["remainder_s"], 614.772e-6 - 0.465_045e-3, 1e-8);
+    // Its window: vda 286,687 read and 5,403 write requests in 10.0 s.
+    let raid = json(&["raid", "--from", &run, "--raid", "10", "--disks", "4"]);
+    near(&raid[0]["front_end_iops"], 29_209.0, 1e-6);
+    near(&raid[0]["back_end_iops"], 28_668.7 + 2.0 * 540.3, 1e-6);
+    let flags_win = json(&[
+        "raid", "--from", &run, "--iops", "1000", "--raid", "5", "--disks", "10",
+    ]);
+    near(&flags_win[0]["front_end_iops"], 1000.0, 1e-9);
+}
+
+#[test]
+fn commit_takes_its_inputs_from_an_awr_report() {
+    // 19c-single-html-lucky29011.html: log file sync 36.11 ms (Top 10
+    // Foreground Events), log file parallel write 32.35 ms (Background Wait Events).
+    let awr = format!(
+        "{}/../../../shared/fixtures/awr/19c-single-html-lucky29011.html",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let commit = json(&["commit", "--from", &awr]);
+    near(&commit["commit_wait_s"], 0.03611, 1e-9);
+    near(&commit["log_write_io_s"], 0.03235, 1e-9);
+    let text = stdout(&["commit", "--from", &awr]);
+    assert!(text.contains("log file sync (average) 36.110 ms"), "{text}");
+}
+
+#[test]
+fn from_a_source_without_the_figures_names_what_is_missing() {
+    let calibrate = report_fixture("calibrate-sweep.strata");
+    refused(
+        &["commit", "--from", &calibrate],
+        &["--from", "no commit figures"],
+    );
+    refused(
+        &["commit", "--from", "/nonexistent.strata"],
+        &["--from", "/nonexistent.strata"],
+    );
+    let awr = format!(
+        "{}/../../../shared/fixtures/awr/19c-single-html-lucky29011.html",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    refused(
+        &["raid", "--from", &awr, "--raid", "5", "--disks", "8"],
+        &["--from", "no device requests", "--iops"],
+    );
+}

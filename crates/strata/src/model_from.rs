@@ -1,0 +1,100 @@
+//! Inputs for `strata model` taken from what was measured: the window of a
+//! strata Recording (the same figures its report's findings rest on) or an
+//! Oracle AWR or STATSPACK report.
+//!
+//! Not for: any model arithmetic, or reading a figure the source lacks as
+//! zero — a missing figure is an error naming what is missing.
+
+use anyhow::{bail, Context};
+use std::io::Read;
+use std::path::Path;
+use strata_report::findings::WindowFigures;
+use strata_report::recording::{figures_with, ReportOptions};
+
+/// The measured figures of `path`: a Recording's whole window (a run's
+/// measured window) or an AWR/STATSPACK report's snapshot interval.
+pub fn read(path: &Path) -> anyhow::Result<WindowFigures> {
+    if is_recording(path)? {
+        return figures_with(path, &ReportOptions::default());
+    }
+    let name = path.display().to_string();
+    let text = std::fs::read_to_string(path).with_context(|| format!("--from {name}"))?;
+    let awr = strata_awr::parse(&text, &name)
+        .with_context(|| format!("--from {name}: neither a strata Recording nor"))?;
+    Ok(strata_awr::figures::window_figures(&awr))
+}
+
+fn is_recording(path: &Path) -> anyhow::Result<bool> {
+    let context = || format!("--from {}", path.display());
+    let mut head = [0u8; 512];
+    let read = std::fs::File::open(path)
+        .and_then(|mut file| file.read(&mut head))
+        .with_context(context)?;
+    Ok(String::from_utf8_lossy(&head[..read]).contains("\"strata-recording\""))
+}
+
+/// The average commit wait and the average log write time, ms, with what
+/// each one is.
+pub struct CommitInputs {
+    pub commit_wait_ms: f64,
+    pub commit_label: String,
+    pub log_write_ms: f64,
+    pub log_write_label: String,
+}
+
+pub fn commit_inputs(figures: &WindowFigures, path: &Path) -> anyhow::Result<CommitInputs> {
+    let Some(commit) = figures.commit.as_ref() else {
+        bail!(
+            "--from {}: no commit figures (no commits timed, or no log file sync wait)",
+            path.display()
+        );
+    };
+    let Some(log_write_ms) = commit.log_write_avg_ms else {
+        bail!(
+            "--from {}: no log write time (PostgreSQL: track_wal_io_timing off; Oracle: no log file parallel write)",
+            path.display()
+        );
+    };
+    Ok(CommitInputs {
+        commit_wait_ms: commit.commit_avg_ms,
+        commit_label: commit.commit_label.clone(),
+        log_write_ms,
+        log_write_label: commit.log_write_label.clone(),
+    })
+}
+
+/// Front-end requests/s and the read share, from the devices the host
+/// sees (the RAID set's front end).
+pub struct FrontEndLoad {
+    pub iops: f64,
+    pub read_pct: f64,
+    pub devices: Vec<String>,
+}
+
+pub fn front_end_load(figures: &WindowFigures, path: &Path) -> anyhow::Result<FrontEndLoad> {
+    let reads: f64 = figures
+        .devices
+        .iter()
+        .map(|device| device.read_requests)
+        .sum();
+    let writes: f64 = figures
+        .devices
+        .iter()
+        .map(|device| device.write_requests)
+        .sum();
+    if figures.devices.is_empty() || figures.window_s <= 0.0 || reads + writes <= 0.0 {
+        bail!(
+            "--from {}: no device requests in its window (an AWR report has no device layer: give --iops and --read-pct)",
+            path.display()
+        );
+    }
+    Ok(FrontEndLoad {
+        iops: (reads + writes) / figures.window_s,
+        read_pct: reads / (reads + writes) * 100.0,
+        devices: figures
+            .devices
+            .iter()
+            .map(|device| device.name.clone())
+            .collect(),
+    })
+}
