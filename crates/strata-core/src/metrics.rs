@@ -8,6 +8,19 @@
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+/// The `cpu` layer's time counters, in the order of `/proc/stat`'s `cpu`
+/// line (USER_HZ ticks summed over CPUs); their sum is all the time there was.
+pub const CPU_TICK_COUNTERS: [&str; 8] = [
+    "user_ticks",
+    "nice_ticks",
+    "system_ticks",
+    "idle_ticks",
+    "iowait_ticks",
+    "irq_ticks",
+    "softirq_ticks",
+    "steal_ticks",
+];
+
 /// Whether a value only grows (a counter, turned into a rate between two
 /// samples) or is a level (a gauge, shown as it is).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -9,7 +9,7 @@
 use crate::sampler::{LayerSample, Sample};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use strata_core::metrics::{Metric, MetricKind};
+use strata_core::metrics::{Metric, MetricKind, CPU_TICK_COUNTERS};
 
 /// One layer's table in one sample.
 pub struct Section {
@@ -291,17 +291,7 @@ fn cpu_rows(things: Vec<Thing>) -> Rows {
         "mem some%"
     );
     Rows::of(header, things, |t| {
-        let parts = [
-            "user_ticks",
-            "nice_ticks",
-            "system_ticks",
-            "idle_ticks",
-            "iowait_ticks",
-            "irq_ticks",
-            "softirq_ticks",
-            "steal_ticks",
-        ];
-        let total: f64 = parts.iter().map(|name| t.rate(name)).sum();
+        let total: f64 = CPU_TICK_COUNTERS.iter().map(|name| t.rate(name)).sum();
         let pct = |names: &[&str]| {
             if total > 0.0 {
                 names.iter().map(|n| t.rate(n)).sum::<f64>() * 100.0 / total

@@ -60,12 +60,7 @@ pub fn report_from_recording(path: &Path, window: Option<Window>) -> anyhow::Res
 
 /// The report of one Recording with `options`.
 pub fn report_with(path: &Path, options: &ReportOptions) -> anyhow::Result<Report> {
-    let recording = Recording::read(path)?;
-    let timeline = Timeline::of(&recording);
-    let length_s = length_s(&recording, &timeline);
-    if let Some(window) = options.window {
-        check_window(window, length_s)?;
-    }
+    let (recording, timeline, length_s) = open(path, options)?;
     let file = path.display().to_string();
     let mut report = match recording.header.kind.as_str() {
         "run" => run_report(&recording, &timeline, options, length_s),
@@ -86,12 +81,7 @@ pub fn report_with(path: &Path, options: &ReportOptions) -> anyhow::Result<Repor
 /// totals per layer), for tools that compute from measured figures, such as
 /// `strata model --from`.
 pub fn figures_with(path: &Path, options: &ReportOptions) -> anyhow::Result<WindowFigures> {
-    let recording = Recording::read(path)?;
-    let timeline = Timeline::of(&recording);
-    let length_s = length_s(&recording, &timeline);
-    if let Some(window) = options.window {
-        check_window(window, length_s)?;
-    }
+    let (recording, timeline, length_s) = open(path, options)?;
     let threshold_ms = threshold(options, &recording);
     let window = whole_unless(options.window, length_s);
     let measured = match recording.header.kind.as_str() {
@@ -107,6 +97,18 @@ pub fn figures_with(path: &Path, options: &ReportOptions) -> anyhow::Result<Wind
         ),
     };
     Ok(figures::window_figures(&measured))
+}
+
+/// The recording, its timeline and its length in seconds, once the
+/// options' window is known to lie within it.
+fn open(path: &Path, options: &ReportOptions) -> anyhow::Result<(Recording, Timeline, f64)> {
+    let recording = Recording::read(path)?;
+    let timeline = Timeline::of(&recording);
+    let length_s = length_s(&recording, &timeline);
+    if let Some(window) = options.window {
+        check_window(window, length_s)?;
+    }
+    Ok((recording, timeline, length_s))
 }
 
 /// `window`, or the whole recording.

@@ -762,20 +762,29 @@ async fn report(
     })
 }
 
+/// A connection for checking the SLOB schemas, and whether strata's meta
+/// table (`strata_slob_meta.loads`) exists in that database.
+pub(crate) async fn connect_for_checks(config: &Config) -> anyhow::Result<(Client, bool)> {
+    let client = pg::connect(config)
+        .await
+        .map_err(|error| anyhow::anyhow!("checking the SLOB schemas: {error}"))?;
+    let found = client
+        .query_one(
+            "SELECT to_regclass($1) IS NOT NULL",
+            &[&format!("{META_SCHEMA}.loads")],
+        )
+        .await
+        .map_err(pg::context("checking the SLOB schemas"))?;
+    Ok((client, found.get(0)))
+}
+
 /// Whether every schema of the plan has a completed load on record, read from
 /// strata's meta table alone. Cheap enough to run before a measured run:
 /// [`check_layout`] reads every table, which would warm the page cache and
 /// add its own reads to the device counters.
 pub async fn loads_complete(config: &Config, plan: &SchemaPlan) -> anyhow::Result<bool> {
-    let client = pg::connect(config)
-        .await
-        .map_err(|error| anyhow::anyhow!("checking the SLOB schemas: {error}"))?;
-    let meta_table = format!("{META_SCHEMA}.loads");
-    let found = client
-        .query_one("SELECT to_regclass($1) IS NOT NULL", &[&meta_table])
-        .await
-        .map_err(pg::context("checking the SLOB schemas"))?;
-    if !found.get::<_, bool>(0) {
+    let (client, meta_exists) = connect_for_checks(config).await?;
+    if !meta_exists {
         return Ok(false);
     }
     for name in schema_names(plan) {

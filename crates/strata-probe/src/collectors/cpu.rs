@@ -5,21 +5,11 @@
 use super::{for_each_line, parse_u64, read_if_exists};
 use anyhow::{anyhow, bail};
 use std::path::Path;
-use strata_core::metrics::{Collected, Collector, Metric};
+use strata_core::metrics::{Collected, Collector, Metric, CPU_TICK_COUNTERS};
 
 const STAT_PATH: &str = "/proc/stat";
 const PRESSURE_DIR: &str = "/proc/pressure";
 const PSI_RESOURCES: [&str; 3] = ["cpu", "io", "memory"];
-const TICK_COUNTERS: [&str; 8] = [
-    "user_ticks",
-    "nice_ticks",
-    "system_ticks",
-    "idle_ticks",
-    "iowait_ticks",
-    "irq_ticks",
-    "softirq_ticks",
-    "steal_ticks",
-];
 
 /// Layer `cpu`.
 ///
@@ -86,14 +76,14 @@ pub fn parse_proc_stat(text: &str) -> anyhow::Result<Vec<Metric>> {
         let key = fields.next().unwrap_or("");
         let values: Vec<&str> = fields.collect();
         if key == "cpu" {
-            if values.len() < TICK_COUNTERS.len() {
+            if values.len() < CPU_TICK_COUNTERS.len() {
                 bail!(
                     "the cpu line has {} counters, expected at least {}",
                     values.len(),
-                    TICK_COUNTERS.len()
+                    CPU_TICK_COUNTERS.len()
                 );
             }
-            let parsed = TICK_COUNTERS
+            let parsed = CPU_TICK_COUNTERS
                 .iter()
                 .zip(&values)
                 .map(|(name, field)| Ok(Metric::counter(name, parse_u64(field, name)? as f64)))

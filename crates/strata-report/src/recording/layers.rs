@@ -8,6 +8,7 @@
 use super::measured::{DatabaseTotals, NfsTotals, NicTotals, WaitSamples};
 use super::samples::{any, Labels, Timeline};
 use crate::findings::{AwaitSpike, CpuEvidence, DeviceWindow, Stripe};
+use strata_core::metrics::CPU_TICK_COUNTERS;
 
 /// PostgreSQL's counters over the timeline; `None` without postgres samples.
 pub(crate) fn database(timeline: &Timeline) -> Option<DatabaseTotals> {
@@ -184,17 +185,6 @@ pub(crate) fn nic(timeline: &Timeline) -> Option<NicTotals> {
     })
 }
 
-const TICKS: [&str; 8] = [
-    "user_ticks",
-    "nice_ticks",
-    "system_ticks",
-    "idle_ticks",
-    "iowait_ticks",
-    "irq_ticks",
-    "softirq_ticks",
-    "steal_ticks",
-];
-
 /// The host's CPU and the server processes' run-queue delay; `None`
 /// without cpu samples.
 pub(crate) fn cpu(timeline: &Timeline, host_cpus: f64) -> Option<CpuEvidence> {
@@ -203,7 +193,10 @@ pub(crate) fn cpu(timeline: &Timeline, host_cpus: f64) -> Option<CpuEvidence> {
         return None;
     }
     let ticks = |name: &str| timeline.total("cpu", name, &any);
-    let all_ticks: f64 = TICKS.iter().filter_map(|name| ticks(name)).sum();
+    let all_ticks: f64 = CPU_TICK_COUNTERS
+        .iter()
+        .filter_map(|name| ticks(name))
+        .sum();
     let is_cpu = |labels: &Labels| labels.get("resource").map(String::as_str) == Some("cpu");
     let process_s = timeline.covered_s("process");
     Some(CpuEvidence {

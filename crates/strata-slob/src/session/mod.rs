@@ -460,16 +460,10 @@ async fn verify_loaded(
     options: &DriverOptions,
     names: &[String],
 ) -> anyhow::Result<()> {
-    let client = pg::connect(config)
-        .await
-        .map_err(|error| anyhow::anyhow!("checking the SLOB schemas: {error}"))?;
+    let (client, meta_exists) = crate::load::connect_for_checks(config).await?;
     let meta_table = format!("{META_SCHEMA}.loads");
-    let found = client
-        .query_one("SELECT to_regclass($1) IS NOT NULL", &[&meta_table])
-        .await
-        .map_err(pg::context("checking the SLOB schemas"))?;
     ensure!(
-        found.get::<_, bool>(0),
+        meta_exists,
         "no SLOB schemas are loaded in this database ({meta_table} is missing); run setup first"
     );
     let sql = format!("SELECT blocks, scan_blocks, completed_at IS NOT NULL FROM {meta_table} WHERE schema_name = $1");
