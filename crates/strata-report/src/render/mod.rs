@@ -6,7 +6,7 @@
 //! and HTML renderers must agree on. Not for: anything a JSON reader would
 //! need, which is in the document itself.
 
-use crate::document::{format_number, Chart, Fact, Report, Source};
+use crate::document::{format_number, Axis, Chart, Fact, Report, Source};
 
 pub mod html;
 pub mod json;
@@ -68,6 +68,16 @@ pub fn axis_title(label: &str, unit: &str) -> String {
         label.to_string()
     } else {
         format!("{label} ({unit})")
+    }
+}
+
+/// An axis's title with its unit, saying so when the scale is logarithmic.
+pub fn axis_text(axis: &Axis) -> String {
+    let title = axis_title(&axis.label, &axis.unit);
+    if axis.log {
+        format!("{title}, log scale")
+    } else {
+        title
     }
 }
 

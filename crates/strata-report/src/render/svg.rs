@@ -13,7 +13,7 @@
 
 use super::html::escape;
 use super::svg_scale::{ticks, Scale};
-use super::{axis_title, finite_point_count, finite_points, format_chart_value, with_unit};
+use super::{axis_text, finite_point_count, finite_points, format_chart_value, with_unit};
 use crate::document::{Axis, Chart, ChartKind, Mark, Series};
 
 const WIDTH: f64 = 760.0;
@@ -345,15 +345,6 @@ impl Frame {
         }
         svg.push_str("</g>");
         svg
-    }
-}
-
-fn axis_text(axis: &Axis) -> String {
-    let title = axis_title(&axis.label, &axis.unit);
-    if axis.log {
-        format!("{title}, log scale")
-    } else {
-        title
     }
 }
 

@@ -7,8 +7,8 @@
 
 use super::sparkline::sparkline;
 use super::wrap::{columns, wrap, wrap_with_prefix};
-use super::{axis_title, finite_points, format_chart_value, with_unit};
-use crate::document::{Axis, Chart, ChartKind, Series};
+use super::{axis_text, axis_title, finite_points, format_chart_value, with_unit};
+use crate::document::{Chart, ChartKind, Series};
 
 /// A scatter series longer than this is shown as this many points, evenly
 /// spaced in x order.
@@ -44,15 +44,6 @@ pub fn chart_lines(chart: &Chart, width: usize) -> Vec<String> {
         lines.extend(wrap_with_prefix(&text, SERIES_INDENT, DETAIL_INDENT, width));
     }
     lines
-}
-
-fn axis_text(axis: &Axis) -> String {
-    let title = axis_title(&axis.label, &axis.unit);
-    if axis.log {
-        format!("{title}, log scale")
-    } else {
-        title
-    }
 }
 
 /// `name: min …, max …, last …; n points, x a–b unit`, then the sparkline.
@@ -166,7 +157,7 @@ fn in_columns(entries: &[String], width: usize) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::document::Mark;
+    use crate::document::{Axis, Mark};
 
     fn chart(kind: ChartKind, points: Vec<[f64; 2]>) -> Chart {
         Chart {
