@@ -144,11 +144,17 @@ pub(crate) fn load_profile(measured: &Measured) -> Section {
     if let Some(sizes) = request_sizes(measured) {
         section = section.table(sizes);
     }
-    section.note(format!(
-        "Over {:.1} s. Per transaction = per commit (database layer, xact_commit). MB = 10^6 bytes; \
-         device figures are /proc/diskstats requests, database figures 8 KiB blocks.",
-        measured.window_s
-    ))
+    let note = match measured.database {
+        Some(_) => {
+            "Per transaction = per commit (database layer, xact_commit). MB = 10^6 bytes; \
+                    device figures are /proc/diskstats requests, database figures 8 KiB blocks."
+        }
+        None => {
+            "No database layer: no commits, so no per-transaction figures. MB = 10^6 bytes; \
+                 device figures are /proc/diskstats requests."
+        }
+    };
+    section.note(format!("Over {:.1} s. {note}", measured.window_s))
 }
 
 fn request_sizes(measured: &Measured) -> Option<Table> {
@@ -273,10 +279,13 @@ pub(crate) fn io_by_layer(measured: &Measured) -> Section {
     if let Some(table) = network_table(measured) {
         section = section.table(table);
     }
-    section.note(
-        "Database blocks are 8 KiB shared-buffer misses: they include reads the OS page cache served. \
-         A device read request may carry many blocks (read-ahead, merging, scans).",
-    )
+    let blocks = "Database blocks are 8 KiB shared-buffer misses: they include reads the OS page \
+                  cache served. ";
+    let requests = "A device read request may carry many blocks (read-ahead, merging, scans).";
+    match measured.database {
+        Some(_) => section.note(format!("{blocks}{requests}")),
+        None => section.note(requests),
+    }
 }
 
 fn reconciliation(measured: &Measured) -> Option<Table> {
