@@ -389,11 +389,11 @@ fn matrix(
     let mut outstanding: Vec<f64> = swept.iter().filter_map(|p| Some(p.cell()?.0)).collect();
     outstanding.sort_by(f64::total_cmp);
     outstanding.dedup();
-    let mut columns = vec![Column::number("large streams", Some("streams"))];
+    let mut columns = vec![Column::number("large streams \\ small outstanding", None)];
     columns.extend(
         outstanding
             .iter()
-            .map(|o| Column::number(format!("{o}"), Some(unit))),
+            .map(|o| Column::number(format!("small {o}"), Some(unit))),
     );
     let mut table = Table::new(Some(title), columns);
     for (streams, points) in by_streams(swept) {
