@@ -283,9 +283,13 @@ fn run_window_meaning(recording: &Recording, options: &ReportOptions) -> String 
 }
 
 fn run_facts(environment: &serde_json::Value) -> Vec<Fact> {
+    let version = environment["server_version_num"]
+        .as_u64()
+        .map_or("?".to_string(), |number| {
+            format!("{}.{}", number / 10_000, number % 10_000)
+        });
     let server = format!(
-        "PostgreSQL {} ({})",
-        environment["server_version_num"],
+        "PostgreSQL {version} ({})",
         environment["server"].as_str().unwrap_or("")
     );
     let page_cache = environment["page_cache"]["method"]

@@ -1,5 +1,5 @@
 //! The HTML page as a browser sees it: headless Chromium loads a rich
-//! report, its DOM must hold one chart per chart with every finite point
+//! report and the reports of real recordings (the fixtures); its DOM must hold one chart per chart with every finite point
 //! drawn, its console must stay silent (the page's content security policy
 //! turns any script or external resource into a console error), and a
 //! screenshot is kept in `target/ci-artifacts/` for a person to look at.
@@ -14,6 +14,8 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+use strata_report::document::Report;
+use strata_report::recording::report_from_recording;
 use strata_report::render::html::HtmlRenderer;
 use strata_report::render::Renderer;
 
@@ -122,10 +124,31 @@ fn point_circles(svg: &str) -> usize {
 
 #[test]
 fn chromium_draws_every_chart_and_point_without_console_errors() {
-    let report = rich_report();
+    check_in_chromium(&rich_report(), "report");
+}
+
+#[test]
+fn chromium_draws_the_reports_of_real_recordings() {
+    for (fixture, name) in [
+        ("run-update.strata", "run-report"),
+        ("calibrate-sweep.strata", "calibrate-report"),
+    ] {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures")
+            .join(fixture);
+        let report = report_from_recording(&path, None).unwrap();
+        assert!(report.charts().count() >= 3, "{fixture}: too few charts");
+        check_in_chromium(&report, name);
+    }
+}
+
+/// Renders `report`, loads it in headless Chromium and checks one svg per
+/// chart with every finite point drawn and no console error; saves the
+/// page and a screenshot as `target/ci-artifacts/NAME{.html,-screenshot.png}`.
+fn check_in_chromium(report: &Report, name: &str) {
     let scratch = tempfile::tempdir().unwrap();
-    let page = scratch.path().join("report.html");
-    std::fs::write(&page, HtmlRenderer.render(&report)).unwrap();
+    let page = scratch.path().join(format!("{name}.html"));
+    std::fs::write(&page, HtmlRenderer.render(report)).unwrap();
     let profile = scratch.path().join("profile");
 
     let (dom, stderr) = run_chromium(&profile, &page, &["--dump-dom"]);
@@ -134,23 +157,26 @@ fn chromium_draws_every_chart_and_point_without_console_errors() {
     assert_eq!(
         dom.matches("<svg").count(),
         report.charts().count(),
-        "one svg per chart"
+        "{name}: one svg per chart"
     );
     for chart in report.charts() {
         let (svg, count) = chart_markup(&dom, &chart.id);
-        assert_eq!(count, 1, "svg elements for chart {}", chart.id);
+        assert_eq!(count, 1, "{name}: svg elements for chart {}", chart.id);
         let points = point_circles(svg.unwrap());
         let finite = finite_points(chart);
         assert!(
             points >= finite,
-            "chart {}: {points} circles for {finite} points",
+            "{name}: chart {}: {points} circles for {finite} points",
             chart.id
         );
     }
+    save_screenshot(&profile, &page, name);
+}
 
+fn save_screenshot(profile: &Path, page: &Path, name: &str) {
     let artifacts = target_dir().join("ci-artifacts");
     std::fs::create_dir_all(&artifacts).unwrap();
-    let screenshot = artifacts.join("report-screenshot.png");
+    let screenshot = artifacts.join(format!("{name}-screenshot.png"));
     std::fs::remove_file(&screenshot).ok();
     let screenshot_argument = format!("--screenshot={}", screenshot.display());
     let arguments = [
@@ -158,7 +184,7 @@ fn chromium_draws_every_chart_and_point_without_console_errors() {
         "--window-size=1280,3000",
         "--hide-scrollbars",
     ];
-    let (_, stderr) = run_chromium(&profile, &page, &arguments);
+    let (_, stderr) = run_chromium(profile, page, &arguments);
     let errors = console_lines(&stderr);
     assert!(errors.is_empty(), "console errors:\n{}", errors.join("\n"));
     let png = std::fs::read(&screenshot).expect("chromium wrote the screenshot");
@@ -168,5 +194,5 @@ fn chromium_draws_every_chart_and_point_without_console_errors() {
         screenshot.display()
     );
     assert!(png.len() > 10 * 1024, "screenshot only {} bytes", png.len());
-    std::fs::copy(&page, artifacts.join("report.html")).unwrap();
+    std::fs::copy(page, artifacts.join(format!("{name}.html"))).unwrap();
 }
