@@ -139,14 +139,20 @@ mod tests {
 
     #[test]
     fn own_process_ticks_are_read_and_a_gone_process_is_none() {
-        let mut spin = 0u64;
+        // Spin until the kernel has charged this process a tick: on a busy
+        // machine a fixed spin may not get the CPU for a whole tick.
         let started = std::time::Instant::now();
-        while started.elapsed() < std::time::Duration::from_millis(50) {
-            spin = spin.wrapping_add(1);
-        }
-        assert!(spin > 0);
-        let (user, system) = process_cpu_ticks(std::process::id()).unwrap();
-        assert!(user + system > 0);
+        let mut spin = 0u64;
+        let ticks = loop {
+            let (user, system) = process_cpu_ticks(std::process::id()).unwrap();
+            if user + system > 0 || started.elapsed() > std::time::Duration::from_secs(10) {
+                break user + system;
+            }
+            for _ in 0..1_000_000 {
+                spin = std::hint::black_box(spin.wrapping_add(1));
+            }
+        };
+        assert!(ticks > 0, "no CPU tick charged after 10 s of spinning");
         assert_eq!(process_cpu_ticks(u32::MAX - 1), None);
         let child = std::process::Command::new("sh")
             .args(["-c", "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done"])
