@@ -1,7 +1,7 @@
 //! One AWR or STATSPACK report as strata's report document: header facts,
 //! the load profile with honest labels, the report's misleading labels
-//! explained, top waits, commit waits decomposed, I/O by function, and the
-//! findings (shared ones first, then the AWR-only ones).
+//! explained, top waits, commit waits decomposed, I/O by function and by
+//! file type, and the findings (shared ones first, then the AWR-only ones).
 //!
 //! Not for: reading reports (see `parse`) or laying out text, JSON or HTML
 //! (the renderers in strata-report do).
@@ -10,6 +10,7 @@ use crate::figures::{window_figures, LoadFigures, Rate};
 use crate::model::{AwrReport, WaitEvent};
 use strata_report::document::{format_number, Cell, Column, Fact, Report, Section, Table};
 
+mod iostat;
 mod labels;
 mod waits;
 
@@ -32,7 +33,8 @@ pub fn report(awr: &AwrReport) -> Report {
     report.sections.push(misleading_labels(awr));
     report.sections.push(waits::top_waits(awr));
     report.sections.push(waits::commit_waits(awr));
-    report.sections.push(io_by_function(awr));
+    report.sections.push(iostat::io_by_function(awr));
+    report.sections.push(iostat::io_by_filetype(awr));
     report.findings = findings(awr);
     report.problems = awr.problems.clone();
     report
@@ -287,48 +289,6 @@ fn push_request_size(table: &mut Table, kind: &str, bytes: Option<f64>, block: O
         2,
         "bytes ÷ requests ÷ block size",
     );
-}
-
-fn io_by_function(awr: &AwrReport) -> Section {
-    let mut table = Table::new(
-        None,
-        vec![
-            Column::text("Function"),
-            Column::number("Read requests/s", Some("requests/s")),
-            Column::number("Read MiB/s", Some("MiB/s")),
-            Column::number("Read MB/s", Some("MB/s")),
-            Column::number("Write requests/s", Some("requests/s")),
-            Column::number("Write MiB/s", Some("MiB/s")),
-            Column::number("Write MB/s", Some("MB/s")),
-            Column::number("Avg wait", Some("ms")),
-        ],
-    );
-    let optional = |value: Option<f64>, decimals, unit: &str| {
-        value.map_or_else(Cell::empty, |value| Cell::number(value, decimals, unit))
-    };
-    for row in &awr.io_by_function {
-        let decimal = |mib: Option<f64>| mib.map(|mib| mib * MIB / MB);
-        table.push(vec![
-            Cell::text(&row.name),
-            optional(row.read_requests_per_s, 1, "requests/s"),
-            optional(row.read_mib_per_s, 3, "MiB/s"),
-            optional(decimal(row.read_mib_per_s), 3, "MB/s"),
-            optional(row.write_requests_per_s, 1, "requests/s"),
-            optional(row.write_mib_per_s, 3, "MiB/s"),
-            optional(decimal(row.write_mib_per_s), 3, "MB/s"),
-            optional(row.avg_wait_ms, 3, "ms"),
-        ]);
-    }
-    let section = Section::new("io_by_function", "I/O by function (IOStat)");
-    if awr.io_by_function.is_empty() {
-        return section.note("The report has no readable IOStat by Function section.");
-    }
-    section.table(table).note(
-        "Oracle's IOStat 'Data' columns are in multiples of 1024 (MiB) while its other \
-         K/M/G columns are decimal; both units are shown. Direct Reads are scans that bypass \
-         the buffer cache, Buffer Cache Reads are mostly single-block reads, LGWR writes the \
-         redo log, DBWR writes dirty blocks.",
-    )
 }
 
 /// A wait event as a row of a waits table.

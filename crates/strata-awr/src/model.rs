@@ -136,13 +136,20 @@ impl WaitEvent {
 /// interval. Data is in MiB: Oracle's IOStat 'Data' columns are binary.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct IoRow {
+    /// The function or file type, in full ("Buffer Cache Reads", "Data
+    /// File"); the totals row is "TOTAL".
     pub name: String,
     pub read_requests_per_s: Option<f64>,
     pub read_mib_per_s: Option<f64>,
     pub write_requests_per_s: Option<f64>,
     pub write_mib_per_s: Option<f64>,
+    /// By function: wait count and average wait.
     pub waits: Option<f64>,
     pub avg_wait_ms: Option<f64>,
+    /// By file type: average service time of small (single-block) and
+    /// large (multiblock) reads.
+    pub small_read_ms: Option<f64>,
+    pub large_read_ms: Option<f64>,
 }
 
 /// The host's CPUs over the interval (summed over a cluster's hosts).

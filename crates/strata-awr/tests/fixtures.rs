@@ -2,7 +2,7 @@
 //! are the ones printed in the reports themselves (typed from reading them).
 
 use std::path::PathBuf;
-use strata_awr::model::AwrReport;
+use strata_awr::model::{AwrReport, IoRow};
 use strata_awr::{build, parse, Format};
 
 fn fixtures() -> PathBuf {
@@ -39,6 +39,32 @@ fn bg_avg(report: &AwrReport, event: &str) -> Option<f64> {
         .and_then(|event| event.avg_ms)
 }
 
+/// The by-file-type row `name`, with its printed rates: read requests/s,
+/// read MiB/s, write requests/s, write MiB/s.
+fn filetype<'a>(report: &'a AwrReport, name: &str, rates: [f64; 4]) -> &'a IoRow {
+    let row = report
+        .io_by_filetype
+        .iter()
+        .find(|row| row.name == name)
+        .unwrap_or_else(|| panic!("{name} not in {:?}", report.io_by_filetype));
+    close(row.read_requests_per_s, rates[0]);
+    close(row.read_mib_per_s, rates[1]);
+    close(row.write_requests_per_s, rates[2]);
+    close(row.write_mib_per_s, rates[3]);
+    row
+}
+
+fn filetype_names(report: &AwrReport) -> Vec<&str> {
+    report
+        .io_by_filetype
+        .iter()
+        .map(|row| row.name.as_str())
+        .collect()
+}
+
+/// STATSPACK has no IOStat by Filetype section; it is named as missing.
+const STATSPACK_HAS_NO_FILETYPE: &str = "section not found or not readable: IOStat by Filetype";
+
 #[test]
 fn every_fixture_parses_into_a_report_without_problems() {
     for entry in std::fs::read_dir(fixtures()).unwrap() {
@@ -48,9 +74,17 @@ fn every_fixture_parses_into_a_report_without_problems() {
         }
         let name = path.file_name().unwrap().to_string_lossy().to_string();
         let report = read(&name);
-        assert!(report.problems.is_empty(), "{name}: {:?}", report.problems);
+        let problems: Vec<&String> = report
+            .problems
+            .iter()
+            .filter(|problem| {
+                !(report.format.is_statspack() && *problem == STATSPACK_HAS_NO_FILETYPE)
+            })
+            .collect();
+        assert!(problems.is_empty(), "{name}: {problems:?}");
         let document = build::report(&report);
         assert!(document.section("load_profile").is_some(), "{name}");
+        assert!(document.section("io_by_filetype").is_some(), "{name}");
         assert!(!document.findings.is_empty(), "{name}: no finding at all");
     }
 }
@@ -264,6 +298,132 @@ fn statspack_12_1() {
         .find(|r| r.name == "Direct Reads")
         .unwrap();
     close(direct.read_requests_per_s, 44.6);
+    assert!(report.io_by_filetype.is_empty());
+    assert!(
+        report
+            .problems
+            .iter()
+            .any(|problem| problem == STATSPACK_HAS_NO_FILETYPE),
+        "{:?}",
+        report.problems
+    );
+    let document = build::report(&report);
+    let section = format!("{:?}", document.section("io_by_filetype").unwrap());
+    assert!(
+        section.contains("no readable IOStat by Filetype"),
+        "{section}"
+    );
+}
+
+#[test]
+fn filetype_19c_html_summary() {
+    let report = read("19c-single-html-lucky29011.html");
+    assert_eq!(
+        filetype_names(&report),
+        ["Control File", "Data File", "Log File", "Other", "TOTAL"]
+    );
+    let control = filetype(&report, "Control File", [1.00, 0.018, 0.34, 0.007]);
+    close(control.small_read_ms, 0.00528);
+    close(control.large_read_ms, 1.45);
+    let data = filetype(&report, "Data File", [0.33, 0.003, 0.13, 0.003]);
+    close(data.small_read_ms, 1.93);
+    assert_eq!(data.large_read_ms, None, "blank cell");
+    filetype(&report, "Log File", [0.0, 0.0, 0.07, 0.003]);
+    close(
+        filetype(&report, "Other", [0.0, 0.0, 0.0, 0.001]).small_read_ms,
+        1.50,
+    );
+    let total = filetype(&report, "TOTAL", [1.33, 0.021, 0.54, 0.013]);
+    close(total.small_read_ms, 0.48658);
+    close(total.large_read_ms, 1.45);
+}
+
+#[test]
+fn filetype_12_2_text_summary() {
+    let report = read("12.2.0.1-single-text-jas-min.txt");
+    assert_eq!(
+        filetype_names(&report),
+        [
+            "Data File",
+            "Log File",
+            "Control File",
+            "Archive Log",
+            "Temp File",
+            "TOTAL"
+        ]
+    );
+    let data = filetype(&report, "Data File", [101.5, 0.81, 12.5, 0.237]);
+    close(data.small_read_ms, 0.00442);
+    close(data.large_read_ms, 0.0);
+    let log = filetype(&report, "Log File", [0.2, 0.198, 29.0, 0.153]);
+    close(log.small_read_ms, 0.07895);
+    close(log.large_read_ms, 2.81);
+    filetype(&report, "Control File", [7.7, 0.187, 1.2, 0.018]);
+    let archive = filetype(&report, "Archive Log", [0.0, 0.0, 0.2, 0.198]);
+    assert_eq!(archive.small_read_ms, None);
+    let total = filetype(&report, "TOTAL", [109.3, 1.195, 42.8, 0.605]);
+    close(total.large_read_ms, 2.03);
+
+    let document = build::report(&report);
+    let ids: Vec<&str> = document.sections.iter().map(|s| s.id.as_str()).collect();
+    let after = ids.iter().position(|id| *id == "io_by_function").unwrap() + 1;
+    assert_eq!(ids[after], "io_by_filetype", "{ids:?}");
+    let table = document
+        .section("io_by_filetype")
+        .unwrap()
+        .tables()
+        .next()
+        .unwrap();
+    let data = table.row("Data File").unwrap();
+    assert_eq!(data[1].text, "101.5");
+    assert_eq!(data[2].text, "0.810", "MiB/s as printed");
+    assert_eq!(data[3].text, "0.849", "0.81 MiB/s = 0.849 MB/s");
+    assert_eq!(data[7].text, "0.004", "4.42us small read");
+}
+
+#[test]
+fn filetype_older_html_summaries() {
+    let old = read("11.2.0.3-single-html-sarthi2020.html");
+    let data = filetype(&old, "Data File", [1114.38, 418.947, 52.51, 0.587615]);
+    close(data.small_read_ms, 1.29);
+    close(data.large_read_ms, 13.75);
+    let exadata = read("18.0-single-html-eyko139.html");
+    let data = filetype(&exadata, "Data File", [42.36, 5.235, 5.23, 0.106]);
+    close(data.small_read_ms, 0.27112);
+    close(data.large_read_ms, 369.08);
+    filetype(&exadata, "Flashback Log", [0.0, 0.0, 0.33, 0.089]);
+    close(
+        filetype(&exadata, "Other", [0.57, 0.001, 0.0, 0.0]).small_read_ms,
+        0.83474,
+    );
+}
+
+#[test]
+fn filetype_rac_cluster_rows() {
+    let rac_12_2 = read("12.2.0.1-rac-html-dataextraction_found.html");
+    assert_eq!(rac_12_2.io_by_filetype.len(), 6, "only the '*' rows");
+    let total = filetype(&rac_12_2, "TOTAL", [6563.00, 57.81, 3198.14, 55.80]);
+    close(total.small_read_ms, 0.0096);
+    close(total.large_read_ms, 0.24515);
+    filetype(&rac_12_2, "Data File", [6542.53, 51.11, 2548.12, 50.33]);
+    filetype(&rac_12_2, "Log File", [6.98, 6.49, 646.93, 3.46]);
+
+    let rac_12_1 = read("12.1.0.2-rac-html-dataextraction_found.html");
+    assert_eq!(
+        filetype_names(&rac_12_1),
+        ["TOTAL", "Data File", "Temp File", "Log File"]
+    );
+    filetype(&rac_12_1, "TOTAL", [17495.13, 4364.44, 5.57, 0.08]);
+    filetype(&rac_12_1, "Data File", [17478.12, 4364.18, 2.69, 0.02]);
+    filetype(&rac_12_1, "Temp File", [0.03, 0.0, 0.04, 0.0]);
+    let log = rac_12_1
+        .io_by_filetype
+        .iter()
+        .find(|row| row.name == "Log File")
+        .unwrap();
+    assert_eq!(log.read_requests_per_s, None, "no Log File read column");
+    close(log.write_requests_per_s, 0.92);
+    close(log.write_mib_per_s, 0.02);
 }
 
 #[test]
