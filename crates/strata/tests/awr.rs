@@ -65,6 +65,7 @@ fn json_output_is_the_report_document() {
         "top_waits",
         "commit_waits",
         "io_by_function",
+        "io_by_filetype",
     ] {
         assert!(ids.contains(&id), "{id} missing from {ids:?}");
     }

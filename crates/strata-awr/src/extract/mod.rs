@@ -84,7 +84,7 @@ fn name_missing_parts(report: &mut AwrReport) {
     if report.io_by_function.is_empty() {
         missing.push("IOStat by Function");
     }
-    if report.io_by_filetype.is_empty() {
+    if report.io_by_filetype.is_empty() && !report.format.is_statspack() {
         missing.push("IOStat by Filetype");
     }
     if report.host_cpu.is_none() {
