@@ -472,7 +472,7 @@ struct QueueArgs {
           value_parser = |s: &str| parse::one_of(s, &["mm1", "md1", "mg1", "mmc"], |n| ["mm1", "md1", "mg1", "mmc"].contains(&n).then(|| n.to_string())))]
     model: String,
     /// Mean service time of the open queue
-    #[arg(long, value_name = "TIME", value_parser = parse::duration, required_unless_present = "centres")]
+    #[arg(long, value_name = "TIME", value_parser = parse::duration, required_unless_present_any = ["centres", "from"])]
     service_time: Option<Duration>,
     /// Coefficient of variation of the service time (σ / mean), for mg1
     #[arg(long, value_name = "CV", value_parser = non_negative, default_value = "1")]
@@ -495,6 +495,14 @@ struct QueueArgs {
     /// Users 1..N, for --centres
     #[arg(long, value_name = "N", value_parser = |s: &str| parse::bounded(s, 1, 100_000), default_value = "10")]
     users: u64,
+    /// Take the service time (busy time per request) and arrival rate of a
+    /// device from a Recording's window, and print the measured await beside
+    /// the model's response time
+    #[arg(long, value_name = "RECORDING", conflicts_with = "centres")]
+    from: Option<std::path::PathBuf>,
+    /// With --from: the device (default: the busiest)
+    #[arg(long, value_name = "NAME", requires = "from")]
+    device: Option<String>,
     #[command(flatten)]
     output: Output,
 }
@@ -532,11 +540,28 @@ fn run_queue(args: QueueArgs) -> anyhow::Result<()> {
         return print_mva(&result, args.output);
     }
     let model = open_model(&args);
+    let measured = match &args.from {
+        Some(path) => {
+            let figures = model_from::read(path)?;
+            Some(model_from::device_queue(
+                &figures,
+                path,
+                args.device.as_deref(),
+            )?)
+        }
+        None => None,
+    };
     let service_s = args
         .service_time
-        .context("--service-time: give the mean service time")?
-        .as_secs_f64();
-    let rates = match (args.arrival_rate, &args.utilization) {
+        .map(|time| time.as_secs_f64())
+        .or(measured.as_ref().map(|device| device.service_time_ms / 1e3))
+        .context("--service-time: give the mean service time")?;
+    let measured_rate = measured
+        .as_ref()
+        .filter(|_| args.utilization.is_none())
+        .map(|device| device.requests_per_s);
+    let arrival_rate = args.arrival_rate.or(measured_rate);
+    let rates = match (arrival_rate, &args.utilization) {
         (Some(rate), _) => vec![rate],
         (None, Some(levels)) => levels
             .iter()
@@ -551,16 +576,31 @@ fn run_queue(args: QueueArgs) -> anyhow::Result<()> {
         .iter()
         .map(|&rate| queue::open(model, rate, service_s))
         .collect::<Result<Vec<_>, _>>()?;
-    print_open(&rows, model, args.output)
+    print_open(&rows, model, measured.as_ref(), args.output)
 }
 
 fn print_open(
     rows: &[queue::OpenResult],
     model: queue::OpenModel,
+    measured: Option<&model_from::DeviceQueue>,
     output: Output,
 ) -> anyhow::Result<()> {
     if output.json {
-        return print_json(&serde_json::json!({ "model": model, "rows": rows }));
+        return print_json(
+            &serde_json::json!({ "model": model, "rows": rows, "measured": measured }),
+        );
+    }
+    if let Some(device) = measured {
+        println!(
+            "measured (device layer, {}): {:.1} requests/s, service time {:.3} ms (busy time per request), \
+             utilization {:.1}%, await {:.3} ms, aqu-sz {:.2}",
+            device.device,
+            device.requests_per_s,
+            device.service_time_ms,
+            device.util_pct,
+            device.await_ms,
+            device.queue_size
+        );
     }
     println!(
         "{:>14} {:>12} {:>14} {:>16} {:>14}",

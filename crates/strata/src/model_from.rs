@@ -98,3 +98,72 @@ pub fn front_end_load(figures: &WindowFigures, path: &Path) -> anyhow::Result<Fr
             .collect(),
     })
 }
+
+/// One device's queue as measured: what an open queueing model needs, and
+/// what the device's own response time was.
+#[derive(Debug, serde::Serialize)]
+pub struct DeviceQueue {
+    pub device: String,
+    pub requests_per_s: f64,
+    pub service_time_ms: f64,
+    pub util_pct: f64,
+    pub await_ms: f64,
+    pub queue_size: f64,
+}
+
+/// The named device, or the busiest one, of a Recording's window.
+pub fn device_queue(
+    figures: &WindowFigures,
+    path: &Path,
+    name: Option<&str>,
+) -> anyhow::Result<DeviceQueue> {
+    let names: Vec<&str> = figures.devices.iter().map(|d| d.name.as_str()).collect();
+    let device = match name {
+        Some(name) => figures.devices.iter().find(|device| device.name == name),
+        None => figures.devices.iter().max_by(|a, b| {
+            a.util_pct
+                .unwrap_or(0.0)
+                .total_cmp(&b.util_pct.unwrap_or(0.0))
+        }),
+    };
+    let Some(device) = device else {
+        bail!(
+            "--device {}: not in --from {} (its devices: {})",
+            name.unwrap_or("(busiest)"),
+            path.display(),
+            if names.is_empty() {
+                "none".to_string()
+            } else {
+                names.join(", ")
+            }
+        );
+    };
+    let requests = device.read_requests + device.write_requests;
+    let (Some(service_time_ms), Some(util_pct), Some(await_ms), Some(queue_size)) = (
+        device.service_time_ms,
+        device.util_pct,
+        device.await_ms,
+        device.queue_size,
+    ) else {
+        bail!(
+            "--from {}: device {} has no busy time or await figures",
+            path.display(),
+            device.name
+        );
+    };
+    if requests <= 0.0 || figures.window_s <= 0.0 {
+        bail!(
+            "--from {}: device {} did no requests in the window",
+            path.display(),
+            device.name
+        );
+    }
+    Ok(DeviceQueue {
+        device: device.name.clone(),
+        requests_per_s: requests / figures.window_s,
+        service_time_ms,
+        util_pct,
+        await_ms,
+        queue_size,
+    })
+}

@@ -343,3 +343,27 @@ fn from_a_source_without_the_figures_names_what_is_missing() {
         &["--from", "no device requests", "--iops"],
     );
 }
+
+#[test]
+fn queue_takes_a_measured_device_and_shows_its_await() {
+    // run-update.strata's window: vda did 286,687 reads (r_await 0.0901 ms)
+    // and 5,403 writes (w_await 0.7083 ms) in 10.0 s at 77.35 % utilization.
+    let run = report_fixture("run-update.strata");
+    let queue = json(&["queue", "--from", &run]);
+    let measured = &queue["measured"];
+    assert_eq!(measured["device"], "vda");
+    near(&measured["requests_per_s"], 29_209.0, 1e-6);
+    let await_ms = (0.090_070 * 286_687.0 + 0.708_310 * 5_403.0) / 292_090.0;
+    near(&measured["await_ms"], await_ms, 1e-4);
+    // Utilization law: U = X × S, within the 1 % the sampled busy time allows.
+    let service_ms = measured["service_time_ms"].as_f64().unwrap();
+    let utilization = 29_209.0 * service_ms / 1e3;
+    assert!((utilization - 0.7735).abs() < 0.01, "U = {utilization}");
+    near(&queue["rows"][0]["arrival_rate"], 29_209.0, 1e-6);
+    let table = json(&["queue", "--from", &run, "--utilization", "50"]);
+    near(&table["rows"][0]["utilization"], 0.5, 1e-9);
+    refused(
+        &["queue", "--from", &run, "--device", "sdz"],
+        &["--device sdz", "vda"],
+    );
+}
