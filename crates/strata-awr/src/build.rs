@@ -132,6 +132,16 @@ fn profile_table() -> Table {
     )
 }
 
+/// A load-profile row: label, the rate, the divisor to its unit, the unit,
+/// decimals.
+type RateRow<'a> = (&'a str, &'a Option<Rate>, f64, &'a str, usize);
+
+fn push_rates(table: &mut Table, rows: &[RateRow]) {
+    for &(label, rate, scale, unit, decimals) in rows {
+        push_rate(table, label, rate, scale, unit, decimals);
+    }
+}
+
 fn push_rate(
     table: &mut Table,
     label: &str,
@@ -176,89 +186,52 @@ fn load_profile(awr: &AwrReport) -> Section {
     let load = LoadFigures::of(awr);
     let block = awr.header.block_size_bytes;
     let mut table = profile_table();
-    push_rate(
+    push_rates(
         &mut table,
-        "Read requests/s (IOPS)",
-        &load.read_requests,
-        1.0,
-        "requests/s",
-        1,
+        &[
+            (
+                "Read requests/s (IOPS)",
+                &load.read_requests,
+                1.0,
+                "requests/s",
+                1,
+            ),
+            ("Blocks read/s", &load.blocks_read, 1.0, "blocks/s", 1),
+            ("Read MB/s (decimal)", &load.read_bytes, MB, "MB/s", 2),
+            ("Read MiB/s", &load.read_bytes, MIB, "MiB/s", 2),
+        ],
     );
-    push_rate(
-        &mut table,
-        "Blocks read/s",
-        &load.blocks_read,
-        1.0,
-        "blocks/s",
-        1,
-    );
-    push_rate(
-        &mut table,
-        "Read MB/s (decimal)",
-        &load.read_bytes,
-        MB,
-        "MB/s",
-        2,
-    );
-    push_rate(&mut table, "Read MiB/s", &load.read_bytes, MIB, "MiB/s", 2);
     push_request_size(&mut table, "read", load.read_request_bytes(block), block);
-    push_rate(
+    push_rates(
         &mut table,
-        "Write requests/s (IOPS)",
-        &load.write_requests,
-        1.0,
-        "requests/s",
-        1,
-    );
-    push_rate(
-        &mut table,
-        "Blocks written/s",
-        &load.blocks_written,
-        1.0,
-        "blocks/s",
-        1,
-    );
-    push_rate(
-        &mut table,
-        "Write MB/s (decimal)",
-        &load.write_bytes,
-        MB,
-        "MB/s",
-        2,
-    );
-    push_rate(
-        &mut table,
-        "Write MiB/s",
-        &load.write_bytes,
-        MIB,
-        "MiB/s",
-        2,
+        &[
+            (
+                "Write requests/s (IOPS)",
+                &load.write_requests,
+                1.0,
+                "requests/s",
+                1,
+            ),
+            ("Blocks written/s", &load.blocks_written, 1.0, "blocks/s", 1),
+            ("Write MB/s (decimal)", &load.write_bytes, MB, "MB/s", 2),
+            ("Write MiB/s", &load.write_bytes, MIB, "MiB/s", 2),
+        ],
     );
     push_request_size(&mut table, "write", load.write_request_bytes(block), block);
-    push_rate(
+    push_rates(
         &mut table,
-        "Redo MB/s (decimal)",
-        &load.redo_bytes,
-        MB,
-        "MB/s",
-        3,
-    );
-    push_rate(
-        &mut table,
-        "Redo writes/s",
-        &load.redo_writes,
-        1.0,
-        "writes/s",
-        1,
-    );
-    push_rate(&mut table, "Commits/s", &load.commits, 1.0, "commits/s", 1);
-    push_rate(
-        &mut table,
-        "Transactions/s",
-        &load.transactions,
-        1.0,
-        "transactions/s",
-        1,
+        &[
+            ("Redo MB/s (decimal)", &load.redo_bytes, MB, "MB/s", 3),
+            ("Redo writes/s", &load.redo_writes, 1.0, "writes/s", 1),
+            ("Commits/s", &load.commits, 1.0, "commits/s", 1),
+            (
+                "Transactions/s",
+                &load.transactions,
+                1.0,
+                "transactions/s",
+                1,
+            ),
+        ],
     );
     Section::new("load_profile", "Load profile")
         .table(table)

@@ -466,25 +466,8 @@ fn device_saturation(figures: &WindowFigures) -> Option<Finding> {
         Evidence::new("requests", iops, 0, "requests/s"),
     ];
     let mut title = format!("Device saturation: {} is busy with a queue", device.name);
-    if let (Some(await_ms), Some(service_ms)) = (device.await_ms, device.service_time_ms) {
-        let queueing_pct = if await_ms > 0.0 {
-            ((await_ms - service_ms) / await_ms * 100.0).max(0.0)
-        } else {
-            0.0
-        };
-        evidence.push(Evidence::new("response time (await)", await_ms, 3, "ms"));
-        evidence.push(Evidence::new(
-            "service time (busy time per request)",
-            service_ms,
-            3,
-            "ms",
-        ));
-        evidence.push(Evidence::new(
-            "queueing share of the response time",
-            queueing_pct,
-            0,
-            "%",
-        ));
+    if let Some((queueing_pct, split)) = queueing_split(device) {
+        evidence.extend(split);
         title = format!("{title}: {queueing_pct:.0}% of its response time is queueing");
     }
     if device.rotational == Some(true) && iops > ROTATING_DISK_IOPS_CEILING {
@@ -504,6 +487,23 @@ fn device_saturation(figures: &WindowFigures) -> Option<Finding> {
         evidence,
         why,
     ))
+}
+
+/// A device's response time split into service and queueing: the queueing
+/// share in percent, and the evidence.
+fn queueing_split(device: &DeviceWindow) -> Option<(f64, Vec<Evidence>)> {
+    let (await_ms, service_ms) = (device.await_ms?, device.service_time_ms?);
+    let queueing_pct = if await_ms > 0.0 {
+        ((await_ms - service_ms) / await_ms * 100.0).max(0.0)
+    } else {
+        0.0
+    };
+    let evidence = vec![
+        Evidence::new("response time (await)", await_ms, 3, "ms"),
+        Evidence::new("service time (busy time per request)", service_ms, 3, "ms"),
+        Evidence::new("queueing share of the response time", queueing_pct, 0, "%"),
+    ];
+    Some((queueing_pct, evidence))
 }
 
 /// Finding 6: the database read, the local devices did not, the network did.
