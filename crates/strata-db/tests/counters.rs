@@ -6,7 +6,7 @@ mod common;
 use common::*;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
-use strata_db::postgres::cluster::ThrowawayCluster;
+use strata_db::postgres::cluster::{ClusterOptions, ThrowawayCluster};
 use strata_db::postgres::counters::{snapshot, PgSnapshot};
 use tokio_postgres::Client;
 
@@ -50,12 +50,18 @@ fn expected_keys(version_num: u32) -> Vec<String> {
             "io.client_backend.reads",
             "io.client_backend.writes",
             "io.client_backend.extends",
+            "io.client_backend.fsyncs",
             "io.client_backend.read_time",
             "io.client_backend.write_time",
         ]);
     }
     if version_num >= 180000 {
-        keys.push("io.client_backend.read_bytes");
+        keys.extend([
+            "io.client_backend.read_bytes",
+            "io.client_backend.write_bytes",
+            "io.client_backend.extend_bytes",
+            "io.io_worker.reads",
+        ]);
     }
     keys.into_iter().map(String::from).collect()
 }
@@ -94,8 +100,18 @@ async fn wait_for_growth(
 }
 
 #[tokio::test]
-async fn snapshot_has_every_documented_key_for_the_server_version() {
-    let cluster = ThrowawayCluster::start(&cluster_options()).expect("starting cluster");
+async fn snapshot_has_every_documented_key_for_postgresql_15() {
+    has_every_documented_key(cluster_options(), 150000).await;
+}
+
+#[tokio::test]
+async fn snapshot_has_every_documented_key_for_postgresql_18() {
+    has_every_documented_key(pg18_cluster_options(), 180000).await;
+}
+
+async fn has_every_documented_key(options: ClusterOptions, major: u32) {
+    let cluster = ThrowawayCluster::start(&options).expect("starting cluster");
+    assert_eq!(cluster.version_num() / 10_000, major / 10_000);
     let client = client_for(&cluster.connection_string()).await;
     let version_num = strata_db::postgres::counters::server_version_num(&client)
         .await
@@ -114,8 +130,29 @@ async fn snapshot_has_every_documented_key_for_the_server_version() {
 }
 
 #[tokio::test]
-async fn counters_grow_with_uncached_reads_and_committed_inserts() {
-    let mut options = cluster_options();
+async fn counters_grow_with_uncached_reads_and_committed_inserts_on_postgresql_15() {
+    counters_grow_with_uncached_reads_and_committed_inserts(cluster_options()).await;
+}
+
+/// 18 counts read requests and their bytes in pg_stat_io, and WAL writes
+/// and syncs there instead of pg_stat_wal.
+#[tokio::test]
+async fn counters_grow_with_uncached_reads_and_committed_inserts_on_postgresql_18() {
+    let delta =
+        counters_grow_with_uncached_reads_and_committed_inserts(pg18_cluster_options()).await;
+    let reads = delta["io.client_backend.reads"] + delta["io.io_worker.reads"];
+    let read_bytes = delta["io.client_backend.read_bytes"] + delta["io.io_worker.read_bytes"];
+    assert!(reads > 0.0, "{delta:?}");
+    assert!(
+        read_bytes >= reads * 8192.0 && read_bytes <= delta["database.blks_read"] * 8192.0,
+        "{delta:?}"
+    );
+}
+
+/// The delta over the scan.
+async fn counters_grow_with_uncached_reads_and_committed_inserts(
+    mut options: ClusterOptions,
+) -> BTreeMap<String, f64> {
     options.shared_buffers_bytes = 16 << 20;
     let cluster = ThrowawayCluster::start(&options).expect("starting cluster");
     let version_num = cluster.version_num();
@@ -144,11 +181,11 @@ async fn counters_grow_with_uncached_reads_and_committed_inserts() {
         .await
         .unwrap();
     flush_statistics(&worker, version_num).await;
-    let delta = wait_for_growth(&observer, version_num, &before, |delta| {
+    let scan = wait_for_growth(&observer, version_num, &before, |delta| {
         delta["database.blks_read"] >= table_blocks as f64 / 2.0
     })
     .await;
-    assert!(delta["database.blk_read_time_ms"] > 0.0, "{delta:?}");
+    assert!(scan["database.blk_read_time_ms"] > 0.0, "{scan:?}");
 
     let before = snapshot(&observer, version_num).await.unwrap();
     worker
@@ -167,6 +204,8 @@ async fn counters_grow_with_uncached_reads_and_committed_inserts() {
         delta["database.xact_commit"] >= commits
             && delta["wal.bytes"] >= commits * 50.0
             && delta["wal.sync"] >= commits / 2.0
+            && delta["wal.write"] >= commits / 2.0
     })
     .await;
+    scan
 }

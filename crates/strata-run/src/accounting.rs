@@ -5,7 +5,8 @@
 //!
 //! Not for: taking the snapshots (`edge`) or printing (`output`).
 
-use crate::edge::{server_ticks_between, Edge};
+use crate::edge::Edge;
+use crate::processes::{groups_between, server_ticks_between, ProcessGroupFigures};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use strata_core::histogram::{LatencyHistogram, LatencySummary};
@@ -76,21 +77,41 @@ pub struct SessionFigures {
     pub failures: Vec<String>,
 }
 
-/// What PostgreSQL itself counted (pg_stat_database, pg_stat_wal…).
+/// What PostgreSQL itself counted (pg_stat_database, pg_stat_wal,
+/// pg_stat_io…). A figure this server version cannot give is absent, with
+/// its reason in `unavailable`, never 0.
 #[derive(Clone, Debug, Serialize)]
 pub struct DatabaseFigures {
     /// Shared-buffer misses, in 8 KiB blocks (they include OS page-cache hits).
     pub blocks_read: f64,
     pub blocks_read_per_s: f64,
+    /// Read requests PostgreSQL issued for relations (18+: pg_stat_io
+    /// `reads`, summed over every backend type; a combined read of several
+    /// blocks is one request).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_requests: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_requests_per_s: Option<f64>,
+    /// Bytes of those requests (18+: pg_stat_io `read_bytes`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_bytes: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_mb_per_s: Option<f64>,
     pub blocks_hit: f64,
     pub buffer_hit_pct: f64,
     pub commits: f64,
     pub commits_per_s: f64,
     pub wal_bytes: f64,
     pub wal_mb_per_s: f64,
+    /// WAL write requests and syncs and their times: ≤17 pg_stat_wal, 18
+    /// pg_stat_io object 'wal'.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub wal_writes: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub wal_syncs: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub wal_write_time_ms: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub wal_sync_time_ms: Option<f64>,
     /// blk_read_time: time backends spent reading blocks (track_io_timing).
     pub block_read_time_ms: f64,
@@ -98,6 +119,9 @@ pub struct DatabaseFigures {
     pub temp_files: f64,
     pub temp_bytes: f64,
     pub deadlocks: f64,
+    /// Why each absent figure is absent, by field name.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub unavailable: BTreeMap<&'static str, String>,
     /// Every counter's change over the window, by `view.column`.
     pub counters: BTreeMap<String, f64>,
 }
@@ -123,6 +147,9 @@ pub struct CpuFigures {
     pub server_cpu_s: f64,
     /// CPU seconds of strata itself (all threads).
     pub strata_cpu_s: f64,
+    /// The server's processes by backend type (io workers apart from the
+    /// backends they read for); empty for a server not on this machine.
+    pub server_processes: Vec<ProcessGroupFigures>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -197,12 +224,19 @@ fn sessions(outcome: &RunOutcome) -> SessionFigures {
 fn database(start: &Edge, end: &Edge, seconds: f64) -> Option<DatabaseFigures> {
     let counters = end.database.as_ref()?.delta(start.database.as_ref()?);
     let value = |key: &str| counters.get(key).copied().unwrap_or(0.0);
+    let optional = |key: &str| counters.get(key).copied();
     let blocks_read = value("database.blks_read");
     let blocks_hit = value("database.blks_hit");
     let total_blocks = blocks_read + blocks_hit;
-    Some(DatabaseFigures {
+    let read_requests = relation_io_total(&counters, "reads", end.version_num);
+    let read_bytes = relation_io_total(&counters, "read_bytes", end.version_num);
+    let figures = DatabaseFigures {
         blocks_read,
         blocks_read_per_s: per_s(blocks_read, seconds),
+        read_requests,
+        read_requests_per_s: read_requests.map(|requests| per_s(requests, seconds)),
+        read_bytes,
+        read_mb_per_s: read_bytes.map(|bytes| per_s(bytes / 1e6, seconds)),
         blocks_hit,
         buffer_hit_pct: if total_blocks > 0.0 {
             blocks_hit * 100.0 / total_blocks
@@ -213,10 +247,10 @@ fn database(start: &Edge, end: &Edge, seconds: f64) -> Option<DatabaseFigures> {
         commits_per_s: per_s(value("database.xact_commit"), seconds),
         wal_bytes: value("wal.bytes"),
         wal_mb_per_s: per_s(value("wal.bytes") / 1e6, seconds),
-        wal_writes: counters.get("wal.write").copied(),
-        wal_syncs: counters.get("wal.sync").copied(),
-        wal_write_time_ms: counters.get("wal.write_time_ms").copied(),
-        wal_sync_time_ms: counters.get("wal.sync_time_ms").copied(),
+        wal_writes: optional("wal.write"),
+        wal_syncs: optional("wal.sync"),
+        wal_write_time_ms: optional("wal.write_time_ms"),
+        wal_sync_time_ms: optional("wal.sync_time_ms"),
         block_read_time_ms: value("database.blk_read_time_ms"),
         block_read_time_us_per_block: if blocks_read > 0.0 {
             value("database.blk_read_time_ms") * 1e3 / blocks_read
@@ -226,8 +260,75 @@ fn database(start: &Edge, end: &Edge, seconds: f64) -> Option<DatabaseFigures> {
         temp_files: value("database.temp_files"),
         temp_bytes: value("database.temp_bytes"),
         deadlocks: value("database.deadlocks"),
+        unavailable: BTreeMap::new(),
         counters,
-    })
+    };
+    Some(with_reasons(figures, end.version_num))
+}
+
+/// pg_stat_io's `io.<backend_type>.<column>` summed over backend types;
+/// `None` before 18, where `reads` counts blocks, not requests.
+fn relation_io_total(
+    counters: &BTreeMap<String, f64>,
+    column: &str,
+    version_num: u32,
+) -> Option<f64> {
+    if version_num < 180000 {
+        return None;
+    }
+    let suffix = format!(".{column}");
+    let values: Vec<f64> = counters
+        .iter()
+        .filter(|(key, _)| key.starts_with("io.") && key.ends_with(&suffix))
+        .map(|(_, value)| *value)
+        .collect();
+    (!values.is_empty()).then(|| values.iter().sum())
+}
+
+/// Says why each absent figure is absent on this server version.
+fn with_reasons(mut figures: DatabaseFigures, version_num: u32) -> DatabaseFigures {
+    let version = strata_db::postgres::read_path::version_text(version_num);
+    let requests_reason = match version_num {
+        v if v < 160000 => format!(
+            "PostgreSQL {version} does not count read requests (pg_stat_io arrived in 16, its read requests and read_bytes in 18)"
+        ),
+        v if v < 180000 => format!(
+            "PostgreSQL {version} counts pg_stat_io reads in 8 KiB blocks, not requests (requests and read_bytes arrived in 18); the blocks are in counters io.<backend_type>.reads"
+        ),
+        _ => "pg_stat_io gave no relation reads".to_string(),
+    };
+    let wal_reason = match version_num {
+        v if v < 140000 => format!(
+            "PostgreSQL {version} does not count WAL writes and syncs (pg_stat_wal arrived in 14)"
+        ),
+        _ => "the server gave no WAL write and sync counters".to_string(),
+    };
+    let absent = [
+        (
+            "read_requests",
+            figures.read_requests.is_none(),
+            &requests_reason,
+        ),
+        ("read_bytes", figures.read_bytes.is_none(), &requests_reason),
+        ("wal_writes", figures.wal_writes.is_none(), &wal_reason),
+        ("wal_syncs", figures.wal_syncs.is_none(), &wal_reason),
+        (
+            "wal_write_time_ms",
+            figures.wal_write_time_ms.is_none(),
+            &wal_reason,
+        ),
+        (
+            "wal_sync_time_ms",
+            figures.wal_sync_time_ms.is_none(),
+            &wal_reason,
+        ),
+    ];
+    for (field, is_absent, reason) in absent {
+        if is_absent {
+            figures.unavailable.insert(field, reason.clone());
+        }
+    }
+    figures
 }
 
 fn devices(start: &Edge, end: &Edge, run_devices: &RunDevices, seconds: f64) -> Vec<IostatFigures> {
@@ -269,9 +370,10 @@ fn cpu(start: &Edge, end: &Edge) -> CpuFigures {
         cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
         host_idle_pct: end.host_cpu.idle_pct_since(&start.host_cpu),
         host_iowait_pct: end.host_cpu.iowait_pct_since(&start.host_cpu),
-        server_cpu_s: server_ticks_between(start, end) as f64
+        server_cpu_s: server_ticks_between(&start.server, &end.server) as f64
             / strata_probe::cpu::ticks_per_second(),
         strata_cpu_s: end.own_cpu_s - start.own_cpu_s,
+        server_processes: groups_between(&start.server, &end.server),
     }
 }
 

@@ -11,4 +11,6 @@
 pub mod accounting;
 pub mod edge;
 pub mod output;
+pub mod processes;
+pub mod read_path;
 pub mod session_run;

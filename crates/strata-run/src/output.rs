@@ -138,6 +138,7 @@ fn environment_text(environment: &RunEnvironment) -> String {
     if let Some(note) = &environment.device_note {
         let _ = writeln!(out, "devices: {note}");
     }
+    let _ = writeln!(out, "read path: {}", environment.read_path.text());
     let schemas = if plan.single_schema {
         "1 shared schema".to_string()
     } else {
@@ -270,12 +271,13 @@ fn database_text(figures: &RunFigures) -> String {
     let Some(database) = &figures.database else {
         return "\nDatabase: counters unavailable (see warnings)\n".into();
     };
-    let mut out = String::from("\nDatabase (pg_stat_database, pg_stat_wal)\n");
+    let mut out = String::from("\nDatabase (pg_stat_database, pg_stat_wal, pg_stat_io)\n");
     let _ = writeln!(
         out,
         "  blocks read (8 KiB, shared-buffer misses) {:.0} ({:.1}/s), block hits {:.0} ({:.1}% hit), read time {:.1} us/block",
         database.blocks_read, database.blocks_read_per_s, database.blocks_hit, database.buffer_hit_pct, database.block_read_time_us_per_block
     );
+    out += &read_requests_text(database);
     let optional = |value: Option<f64>| value.map_or("n/a".to_string(), |v| format!("{v:.0}"));
     let _ = writeln!(
         out,
@@ -291,6 +293,9 @@ fn database_text(figures: &RunFigures) -> String {
         database.temp_bytes,
         database.deadlocks
     );
+    for (field, reason) in &database.unavailable {
+        let _ = writeln!(out, "  n/a {field}: {reason}");
+    }
     if let Some(absorption) = &figures.absorption {
         let _ = writeln!(
             out,
@@ -303,6 +308,25 @@ fn database_text(figures: &RunFigures) -> String {
         );
     }
     out
+}
+
+/// PostgreSQL 18's own read requests, beside its blocks and the devices'
+/// requests; nothing before 18 (the reason is listed with the others).
+fn read_requests_text(database: &crate::accounting::DatabaseFigures) -> String {
+    let (Some(requests), Some(per_s)) = (database.read_requests, database.read_requests_per_s)
+    else {
+        return String::new();
+    };
+    let size = match database.read_bytes {
+        Some(bytes) if requests > 0.0 => format!(
+            ", {:.2} MB ({:.1} KiB per request, {:.2} blocks per request)",
+            bytes / 1e6,
+            bytes / requests / 1024.0,
+            database.blocks_read / requests
+        ),
+        _ => String::new(),
+    };
+    format!("  read requests (pg_stat_io, relations) {requests:.0} ({per_s:.1}/s){size}\n")
 }
 
 fn devices_text(figures: &RunFigures) -> String {
@@ -346,7 +370,7 @@ fn devices_text(figures: &RunFigures) -> String {
 
 fn cpu_text(figures: &RunFigures) -> String {
     let cpu = &figures.cpu;
-    format!(
+    let mut out = format!(
         "\nCPU ({} CPUs)\n  host idle {:.1}% (iowait {:.1}%), PostgreSQL server {:.1} CPU-s ({:.2} CPUs), strata {:.1} CPU-s ({:.2} CPUs)\n",
         cpu.cpus,
         cpu.host_idle_pct,
@@ -355,5 +379,24 @@ fn cpu_text(figures: &RunFigures) -> String {
         if figures.window_s > 0.0 { cpu.server_cpu_s / figures.window_s } else { 0.0 },
         cpu.strata_cpu_s,
         if figures.window_s > 0.0 { cpu.strata_cpu_s / figures.window_s } else { 0.0 }
-    )
+    );
+    for group in &cpu.server_processes {
+        let optional = |value: Option<f64>, unit: &str| {
+            value.map_or("n/a".to_string(), |v| format!("{v:.1} {unit}"))
+        };
+        let _ = writeln!(
+            out,
+            "  {:<34} {:>3} processes: CPU {:.2} s, run-queue delay {}, device reads {}",
+            if group.exited {
+                format!("{} (exited in the window)", group.backend_type)
+            } else {
+                group.backend_type.clone()
+            },
+            group.processes,
+            group.cpu_s,
+            optional(group.run_delay_ms, "ms"),
+            optional(group.device_read_bytes.map(|bytes| bytes / 1e6), "MB")
+        );
+    }
+    out
 }

@@ -8,8 +8,10 @@
 
 use crate::accounting::{account, RunDevices, RunFigures, BLOCK_BYTES};
 use crate::edge::{self, Edge};
+use crate::read_path::{self, ReadPath};
 use anyhow::{bail, Context};
 use serde::Serialize;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -20,9 +22,10 @@ use strata_db::pagecache::{drop_caches, PageCacheMethod};
 use strata_db::postgres::cluster::{ClusterOptions, ThrowawayCluster};
 use strata_db::postgres::connect::{connect, ConnectionTarget};
 use strata_db::postgres::counters::server_version_num;
+use strata_db::postgres::read_path::{backend_types, ReadPathRequest, ReadPathSettings};
 use strata_observe::background::BackgroundSampler;
 use strata_probe::blockdev::{device_of_path, physical_devices, BlockDevice};
-use strata_probe::collectors::{all_os_collectors, DeviceFilter};
+use strata_probe::collectors::{all_os_collectors, DeviceFilter, ProcessDelayCollector};
 use strata_slob::load::{loads_complete, setup, LoadOptions, LoadProgress, LoadReport};
 use strata_slob::schema::SchemaPlan;
 use strata_slob::session::{Driver, DriverOptions, Progress, RunOutcome, StopAfter};
@@ -37,6 +40,9 @@ pub enum Database {
         os_user: Option<String>,
         shared_buffers_bytes: u64,
         keep: bool,
+        /// The server binaries; `None`: `$STRATA_PG_BIN`, `pg_config`, or
+        /// the newest `/usr/lib/postgresql/*/bin`.
+        bin_dir: Option<PathBuf>,
     },
     /// The user's server.
     External { target: Box<ConnectionTarget> },
@@ -59,6 +65,8 @@ pub struct SlobConfig {
     pub load_parallel: usize,
     pub replace: bool,
     pub driver: DriverOptions,
+    /// `--io-method`, `--direct-io`.
+    pub read_path: ReadPathRequest,
     pub setup_only: bool,
     pub record: Option<PathBuf>,
     pub command: Vec<String>,
@@ -89,6 +97,9 @@ pub struct RunEnvironment {
     pub device_details: Vec<BlockDevice>,
     pub device_note: Option<String>,
     pub page_cache: PageCacheMethod,
+    /// io_method, direct or buffered data files, and which processes
+    /// issued the reads.
+    pub read_path: ReadPath,
     pub plan: SchemaPlan,
 }
 
@@ -225,10 +236,11 @@ pub fn run_slob(
             os_user,
             shared_buffers_bytes,
             keep,
+            bin_dir,
         } => {
             check_free_space(parent_dir, &plan)?;
             observer.phase("starting a throwaway PostgreSQL cluster");
-            let cluster = ThrowawayCluster::start(&ClusterOptions {
+            let mut cluster = ThrowawayCluster::start(&ClusterOptions {
                 parent_dir: parent_dir.clone(),
                 os_user: os_user.clone(),
                 shared_buffers_bytes: *shared_buffers_bytes,
@@ -242,8 +254,11 @@ pub fn run_slob(
                     sessions(&config.driver),
                     config.load_parallel,
                 ),
-                bin_dir: None,
+                bin_dir: bin_dir.clone(),
             })?;
+            let read_settings =
+                runtime.block_on(read_path::cluster_settings(&cluster, &config.read_path))?;
+            read_path::restart_with(&mut cluster, &read_settings)?;
             let target = ConnectionTarget::parse(&cluster.connection_string())?;
             let server = Server {
                 target,
@@ -314,7 +329,11 @@ async fn drive(
 ) -> anyhow::Result<SlobOutcome> {
     let client = connect(&server.target).await?;
     let version_num = server_version_num(&client).await?;
-    let mut environment = environment(config, server, &client, version_num).await;
+    let read_settings = ReadPathSettings::read(&client, version_num).await?;
+    if server.cluster.is_none() {
+        read_settings.check_unchanged(&config.read_path, &server.target.redacted())?;
+    }
+    let mut environment = environment(config, server, &client, &read_settings).await;
     if server.cluster.is_none() {
         if let Some(dir) = &environment.data_directory {
             check_free_space(dir, &config.driver.plan)?;
@@ -347,10 +366,13 @@ async fn drive(
     if let Some(limit) = &cache_limit {
         limit.apply(&client).await?;
     }
-    let sampler = config
-        .record
-        .as_ref()
-        .map(|_| layer_sampler(server, &environment.devices));
+    let sampler = match config.record {
+        Some(_) => {
+            let kinds = backend_types(&client).await.unwrap_or_default();
+            Some(layer_sampler(server, &environment.devices, kinds))
+        }
+        None => None,
+    };
     let (outcome, start, end) = measure(
         driver,
         &client,
@@ -388,8 +410,13 @@ async fn drive(
 
 /// Every layer sampled each second during the run, for the Recording: the
 /// devices under the data and WAL directories, the server's processes (their
-/// run-queue delay), and PostgreSQL itself with its wait events at 10 Hz.
-fn layer_sampler(server: &Server<'_>, devices: &RunDevices) -> BackgroundSampler {
+/// run-queue delay, labelled with their backend types), and PostgreSQL
+/// itself with its wait events at 10 Hz.
+fn layer_sampler(
+    server: &Server<'_>,
+    devices: &RunDevices,
+    backend_types: BTreeMap<u32, String>,
+) -> BackgroundSampler {
     let mut names: Vec<String> = devices.data.iter().chain(&devices.wal).cloned().collect();
     names.dedup();
     let filter = if names.is_empty() {
@@ -397,7 +424,12 @@ fn layer_sampler(server: &Server<'_>, devices: &RunDevices) -> BackgroundSampler
     } else {
         DeviceFilter::Names(names)
     };
-    let mut collectors = all_os_collectors(filter, server.pids()).unwrap_or_default();
+    let mut collectors = all_os_collectors(filter, Vec::new()).unwrap_or_default();
+    let pids = server.pids();
+    if !pids.is_empty() {
+        let processes = ProcessDelayCollector::new(pids).with_backend_types(backend_types);
+        collectors.push(Box::new(processes));
+    }
     if let Ok(postgres) = PostgresCollector::start(&server.target) {
         collectors.push(Box::new(postgres));
     }
@@ -408,7 +440,7 @@ async fn environment(
     config: &SlobConfig,
     server: &Server<'_>,
     client: &tokio_postgres::Client,
-    version_num: u32,
+    read_settings: &ReadPathSettings,
 ) -> RunEnvironment {
     let data_directory = match &server.data_directory {
         Some(dir) => Some(dir.clone()),
@@ -424,13 +456,14 @@ async fn environment(
     RunEnvironment {
         server: server.kind,
         connection: server.target.redacted(),
-        server_version_num: version_num,
+        server_version_num: read_settings.version_num,
         data_directory,
         wal_directory,
         devices,
         device_details,
         device_note,
         page_cache: server.page_cache.clone(),
+        read_path: ReadPath::of(read_settings),
         plan: config.driver.plan.clone(),
     }
 }

@@ -10,6 +10,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 use strata_core::units::{KIB, MIB};
 use strata_db::postgres::connect::ConnectionTarget;
+use strata_db::postgres::read_path::ReadPathRequest;
 use strata_run::session_run::{run_slob, Database, PageCacheChoice, SlobConfig, SlobOutcome};
 use strata_slob::schema::SchemaPlan;
 use strata_slob::session::{
@@ -74,6 +75,13 @@ pub struct DataArgs {
     /// Throwaway cluster: leave it running at the end and print how to connect
     #[arg(long)]
     keep: bool,
+
+    /// Throwaway cluster: the directory with the server binaries (initdb,
+    /// postgres); the server's version is what it reports [default:
+    /// $STRATA_PG_BIN, else pg_config --bindir, else the newest
+    /// /usr/lib/postgresql/*/bin]
+    #[arg(long, value_name = "DIR")]
+    pg_bin: Option<PathBuf>,
 
     /// Read defaults from a pgio.conf (UPDATE_PCT, RUN_TIME, NUM_SCHEMAS, NUM_THREADS,
     /// WORK_UNIT, UPDATE_WORK_UNIT, SCALE, DBNAME, CONNECT_STRING); options given here win
@@ -155,6 +163,19 @@ pub struct WorkloadArgs {
     /// Seed for the sessions' random keys [default: random]
     #[arg(long, value_name = "N")]
     seed: Option<u64>,
+
+    /// PostgreSQL 18+: how the server issues data-file reads: sync (each
+    /// backend), worker (io worker processes) or io_uring, as the build
+    /// offers; with --db only the method the server already uses (it changes
+    /// only with a restart) [default: the server's]
+    #[arg(long, value_name = "METHOD", value_parser = ["sync", "worker", "io_uring"])]
+    io_method: Option<String>,
+
+    /// PostgreSQL 16+: read data files with direct I/O, bypassing the OS
+    /// page cache (debug_io_direct=data); with --db only when the server
+    /// already does
+    #[arg(long)]
+    direct_io: bool,
 }
 
 #[derive(Args, Debug)]
@@ -298,6 +319,7 @@ fn database(data: &DataArgs, conf: &ConfDefaults) -> anyhow::Result<Database> {
                 ("--keep", data.keep),
                 ("--shared-buffers", data.shared_buffers.is_some()),
                 ("--os-user", data.os_user.is_some()),
+                ("--pg-bin", data.pg_bin.is_some()),
             ] {
                 if given {
                     bail!("{flag} applies to the throwaway cluster, not to --db");
@@ -312,6 +334,7 @@ fn database(data: &DataArgs, conf: &ConfDefaults) -> anyhow::Result<Database> {
             os_user: data.os_user.clone(),
             shared_buffers_bytes: data.shared_buffers.unwrap_or(128 * MIB),
             keep: data.keep,
+            bin_dir: data.pg_bin.clone(),
         }),
     }
 }
@@ -399,6 +422,8 @@ struct ResolvedOptions<'a> {
     sessions: Option<u32>,
     stop_after: Option<&'a StopAfter>,
     tolerate_failures: bool,
+    pg_bin: Option<&'a PathBuf>,
+    read_path: &'a ReadPathRequest,
 }
 
 pub fn setup(args: SetupArgs) -> anyhow::Result<i32> {
@@ -422,7 +447,15 @@ pub fn setup(args: SetupArgs) -> anyhow::Result<i32> {
         stop_after: StopAfter::WorkLoops(0),
         seed: 0,
     };
-    execute(&args.data, &conf, driver, true, None, false)
+    execute(
+        &args.data,
+        &conf,
+        driver,
+        ReadPathRequest::default(),
+        true,
+        None,
+        false,
+    )
 }
 
 pub fn run(args: RunArgs) -> anyhow::Result<i32> {
@@ -433,10 +466,15 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
         let stamp = strata_core::time::utc_now_rfc3339().replace([':', '-'], "");
         PathBuf::from(format!("strata-run-{stamp}.strata"))
     });
+    let read_path = ReadPathRequest {
+        io_method: args.workload.io_method.clone(),
+        direct_io: args.workload.direct_io,
+    };
     execute(
         &args.data,
         &conf,
         driver,
+        read_path,
         false,
         Some(record),
         args.workload.tolerate_failures,
@@ -447,6 +485,7 @@ fn execute(
     data: &DataArgs,
     conf: &ConfDefaults,
     driver: DriverOptions,
+    read_path: ReadPathRequest,
     setup_only: bool,
     record: Option<PathBuf>,
     tolerate_failures: bool,
@@ -471,6 +510,8 @@ fn execute(
         sessions: driver.sessions,
         stop_after: (!setup_only).then_some(&driver.stop_after),
         tolerate_failures,
+        pg_bin: data.pg_bin.as_ref(),
+        read_path: &read_path,
     })?;
     let config = SlobConfig {
         database,
@@ -478,6 +519,7 @@ fn execute(
         load_parallel: data.load_parallel.unwrap_or(2),
         replace: data.replace,
         driver,
+        read_path,
         setup_only,
         record: record.clone(),
         command: redacted_command_line(),

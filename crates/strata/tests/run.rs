@@ -9,13 +9,6 @@ use common::*;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-fn own_filesystem(size_mib: u64) -> (LoopDevice, std::path::PathBuf) {
-    let mut device = LoopDevice::new(size_mib);
-    device.make_ext4();
-    let mount_point = device.mount();
-    (device, mount_point)
-}
-
 const SMALL: [&str; 8] = [
     "--schemas",
     "2",
@@ -32,44 +25,6 @@ fn run_in(dir: &Path, extra: &[&str]) -> serde_json::Value {
     args.extend(SMALL);
     args.extend(extra);
     run_json(&args, dir)
-}
-
-fn strata_processes_in(dir: &Path) -> Vec<String> {
-    let needle = dir.to_string_lossy().to_string();
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(|entry| {
-            let name = entry.ok()?.file_name().to_string_lossy().to_string();
-            name.parse::<u32>().ok()?;
-            let cmdline = std::fs::read(format!("/proc/{name}/cmdline")).ok()?;
-            let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-            cmdline
-                .contains(&needle)
-                .then_some(format!("{name}: {cmdline}"))
-        })
-        .collect()
-}
-
-/// No throwaway cluster's directory and no process of it remains in `dir`.
-fn assert_nothing_left_behind(dir: &Path) {
-    assert!(
-        cluster_dirs_in(dir).is_empty(),
-        "cluster left: {:?}",
-        cluster_dirs_in(dir)
-    );
-    assert!(
-        strata_processes_in(dir).is_empty(),
-        "processes left: {:?}",
-        strata_processes_in(dir)
-    );
-}
-
-fn cluster_dirs_in(dir: &Path) -> Vec<String> {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .map(|entry| entry.unwrap().file_name().to_string_lossy().to_string())
-        .filter(|name| name.starts_with(".strata-pg"))
-        .collect()
 }
 
 #[test]

@@ -76,6 +76,7 @@ pub struct ThrowawayCluster {
     page_cache: PageCacheMethod,
     page_cache_fallback_reason: Option<String>,
     version_num: u32,
+    options: ClusterOptions,
 }
 
 impl ThrowawayCluster {
@@ -97,7 +98,34 @@ impl ThrowawayCluster {
             page_cache,
             page_cache_fallback_reason,
             version_num: launched.version_num,
+            options: options.clone(),
         })
+    }
+
+    /// Stops the server (fast shutdown) and starts it again on the same
+    /// files with `settings` added to its configuration: for settings read
+    /// only at server start (`io_method`, `debug_io_direct`).
+    pub fn restart_with(&mut self, settings: &[(String, String)]) -> Result<()> {
+        self.postmaster.stop()?;
+        self.options.settings.extend(settings.iter().cloned());
+        let account = self.account.as_ref();
+        write_server_settings(
+            &self.install,
+            account,
+            &self.workspace,
+            &self.options,
+            self.port,
+        )?;
+        let launched = launch(
+            &self.install,
+            account,
+            &self.workspace,
+            &self.options,
+            self.port,
+        )?;
+        self.postmaster = launched.postmaster;
+        self.port = launched.port;
+        Ok(())
     }
 
     /// `host=<socket dir> port=<port> user=strata dbname=postgres`

@@ -151,20 +151,34 @@ fn checkpoint_counters(version_num: u32) -> Vec<ViewCounters> {
     }]
 }
 
-/// 16+: pg_stat_io columns summed per backend type for object 'relation',
-/// as `io.<backend_type>.<column>`. Before 18 `reads` counts blocks; from
-/// 18 it counts read operations and `read_bytes` their size.
+/// 16+: pg_stat_io columns summed over the contexts (normal, bulkread,
+/// bulkwrite, vacuum) per backend type for object 'relation', as
+/// `io.<backend_type>.<column>`. Before 18 `reads`, `writes` and `extends`
+/// count blocks of `op_bytes` (the block size, 8 KiB, for relations); from 18 they count operations (a combined
+/// read of several blocks is one) and `read_bytes`, `write_bytes`,
+/// `extend_bytes` their size. The reads are counted for the process that
+/// asked for them, also when an io worker issued them.
 fn relation_io_columns(version_num: u32) -> &'static [&'static str] {
     match version_num {
         v if v >= 180000 => &[
             "reads",
             "read_bytes",
             "writes",
+            "write_bytes",
             "extends",
+            "extend_bytes",
+            "fsyncs",
             "read_time",
             "write_time",
         ],
-        v if v >= 160000 => &["reads", "writes", "extends", "read_time", "write_time"],
+        v if v >= 160000 => &[
+            "reads",
+            "writes",
+            "extends",
+            "fsyncs",
+            "read_time",
+            "write_time",
+        ],
         _ => &[],
     }
 }

@@ -5,3 +5,4 @@
 pub mod cluster;
 pub mod connect;
 pub mod counters;
+pub mod read_path;

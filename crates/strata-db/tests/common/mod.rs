@@ -68,3 +68,26 @@ pub async fn show(client: &tokio_postgres::Client, setting: &str) -> String {
         .unwrap();
     row.get(0)
 }
+
+/// Where scripts/install-test-deps puts PostgreSQL 18's server binaries
+/// (`$STRATA_PG18_BIN` overrides it).
+pub fn pg18_bin_dir() -> PathBuf {
+    let dir = std::env::var_os("STRATA_PG18_BIN").map_or_else(
+        || PathBuf::from("/opt/strata/postgresql-18/bin"),
+        PathBuf::from,
+    );
+    assert!(
+        dir.join("postgres").is_file() && dir.join("initdb").is_file(),
+        "PostgreSQL 18 server binaries are not in {}: run scripts/install-test-deps as root",
+        dir.display()
+    );
+    dir
+}
+
+/// [`cluster_options`] with PostgreSQL 18's binaries.
+pub fn pg18_cluster_options() -> ClusterOptions {
+    ClusterOptions {
+        bin_dir: Some(pg18_bin_dir()),
+        ..cluster_options()
+    }
+}

@@ -5,7 +5,7 @@
 
 use super::{for_each_line, parse_u64};
 use anyhow::{anyhow, bail};
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::io::ErrorKind;
 use std::path::Path;
 use strata_core::metrics::{Collected, Collector, Metric};
@@ -14,7 +14,8 @@ use strata_core::metrics::{Collected, Collector, Metric};
 /// (field 3).
 const STARTTIME_INDEX: usize = 22 - 3;
 
-/// Layer `process`: per PID (labels `pid`, `comm`):
+/// Layer `process`: per PID (labels `pid`, `comm`, and `backend_type` for
+/// a PID given one with [`ProcessDelayCollector::with_backend_types`]):
 ///
 /// - from `/proc/PID/task/*/schedstat`, summed over the process's threads:
 ///   counters `cpu_ns` (field 1, time on a CPU) and `run_delay_ns` (field 2,
@@ -39,6 +40,10 @@ pub struct ProcessDelayCollector {
     /// Start time (ticks after boot) of each PID when first seen, to tell a
     /// reused PID from the process we were asked to watch.
     start_times: HashMap<u32, u64>,
+    /// What the database says each process is (PostgreSQL's
+    /// `backend_type`: `client backend`, `io worker`, …): every server
+    /// process has the same `comm`.
+    backend_types: BTreeMap<u32, String>,
 }
 
 impl ProcessDelayCollector {
@@ -46,7 +51,14 @@ impl ProcessDelayCollector {
         ProcessDelayCollector {
             pids,
             start_times: HashMap::new(),
+            backend_types: BTreeMap::new(),
         }
+    }
+
+    /// Labels each PID found in `backend_types` with `backend_type`.
+    pub fn with_backend_types(mut self, backend_types: BTreeMap<u32, String>) -> Self {
+        self.backend_types = backend_types;
+        self
     }
 
     /// The metrics of one process; `Err(reason)` when it is gone.
@@ -74,7 +86,14 @@ impl ProcessDelayCollector {
             .map_err(|error| format!("{pid}: {error}"))?;
         let comm = comm.trim_end_matches('\n');
         let pid_text = pid.to_string();
-        let label = |metric: Metric| metric.with_label("pid", &pid_text).with_label("comm", comm);
+        let backend_type = self.backend_types.get(&pid);
+        let label = |metric: Metric| {
+            let metric = metric.with_label("pid", &pid_text).with_label("comm", comm);
+            match backend_type {
+                Some(kind) => metric.with_label("backend_type", kind),
+                None => metric,
+            }
+        };
 
         let mut metrics = Vec::new();
         if let Some((cpu_ns, run_delay_ns)) = thread_schedstat_sums(&proc_dir) {

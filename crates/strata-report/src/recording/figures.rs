@@ -12,8 +12,8 @@ pub(crate) fn window_figures(measured: &Measured) -> WindowFigures {
         block_size_bytes: database.map(|_| BLOCK_BYTES),
         database: DatabaseIo {
             blocks_read: database.map(|database| database.blocks_read),
-            read_requests: None,
-            read_bytes: None,
+            read_requests: database.and_then(|database| database.read_requests),
+            read_bytes: database.and_then(|database| database.read_bytes),
             through_page_cache: database.is_some(),
             scans: measured
                 .workload
@@ -41,4 +41,30 @@ fn network(measured: &Measured) -> Option<NetworkIo> {
         nfs_read_bytes: measured.nfs.as_ref().map(|nfs| nfs.read_bytes),
         nic_receive_bytes: measured.nic.as_ref().map(|nic| nic.receive_bytes),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::document::Window;
+    use crate::recording::measured::DatabaseTotals;
+
+    #[test]
+    fn the_database_read_requests_of_postgresql_18_reach_the_findings() {
+        let mut measured = Measured::empty(Window {
+            from_s: 0.0,
+            to_s: 3.0,
+        });
+        measured.database = Some(DatabaseTotals {
+            blocks_read: 1000.0,
+            read_requests: Some(400.0),
+            read_bytes: Some(8192e3),
+            ..DatabaseTotals::default()
+        });
+        let database = window_figures(&measured).database;
+        assert_eq!(database.read_requests, Some(400.0));
+        assert_eq!(database.read_bytes, Some(8192e3));
+        measured.database = Some(DatabaseTotals::default());
+        assert_eq!(window_figures(&measured).database.read_requests, None);
+    }
 }

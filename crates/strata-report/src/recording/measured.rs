@@ -55,6 +55,10 @@ pub(crate) struct DatabaseTotals {
     pub temp_files: f64,
     pub temp_bytes: f64,
     pub block_read_time_ms: f64,
+    /// PostgreSQL 18's own read requests and their bytes (pg_stat_io), from
+    /// a run's result.
+    pub read_requests: Option<f64>,
+    pub read_bytes: Option<f64>,
 }
 
 impl DatabaseTotals {
@@ -74,6 +78,8 @@ impl DatabaseTotals {
             temp_files: value("database_temp_files"),
             temp_bytes: value("database_temp_bytes"),
             block_read_time_ms: value("database_blk_read_time_ms"),
+            read_requests: None,
+            read_bytes: None,
         })
     }
 

@@ -50,6 +50,10 @@ pub(crate) fn whole(
     measured.workload = Some(workload(recording, None, result));
     measured.database =
         DatabaseTotals::from_counters(&|name| counter_of(&result["database"]["counters"], name));
+    if let Some(database) = &mut measured.database {
+        database.read_requests = result["database"]["read_requests"].as_f64();
+        database.read_bytes = result["database"]["read_bytes"].as_f64();
+    }
     measured.devices = result["devices"]
         .as_array()
         .into_iter()

@@ -111,3 +111,65 @@ impl Drop for LoopDevice {
         let _ = Command::new("losetup").args(["-d", &self.node]).status();
     }
 }
+
+/// A fresh ext4 filesystem on a loop device, mounted: its device counters
+/// hold only what the test does on it.
+pub fn own_filesystem(size_mib: u64) -> (LoopDevice, std::path::PathBuf) {
+    let mut device = LoopDevice::new(size_mib);
+    device.make_ext4();
+    let mount_point = device.mount();
+    (device, mount_point)
+}
+
+pub fn strata_processes_in(dir: &Path) -> Vec<String> {
+    let needle = dir.to_string_lossy().to_string();
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|entry| {
+            let name = entry.ok()?.file_name().to_string_lossy().to_string();
+            name.parse::<u32>().ok()?;
+            let cmdline = std::fs::read(format!("/proc/{name}/cmdline")).ok()?;
+            let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+            cmdline
+                .contains(&needle)
+                .then_some(format!("{name}: {cmdline}"))
+        })
+        .collect()
+}
+
+/// No throwaway cluster's directory and no process of it remains in `dir`.
+pub fn assert_nothing_left_behind(dir: &Path) {
+    assert!(
+        cluster_dirs_in(dir).is_empty(),
+        "cluster left: {:?}",
+        cluster_dirs_in(dir)
+    );
+    assert!(
+        strata_processes_in(dir).is_empty(),
+        "processes left: {:?}",
+        strata_processes_in(dir)
+    );
+}
+
+pub fn cluster_dirs_in(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().to_string())
+        .filter(|name| name.starts_with(".strata-pg"))
+        .collect()
+}
+
+/// Where scripts/install-test-deps puts PostgreSQL 18's server binaries
+/// (`$STRATA_PG18_BIN` overrides it).
+pub fn pg18_bin_dir() -> PathBuf {
+    let dir = std::env::var_os("STRATA_PG18_BIN").map_or_else(
+        || PathBuf::from("/opt/strata/postgresql-18/bin"),
+        PathBuf::from,
+    );
+    assert!(
+        dir.join("postgres").is_file() && dir.join("initdb").is_file(),
+        "PostgreSQL 18 server binaries are not in {}: run scripts/install-test-deps as root",
+        dir.display()
+    );
+    dir
+}

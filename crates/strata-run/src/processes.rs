@@ -1,0 +1,284 @@
+//! The server's processes at an edge and over the measured window, grouped
+//! by what PostgreSQL says each one is (`pg_stat_activity.backend_type`:
+//! client backend, io worker, checkpointer, …): CPU time, run-queue delay
+//! (`/proc/PID/schedstat`) and bytes read from devices (`/proc/PID/io`).
+//! With `io_method=worker` the io workers, not the backends, issue the
+//! data-file reads, so the server's device reads land on them.
+//!
+//! Not for: PostgreSQL's own counters (`edge`), or the Recording's
+//! per-second process samples (strata-probe's process collector).
+
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet};
+use strata_probe::collectors::{parse_proc_io, parse_schedstat};
+use strata_probe::cpu::{process_cpu_ticks, reaped_children_cpu_ticks, ticks_per_second};
+
+/// What one process had used at an edge.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ProcessUse {
+    /// User + system ticks.
+    pub cpu_ticks: u64,
+    pub run_delay_ns: Option<u64>,
+    /// `read_bytes` of `/proc/PID/io` (sent to the block layer); for the
+    /// postmaster it includes its reaped children's.
+    pub read_bytes: Option<u64>,
+}
+
+impl ProcessUse {
+    fn read(pid: u32) -> Option<ProcessUse> {
+        let (user, system) = process_cpu_ticks(pid)?;
+        let run_delay_ns = std::fs::read_to_string(format!("/proc/{pid}/schedstat"))
+            .ok()
+            .and_then(|text| parse_schedstat(&text))
+            .map(|(_, delay, _)| delay);
+        let read_bytes = std::fs::read_to_string(format!("/proc/{pid}/io"))
+            .ok()
+            .and_then(|text| parse_proc_io(&text).ok())
+            .and_then(|fields| {
+                fields
+                    .into_iter()
+                    .find_map(|(key, value)| (key == "read_bytes").then_some(value))
+            });
+        Some(ProcessUse {
+            cpu_ticks: user + system,
+            run_delay_ns,
+            read_bytes,
+        })
+    }
+}
+
+/// The server's processes at one edge.
+#[derive(Clone, Debug, Default)]
+pub struct ServerProcesses {
+    pub postmaster: Option<u32>,
+    pub by_pid: BTreeMap<u32, ProcessUse>,
+    /// From `pg_stat_activity` at this edge (the postmaster is not listed).
+    pub backend_types: BTreeMap<u32, String>,
+    /// Ticks of the postmaster's children that exited and were reaped.
+    pub reaped_ticks: u64,
+}
+
+impl ServerProcesses {
+    /// `pids` starts with the postmaster's.
+    pub fn read(pids: &[u32], backend_types: BTreeMap<u32, String>) -> ServerProcesses {
+        let postmaster = pids.first().copied();
+        ServerProcesses {
+            postmaster,
+            by_pid: pids
+                .iter()
+                .filter_map(|&pid| Some((pid, ProcessUse::read(pid)?)))
+                .collect(),
+            backend_types,
+            reaped_ticks: postmaster.and_then(reaped_children_cpu_ticks).unwrap_or(0),
+        }
+    }
+
+    fn kind_of(&self, pid: u32) -> String {
+        if Some(pid) == self.postmaster {
+            return "postmaster".to_string();
+        }
+        self.backend_types
+            .get(&pid)
+            .cloned()
+            .unwrap_or_else(|| "not in pg_stat_activity".to_string())
+    }
+
+    fn exited_since(&self, start: &ServerProcesses) -> Vec<u32> {
+        start
+            .by_pid
+            .keys()
+            .filter(|pid| !self.by_pid.contains_key(pid) && Some(**pid) != start.postmaster)
+            .copied()
+            .collect()
+    }
+}
+
+/// One kind of server process over the window.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct ProcessGroupFigures {
+    /// `pg_stat_activity.backend_type` (`client backend`, `io worker`, …) or
+    /// `postmaster`.
+    pub backend_type: String,
+    pub processes: usize,
+    /// The processes exited before the end of the window (the sessions'
+    /// backends do): their CPU time and device reads are what the postmaster
+    /// collected from them as reaped children; their run-queue delay is lost.
+    pub exited: bool,
+    pub cpu_s: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run_delay_ms: Option<f64>,
+    /// Bytes the processes read from devices (`/proc/PID/io` `read_bytes`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device_read_bytes: Option<f64>,
+}
+
+/// Server CPU ticks used between two edges: processes alive at the end
+/// count from the start edge (or their birth); processes that exited count
+/// through the postmaster's reaped-children total, less what they had
+/// already used at the start edge.
+pub fn server_ticks_between(start: &ServerProcesses, end: &ServerProcesses) -> u64 {
+    let alive: u64 = end
+        .by_pid
+        .iter()
+        .map(|(pid, used)| used.cpu_ticks.saturating_sub(start_ticks(start, *pid)))
+        .sum();
+    let exited_before_start: u64 = start
+        .by_pid
+        .iter()
+        .filter(|(pid, _)| !end.by_pid.contains_key(pid))
+        .map(|(_, used)| used.cpu_ticks)
+        .sum();
+    let reaped = end.reaped_ticks.saturating_sub(start.reaped_ticks);
+    (alive + reaped).saturating_sub(exited_before_start)
+}
+
+fn start_ticks(start: &ServerProcesses, pid: u32) -> u64 {
+    start.by_pid.get(&pid).map_or(0, |used| used.cpu_ticks)
+}
+
+/// The window's use per kind of process: those alive at the end by their
+/// backend type, then those that exited during it as one group.
+pub fn groups_between(start: &ServerProcesses, end: &ServerProcesses) -> Vec<ProcessGroupFigures> {
+    let mut groups: BTreeMap<String, ProcessGroupFigures> = BTreeMap::new();
+    for (pid, used) in &end.by_pid {
+        let kind = end.kind_of(*pid);
+        let before = start.by_pid.get(pid).cloned().unwrap_or_default();
+        let group = groups
+            .entry(kind.clone())
+            .or_insert_with(|| ProcessGroupFigures {
+                backend_type: kind,
+                ..ProcessGroupFigures::default()
+            });
+        group.processes += 1;
+        group.cpu_s += used.cpu_ticks.saturating_sub(before.cpu_ticks) as f64 / ticks_per_second();
+        if Some(*pid) == end.postmaster {
+            continue;
+        }
+        add(
+            &mut group.run_delay_ms,
+            used.run_delay_ns,
+            before.run_delay_ns,
+            1e6,
+        );
+        add(
+            &mut group.device_read_bytes,
+            used.read_bytes,
+            before.read_bytes,
+            1.0,
+        );
+    }
+    let mut groups: Vec<ProcessGroupFigures> = groups.into_values().collect();
+    groups.extend(exited_group(start, end));
+    groups
+}
+
+/// `total += (after − before) / divisor` when `after` was read.
+fn add(total: &mut Option<f64>, after: Option<u64>, before: Option<u64>, divisor: f64) {
+    if let Some(after) = after {
+        let grown = after.saturating_sub(before.unwrap_or(0)) as f64 / divisor;
+        *total = Some(total.unwrap_or(0.0) + grown);
+    }
+}
+
+/// The processes alive at the start edge and gone at the end, through the
+/// postmaster's totals for its reaped children (CPU ticks, and its
+/// `/proc/PID/io`, which includes them).
+fn exited_group(start: &ServerProcesses, end: &ServerProcesses) -> Option<ProcessGroupFigures> {
+    let exited = end.exited_since(start);
+    if exited.is_empty() {
+        return None;
+    }
+    let kinds: BTreeSet<String> = exited.iter().map(|pid| start.kind_of(*pid)).collect();
+    let at_start = |field: fn(&ProcessUse) -> Option<u64>| -> u64 {
+        exited
+            .iter()
+            .filter_map(|pid| field(start.by_pid.get(pid)?))
+            .sum()
+    };
+    let reaped_ticks = end.reaped_ticks.saturating_sub(start.reaped_ticks);
+    let postmaster_read = |edge: &ServerProcesses| {
+        edge.postmaster
+            .and_then(|pid| edge.by_pid.get(&pid)?.read_bytes)
+    };
+    let device_read_bytes = match (postmaster_read(start), postmaster_read(end)) {
+        (Some(before), Some(after)) => Some(
+            after
+                .saturating_sub(before)
+                .saturating_sub(at_start(|used| used.read_bytes)) as f64,
+        ),
+        _ => None,
+    };
+    Some(ProcessGroupFigures {
+        backend_type: kinds.into_iter().collect::<Vec<_>>().join(" + "),
+        processes: exited.len(),
+        exited: true,
+        cpu_s: reaped_ticks.saturating_sub(at_start(|used| Some(used.cpu_ticks))) as f64
+            / ticks_per_second(),
+        run_delay_ms: None,
+        device_read_bytes,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn edge(processes: &[(u32, u64, u64, &str)], reaped_ticks: u64) -> ServerProcesses {
+        ServerProcesses {
+            postmaster: Some(1),
+            by_pid: processes
+                .iter()
+                .map(|&(pid, ticks, read, _)| {
+                    let used = ProcessUse {
+                        cpu_ticks: ticks,
+                        run_delay_ns: Some(ticks * 1_000_000),
+                        read_bytes: Some(read),
+                    };
+                    (pid, used)
+                })
+                .collect(),
+            backend_types: processes
+                .iter()
+                .filter(|process| process.0 != 1)
+                .map(|&(pid, _, _, kind)| (pid, kind.to_string()))
+                .collect(),
+            reaped_ticks,
+        }
+    }
+
+    #[test]
+    fn io_workers_and_exited_backends_are_told_apart() {
+        let start = edge(
+            &[
+                (1, 10, 0, ""),
+                (2, 5, 100, "io worker"),
+                (3, 7, 0, "client backend"),
+                (4, 7, 0, "client backend"),
+            ],
+            50,
+        );
+        let end = edge(&[(1, 11, 4000, ""), (2, 25, 9100, "io worker")], 90);
+        let groups = groups_between(&start, &end);
+        let kinds: Vec<(&str, bool)> = groups
+            .iter()
+            .map(|group| (group.backend_type.as_str(), group.exited))
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                ("io worker", false),
+                ("postmaster", false),
+                ("client backend", true)
+            ]
+        );
+        let ticks = ticks_per_second();
+        assert_eq!(groups[0].device_read_bytes, Some(9000.0));
+        assert_eq!(groups[0].cpu_s, 20.0 / ticks);
+        assert_eq!(groups[0].run_delay_ms, Some(20.0));
+        assert_eq!(groups[1].device_read_bytes, None);
+        assert_eq!(groups[2].processes, 2);
+        assert_eq!(groups[2].cpu_s, (40.0 - 14.0) / ticks);
+        assert_eq!(groups[2].device_read_bytes, Some(4000.0));
+        assert_eq!(server_ticks_between(&start, &end), 1 + 20 + 40 - 14);
+    }
+}
