@@ -386,7 +386,7 @@ fn cpu_text(figures: &RunFigures) -> String {
         };
         let _ = writeln!(
             out,
-            "  {:<34} {:>3} processes: CPU {:.2} s, run-queue delay {}, device reads {}",
+            "  {:<34} {:>3} processes: CPU {:.2} s, run-queue delay {}, read from devices {}",
             if group.exited {
                 format!("{} (exited in the window)", group.backend_type)
             } else {
