@@ -55,7 +55,7 @@ pub fn schema_names(plan: &SchemaPlan) -> Vec<String> {
     }
 }
 
-pub(crate) fn validate_plan(plan: &SchemaPlan) -> anyhow::Result<()> {
+pub fn validate_plan(plan: &SchemaPlan) -> anyhow::Result<()> {
     anyhow::ensure!(
         plan.single_schema || plan.schemas >= 1,
         "the plan has no schemas: ask for at least one"
@@ -99,7 +99,7 @@ pub(crate) fn create_table_sql(schema: &str, table: &str) -> String {
 /// land in unrelated blocks with no constant stride a storage prefetcher
 /// could learn.
 #[derive(Clone, Debug)]
-pub(crate) struct KeyShuffle {
+pub struct KeyShuffle {
     rows: u64,
     half_bits: u32,
     half_mask: u64,
@@ -107,7 +107,7 @@ pub(crate) struct KeyShuffle {
 }
 
 impl KeyShuffle {
-    pub(crate) fn new(rows: u64, seed: u64) -> Self {
+    pub fn new(rows: u64, seed: u64) -> Self {
         let bits_needed = 64 - rows.saturating_sub(1).leading_zeros();
         let half_bits = bits_needed.div_ceil(2).max(1);
         let mut round_keys = [0u64; 4];
@@ -125,7 +125,7 @@ impl KeyShuffle {
     }
 
     /// The key (1-based) of row number `row` (0-based, `row < rows`).
-    pub(crate) fn key_of_row(&self, row: u64) -> u64 {
+    pub fn key_of_row(&self, row: u64) -> u64 {
         debug_assert!(row < self.rows);
         let mut value = row;
         loop {

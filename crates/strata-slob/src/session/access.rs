@@ -9,7 +9,7 @@ use strata_core::random::FastRng;
 use super::{AccessDistribution, Hotspot, WorkloadOptions};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) enum Operation {
+pub enum Operation {
     Select,
     Update,
     Scan,
@@ -17,7 +17,7 @@ pub(crate) enum Operation {
 
 /// One loop's work: `first_key..=last_key` of the chosen schema's `slob`.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) struct LoopChoice {
+pub struct LoopChoice {
     pub operation: Operation,
     pub hot_schema: bool,
     pub first_key: i64,
@@ -26,7 +26,7 @@ pub(crate) struct LoopChoice {
 
 /// The access pattern of a run, shared by its sessions.
 #[derive(Debug)]
-pub(crate) struct AccessPlan {
+pub struct AccessPlan {
     blocks: u64,
     work_unit_keys: u64,
     update_work_unit_keys: u64,
@@ -38,7 +38,7 @@ pub(crate) struct AccessPlan {
 }
 
 impl AccessPlan {
-    pub(crate) fn new(blocks: u64, workload: &WorkloadOptions) -> Self {
+    pub fn new(blocks: u64, workload: &WorkloadOptions) -> Self {
         let zipf = match workload.distribution {
             AccessDistribution::Uniform => None,
             AccessDistribution::Zipf { theta } => Some(ZipfSampler::new(blocks, theta)),
@@ -56,7 +56,7 @@ impl AccessPlan {
     }
 
     /// The work of loop number `loop_number` (1-based) of a session.
-    pub(crate) fn choose(&self, rng: &mut FastRng, loop_number: u64) -> LoopChoice {
+    pub fn choose(&self, rng: &mut FastRng, loop_number: u64) -> LoopChoice {
         let roll_pct = rng.unit_f64() * 100.0;
         let operation = if roll_pct < self.scan_pct {
             Operation::Scan

@@ -6,8 +6,8 @@
 //! Not for: loading the schemas (`load`), reading OS or server counters
 //! around the run, or printing; the caller does those.
 
-mod access;
-mod tally;
+pub mod access;
+pub mod tally;
 mod worker;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -27,7 +27,8 @@ use crate::pg;
 use crate::schema::{schema_names, validate_plan, SchemaPlan, META_SCHEMA};
 use access::AccessPlan;
 use tally::{SharedTally, Window};
-use worker::{open_session, Interrupt, Session, SessionConnection, SessionEnd, SessionSpec};
+use worker::{open_session, Interrupt, Session, SessionConnection};
+pub use worker::{SessionEnd, SessionSpec};
 
 /// How start keys are drawn.
 #[derive(Clone, Debug, Serialize)]
@@ -240,7 +241,7 @@ impl Driver {
 
 /// The measurement window of a run starting at `start`, and the loops each
 /// session does in batch mode.
-fn window_of(stop_after: &StopAfter, start: Instant) -> (Window, Option<u64>) {
+pub fn window_of(stop_after: &StopAfter, start: Instant) -> (Window, Option<u64>) {
     match *stop_after {
         StopAfter::Duration { warmup, duration } => {
             let window_start = start + warmup;
@@ -299,7 +300,8 @@ async fn wait_for_sessions(
     (ends, interrupted)
 }
 
-fn outcome(
+/// The outcome of a run from its sessions' ends and tally.
+pub fn outcome(
     window: Window,
     start: Instant,
     sessions_started: u32,
@@ -361,7 +363,8 @@ fn failures_of(ends: &[SessionEnd], start: Instant) -> Vec<SessionFailure> {
     failures
 }
 
-fn validate_options(options: &DriverOptions) -> anyhow::Result<()> {
+/// Refuses options no engine could run, before any work.
+pub fn validate_options(options: &DriverOptions) -> anyhow::Result<()> {
     validate_plan(&options.plan)?;
     ensure!(
         session_total(options) >= 1,
@@ -427,7 +430,8 @@ fn validate_pattern(workload: &WorkloadOptions) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn session_total(options: &DriverOptions) -> u64 {
+/// Sessions the options ask for.
+pub fn session_total(options: &DriverOptions) -> u64 {
     if options.plan.single_schema {
         u64::from(options.sessions.unwrap_or(options.threads_per_schema))
     } else {
@@ -437,7 +441,7 @@ fn session_total(options: &DriverOptions) -> u64 {
 
 /// Sessions are dealt round-robin over the schemas, so the first few
 /// sessions already cover every schema.
-fn session_specs(options: &DriverOptions, names: &[String]) -> Vec<SessionSpec> {
+pub fn session_specs(options: &DriverOptions, names: &[String]) -> Vec<SessionSpec> {
     let with_scan = options.workload.scan_pct > 0.0;
     (0..session_total(options) as u32)
         .map(|index| {

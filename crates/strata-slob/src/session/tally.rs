@@ -19,7 +19,7 @@ const SHARDS: usize = 32;
 /// The measurement window; `end` is unknown (None) in batch mode, where
 /// everything after `start` counts.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Window {
+pub struct Window {
     pub start: Instant,
     pub end: Option<Instant>,
 }
@@ -32,7 +32,7 @@ impl Window {
 
 /// Something a session completed at some moment.
 #[derive(Clone, Copy, Debug)]
-pub(crate) enum Event {
+pub enum Event {
     Select { latency: Duration, rows: u64 },
     Update { latency: Duration, rows: u64 },
     Commit { latency: Duration },
@@ -42,7 +42,7 @@ pub(crate) enum Event {
 }
 
 #[derive(Default)]
-pub(crate) struct Tally {
+pub struct Tally {
     pub select: LatencyHistogram,
     pub update: LatencyHistogram,
     pub commit: LatencyHistogram,
@@ -115,13 +115,13 @@ impl Tally {
 }
 
 /// The run's tally, shared by its sessions.
-pub(crate) struct SharedTally {
+pub struct SharedTally {
     window: Window,
     shards: Vec<Mutex<Tally>>,
 }
 
 impl SharedTally {
-    pub(crate) fn new(window: Window) -> Self {
+    pub fn new(window: Window) -> Self {
         SharedTally {
             window,
             shards: (0..SHARDS).map(|_| Mutex::new(Tally::default())).collect(),
@@ -130,7 +130,7 @@ impl SharedTally {
 
     /// Counts `event`, completed at `finished_at` by session `session`, if
     /// it completed inside the window.
-    pub(crate) fn record(&self, session: usize, finished_at: Instant, event: Event) {
+    pub fn record(&self, session: usize, finished_at: Instant, event: Event) {
         if !self.window.contains(finished_at) {
             return;
         }
@@ -143,7 +143,7 @@ impl SharedTally {
 
     /// The sum of all shards, with `per_second` numbered and padded to
     /// `window_seconds` entries.
-    pub(crate) fn total(&self, window_seconds: usize) -> Tally {
+    pub fn total(&self, window_seconds: usize) -> Tally {
         let mut total = Tally::default();
         for shard in &self.shards {
             total.merge(&shard.lock().expect("tally shard lock"));

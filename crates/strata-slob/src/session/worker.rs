@@ -40,7 +40,7 @@ const BEGIN_UPDATE: &str =
 
 /// Who a session is: its number, and the schemas it works on.
 #[derive(Clone, Debug)]
-pub(crate) struct SessionSpec {
+pub struct SessionSpec {
     pub index: u32,
     pub schema: String,
     pub hot_schema: Option<String>,
@@ -148,7 +148,7 @@ impl Interrupt {
 
 /// How a session ended.
 #[derive(Debug)]
-pub(crate) struct SessionEnd {
+pub struct SessionEnd {
     pub index: u32,
     pub schema: String,
     pub ended_at: Instant,

@@ -1,0 +1,90 @@
+//! The figures of a SQLite run, from the OS alone: SQLite has no I/O
+//! counters, so the database layer is absent (with its reason) and the page
+//! cache comparison is between the pages the sessions read — one row is one
+//! page, so rows selected and updated plus the scan table's pages for each
+//! scan — and what the devices under the file read. Everything else is
+//! strata-run's own accounting of the two edges.
+//!
+//! Not for: taking the edges (`measure`) or printing (strata-run's `output`).
+
+use strata_probe::cpu::{own_cpu_seconds, HostCpu};
+use strata_probe::diskstats::read_diskstats;
+use strata_run::accounting::{account, Absorption, RunDevices, RunFigures, ABSORBED_WARNING_PCT};
+use strata_run::edge::Edge;
+use strata_run::processes::ServerProcesses;
+use strata_slob::session::RunOutcome;
+
+/// Why the database layer is absent.
+pub const NO_DATABASE_COUNTERS: &str = "SQLite has no I/O counters: the database layer is absent; the page cache figures compare the pages the sessions read (one row per page) with the device read requests";
+
+/// The OS at one moment: devices, host CPU, strata's own CPU (SQLite runs
+/// inside strata, so strata's CPU is the engine's).
+pub fn take_edge(version_num: u32) -> Edge {
+    let (user, system) = own_cpu_seconds();
+    Edge {
+        at: std::time::Instant::now(),
+        version_num,
+        database: None,
+        database_error: None,
+        disks: read_diskstats().unwrap_or_default(),
+        host_cpu: HostCpu::read().unwrap_or_default(),
+        server: ServerProcesses::default(),
+        own_cpu_s: user + system,
+    }
+}
+
+/// Pages the sessions read in the window: every row selected or updated is
+/// a page of its own, and every scan reads the whole scan table. Index and
+/// interior pages are not counted (they mostly stay in SQLite's cache).
+pub fn pages_read(outcome: &RunOutcome, scan_table_pages: u64) -> u64 {
+    outcome.rows_selected + outcome.rows_updated + outcome.scan.count() * scan_table_pages
+}
+
+/// strata-run's accounting of the window, with SQLite's page-cache
+/// comparison and the reason the database layer is absent.
+pub fn sqlite_figures(
+    start: &Edge,
+    end: &Edge,
+    outcome: &RunOutcome,
+    devices: &RunDevices,
+    page_bytes: u32,
+    scan_table_pages: u64,
+) -> RunFigures {
+    let mut figures = account(start, end, outcome, devices);
+    let absorption = absorption(&figures, pages_read(outcome, scan_table_pages), page_bytes);
+    figures.warnings.insert(0, NO_DATABASE_COUNTERS.to_string());
+    if absorption.absorbed_pct > ABSORBED_WARNING_PCT {
+        figures.warnings.push(format!(
+            "{:.1}% of the pages the sessions read ({:.0} of {:.0}) never reached a device: SQLite's \
+             own cache or the OS page cache absorbed them, so this is not a storage result",
+            absorption.absorbed_pct, absorption.absorbed_blocks, absorption.database_blocks_read
+        ));
+    }
+    figures.absorption = Some(absorption);
+    figures
+}
+
+/// `database_blocks_read` holds the pages the sessions read and
+/// `device_read_blocks` the device read bytes in pages of the file.
+fn absorption(figures: &RunFigures, pages_read: u64, page_bytes: u32) -> Absorption {
+    let data_devices = figures.devices.iter().filter(|device| device.role != "wal");
+    let (device_read_requests, device_read_bytes) = data_devices
+        .fold((0, 0), |(requests, bytes), device| {
+            (requests + device.read_requests, bytes + device.read_bytes)
+        });
+    let pages_read = pages_read as f64;
+    let device_read_blocks = device_read_bytes as f64 / f64::from(page_bytes);
+    let absorbed_blocks = (pages_read - device_read_blocks).max(0.0);
+    Absorption {
+        database_blocks_read: pages_read,
+        device_read_requests,
+        device_read_bytes,
+        device_read_blocks,
+        absorbed_blocks,
+        absorbed_pct: if pages_read > 0.0 {
+            absorbed_blocks * 100.0 / pages_read
+        } else {
+            0.0
+        },
+    }
+}

@@ -1,0 +1,31 @@
+//! strata-sqlite: the SLOB method on SQLite, through the bundled SQLite
+//! library (no server). One file holds a table per schema of the plan,
+//! one row per page, shuffled keys and an index on them, in WAL mode;
+//! sessions are OS threads with a connection each that read random single
+//! pages through the index (plus optional updates and scans), and the run
+//! is accounted from the OS alone, since SQLite has no I/O counters.
+//!
+//! Its results are strata-run's types (`SlobOutcome`, `RunFigures`), so the
+//! binary prints and serializes them as it does PostgreSQL's.
+//!
+//! Not for: parsing options, printing, or PostgreSQL.
+
+pub mod cache;
+pub mod connection;
+pub mod environment;
+pub mod figures;
+pub mod layout;
+pub mod record;
+pub mod run;
+pub mod schema;
+pub mod setup;
+
+mod measure;
+mod session;
+
+pub use layout::{check_layout, PageLayout};
+pub use run::{
+    check_config, run, SqliteDatabase, SqliteRunConfig, DEFAULT_SESSION_CACHE_BYTES,
+    TEMPORARY_FILE_NAME,
+};
+pub use setup::{setup, SetupOptions};

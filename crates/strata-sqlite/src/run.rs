@@ -1,0 +1,251 @@
+//! `strata run --engine sqlite` from start to end: check the options, make
+//! the file (or a temporary one), load what is missing, keep the data set
+//! out of the page cache, run the sessions between the two OS edges,
+//! account, record, and remove the temporary directory — also on an error
+//! or an interrupt.
+//!
+//! Not for: parsing options or drawing progress (the binary passes resolved
+//! settings and an observer).
+
+use crate::cache::{Evictor, EVICT_EVERY};
+use crate::connection::{check_page_bytes, file_page_bytes, open_read_only};
+use crate::environment::{environment, sqlite_version_num};
+use crate::figures::{sqlite_figures, take_edge};
+use crate::measure::measure;
+use crate::record::{write_recording, RecordingParts};
+use crate::setup::{setup, SetupOptions};
+use anyhow::{bail, ensure, Context};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+use strata_db::pagecache::PageCacheMethod;
+use strata_observe::background::BackgroundSampler;
+use strata_probe::collectors::{all_os_collectors, DeviceFilter};
+use strata_run::accounting::RunDevices;
+use strata_run::session_run::{PageCacheChoice, RunObserver, SlobOutcome};
+use strata_slob::load::LoadReport;
+use strata_slob::session::{validate_options, DriverOptions};
+
+/// The name of the file in a temporary directory.
+pub const TEMPORARY_FILE_NAME: &str = "strata-slob.sqlite";
+
+/// SQLite's page cache of each session by default: 2 MiB, room for the
+/// index and interior pages of a few GiB of table but a small share of the
+/// data set, so the rows' pages are read from the OS.
+pub const DEFAULT_SESSION_CACHE_BYTES: u64 = 2 << 20;
+
+/// Which file the run uses.
+#[derive(Clone, Debug)]
+pub enum SqliteDatabase {
+    /// A file in a new temporary directory under `parent_dir`, removed with
+    /// its WAL and shared-memory files at the end, also on error or interrupt.
+    Temporary { parent_dir: PathBuf },
+    /// The user's file, created when missing; strata adds and drops only
+    /// its own tables there.
+    File(PathBuf),
+}
+
+#[derive(Clone, Debug)]
+pub struct SqliteRunConfig {
+    pub database: SqliteDatabase,
+    /// `Auto`: the file's pages are dropped from the OS page cache before
+    /// the run and every 20 ms during it (`cache::EVICT_EVERY`); `Unlimited`: left alone;
+    /// `Limit` is refused (a byte limit needs a memory cgroup, which threads
+    /// of strata cannot have apart from strata).
+    pub page_cache: PageCacheChoice,
+    /// `PRAGMA cache_size` of each session, in bytes.
+    pub session_cache_bytes: u64,
+    /// Page size of a new file; `None`: 8 KiB (or the existing file's).
+    pub page_bytes: Option<u32>,
+    pub replace: bool,
+    pub driver: DriverOptions,
+    pub setup_only: bool,
+    pub record: Option<PathBuf>,
+    pub command: Vec<String>,
+    pub options: serde_json::Value,
+}
+
+/// Runs `strata run --engine sqlite` (or its setup alone).
+pub fn run(
+    config: &SqliteRunConfig,
+    observer: &mut dyn RunObserver,
+    interrupt: &AtomicBool,
+) -> anyhow::Result<SlobOutcome> {
+    check_config(config)?;
+    let file = DatabaseFile::make(&config.database)?;
+    let result = run_on(config, &file.path, observer, interrupt);
+    if file.temporary.is_some() {
+        observer.phase("removing the temporary SQLite file");
+    }
+    drop(file);
+    result
+}
+
+/// Refuses what cannot work, before any file is touched.
+pub fn check_config(config: &SqliteRunConfig) -> anyhow::Result<()> {
+    validate_options(&config.driver)?;
+    if let PageCacheChoice::Limit(_) = config.page_cache {
+        bail!("--page-cache-limit SIZE needs a memory cgroup around the database's processes, and SQLite runs inside strata: use auto (the file's pages are dropped before and during the run) or none");
+    }
+    if let Some(page_bytes) = config.page_bytes {
+        check_page_bytes(page_bytes)?;
+    }
+    ensure!(
+        config.session_cache_bytes >= 1024,
+        "the session cache must be at least 1 KiB"
+    );
+    match &config.database {
+        SqliteDatabase::Temporary { parent_dir } => {
+            ensure!(!config.setup_only, "setup without --db would load a temporary file and remove it at once: give --db FILE");
+            ensure!(
+                parent_dir.is_dir(),
+                "{} is not a directory",
+                parent_dir.display()
+            );
+        }
+        SqliteDatabase::File(path) => {
+            let dir = path.parent().filter(|dir| !dir.as_os_str().is_empty());
+            ensure!(
+                dir.is_none_or(Path::is_dir),
+                "the directory of {} does not exist",
+                path.display()
+            );
+            ensure!(
+                !path.is_dir(),
+                "{} is a directory, not a SQLite file",
+                path.display()
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The file, and the temporary directory that holds it when there is one
+/// (removed when this is dropped).
+struct DatabaseFile {
+    path: PathBuf,
+    temporary: Option<tempfile::TempDir>,
+}
+
+impl DatabaseFile {
+    fn make(database: &SqliteDatabase) -> anyhow::Result<DatabaseFile> {
+        match database {
+            SqliteDatabase::File(path) => Ok(DatabaseFile {
+                path: path.clone(),
+                temporary: None,
+            }),
+            SqliteDatabase::Temporary { parent_dir } => {
+                let dir = tempfile::Builder::new()
+                    .prefix("strata-sqlite-")
+                    .tempdir_in(parent_dir)
+                    .with_context(|| {
+                        format!("making a temporary directory in {}", parent_dir.display())
+                    })?;
+                Ok(DatabaseFile {
+                    path: dir.path().join(TEMPORARY_FILE_NAME),
+                    temporary: Some(dir),
+                })
+            }
+        }
+    }
+}
+
+fn run_on(
+    config: &SqliteRunConfig,
+    path: &Path,
+    observer: &mut dyn RunObserver,
+    interrupt: &AtomicBool,
+) -> anyhow::Result<SlobOutcome> {
+    let load = load(config, path, observer, interrupt)?;
+    let page_bytes = file_page_bytes(&open_read_only(path)?)?;
+    let plan = &config.driver.plan;
+    let mut environment = environment(path, PageCacheMethod::Unlimited, plan);
+    if config.setup_only {
+        return Ok(SlobOutcome {
+            environment,
+            load: Some(load),
+            figures: None,
+            kept: None,
+        });
+    }
+    let evictor = match config.page_cache {
+        PageCacheChoice::Unlimited => None,
+        _ => {
+            observer.phase(&format!("dropping the file's pages from the page cache (posix_fadvise DONTNEED, then every {} ms)", EVICT_EVERY.as_millis()));
+            environment.page_cache = PageCacheMethod::DropCaches;
+            Some(Evictor::start(path)?)
+        }
+    };
+    let sampler = config
+        .record
+        .as_ref()
+        .map(|_| layer_sampler(&environment.devices));
+    let version_num = sqlite_version_num();
+    let cache_kib = config.session_cache_bytes / 1024;
+    let measured = measure(
+        path,
+        &config.driver,
+        cache_kib,
+        interrupt,
+        observer,
+        &|| take_edge(version_num),
+    );
+    evictor.map(Evictor::finish);
+    let samples = sampler.map(BackgroundSampler::finish).unwrap_or_default();
+    let measured = measured?;
+    let figures = sqlite_figures(
+        &measured.start,
+        &measured.end,
+        &measured.outcome,
+        &environment.devices,
+        page_bytes,
+        plan.scan_table_blocks,
+    );
+    if let Some(record) = &config.record {
+        let parts = RecordingParts {
+            command: &config.command,
+            options: &config.options,
+            environment: &environment,
+            load: Some(&load),
+            samples: &samples,
+        };
+        write_recording(record, &parts, &figures, &measured.outcome)?;
+    }
+    Ok(SlobOutcome {
+        environment,
+        load: Some(load),
+        figures: Some(figures),
+        kept: None,
+    })
+}
+
+fn load(
+    config: &SqliteRunConfig,
+    path: &Path,
+    observer: &mut dyn RunObserver,
+    interrupt: &AtomicBool,
+) -> anyhow::Result<LoadReport> {
+    observer.phase("loading the SLOB tables");
+    let options = SetupOptions {
+        path: path.to_path_buf(),
+        plan: config.driver.plan.clone(),
+        replace: config.replace,
+        page_bytes: config.page_bytes,
+    };
+    setup(
+        &options,
+        &mut |progress| observer.loading(progress),
+        interrupt,
+    )
+}
+
+/// The devices under the file and the host's CPU and memory, every second.
+fn layer_sampler(devices: &RunDevices) -> BackgroundSampler {
+    let filter = if devices.data.is_empty() {
+        DeviceFilter::All
+    } else {
+        DeviceFilter::Names(devices.data.clone())
+    };
+    let collectors = all_os_collectors(filter, Vec::new()).unwrap_or_default();
+    BackgroundSampler::start(collectors, Duration::from_secs(1))
+}

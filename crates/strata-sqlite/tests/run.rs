@@ -1,0 +1,190 @@
+//! Runs on real SQLite files in temporary directories, measured from the
+//! real `/proc/diskstats` of the devices under them.
+
+mod common;
+
+use common::{config, entries, plan, timed, Quiet};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+use strata_run::session_run::PageCacheChoice;
+use strata_slob::session::StopAfter;
+use strata_sqlite::{run, setup, SetupOptions, SqliteDatabase};
+
+fn temporary_in(dir: &tempfile::TempDir) -> SqliteDatabase {
+    SqliteDatabase::Temporary {
+        parent_dir: dir.path().to_path_buf(),
+    }
+}
+
+#[test]
+fn a_read_run_reads_from_the_device_about_once_per_row_and_leaves_nothing() {
+    let parent = tempfile::tempdir().unwrap();
+    let config = config(temporary_in(&parent), plan(2, 4096), 0.0, timed(500, 2000));
+    let outcome = run(&config, &mut Quiet::default(), &AtomicBool::new(false)).unwrap();
+    assert!(
+        entries(parent.path()).is_empty(),
+        "left behind: {:?}",
+        entries(parent.path())
+    );
+    let figures = outcome.figures.expect("figures");
+    assert!(figures.database.is_none());
+    assert!(
+        figures.warnings[0].contains("SQLite has no I/O counters"),
+        "{:?}",
+        figures.warnings
+    );
+    let absorption = figures.absorption.expect("absorption");
+    let rows_read = figures.workload.rows_selected as f64;
+    let device_reads = absorption.device_read_requests as f64;
+    eprintln!(
+        "rows read {rows_read}, device read requests {device_reads}, device read pages {:.0}, absorbed {:.1}%, window {:.2} s, devices {:?}",
+        absorption.device_read_blocks, absorption.absorbed_pct, figures.window_s,
+        figures.devices.iter().map(|device| (&device.device, device.r_per_s, device.rareq_sz_kib)).collect::<Vec<_>>()
+    );
+    assert!(
+        (1.9..2.2).contains(&figures.window_s),
+        "{}",
+        figures.window_s
+    );
+    assert!(rows_read > 0.0 && device_reads > 0.0);
+    assert!(
+        device_reads >= rows_read * 0.3,
+        "{device_reads} device reads for {rows_read} rows"
+    );
+    assert!(
+        device_reads <= rows_read * 1.1,
+        "{device_reads} device reads for {rows_read} rows"
+    );
+    assert_eq!(outcome.environment.server, "sqlite");
+    assert!(outcome.environment.server_version_num >= 3_000_000);
+}
+
+#[test]
+fn updates_write_and_sync_the_wal() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("slob.sqlite");
+    let options = SetupOptions {
+        path: path.clone(),
+        plan: plan(2, 1024),
+        replace: false,
+        page_bytes: None,
+    };
+    setup(&options, &mut |_| {}, &AtomicBool::new(false)).unwrap();
+    let wal = dir.path().join("slob.sqlite-wal");
+    let wal_before = std::fs::metadata(&wal).map_or(0, |meta| meta.len());
+    let keeps_the_wal = rusqlite::Connection::open(&path).unwrap();
+    keeps_the_wal
+        .query_row("SELECT count(*) FROM sqlite_schema", [], |row| {
+            row.get::<_, i64>(0)
+        })
+        .unwrap();
+    let config = config(
+        SqliteDatabase::File(path.clone()),
+        plan(2, 1024),
+        100.0,
+        timed(200, 1000),
+    );
+    let figures = run(&config, &mut Quiet::default(), &AtomicBool::new(false))
+        .unwrap()
+        .figures
+        .unwrap();
+    let wal_after = std::fs::metadata(&wal).unwrap().len();
+    let commits = figures.workload.operations["commit"].count;
+    let writes: u64 = figures
+        .devices
+        .iter()
+        .map(|device| device.write_requests)
+        .sum();
+    let flushes: u64 = figures
+        .devices
+        .iter()
+        .map(|device| device.flush_requests)
+        .sum();
+    eprintln!("commits {commits}, device write requests {writes}, flushes {flushes}, WAL {wal_before} -> {wal_after} bytes");
+    assert!(commits > 0 && figures.workload.rows_updated >= commits * 8);
+    assert!(
+        writes > 0 && flushes > 0,
+        "writes {writes}, flushes {flushes}"
+    );
+    assert!(wal_after > wal_before, "WAL {wal_before} -> {wal_after}");
+    drop(keeps_the_wal);
+}
+
+#[test]
+fn work_loops_are_exact_and_every_session_does_them() {
+    let parent = tempfile::tempdir().unwrap();
+    let mut config = config(
+        temporary_in(&parent),
+        plan(2, 512),
+        25.0,
+        StopAfter::WorkLoops(7),
+    );
+    config.driver.threads_per_schema = 2;
+    let figures = run(&config, &mut Quiet::default(), &AtomicBool::new(false))
+        .unwrap()
+        .figures
+        .unwrap();
+    assert_eq!(figures.workload.loops, 28);
+    let operations = &figures.workload.operations;
+    assert_eq!(operations["select"].count + operations["update"].count, 28);
+    assert_eq!(operations["update"].count, operations["commit"].count);
+    assert_eq!(figures.sessions.started, 4);
+    assert_eq!(figures.sessions.failed, 0);
+    assert!(entries(parent.path()).is_empty());
+}
+
+#[test]
+fn bad_options_are_refused_before_any_file_is_made() {
+    let parent = tempfile::tempdir().unwrap();
+    let mut limited = config(temporary_in(&parent), plan(1, 64), 0.0, timed(0, 100));
+    limited.page_cache = PageCacheChoice::Limit(1 << 20);
+    let mut setup_only = config(temporary_in(&parent), plan(1, 64), 0.0, timed(0, 100));
+    setup_only.setup_only = true;
+    let too_many_updates = config(temporary_in(&parent), plan(1, 64), 150.0, timed(0, 100));
+    let mut scan_without_table = config(temporary_in(&parent), plan(1, 64), 0.0, timed(0, 100));
+    scan_without_table.driver.workload.scan_pct = 10.0;
+    let mut odd_page = config(temporary_in(&parent), plan(1, 64), 0.0, timed(0, 100));
+    odd_page.page_bytes = Some(5000);
+    for (bad, says) in [
+        (limited, "cgroup"),
+        (setup_only, "--db"),
+        (too_many_updates, "update_pct"),
+        (scan_without_table, "scan table"),
+        (odd_page, "power of two"),
+    ] {
+        let Err(error) = run(&bad, &mut Quiet::default(), &AtomicBool::new(false)) else {
+            panic!("{says}: accepted");
+        };
+        assert!(format!("{error:#}").contains(says), "{error:#}");
+    }
+    assert!(entries(parent.path()).is_empty());
+}
+
+#[test]
+fn an_interrupt_ends_the_run_early_and_still_removes_the_file() {
+    let parent = tempfile::tempdir().unwrap();
+    let mut config = config(temporary_in(&parent), plan(2, 512), 0.0, timed(100, 60_000));
+    config.record = Some(parent.path().join("run.strata"));
+    let interrupt = AtomicBool::new(false);
+    let began = std::time::Instant::now();
+    let outcome = std::thread::scope(|scope| {
+        scope.spawn(|| {
+            std::thread::sleep(Duration::from_millis(1500));
+            interrupt.store(true, Ordering::Relaxed);
+        });
+        run(&config, &mut Quiet::default(), &interrupt).unwrap()
+    });
+    assert!(began.elapsed() < Duration::from_secs(20));
+    let figures = outcome.figures.unwrap();
+    assert!(figures.interrupted && figures.workload.loops > 0);
+    let left: Vec<_> = entries(parent.path());
+    assert_eq!(
+        left,
+        vec![parent.path().join("run.strata")],
+        "only the Recording stays"
+    );
+    let recording =
+        strata_core::recording::Recording::read(&parent.path().join("run.strata")).unwrap();
+    assert_eq!(recording.header.kind, "run");
+    assert_eq!(recording.header.environment["server"], "sqlite");
+}
