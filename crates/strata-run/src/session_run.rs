@@ -19,7 +19,7 @@ use std::time::Duration;
 use strata_core::units::format_size;
 use strata_db::collectors::PostgresCollector;
 use strata_db::pagecache::{drop_caches, PageCacheMethod};
-use strata_db::postgres::cluster::{ClusterOptions, ThrowawayCluster};
+use strata_db::postgres::cluster::{binaries_version_num, ClusterOptions, ThrowawayCluster};
 use strata_db::postgres::connect::{connect, ConnectionTarget};
 use strata_db::postgres::counters::server_version_num;
 use strata_db::postgres::read_path::{backend_types, ReadPathRequest, ReadPathSettings};
@@ -239,6 +239,8 @@ pub fn run_slob(
             bin_dir,
         } => {
             check_free_space(parent_dir, &plan)?;
+            let binaries = binaries_version_num(bin_dir.as_deref())?;
+            strata_db::postgres::read_path::check_version(binaries, &config.read_path)?;
             observer.phase("starting a throwaway PostgreSQL cluster");
             let mut cluster = ThrowawayCluster::start(&ClusterOptions {
                 parent_dir: parent_dir.clone(),

@@ -26,6 +26,13 @@ use std::time::{Duration, Instant};
 
 pub use install::PG_BIN_ENV;
 
+/// The `server_version_num` of the server binaries a throwaway cluster
+/// would use (`bin_dir`, else `$STRATA_PG_BIN`, else the newest Debian
+/// install), read from `postgres --version` before anything starts.
+pub fn binaries_version_num(bin_dir: Option<&Path>) -> Result<u32> {
+    Ok(install::PgInstall::locate(bin_dir)?.version_num)
+}
+
 /// The superuser `initdb` creates; trust authentication, no password.
 pub const SUPERUSER: &str = "strata";
 const READY_TIMEOUT: Duration = Duration::from_secs(30);

@@ -70,28 +70,16 @@ impl ReadPathSettings {
     /// Refuses a request this server version or build cannot honour,
     /// naming the option and the values it accepts.
     pub fn check_offered(&self, request: &ReadPathRequest) -> Result<()> {
-        let version = version_text(self.version_num);
+        check_version(self.version_num, request)?;
         if let Some(method) = &request.io_method {
-            if self.version_num < IO_METHOD_SINCE {
-                bail!(
-                    "--io-method {method}: PostgreSQL {version} has no io_method (it arrived in \
-                     PostgreSQL 18, which accepts {}); leave out --io-method",
-                    IO_METHODS.join(", ")
-                );
-            }
             if !self.io_methods_offered.contains(method) {
                 bail!(
-                    "--io-method {method}: this PostgreSQL {version} build accepts only {} \
+                    "--io-method {method}: this PostgreSQL {} build accepts only {} \
                      (io_uring needs a build with liburing)",
+                    version_text(self.version_num),
                     self.io_methods_offered.join(", ")
                 );
             }
-        }
-        if request.direct_io && self.version_num < DIRECT_IO_SINCE {
-            bail!(
-                "--direct-io: PostgreSQL {version} cannot read data files with direct I/O \
-                 (debug_io_direct arrived in PostgreSQL 16); leave out --direct-io"
-            );
         }
         Ok(())
     }
@@ -135,6 +123,28 @@ impl ReadPathSettings {
         }
         settings
     }
+}
+
+/// Refuses what PostgreSQL `version_num` cannot do at all, whatever its
+/// build: known from the binaries' version before any server starts.
+pub fn check_version(version_num: u32, request: &ReadPathRequest) -> Result<()> {
+    let version = version_text(version_num);
+    if let Some(method) = &request.io_method {
+        if version_num < IO_METHOD_SINCE {
+            bail!(
+                "--io-method {method}: PostgreSQL {version} has no io_method (it arrived in \
+                 PostgreSQL 18, which accepts {}); leave out --io-method",
+                IO_METHODS.join(", ")
+            );
+        }
+    }
+    if request.direct_io && version_num < DIRECT_IO_SINCE {
+        bail!(
+            "--direct-io: PostgreSQL {version} cannot read data files with direct I/O \
+             (debug_io_direct arrived in PostgreSQL 16); leave out --direct-io"
+        );
+    }
+    Ok(())
 }
 
 /// `150020` → `15.20`, `180006` → `18.6`.
