@@ -3,25 +3,38 @@
 //! cache comparison is between the pages the sessions read — one row is one
 //! page, so rows selected and updated plus the scan table's pages for each
 //! scan — and what the devices under the file read. Everything else is
-//! strata-run's own accounting of the two edges.
+//! strata-run's own accounting of the two edges, plus strata's own device
+//! reads as the one "server process" (in `cpu.server_processes`): unlike
+//! the devices' counters, they hold no other process's I/O.
 //!
 //! Not for: taking the edges (`measure`) or printing (strata-run's `output`).
 
+use strata_probe::collectors::parse_proc_io;
 use strata_probe::cpu::{own_cpu_seconds, HostCpu};
 use strata_probe::diskstats::read_diskstats;
 use strata_run::accounting::{account, Absorption, RunDevices, RunFigures, ABSORBED_WARNING_PCT};
 use strata_run::edge::Edge;
-use strata_run::processes::ServerProcesses;
+use strata_run::processes::{ProcessGroupFigures, ServerProcesses};
 use strata_slob::session::RunOutcome;
 
 /// Why the database layer is absent.
 pub const NO_DATABASE_COUNTERS: &str = "SQLite has no I/O counters: the database layer is absent; the page cache figures compare the pages the sessions read (one row per page) with the device read requests";
 
-/// The OS at one moment: devices, host CPU, strata's own CPU (SQLite runs
-/// inside strata, so strata's CPU is the engine's).
-pub fn take_edge(version_num: u32) -> Edge {
+/// What SQLite's I/O is called among the run's processes.
+pub const STRATA_PROCESS: &str = "strata (SQLite runs in its session threads)";
+
+/// The OS at one moment, and what strata's own threads had read from
+/// devices (`read_bytes` of `/proc/self/io`): SQLite runs inside strata, so
+/// strata's CPU and reads are the engine's.
+pub struct SqliteEdge {
+    pub os: Edge,
+    pub strata_read_bytes: Option<u64>,
+}
+
+/// Takes an edge: devices, host CPU, strata's own CPU and device reads.
+pub fn take_edge(version_num: u32) -> SqliteEdge {
     let (user, system) = own_cpu_seconds();
-    Edge {
+    let os = Edge {
         at: std::time::Instant::now(),
         version_num,
         database: None,
@@ -30,7 +43,19 @@ pub fn take_edge(version_num: u32) -> Edge {
         host_cpu: HostCpu::read().unwrap_or_default(),
         server: ServerProcesses::default(),
         own_cpu_s: user + system,
+    };
+    SqliteEdge {
+        os,
+        strata_read_bytes: own_read_bytes(),
     }
+}
+
+fn own_read_bytes() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/self/io").ok()?;
+    parse_proc_io(&text)
+        .ok()?
+        .into_iter()
+        .find_map(|(key, value)| (key == "read_bytes").then_some(value))
 }
 
 /// Pages the sessions read in the window: every row selected or updated is
@@ -43,14 +68,25 @@ pub fn pages_read(outcome: &RunOutcome, scan_table_pages: u64) -> u64 {
 /// strata-run's accounting of the window, with SQLite's page-cache
 /// comparison and the reason the database layer is absent.
 pub fn sqlite_figures(
-    start: &Edge,
-    end: &Edge,
+    start: &SqliteEdge,
+    end: &SqliteEdge,
     outcome: &RunOutcome,
     devices: &RunDevices,
     page_bytes: u32,
     scan_table_pages: u64,
 ) -> RunFigures {
-    let mut figures = account(start, end, outcome, devices);
+    let mut figures = account(&start.os, &end.os, outcome, devices);
+    figures.cpu.server_processes.push(ProcessGroupFigures {
+        backend_type: STRATA_PROCESS.to_string(),
+        processes: 1,
+        exited: false,
+        cpu_s: figures.cpu.strata_cpu_s,
+        run_delay_ms: None,
+        device_read_bytes: start
+            .strata_read_bytes
+            .zip(end.strata_read_bytes)
+            .map(|(before, after)| after.saturating_sub(before) as f64),
+    });
     let absorption = absorption(&figures, pages_read(outcome, scan_table_pages), page_bytes);
     figures.warnings.insert(0, NO_DATABASE_COUNTERS.to_string());
     if absorption.absorbed_pct > ABSORBED_WARNING_PCT {

@@ -8,6 +8,7 @@
 //!
 //! Not for: turning the edges into figures (`figures`).
 
+use crate::figures::SqliteEdge;
 use crate::session::{session_thread, Shared, Timeline};
 use anyhow::bail;
 use rusqlite::InterruptHandle;
@@ -16,7 +17,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Barrier, OnceLock};
 use std::thread::ScopedJoinHandle;
 use std::time::Duration;
-use strata_run::edge::Edge;
 use strata_run::session_run::RunObserver;
 use strata_slob::schema::schema_names;
 use strata_slob::session::access::AccessPlan;
@@ -32,8 +32,8 @@ const PROGRESS_EVERY: Duration = Duration::from_millis(250);
 /// The sessions' outcome and the OS edges around its window.
 pub(crate) struct Measured {
     pub outcome: RunOutcome,
-    pub start: Edge,
-    pub end: Edge,
+    pub start: SqliteEdge,
+    pub end: SqliteEdge,
 }
 
 /// Runs the sessions of `driver` on the file at `path`; `take_edge`
@@ -44,7 +44,7 @@ pub(crate) fn measure(
     cache_kib: u64,
     interrupt: &AtomicBool,
     observer: &mut dyn RunObserver,
-    take_edge: &dyn Fn() -> Edge,
+    take_edge: &dyn Fn() -> SqliteEdge,
 ) -> anyhow::Result<Measured> {
     let specs = session_specs(driver, &schema_names(&driver.plan));
     let shared = Shared {
@@ -134,7 +134,7 @@ struct Watch<'a> {
     shared: &'a Shared<'a>,
     handles: Vec<InterruptHandle>,
     interrupt: &'a AtomicBool,
-    take_edge: &'a dyn Fn() -> Edge,
+    take_edge: &'a dyn Fn() -> SqliteEdge,
 }
 
 impl Watch<'_> {
@@ -216,8 +216,8 @@ impl Watch<'_> {
 
 /// The edges taken so far.
 struct Edges {
-    start: Option<Edge>,
-    end: Option<Edge>,
+    start: Option<SqliteEdge>,
+    end: Option<SqliteEdge>,
 }
 
 impl Edges {
@@ -233,7 +233,7 @@ impl Edges {
             .fold(TICK, Duration::min)
     }
 
-    fn take_due(&mut self, window: &Window, take_edge: &dyn Fn() -> Edge) {
+    fn take_due(&mut self, window: &Window, take_edge: &dyn Fn() -> SqliteEdge) {
         let now = Instant::now();
         if self.start.is_none() && now >= window.start {
             self.start = Some(take_edge());

@@ -17,49 +17,6 @@ fn temporary_in(dir: &tempfile::TempDir) -> SqliteDatabase {
 }
 
 #[test]
-fn a_read_run_reads_from_the_device_about_once_per_row_and_leaves_nothing() {
-    let parent = tempfile::tempdir().unwrap();
-    let config = config(temporary_in(&parent), plan(2, 4096), 0.0, timed(500, 2000));
-    let outcome = run(&config, &mut Quiet::default(), &AtomicBool::new(false)).unwrap();
-    assert!(
-        entries(parent.path()).is_empty(),
-        "left behind: {:?}",
-        entries(parent.path())
-    );
-    let figures = outcome.figures.expect("figures");
-    assert!(figures.database.is_none());
-    assert!(
-        figures.warnings[0].contains("SQLite has no I/O counters"),
-        "{:?}",
-        figures.warnings
-    );
-    let absorption = figures.absorption.expect("absorption");
-    let rows_read = figures.workload.rows_selected as f64;
-    let device_reads = absorption.device_read_requests as f64;
-    eprintln!(
-        "rows read {rows_read}, device read requests {device_reads}, device read pages {:.0}, absorbed {:.1}%, window {:.2} s, devices {:?}",
-        absorption.device_read_blocks, absorption.absorbed_pct, figures.window_s,
-        figures.devices.iter().map(|device| (&device.device, device.r_per_s, device.rareq_sz_kib)).collect::<Vec<_>>()
-    );
-    assert!(
-        (1.9..2.2).contains(&figures.window_s),
-        "{}",
-        figures.window_s
-    );
-    assert!(rows_read > 0.0 && device_reads > 0.0);
-    assert!(
-        device_reads >= rows_read * 0.3,
-        "{device_reads} device reads for {rows_read} rows"
-    );
-    assert!(
-        device_reads <= rows_read * 1.1,
-        "{device_reads} device reads for {rows_read} rows"
-    );
-    assert_eq!(outcome.environment.server, "sqlite");
-    assert!(outcome.environment.server_version_num >= 3_000_000);
-}
-
-#[test]
 fn updates_write_and_sync_the_wal() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("slob.sqlite");
