@@ -25,6 +25,12 @@ pub enum PageCacheMethod {
     },
     /// Cgroups are unusable: the caller calls [`drop_caches`] before the run.
     DropCaches,
+    /// The database file's pages are dropped from the page cache
+    /// (`posix_fadvise(POSIX_FADV_DONTNEED)`) before the run and every
+    /// `interval_ms` during it: for an engine inside strata's own process.
+    Evicted {
+        interval_ms: u64,
+    },
     Unlimited,
 }
 

@@ -283,13 +283,21 @@ fn run_window_meaning(recording: &Recording, options: &ReportOptions) -> String 
 }
 
 fn run_facts(environment: &serde_json::Value) -> Vec<Fact> {
-    let version = environment["server_version_num"]
-        .as_u64()
-        .map_or("?".to_string(), |number| {
-            format!("{}.{}", number / 10_000, number % 10_000)
-        });
+    let engine = match environment["engine"].as_str() {
+        Some("sqlite") => "SQLite",
+        Some("mariadb") => "MariaDB",
+        _ => "PostgreSQL",
+    };
+    let version = match environment["server_version"].as_str() {
+        Some(version) => version.to_string(),
+        None => environment["server_version_num"]
+            .as_u64()
+            .map_or("?".to_string(), |number| {
+                format!("{}.{}", number / 10_000, number % 10_000)
+            }),
+    };
     let server = format!(
-        "PostgreSQL {version} ({})",
+        "{engine} {version} ({})",
         environment["server"].as_str().unwrap_or("")
     );
     let page_cache = environment["page_cache"]["method"]

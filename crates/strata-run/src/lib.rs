@@ -1,4 +1,5 @@
-//! strata-run: the SLOB method end to end on PostgreSQL. Provisions a
+//! strata-run: the SLOB method end to end, behind the database-engine
+//! plug-in point (`engine`); PostgreSQL's engine is here. Provisions a
 //! throwaway cluster (or connects to the user's server), loads the schemas,
 //! runs the sessions, snapshots every layer at the edges of the measured
 //! window (database counters, block devices under the data and WAL
@@ -10,6 +11,7 @@
 
 pub mod accounting;
 pub mod edge;
+pub mod engine;
 pub mod output;
 pub mod processes;
 pub mod read_path;

@@ -5,6 +5,7 @@
 //! Not for: computing figures (`accounting`).
 
 use crate::accounting::RunFigures;
+use crate::engine::EngineKind;
 use crate::session_run::{KeptInfo, RunEnvironment, SlobConfig, SlobOutcome};
 use serde::Serialize;
 use std::fmt::Write as _;
@@ -97,7 +98,7 @@ pub fn report_text(outcome: &SlobOutcome) -> String {
         out += &load_text(load);
     }
     if let Some(figures) = &outcome.figures {
-        out += &figures_text(figures);
+        out += &figures_text(figures, outcome.environment.engine);
     }
     if let Some(kept) = &outcome.kept {
         let _ = writeln!(
@@ -116,8 +117,11 @@ fn environment_text(environment: &RunEnvironment) -> String {
     let plan = &environment.plan;
     let _ = writeln!(
         out,
-        "PostgreSQL {} ({}) at {}",
-        environment.server_version_num, environment.server, environment.connection
+        "{} {} ({}) at {}",
+        environment.engine.label(),
+        environment.server_version,
+        environment.server,
+        environment.connection
     );
     if let Some(dir) = &environment.data_directory {
         let _ = writeln!(
@@ -173,6 +177,10 @@ fn page_cache_text(method: &strata_db::pagecache::PageCacheMethod) -> String {
             )
         }
         PageCacheMethod::DropCaches => "dropped before the run (not limited during it)".into(),
+        PageCacheMethod::Evicted { interval_ms } => format!(
+            "the file's pages dropped before the run and every {interval_ms} ms during it \
+             (posix_fadvise DONTNEED)"
+        ),
         PageCacheMethod::Unlimited => "not limited (reads may come from the page cache)".into(),
     }
 }
@@ -198,7 +206,7 @@ fn load_text(load: &LoadReport) -> String {
     out
 }
 
-fn figures_text(figures: &RunFigures) -> String {
+fn figures_text(figures: &RunFigures, engine: EngineKind) -> String {
     let mut out = String::new();
     let sessions = &figures.sessions;
     let _ = writeln!(
@@ -212,9 +220,10 @@ fn figures_text(figures: &RunFigures) -> String {
         sessions.reconnects
     );
     out += &workload_text(figures);
-    out += &database_text(figures);
+    out += &database_text(figures, engine);
+    out += &absorption_text(figures, engine);
     out += &devices_text(figures);
-    out += &cpu_text(figures);
+    out += &cpu_text(figures, engine);
     if !figures.warnings.is_empty() {
         out += "\nWARNINGS\n";
         for warning in &figures.warnings {
@@ -267,9 +276,14 @@ fn workload_text(figures: &RunFigures) -> String {
     out
 }
 
-fn database_text(figures: &RunFigures) -> String {
+fn database_text(figures: &RunFigures, engine: EngineKind) -> String {
     let Some(database) = &figures.database else {
-        return "\nDatabase: counters unavailable (see warnings)\n".into();
+        return match engine {
+            EngineKind::Sqlite => "\nDatabase: SQLite has no I/O counters; the devices and the \
+                                   sessions' own page reads below are the accounting\n"
+                .into(),
+            _ => "\nDatabase: counters unavailable (see warnings)\n".into(),
+        };
     };
     let mut out = String::from("\nDatabase (pg_stat_database, pg_stat_wal, pg_stat_io)\n");
     let _ = writeln!(
@@ -296,18 +310,27 @@ fn database_text(figures: &RunFigures) -> String {
     for (field, reason) in &database.unavailable {
         let _ = writeln!(out, "  n/a {field}: {reason}");
     }
-    if let Some(absorption) = &figures.absorption {
-        let _ = writeln!(
-            out,
-            "  page cache: of {:.0} blocks PostgreSQL read, the data devices read {:.0} blocks' worth ({} read requests): {:.0} blocks ({:.1}%) absorbed above the devices",
-            absorption.database_blocks_read,
-            absorption.device_read_blocks,
-            absorption.device_read_requests,
-            absorption.absorbed_blocks,
-            absorption.absorbed_pct
-        );
-    }
     out
+}
+
+/// The page cache's share: blocks the database (or SQLite's sessions)
+/// read that no device read.
+fn absorption_text(figures: &RunFigures, engine: EngineKind) -> String {
+    let Some(absorption) = &figures.absorption else {
+        return String::new();
+    };
+    let reader = match engine {
+        EngineKind::Sqlite => "pages (8 KiB) SQLite's sessions read".to_string(),
+        _ => format!("blocks {} read", engine.label()),
+    };
+    format!(
+        "  page cache: of {:.0} {reader}, the data devices read {:.0} blocks' worth ({} read requests): {:.0} blocks ({:.1}%) absorbed above the devices\n",
+        absorption.database_blocks_read,
+        absorption.device_read_blocks,
+        absorption.device_read_requests,
+        absorption.absorbed_blocks,
+        absorption.absorbed_pct
+    )
 }
 
 /// PostgreSQL 18's own read requests, beside its blocks and the devices'
@@ -368,17 +391,29 @@ fn devices_text(figures: &RunFigures) -> String {
     out
 }
 
-fn cpu_text(figures: &RunFigures) -> String {
+fn cpu_text(figures: &RunFigures, engine: EngineKind) -> String {
     let cpu = &figures.cpu;
+    let cpus = |seconds: f64| {
+        let share = if figures.window_s > 0.0 {
+            seconds / figures.window_s
+        } else {
+            0.0
+        };
+        format!("{seconds:.1} CPU-s ({share:.2} CPUs)")
+    };
+    let server = match engine.has_server() {
+        true => format!("{} server {}, ", engine.label(), cpus(cpu.server_cpu_s)),
+        false => format!(
+            "{} runs in strata's session threads: its CPU is strata's; ",
+            engine.label()
+        ),
+    };
     let mut out = format!(
-        "\nCPU ({} CPUs)\n  host idle {:.1}% (iowait {:.1}%), PostgreSQL server {:.1} CPU-s ({:.2} CPUs), strata {:.1} CPU-s ({:.2} CPUs)\n",
+        "\nCPU ({} CPUs)\n  host idle {:.1}% (iowait {:.1}%), {server}strata {}\n",
         cpu.cpus,
         cpu.host_idle_pct,
         cpu.host_iowait_pct,
-        cpu.server_cpu_s,
-        if figures.window_s > 0.0 { cpu.server_cpu_s / figures.window_s } else { 0.0 },
-        cpu.strata_cpu_s,
-        if figures.window_s > 0.0 { cpu.strata_cpu_s / figures.window_s } else { 0.0 }
+        cpus(cpu.strata_cpu_s)
     );
     for group in &cpu.server_processes {
         let optional = |value: Option<f64>, unit: &str| {

@@ -62,7 +62,7 @@ impl ReadPath {
     pub fn text(&self) -> String {
         format!(
             "io_method={}, data files {}, reads issued by {}",
-            self.io_method.as_deref().unwrap_or("none (before 18)"),
+            self.io_method.as_deref().unwrap_or("n/a"),
             self.data_files,
             self.reads_issued_by
         )

@@ -88,6 +88,11 @@ pub trait RunObserver: Send {
 /// Where the run happened, as the header and the JSON document show it.
 #[derive(Clone, Debug, Serialize)]
 pub struct RunEnvironment {
+    /// Which database engine ran.
+    pub engine: crate::engine::EngineKind,
+    /// The engine's version as its users write it (`15.20`, `3.50.4`).
+    pub server_version: String,
+    /// How strata reached it: `throwaway cluster`, `external server`, `file`.
     pub server: &'static str,
     pub connection: String,
     pub server_version_num: u32,
@@ -456,6 +461,8 @@ async fn environment(
     let (devices, device_details, device_note) =
         resolve_devices(data_directory.as_deref(), wal_directory.as_deref());
     RunEnvironment {
+        engine: crate::engine::EngineKind::Postgresql,
+        server_version: strata_db::postgres::read_path::version_text(read_settings.version_num),
         server: server.kind,
         connection: server.target.redacted(),
         server_version_num: read_settings.version_num,

@@ -13,8 +13,8 @@ use strata_run::read_path::ReadPath;
 use strata_run::session_run::RunEnvironment;
 use strata_slob::schema::SchemaPlan;
 
-/// `RunEnvironment::server` of a SQLite run.
-pub const SERVER: &str = "sqlite";
+/// `RunEnvironment::server` of a SQLite run: there is no server, only the file.
+pub const SERVER: &str = "database file";
 
 /// SQLite's version as a number (3.45.1 is 3045001).
 pub fn sqlite_version_num() -> u32 {
@@ -40,6 +40,8 @@ pub fn environment(path: &Path, page_cache: PageCacheMethod, plan: &SchemaPlan) 
         ),
     };
     RunEnvironment {
+        engine: strata_run::engine::EngineKind::Sqlite,
+        server_version: rusqlite::version().to_string(),
         server: SERVER,
         connection: file.display().to_string(),
         server_version_num: sqlite_version_num(),

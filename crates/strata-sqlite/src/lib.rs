@@ -29,3 +29,20 @@ pub use run::{
     TEMPORARY_FILE_NAME,
 };
 pub use setup::{setup, SetupOptions};
+
+/// SQLite behind strata-run's database-engine plug-in point.
+pub struct SqliteEngine(pub SqliteRunConfig);
+
+impl strata_run::engine::DatabaseEngine for SqliteEngine {
+    fn kind(&self) -> strata_run::engine::EngineKind {
+        strata_run::engine::EngineKind::Sqlite
+    }
+
+    fn run(
+        self: Box<Self>,
+        interrupt: &std::sync::atomic::AtomicBool,
+        observer: &mut dyn strata_run::session_run::RunObserver,
+    ) -> anyhow::Result<strata_run::session_run::SlobOutcome> {
+        run(&self.0, observer, interrupt)
+    }
+}

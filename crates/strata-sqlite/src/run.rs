@@ -172,7 +172,9 @@ fn run_on(
         PageCacheChoice::Unlimited => None,
         _ => {
             observer.phase(&format!("dropping the file's pages from the page cache (posix_fadvise DONTNEED, then every {} ms)", EVICT_EVERY.as_millis()));
-            environment.page_cache = PageCacheMethod::DropCaches;
+            environment.page_cache = PageCacheMethod::Evicted {
+                interval_ms: EVICT_EVERY.as_millis() as u64,
+            };
             Some(Evictor::start(path)?)
         }
     };

@@ -143,5 +143,6 @@ fn an_interrupt_ends_the_run_early_and_still_removes_the_file() {
     let recording =
         strata_core::recording::Recording::read(&parent.path().join("run.strata")).unwrap();
     assert_eq!(recording.header.kind, "run");
-    assert_eq!(recording.header.environment["server"], "sqlite");
+    assert_eq!(recording.header.environment["engine"], "sqlite");
+    assert_eq!(recording.header.environment["server"], "database file");
 }

@@ -11,7 +11,8 @@ use std::time::Duration;
 use strata_core::units::{KIB, MIB};
 use strata_db::postgres::connect::ConnectionTarget;
 use strata_db::postgres::read_path::ReadPathRequest;
-use strata_run::session_run::{run_slob, Database, PageCacheChoice, SlobConfig, SlobOutcome};
+use strata_run::engine::{DatabaseEngine, EngineKind, PostgresEngine};
+use strata_run::session_run::{Database, PageCacheChoice, SlobConfig, SlobOutcome};
 use strata_slob::schema::SchemaPlan;
 use strata_slob::session::{
     AccessDistribution, DriverOptions, Hotspot, StopAfter, WorkloadOptions,
@@ -22,10 +23,16 @@ const BLOCK: u64 = 8 * KIB;
 /// Where the data lives and how it is loaded: shared by `setup` and `run`.
 #[derive(Args, Debug)]
 pub struct DataArgs {
-    /// PostgreSQL connection string (postgres://user:pass@host:port/db or
-    /// "host=… dbname=…"); the password never appears in any output. Default:
-    /// a throwaway cluster made with initdb in the current directory, removed at the end
-    #[arg(long, value_name = "URL")]
+    /// The database engine: postgresql or sqlite [default: postgresql; sqlite
+    /// when no PostgreSQL server binaries are on this machine and no --db is given]
+    #[arg(long, value_name = "ENGINE", value_parser = parse_engine)]
+    engine: Option<EngineKind>,
+
+    /// PostgreSQL: a connection string (postgres://user:pass@host:port/db or
+    /// "host=… dbname=…"); the password never appears in any output. SQLite:
+    /// the database file. Default: a throwaway cluster made with initdb (SQLite:
+    /// a file) in the current directory, removed at the end
+    #[arg(long, value_name = "URL|FILE")]
     db: Option<String>,
 
     /// Schemas, each with its own table (SLOB's multi-schema model) [default: 4]
@@ -411,6 +418,7 @@ fn driver_options(
 #[derive(Serialize)]
 struct ResolvedOptions<'a> {
     command: &'static str,
+    engine: EngineKind,
     db: Option<String>,
     plan: &'a SchemaPlan,
     page_cache_limit: PageCacheChoice,
@@ -491,15 +499,21 @@ fn execute(
     tolerate_failures: bool,
 ) -> anyhow::Result<i32> {
     let interrupt = interrupt::install();
-    let database = database(data, conf)?;
-    let page_cache = data.page_cache_limit.unwrap_or(PageCacheChoice::Auto);
-    let redacted_db = match &database {
-        Database::External { target } => Some(target.redacted()),
-        Database::Embedded { .. } => None,
+    let kind = engine_kind(data);
+    let database = match kind {
+        EngineKind::Postgresql => Some(database(data, conf)?),
+        _ => None,
     };
+    let shown_db = match &database {
+        Some(Database::External { target }) => Some(target.redacted()),
+        Some(Database::Embedded { .. }) => None,
+        None => data.db.clone(),
+    };
+    let page_cache = data.page_cache_limit.unwrap_or(PageCacheChoice::Auto);
     let options = serde_json::to_value(ResolvedOptions {
         command: if setup_only { "setup" } else { "run" },
-        db: redacted_db,
+        engine: kind,
+        db: shown_db,
         plan: &driver.plan,
         page_cache_limit: page_cache,
         shared_buffers_bytes: data.shared_buffers,
@@ -513,25 +527,45 @@ fn execute(
         pg_bin: data.pg_bin.as_ref(),
         read_path: &read_path,
     })?;
-    let config = SlobConfig {
-        database,
-        page_cache,
-        load_parallel: data.load_parallel.unwrap_or(2),
-        replace: data.replace,
-        driver,
-        read_path,
-        setup_only,
-        record: record.clone(),
-        command: redacted_command_line(),
-        options: options.clone(),
+    let command = redacted_command_line();
+    let engine: Box<dyn DatabaseEngine> = match database {
+        Some(database) => Box::new(PostgresEngine(SlobConfig {
+            database,
+            page_cache,
+            load_parallel: data.load_parallel.unwrap_or(2),
+            replace: data.replace,
+            driver,
+            read_path,
+            setup_only,
+            record: record.clone(),
+            command,
+            options: options.clone(),
+        })),
+        None => Box::new(sqlite_engine(
+            data,
+            &read_path,
+            strata_sqlite::SqliteRunConfig {
+                database: sqlite_database(data)?,
+                page_cache,
+                session_cache_bytes: strata_sqlite::DEFAULT_SESSION_CACHE_BYTES,
+                page_bytes: None,
+                replace: data.replace,
+                driver,
+                setup_only,
+                record: record.clone(),
+                command,
+                options: options.clone(),
+            },
+        )?),
     };
     let mut progress = RunProgress::new();
-    let outcome = run_slob(config, interrupt, &mut progress);
+    let outcome = engine.run(interrupt, &mut progress);
     progress.finish();
     let outcome = match outcome {
         Err(error) if interrupt.load(std::sync::atomic::Ordering::Relaxed) => {
             eprintln!(
-                "strata: interrupted ({error:#}); the throwaway cluster, if any, was removed"
+                "strata: interrupted ({error:#}); the throwaway cluster or temporary file, if \
+                 any, was removed"
             );
             return Ok(130);
         }
@@ -543,6 +577,83 @@ fn execute(
         tolerate_failures,
         interrupt.load(std::sync::atomic::Ordering::Relaxed),
     ))
+}
+
+fn parse_engine(input: &str) -> Result<EngineKind, String> {
+    match EngineKind::parse(input) {
+        Some(EngineKind::Mariadb) => Err(format!(
+            "'{input}': the MariaDB engine is not available yet; accepted values: postgresql, sqlite"
+        )),
+        Some(kind) => Ok(kind),
+        None => Err(format!(
+            "'{input}' is not an engine; accepted values: postgresql, sqlite"
+        )),
+    }
+}
+
+/// The engine asked for, or PostgreSQL, or SQLite when no PostgreSQL server
+/// binaries are here and no --db names a server: the embedded default
+/// still runs, and says which engine it is.
+fn engine_kind(data: &DataArgs) -> EngineKind {
+    if let Some(kind) = data.engine {
+        return kind;
+    }
+    if data.db.is_some() {
+        return EngineKind::Postgresql;
+    }
+    match strata_db::postgres::cluster::binaries_version_num(data.pg_bin.as_deref()) {
+        Ok(_) => EngineKind::Postgresql,
+        Err(error) => {
+            eprintln!(
+                "strata: no PostgreSQL server binaries ({error:#}): running the embedded \
+                 default on SQLite instead (--engine sqlite)"
+            );
+            EngineKind::Sqlite
+        }
+    }
+}
+
+/// Options that only a PostgreSQL run can honour, with whether each was given.
+fn postgres_only_options(
+    data: &DataArgs,
+    read_path: &ReadPathRequest,
+) -> [(&'static str, bool); 7] {
+    [
+        ("--shared-buffers", data.shared_buffers.is_some()),
+        ("--os-user", data.os_user.is_some()),
+        ("--keep", data.keep),
+        ("--pg-bin", data.pg_bin.is_some()),
+        ("--pgio-conf", data.pgio_conf.is_some()),
+        ("--io-method", read_path.io_method.is_some()),
+        ("--direct-io", read_path.direct_io),
+    ]
+}
+
+/// `--db FILE`, or a temporary file in the current directory.
+fn sqlite_database(data: &DataArgs) -> anyhow::Result<strata_sqlite::SqliteDatabase> {
+    Ok(match &data.db {
+        Some(file) => strata_sqlite::SqliteDatabase::File(PathBuf::from(file)),
+        None => strata_sqlite::SqliteDatabase::Temporary {
+            parent_dir: std::env::current_dir()?,
+        },
+    })
+}
+
+/// SQLite's engine, once no PostgreSQL-only option was given and its own
+/// checks pass: all before any work starts.
+fn sqlite_engine(
+    data: &DataArgs,
+    read_path: &ReadPathRequest,
+    config: strata_sqlite::SqliteRunConfig,
+) -> anyhow::Result<strata_sqlite::SqliteEngine> {
+    if let Some((option, _)) = postgres_only_options(data, read_path)
+        .into_iter()
+        .find(|(_, given)| *given)
+    {
+        bail!("{option} applies to --engine postgresql only, not to --engine sqlite");
+    }
+    strata_sqlite::check_config(&config)?;
+    Ok(strata_sqlite::SqliteEngine(config))
 }
 
 /// Options whose values are connection strings that may hold a password.

@@ -1,0 +1,125 @@
+//! `strata run --engine` through the real binary: the SQLite engine runs the
+//! same method and prints the same result format, naming its engine; options
+//! that only PostgreSQL can honour, and unknown engines, are refused before
+//! any work starts; the temporary database file is gone afterwards.
+
+mod common;
+
+use common::{run, run_json, scratch, stderr_of};
+use std::path::Path;
+
+fn entries(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect()
+}
+
+#[test]
+fn sqlite_engine_runs_the_method_and_leaves_no_file_behind() {
+    let dir = scratch();
+    let record = dir.path().join("sqlite.strata");
+    let document = run_json(
+        &[
+            "run",
+            "--engine",
+            "sqlite",
+            "--schemas",
+            "2",
+            "--scale",
+            "2048",
+            "--duration",
+            "2s",
+            "--warmup",
+            "500ms",
+            "--record",
+            record.to_str().unwrap(),
+        ],
+        dir.path(),
+    );
+    let environment = &document["environment"];
+    assert_eq!(environment["engine"], "sqlite");
+    assert!(environment["server_version"]
+        .as_str()
+        .unwrap()
+        .starts_with("3."));
+    let result = &document["result"];
+    assert!(
+        result["database"].is_null(),
+        "SQLite has no database counters"
+    );
+    let selected = result["workload"]["rows_selected"].as_f64().unwrap();
+    let device_reads: f64 = result["devices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|device| device["read_requests"].as_f64().unwrap())
+        .sum();
+    assert!(selected > 0.0 && device_reads > 0.0, "{result}");
+    assert!(
+        device_reads >= 0.3 * selected,
+        "{device_reads} device read requests for {selected} pages read"
+    );
+    assert_eq!(entries(dir.path()), vec!["sqlite.strata".to_string()]);
+    let report = run(&["report", record.to_str().unwrap()], dir.path());
+    assert!(report.status.success(), "{}", stderr_of(&report));
+    assert!(String::from_utf8_lossy(&report.stdout).contains("SQLite 3."));
+}
+
+#[test]
+fn postgresql_only_options_and_unknown_engines_are_refused_before_work() {
+    let dir = scratch();
+    for (option, value) in [
+        ("--shared-buffers", Some("64MiB")),
+        ("--pg-bin", Some("/usr/lib/postgresql/15/bin")),
+        ("--keep", None),
+        ("--direct-io", None),
+    ] {
+        let mut args = vec!["run", "--engine", "sqlite", option];
+        args.extend(value);
+        let output = run(&args, dir.path());
+        assert_eq!(output.status.code(), Some(2), "{option}");
+        let stderr = stderr_of(&output);
+        assert!(
+            stderr.contains(option) && stderr.contains("--engine postgresql only"),
+            "{stderr}"
+        );
+    }
+    let output = run(&["run", "--engine", "oracle"], dir.path());
+    let stderr = stderr_of(&output);
+    assert!(!output.status.success());
+    assert!(
+        stderr.contains("--engine") && stderr.contains("postgresql, sqlite"),
+        "{stderr}"
+    );
+    assert!(entries(dir.path()).is_empty(), "{:?}", entries(dir.path()));
+}
+
+#[test]
+fn without_postgresql_binaries_the_embedded_default_runs_on_sqlite_and_says_so() {
+    let dir = scratch();
+    let output = common::strata()
+        .args([
+            "run",
+            "--schemas",
+            "1",
+            "--scale",
+            "1024",
+            "--duration",
+            "1s",
+        ])
+        .args(["--warmup", "0s", "--json", "--record", "r.strata"])
+        .env("STRATA_PG_BIN", "/nonexistent")
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let stderr = stderr_of(&output);
+    assert!(output.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("no PostgreSQL server binaries") && stderr.contains("on SQLite"),
+        "{stderr}"
+    );
+    let document: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(document["environment"]["engine"], "sqlite");
+    assert_eq!(entries(dir.path()), vec!["r.strata".to_string()]);
+}
