@@ -8,6 +8,7 @@ use crate::accounting::RunFigures;
 use crate::engine::EngineKind;
 use crate::session_run::{KeptInfo, RunEnvironment, SlobConfig, SlobOutcome};
 use serde::Serialize;
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
 use strata_core::recording::{Header, RecordingWriter};
@@ -307,8 +308,12 @@ fn database_text(figures: &RunFigures, engine: EngineKind) -> String {
         database.temp_bytes,
         database.deadlocks
     );
+    let mut by_reason: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
     for (field, reason) in &database.unavailable {
-        let _ = writeln!(out, "  n/a {field}: {reason}");
+        by_reason.entry(reason.as_str()).or_default().push(field);
+    }
+    for (reason, fields) in by_reason {
+        let _ = writeln!(out, "  n/a {}: {reason}", fields.join(", "));
     }
     out
 }
