@@ -247,7 +247,7 @@ impl Collector for MariaDbCollector {
 }
 
 /// Options for the URL or bare socket path, with strata's timeouts.
-fn parse_url(url: &str) -> Result<Opts> {
+pub fn parse_url(url: &str) -> Result<Opts> {
     let builder = if url.starts_with('/') {
         let user = std::env::var("USER").ok().filter(|user| !user.is_empty());
         OptsBuilder::new().socket(Some(url)).user(user)
@@ -281,12 +281,13 @@ fn password_span(url: &str) -> Option<(usize, usize)> {
     (colon + 1 < at).then_some((rest_start + colon + 1, rest_start + at))
 }
 
-fn url_password(url: &str) -> Option<String> {
+/// The password in the URL as written (percent-encoded), if any.
+pub fn url_password(url: &str) -> Option<String> {
     password_span(url).map(|(start, end)| url[start..end].to_string())
 }
 
 /// The URL with its password replaced by `***`.
-fn redact(url: &str) -> String {
+pub fn redact(url: &str) -> String {
     match password_span(url) {
         Some((start, end)) => format!("{}{REDACTED}{}", &url[..start], &url[end..]),
         None => url.to_string(),
@@ -294,7 +295,7 @@ fn redact(url: &str) -> String {
 }
 
 /// `text` without the password, as written or percent-decoded.
-fn scrub_secret(text: String, password: Option<&str>) -> String {
+pub fn scrub_secret(text: String, password: Option<&str>) -> String {
     let Some(password) = password.filter(|password| !password.is_empty()) else {
         return text;
     };

@@ -12,7 +12,7 @@
 //!
 //! Not for: rates, findings, or load generation.
 
-mod mariadb;
+pub mod mariadb;
 mod postgres;
 
 pub use mariadb::MariaDbCollector;

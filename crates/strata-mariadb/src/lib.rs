@@ -1,0 +1,32 @@
+//! strata-mariadb: the SLOB method on MariaDB (and MySQL) with InnoDB. A
+//! throwaway `mariadbd` (private socket, small buffer pool, O_DIRECT data
+//! files) or the user's server; one live row per InnoDB page with shuffled
+//! keys and a secondary index on them; sessions as OS threads with a
+//! connection each; and the measured window accounted from InnoDB's status
+//! counters, performance_schema's file summaries when on, the devices
+//! under the data directory and the CPU of host, server and strata.
+//!
+//! The binary calls [`run`] (or [`setup`] and [`remove`]) and prints or
+//! serializes the [`MariaDbOutcome`]; the figures reuse strata-run's
+//! `RunFigures` with InnoDB's beside them.
+//!
+//! Not for: parsing options, printing, or PostgreSQL.
+
+pub mod environment;
+pub mod figures;
+pub mod record;
+pub mod run;
+pub mod schema;
+pub mod server;
+pub mod setup;
+pub mod target;
+
+mod measure;
+mod session;
+
+pub use environment::MariaDbEnvironment;
+pub use figures::{InnoDbFigures, MariaDbFigures, ReadReconciliation};
+pub use run::{check_config, run, MariaDbOutcome, MariaDbRunConfig, MariaDbServer};
+pub use server::{ServerOptions, ThrowawayServer, DEFAULT_BUFFER_POOL_BYTES};
+pub use setup::{remove, setup, Removed, SetupOptions, SetupReport, TableLayout};
+pub use target::MariaDbTarget;

@@ -1,0 +1,201 @@
+//! `strata run --engine mariadb` from start to end: check the options,
+//! start a throwaway server (or reach the user's), load what is missing,
+//! run the sessions between the two edges, account, record, and stop and
+//! remove the throwaway server — also on an error or an interrupt.
+//!
+//! Not for: parsing options or drawing progress (the binary passes resolved
+//! settings and an observer).
+
+use anyhow::{ensure, Result};
+use serde::Serialize;
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+use strata_core::metrics::Collector;
+use strata_db::collectors::MariaDbCollector;
+use strata_observe::background::BackgroundSampler;
+use strata_probe::collectors::{all_os_collectors, DeviceFilter};
+use strata_run::session_run::RunObserver;
+use strata_slob::session::{validate_options, DriverOptions, RunOutcome};
+
+use crate::environment::{environment, MariaDbEnvironment};
+use crate::figures::{mariadb_figures, EdgeTaker, MariaDbFigures};
+use crate::measure::measure;
+use crate::record::{write_recording, Histograms, RecordingParts};
+use crate::schema::DEFAULT_DATABASE;
+use crate::server::{ServerOptions, ThrowawayServer};
+use crate::setup::{setup, SetupOptions, SetupReport};
+use crate::target::MariaDbTarget;
+
+/// Which server the run uses.
+#[derive(Clone, Debug)]
+pub enum MariaDbServer {
+    /// A throwaway `mariadbd` in a new directory under
+    /// `options.parent_dir`, stopped and removed at the end.
+    Throwaway(ServerOptions),
+    /// The user's server (`--db mysql://…`); strata creates the URL's
+    /// database (default `strata_slob`) only when absent.
+    External(MariaDbTarget),
+}
+
+#[derive(Clone, Debug)]
+pub struct MariaDbRunConfig {
+    pub server: MariaDbServer,
+    pub replace: bool,
+    pub driver: DriverOptions,
+    pub setup_only: bool,
+    pub record: Option<PathBuf>,
+    pub command: Vec<String>,
+    pub options: serde_json::Value,
+}
+
+/// What a run (or a setup alone) gives: serializable as the JSON document.
+#[derive(Debug, Serialize)]
+pub struct MariaDbOutcome {
+    pub environment: MariaDbEnvironment,
+    pub setup: Option<SetupReport>,
+    pub figures: Option<MariaDbFigures>,
+    pub histograms: Option<Histograms>,
+    /// The sessions' own outcome (histograms, per-second counts, window).
+    #[serde(skip)]
+    pub sessions: Option<RunOutcome>,
+}
+
+/// Refuses what cannot work, before any server is started.
+pub fn check_config(config: &MariaDbRunConfig) -> Result<()> {
+    validate_options(&config.driver)?;
+    if let MariaDbServer::Throwaway(options) = &config.server {
+        ensure!(!config.setup_only, "setup without --db would load a throwaway server and remove it at once: give --db mysql://…");
+        ensure!(
+            options.parent_dir.is_dir(),
+            "{} is not a directory",
+            options.parent_dir.display()
+        );
+        ensure!(
+            options.buffer_pool_bytes >= 5 << 20,
+            "the buffer pool must be at least 5 MiB"
+        );
+    }
+    Ok(())
+}
+
+/// Runs `strata run --engine mariadb` (or its setup alone).
+pub fn run(
+    config: &MariaDbRunConfig,
+    observer: &mut dyn RunObserver,
+    interrupt: &AtomicBool,
+) -> Result<MariaDbOutcome> {
+    check_config(config)?;
+    match &config.server {
+        MariaDbServer::External(target) => run_on(config, target, None, observer, interrupt),
+        MariaDbServer::Throwaway(options) => {
+            observer.phase("starting a throwaway MariaDB server (mariadb-install-db, mariadbd)");
+            let server = ThrowawayServer::start(options, interrupt)?;
+            let target = server.target(DEFAULT_DATABASE);
+            let result = run_on(config, &target, Some(&server), observer, interrupt);
+            observer.phase("stopping the throwaway MariaDB server and removing its directory");
+            drop(server);
+            result
+        }
+    }
+}
+
+fn run_on(
+    config: &MariaDbRunConfig,
+    target: &MariaDbTarget,
+    server: Option<&ThrowawayServer>,
+    observer: &mut dyn RunObserver,
+    interrupt: &AtomicBool,
+) -> Result<MariaDbOutcome> {
+    observer.phase("loading the SLOB tables");
+    let options = SetupOptions {
+        plan: config.driver.plan.clone(),
+        replace: config.replace,
+        seed: config.driver.seed,
+    };
+    let setup = setup(
+        target,
+        &options,
+        &mut |progress| observer.loading(progress),
+        interrupt,
+    )?;
+    let mut admin = target.connect()?;
+    let environment = environment(
+        &mut admin,
+        target,
+        server.map(ThrowawayServer::info),
+        &config.driver.plan,
+    )?;
+    if config.setup_only {
+        return Ok(MariaDbOutcome {
+            environment,
+            setup: Some(setup),
+            figures: None,
+            histograms: None,
+            sessions: None,
+        });
+    }
+    let sampler = config
+        .record
+        .as_ref()
+        .map(|_| layer_sampler(&environment, target));
+    let mut edges = EdgeTaker {
+        collector: MariaDbCollector::connect(target.url())
+            .map_err(|error| anyhow::anyhow!(target.scrub(format!("{error:#}"))))?,
+        admin,
+        server_pids: environment.server_pid.into_iter().collect(),
+    };
+    let measured = measure(target, &config.driver, interrupt, observer, &mut edges);
+    let samples = sampler.map(BackgroundSampler::finish).unwrap_or_default();
+    let measured = measured?;
+    let figures = mariadb_figures(
+        &measured.start,
+        &measured.end,
+        &measured.outcome,
+        &environment.devices,
+        environment.page_bytes,
+    );
+    let histograms = Histograms::of(&measured.outcome);
+    if let Some(record) = &config.record {
+        let parts = RecordingParts {
+            command: &config.command,
+            options: &config.options,
+            environment: &environment,
+            setup: Some(&setup),
+            samples: &samples,
+        };
+        write_recording(record, &parts, &figures, &histograms)?;
+    }
+    Ok(MariaDbOutcome {
+        environment,
+        setup: Some(setup),
+        figures: Some(figures),
+        histograms: Some(histograms),
+        sessions: Some(measured.outcome),
+    })
+}
+
+/// The devices under the data and redo directories, host CPU and memory,
+/// and the server's InnoDB counters, every second.
+fn layer_sampler(environment: &MariaDbEnvironment, target: &MariaDbTarget) -> BackgroundSampler {
+    let mut names = environment.devices.data.clone();
+    names.extend(
+        environment
+            .devices
+            .wal
+            .iter()
+            .filter(|name| !environment.devices.data.contains(name))
+            .cloned(),
+    );
+    let filter = if names.is_empty() {
+        DeviceFilter::All
+    } else {
+        DeviceFilter::Names(names)
+    };
+    let mut collectors: Vec<Box<dyn Collector>> =
+        all_os_collectors(filter, environment.server_pid.into_iter().collect()).unwrap_or_default();
+    if let Ok(collector) = MariaDbCollector::connect(target.url()) {
+        collectors.push(Box::new(collector));
+    }
+    BackgroundSampler::start(collectors, Duration::from_secs(1))
+}

@@ -1,0 +1,216 @@
+//! Runs on throwaway `mariadbd` servers made by the tests (each in its own
+//! directory under cargo's scratch space): one row per page from InnoDB's
+//! own counts, physical reads that the devices and InnoDB agree on, redo
+//! writes and syncs from updates, and nothing left behind — also after an
+//! error.
+
+mod common;
+
+use common::*;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use strata_core::recording::Recording;
+use strata_mariadb::{run, MariaDbServer, ThrowawayServer};
+use strata_run::session_run::RunObserver;
+use strata_slob::load::LoadProgress;
+
+/// One throwaway server at a time, so one test's loading does not show in
+/// another's device counts.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+#[test]
+fn a_read_run_on_a_throwaway_server_reads_one_page_per_key_from_the_device() {
+    let _alone = ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let parent = parent_dir().join("read");
+    std::fs::create_dir_all(&parent).unwrap();
+    let recording = tempfile::NamedTempFile::new_in(&parent).unwrap();
+    let mut config = config(
+        MariaDbServer::Throwaway(server_options(&parent)),
+        driver(plan(2, 2048), 0.0, 1),
+    );
+    config.record = Some(recording.path().to_path_buf());
+    let outcome = run(&config, &mut Quiet, &AtomicBool::new(false)).expect("the run");
+
+    let setup = outcome.setup.as_ref().unwrap();
+    assert_eq!(setup.page_bytes, 16384);
+    for table in &setup.layout {
+        assert!(table.one_row_per_page, "{table:?}");
+        assert_eq!(
+            table.leaf_pages_from,
+            "mysql.innodb_index_stats n_leaf_pages"
+        );
+        assert!((2048..=2050).contains(&table.leaf_pages), "{table:?}");
+    }
+    let environment = &outcome.environment;
+    assert_eq!(environment.flush_method, "O_DIRECT");
+    assert!(
+        environment.page_cache.starts_with("bypassed"),
+        "{}",
+        environment.page_cache
+    );
+    assert_eq!(environment.buffer_pool_bytes, 16 << 20);
+    assert!(
+        !environment.devices.data.is_empty(),
+        "{:?}",
+        environment.device_note
+    );
+
+    let figures = outcome.figures.as_ref().unwrap();
+    let innodb = figures.innodb.as_ref().expect("InnoDB counters");
+    let reads = figures.reads.as_ref().unwrap();
+    let selects = figures.run.workload.operations["select"].count;
+    eprintln!(
+        "selects {selects}, rows {}, pages read {}, InnoDB read requests {}, device read requests {}, bytes InnoDB {} device {}",
+        figures.run.workload.rows_selected, innodb.pages_read, innodb.read_requests,
+        reads.device_read_requests, innodb.read_bytes, reads.device_read_bytes
+    );
+    assert!(
+        selects > 0 && figures.run.sessions.failed == 0,
+        "{:?}",
+        figures.run.sessions
+    );
+    assert!(innodb.read_requests > 100.0, "{innodb:?}");
+    // One page per request (no read-ahead on random reads); a read in
+    // flight at an edge is counted as a request on one side and as a page
+    // on the other, so they may differ by the sessions' number.
+    assert!(
+        innodb.pages_read + 2.0 >= innodb.read_requests,
+        "{innodb:?}"
+    );
+    assert!(
+        innodb.pages_read <= 1.05 * innodb.read_requests + 2.0,
+        "{innodb:?}"
+    );
+    // The buffer pool holds a quarter of the 64 MiB data set: most rows
+    // read are pages read from the device.
+    assert!(
+        innodb.pages_read >= 0.5 * figures.run.workload.rows_selected as f64,
+        "{innodb:?}"
+    );
+    eprintln!("{reads:?}");
+    let ratio = reads.device_requests_per_innodb_request;
+    assert!(
+        (0.5..=1.5).contains(&ratio),
+        "device {} vs InnoDB {}",
+        reads.device_read_requests,
+        innodb.read_requests
+    );
+    let server_ratio = reads
+        .server_bytes_per_innodb_byte
+        .expect("mariadbd's own reads");
+    assert!((0.9..=1.1).contains(&server_ratio), "{reads:?}");
+
+    assert!(leftovers(&parent).is_empty(), "{:?}", leftovers(&parent));
+    let pid = environment.throwaway.as_ref().unwrap().pid;
+    assert!(!mariadbd_alive(pid), "mariadbd {pid} still runs");
+    check_recording(recording.path());
+}
+
+fn check_recording(path: &std::path::Path) {
+    let recording = Recording::read(path).unwrap();
+    assert_eq!(recording.header.kind, "run");
+    assert_eq!(recording.header.environment["engine"], "mariadb");
+    let layers: Vec<&str> = recording
+        .records_of("sample")
+        .filter_map(|record| record["layer"].as_str())
+        .collect();
+    for layer in ["workload", "window_device", "window_database", "mariadb"] {
+        assert!(layers.contains(&layer), "no {layer} sample: {layers:?}");
+    }
+    let result = recording
+        .records_of("result")
+        .next()
+        .expect("a result record");
+    assert!(
+        result["result"]["innodb"]["read_requests"]
+            .as_f64()
+            .unwrap()
+            > 0.0
+    );
+    assert!(result["histograms"]["select_lat_ns_hdr"].as_str().is_some());
+}
+
+#[test]
+fn updates_write_and_sync_the_redo_log_and_the_server_goes_away() {
+    let _alone = ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let parent = parent_dir().join("update");
+    std::fs::create_dir_all(&parent).unwrap();
+    let server = ThrowawayServer::start(&server_options(&parent), &AtomicBool::new(false)).unwrap();
+    let dir = server.info().directory.clone();
+    let config = config(
+        MariaDbServer::External(server.target("strata_slob")),
+        driver(plan(1, 512), 100.0, 2),
+    );
+    let outcome = run(&config, &mut Quiet, &AtomicBool::new(false)).expect("the run");
+    let figures = outcome.figures.unwrap();
+    let innodb = figures.innodb.unwrap();
+    eprintln!(
+        "commits {}, log writes {}, log bytes {}, data fsyncs {}, log fsyncs {:?}",
+        innodb.commits,
+        innodb.log_writes,
+        innodb.log_written_bytes,
+        innodb.data_fsyncs,
+        innodb.log_fsyncs
+    );
+    let commits = figures.run.workload.operations["commit"].count as f64;
+    assert!(commits > 10.0, "{commits}");
+    // A commit finishing across an edge counts on one side only.
+    assert!(
+        innodb.commits >= commits - 2.0,
+        "{} vs {commits}",
+        innodb.commits
+    );
+    assert!(
+        innodb.log_writes > 0.0 && innodb.log_written_bytes > 0.0,
+        "{innodb:?}"
+    );
+    let syncs = innodb.log_fsyncs.unwrap_or(innodb.data_fsyncs);
+    assert!(syncs > 0.0, "{innodb:?}");
+    assert_eq!(
+        figures.run.workload.rows_updated,
+        4 * figures.run.workload.operations["update"].count
+    );
+
+    drop(server);
+    assert!(!dir.exists(), "{} is still there", dir.display());
+    assert!(servers_in(&dir).is_empty(), "{:?}", servers_in(&dir));
+}
+
+/// Sets the interrupt as soon as loading begins.
+struct InterruptWhileLoading(Arc<AtomicBool>);
+
+impl RunObserver for InterruptWhileLoading {
+    fn phase(&mut self, _message: &str) {}
+    fn loading(&mut self, _progress: &LoadProgress) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+    fn running(&mut self, _: Duration, _: Option<Duration>, _: u64, _: u64) {}
+}
+
+#[test]
+fn an_interrupted_load_stops_and_removes_the_throwaway_server() {
+    let _alone = ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let parent = parent_dir().join("interrupted");
+    std::fs::create_dir_all(&parent).unwrap();
+    let interrupt = Arc::new(AtomicBool::new(false));
+    let config = config(
+        MariaDbServer::Throwaway(server_options(&parent)),
+        driver(plan(1, 4096), 0.0, 1),
+    );
+    let error = run(
+        &config,
+        &mut InterruptWhileLoading(interrupt.clone()),
+        &interrupt,
+    )
+    .unwrap_err();
+    assert!(format!("{error:#}").contains("interrupted"), "{error:#}");
+    assert!(leftovers(&parent).is_empty(), "{:?}", leftovers(&parent));
+    assert!(servers_in(&parent).is_empty(), "{:?}", servers_in(&parent));
+}
