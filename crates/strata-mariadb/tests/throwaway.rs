@@ -134,7 +134,7 @@ fn check_recording(path: &std::path::Path) {
 }
 
 #[test]
-fn updates_write_and_sync_the_redo_log_and_the_server_goes_away() {
+fn updates_write_and_sync_the_redo_log_scans_run_and_the_server_goes_away() {
     let _alone = ONE_AT_A_TIME
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
@@ -142,12 +142,26 @@ fn updates_write_and_sync_the_redo_log_and_the_server_goes_away() {
     std::fs::create_dir_all(&parent).unwrap();
     let server = ThrowawayServer::start(&server_options(&parent), &AtomicBool::new(false)).unwrap();
     let dir = server.info().directory.clone();
+    let mut driver = driver(plan(1, 512), 90.0, 2);
+    driver.plan.scan_table_blocks = 256;
+    driver.workload.scan_pct = 10.0;
     let config = config(
         MariaDbServer::External(server.target("strata_slob")),
-        driver(plan(1, 512), 100.0, 2),
+        driver,
     );
     let outcome = run(&config, &mut Quiet, &AtomicBool::new(false)).expect("the run");
+    let setup = outcome.setup.as_ref().unwrap();
+    let scan_table = setup
+        .layout
+        .iter()
+        .find(|table| table.table == "strata_slob_1_scan");
+    assert!(
+        scan_table.is_some_and(|table| table.one_row_per_page),
+        "{:?}",
+        setup.layout
+    );
     let figures = outcome.figures.unwrap();
+    assert!(figures.run.workload.operations["scan"].count > 0);
     let innodb = figures.innodb.unwrap();
     eprintln!(
         "commits {}, log writes {}, log bytes {}, data fsyncs {}, log fsyncs {:?}",
