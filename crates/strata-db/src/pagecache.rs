@@ -31,6 +31,11 @@ pub enum PageCacheMethod {
     Evicted {
         interval_ms: u64,
     },
+    /// The database opens its data files with O_DIRECT: reads never pass
+    /// through the page cache (`how` says which setting does it).
+    DirectIo {
+        how: String,
+    },
     Unlimited,
 }
 

@@ -12,6 +12,7 @@
 //!
 //! Not for: parsing options, printing, or PostgreSQL.
 
+pub mod engine;
 pub mod environment;
 pub mod figures;
 pub mod record;
@@ -24,6 +25,7 @@ pub mod target;
 mod measure;
 mod session;
 
+pub use engine::MariaDbEngine;
 pub use environment::MariaDbEnvironment;
 pub use figures::{InnoDbFigures, MariaDbFigures, ReadReconciliation};
 pub use run::{check_config, run, MariaDbOutcome, MariaDbRunConfig, MariaDbServer};

@@ -36,6 +36,15 @@ impl EngineKind {
         }
     }
 
+    /// The value of `--engine` that chooses it.
+    pub fn name(self) -> &'static str {
+        match self {
+            EngineKind::Postgresql => "postgresql",
+            EngineKind::Sqlite => "sqlite",
+            EngineKind::Mariadb => "mariadb",
+        }
+    }
+
     /// The product's name as its users write it.
     pub fn label(self) -> &'static str {
         match self {
@@ -50,6 +59,19 @@ impl EngineKind {
     pub fn has_server(self) -> bool {
         self != EngineKind::Sqlite
     }
+}
+
+/// Figures only one engine has (InnoDB's page reads vs read requests, its
+/// redo writes), printed after the database layer and kept whole in the
+/// JSON document's `engine_figures`.
+#[derive(Clone, Debug, Serialize)]
+pub struct EngineFigures {
+    /// The section's title with its sources: `InnoDB (SHOW GLOBAL STATUS)`.
+    pub title: String,
+    /// Lines for the text output, each labelled with its unit.
+    pub lines: Vec<String>,
+    /// The figures as the engine serializes them.
+    pub figures: serde_json::Value,
 }
 
 /// One database engine, configured for one `strata run` or `strata setup`.

@@ -27,6 +27,8 @@ struct JsonDocument<'a> {
     options: &'a serde_json::Value,
     load: Option<&'a LoadReport>,
     result: Option<&'a RunFigures>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    engine_figures: Option<&'a serde_json::Value>,
     kept: Option<&'a KeptInfo>,
 }
 
@@ -38,6 +40,7 @@ pub fn json_document(outcome: &SlobOutcome, options: &serde_json::Value) -> Stri
         options,
         load: outcome.load.as_ref(),
         result: outcome.figures.as_ref(),
+        engine_figures: outcome.engine_figures.as_ref().map(|extra| &extra.figures),
         kept: outcome.kept.as_ref(),
     };
     serde_json::to_string_pretty(&document).expect("results serialize")
@@ -99,7 +102,7 @@ pub fn report_text(outcome: &SlobOutcome) -> String {
         out += &load_text(load);
     }
     if let Some(figures) = &outcome.figures {
-        out += &figures_text(figures, outcome.environment.engine);
+        out += &figures_text(figures, outcome);
     }
     if let Some(kept) = &outcome.kept {
         let _ = writeln!(
@@ -151,9 +154,10 @@ fn environment_text(environment: &RunEnvironment) -> String {
     };
     let _ = writeln!(
         out,
-        "data set: {schemas} × {} blocks of 8 KiB ({} each), {} data; page cache: {}",
+        "data set: {schemas} × {} blocks of {} ({} each), {} data; page cache: {}",
         plan.blocks_per_schema,
-        format_size(plan.blocks_per_schema * 8192),
+        format_size(u64::from(environment.block_bytes)),
+        format_size(plan.blocks_per_schema * u64::from(environment.block_bytes)),
         if plan.random_data {
             "random"
         } else {
@@ -182,6 +186,7 @@ fn page_cache_text(method: &strata_db::pagecache::PageCacheMethod) -> String {
             "the file's pages dropped before the run and every {interval_ms} ms during it \
              (posix_fadvise DONTNEED)"
         ),
+        PageCacheMethod::DirectIo { how } => format!("bypassed: {how}"),
         PageCacheMethod::Unlimited => "not limited (reads may come from the page cache)".into(),
     }
 }
@@ -207,7 +212,8 @@ fn load_text(load: &LoadReport) -> String {
     out
 }
 
-fn figures_text(figures: &RunFigures, engine: EngineKind) -> String {
+fn figures_text(figures: &RunFigures, outcome: &SlobOutcome) -> String {
+    let engine = outcome.environment.engine;
     let mut out = String::new();
     let sessions = &figures.sessions;
     let _ = writeln!(
@@ -222,7 +228,13 @@ fn figures_text(figures: &RunFigures, engine: EngineKind) -> String {
     );
     out += &workload_text(figures);
     out += &database_text(figures, engine);
-    out += &absorption_text(figures, engine);
+    if let Some(extra) = &outcome.engine_figures {
+        let _ = writeln!(out, "\n{}", extra.title);
+        for line in &extra.lines {
+            let _ = writeln!(out, "  {line}");
+        }
+    }
+    out += &absorption_text(figures, &outcome.environment);
     out += &devices_text(figures);
     out += &cpu_text(figures, engine);
     if !figures.warnings.is_empty() {
@@ -283,7 +295,8 @@ fn database_text(figures: &RunFigures, engine: EngineKind) -> String {
             EngineKind::Sqlite => "\nDatabase: SQLite has no I/O counters; the devices and the \
                                    sessions' own page reads below are the accounting\n"
                 .into(),
-            _ => "\nDatabase: counters unavailable (see warnings)\n".into(),
+            EngineKind::Mariadb => String::new(),
+            EngineKind::Postgresql => "\nDatabase: counters unavailable (see warnings)\n".into(),
         };
     };
     let mut out = String::from("\nDatabase (pg_stat_database, pg_stat_wal, pg_stat_io)\n");
@@ -320,13 +333,14 @@ fn database_text(figures: &RunFigures, engine: EngineKind) -> String {
 
 /// The page cache's share: blocks the database (or SQLite's sessions)
 /// read that no device read.
-fn absorption_text(figures: &RunFigures, engine: EngineKind) -> String {
+fn absorption_text(figures: &RunFigures, environment: &RunEnvironment) -> String {
     let Some(absorption) = &figures.absorption else {
         return String::new();
     };
-    let reader = match engine {
-        EngineKind::Sqlite => "pages (8 KiB) SQLite's sessions read".to_string(),
-        _ => format!("blocks {} read", engine.label()),
+    let block = format_size(u64::from(environment.block_bytes));
+    let reader = match environment.engine {
+        EngineKind::Sqlite => format!("pages ({block}) SQLite's sessions read"),
+        engine => format!("blocks ({block}) {} read", engine.label()),
     };
     format!(
         "  page cache: of {:.0} {reader}, the data devices read {:.0} blocks' worth ({} read requests): {:.0} blocks ({:.1}%) absorbed above the devices\n",

@@ -94,6 +94,10 @@ pub struct RunEnvironment {
     pub server_version: String,
     /// How strata reached it: `throwaway cluster`, `external server`, `file`.
     pub server: &'static str,
+    /// The size of the engine's block or page, bytes (8192 for PostgreSQL,
+    /// 16384 for InnoDB's default, the file's page size for SQLite): one row
+    /// of the data set per block.
+    pub block_bytes: u32,
     pub connection: String,
     pub server_version_num: u32,
     pub data_directory: Option<PathBuf>,
@@ -123,6 +127,8 @@ pub struct SlobOutcome {
     pub figures: Option<RunFigures>,
     /// How to reach and stop a cluster left running by `--keep`.
     pub kept: Option<KeptInfo>,
+    /// The engine's own figures, beside the shared ones.
+    pub engine_figures: Option<crate::engine::EngineFigures>,
 }
 
 /// The data set's size on disk, roughly: heap blocks of every table.
@@ -354,6 +360,7 @@ async fn drive(
             load,
             figures: None,
             kept: None,
+            engine_figures: None,
         });
     }
     environment.page_cache = keep_cache_out(config.page_cache, &server.page_cache, observer)?;
@@ -412,6 +419,7 @@ async fn drive(
         load,
         figures: Some(figures),
         kept: None,
+        engine_figures: None,
     })
 }
 
@@ -462,6 +470,7 @@ async fn environment(
         resolve_devices(data_directory.as_deref(), wal_directory.as_deref());
     RunEnvironment {
         engine: crate::engine::EngineKind::Postgresql,
+        block_bytes: strata_slob::schema::BLOCK_BYTES as u32,
         server_version: strata_db::postgres::read_path::version_text(read_settings.version_num),
         server: server.kind,
         connection: server.target.redacted(),

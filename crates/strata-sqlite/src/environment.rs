@@ -23,7 +23,12 @@ pub fn sqlite_version_num() -> u32 {
 
 /// The environment of a run on the file at `path` (its directory holds the
 /// WAL too, so one set of devices has both roles).
-pub fn environment(path: &Path, page_cache: PageCacheMethod, plan: &SchemaPlan) -> RunEnvironment {
+pub fn environment(
+    path: &Path,
+    page_bytes: u32,
+    page_cache: PageCacheMethod,
+    plan: &SchemaPlan,
+) -> RunEnvironment {
     let file = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
     let directory = file.parent().map(Path::to_path_buf);
     let (names, details, note) = match directory.as_deref().map(devices_under) {
@@ -41,6 +46,7 @@ pub fn environment(path: &Path, page_cache: PageCacheMethod, plan: &SchemaPlan) 
     };
     RunEnvironment {
         engine: strata_run::engine::EngineKind::Sqlite,
+        block_bytes: page_bytes,
         server_version: rusqlite::version().to_string(),
         server: SERVER,
         connection: file.display().to_string(),

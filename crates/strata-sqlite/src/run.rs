@@ -159,13 +159,14 @@ fn run_on(
     let load = load(config, path, observer, interrupt)?;
     let page_bytes = file_page_bytes(&open_read_only(path)?)?;
     let plan = &config.driver.plan;
-    let mut environment = environment(path, PageCacheMethod::Unlimited, plan);
+    let mut environment = environment(path, page_bytes, PageCacheMethod::Unlimited, plan);
     if config.setup_only {
         return Ok(SlobOutcome {
             environment,
             load: Some(load),
             figures: None,
             kept: None,
+            engine_figures: None,
         });
     }
     let evictor = match config.page_cache {
@@ -218,6 +219,7 @@ fn run_on(
         load: Some(load),
         figures: Some(figures),
         kept: None,
+        engine_figures: None,
     })
 }
 

@@ -23,15 +23,17 @@ const BLOCK: u64 = 8 * KIB;
 /// Where the data lives and how it is loaded: shared by `setup` and `run`.
 #[derive(Args, Debug)]
 pub struct DataArgs {
-    /// The database engine: postgresql or sqlite [default: postgresql; sqlite
-    /// when no PostgreSQL server binaries are on this machine and no --db is given]
+    /// The database engine: postgresql, sqlite or mariadb [default: postgresql;
+    /// mariadb for a mysql:// or mariadb:// --db; sqlite when no PostgreSQL
+    /// server binaries are on this machine and no --db is given]
     #[arg(long, value_name = "ENGINE", value_parser = parse_engine)]
     engine: Option<EngineKind>,
 
     /// PostgreSQL: a connection string (postgres://user:pass@host:port/db or
-    /// "host=… dbname=…"); the password never appears in any output. SQLite:
-    /// the database file. Default: a throwaway cluster made with initdb (SQLite:
-    /// a file) in the current directory, removed at the end
+    /// "host=… dbname=…"); MariaDB: mysql://user:pass@host:port/db; the password
+    /// never appears in any output. SQLite: the database file. Default: a
+    /// throwaway cluster made with initdb (MariaDB: mariadb-install-db;
+    /// SQLite: a file) in the current directory, removed at the end
     #[arg(long, value_name = "URL|FILE")]
     db: Option<String>,
 
@@ -507,7 +509,7 @@ fn execute(
     let shown_db = match &database {
         Some(Database::External { target }) => Some(target.redacted()),
         Some(Database::Embedded { .. }) => None,
-        None => data.db.clone(),
+        None => data.db.as_deref().map(redact_unless_file),
     };
     let page_cache = data.page_cache_limit.unwrap_or(PageCacheChoice::Auto);
     let options = serde_json::to_value(ResolvedOptions {
@@ -527,37 +529,15 @@ fn execute(
         pg_bin: data.pg_bin.as_ref(),
         read_path: &read_path,
     })?;
-    let command = redacted_command_line();
-    let engine: Box<dyn DatabaseEngine> = match database {
-        Some(database) => Box::new(PostgresEngine(SlobConfig {
-            database,
-            page_cache,
-            load_parallel: data.load_parallel.unwrap_or(2),
-            replace: data.replace,
-            driver,
-            read_path,
-            setup_only,
-            record: record.clone(),
-            command,
-            options: options.clone(),
-        })),
-        None => Box::new(sqlite_engine(
-            data,
-            &read_path,
-            strata_sqlite::SqliteRunConfig {
-                database: sqlite_database(data)?,
-                page_cache,
-                session_cache_bytes: strata_sqlite::DEFAULT_SESSION_CACHE_BYTES,
-                page_bytes: None,
-                replace: data.replace,
-                driver,
-                setup_only,
-                record: record.clone(),
-                command,
-                options: options.clone(),
-            },
-        )?),
+    let request = EngineRequest {
+        page_cache,
+        driver,
+        read_path,
+        setup_only,
+        record: record.clone(),
+        options: options.clone(),
     };
+    let engine = build_engine(kind, data, database, request)?;
     let mut progress = RunProgress::new();
     let outcome = engine.run(interrupt, &mut progress);
     progress.finish();
@@ -579,16 +559,64 @@ fn execute(
     ))
 }
 
+/// What every engine's configuration is made from.
+struct EngineRequest {
+    page_cache: PageCacheChoice,
+    driver: DriverOptions,
+    read_path: ReadPathRequest,
+    setup_only: bool,
+    record: Option<PathBuf>,
+    options: serde_json::Value,
+}
+
+/// The configured engine, after every check that needs no work.
+fn build_engine(
+    kind: EngineKind,
+    data: &DataArgs,
+    database: Option<Database>,
+    request: EngineRequest,
+) -> anyhow::Result<Box<dyn DatabaseEngine>> {
+    let command = redacted_command_line();
+    Ok(match (kind, database) {
+        (EngineKind::Sqlite, _) => Box::new(sqlite_engine(
+            data,
+            &request.read_path,
+            strata_sqlite::SqliteRunConfig {
+                database: sqlite_database(data)?,
+                page_cache: request.page_cache,
+                session_cache_bytes: strata_sqlite::DEFAULT_SESSION_CACHE_BYTES,
+                page_bytes: None,
+                replace: data.replace,
+                driver: request.driver,
+                setup_only: request.setup_only,
+                record: request.record,
+                command,
+                options: request.options,
+            },
+        )?),
+        (EngineKind::Mariadb, _) => Box::new(mariadb_engine(data, request)?),
+        (EngineKind::Postgresql, database) => Box::new(PostgresEngine(SlobConfig {
+            database: database.expect("a PostgreSQL run has its database"),
+            page_cache: request.page_cache,
+            load_parallel: data.load_parallel.unwrap_or(2),
+            replace: data.replace,
+            driver: request.driver,
+            read_path: request.read_path,
+            setup_only: request.setup_only,
+            record: request.record,
+            command,
+            options: request.options,
+        })),
+    })
+}
+
 fn parse_engine(input: &str) -> Result<EngineKind, String> {
-    match EngineKind::parse(input) {
-        Some(EngineKind::Mariadb) => Err(format!(
-            "'{input}': the MariaDB engine is not available yet; accepted values: postgresql, sqlite"
-        )),
-        Some(kind) => Ok(kind),
-        None => Err(format!(
-            "'{input}' is not an engine; accepted values: postgresql, sqlite"
-        )),
-    }
+    EngineKind::parse(input).ok_or_else(|| {
+        format!(
+            "'{input}' is not an engine; accepted values: {}",
+            EngineKind::NAMES.join(", ")
+        )
+    })
 }
 
 /// The engine asked for, or PostgreSQL, or SQLite when no PostgreSQL server
@@ -598,8 +626,10 @@ fn engine_kind(data: &DataArgs) -> EngineKind {
     if let Some(kind) = data.engine {
         return kind;
     }
-    if data.db.is_some() {
-        return EngineKind::Postgresql;
+    match &data.db {
+        Some(url) if is_mariadb_url(url) => return EngineKind::Mariadb,
+        Some(_) => return EngineKind::Postgresql,
+        None => {}
     }
     match strata_db::postgres::cluster::binaries_version_num(data.pg_bin.as_deref()) {
         Ok(_) => EngineKind::Postgresql,
@@ -617,7 +647,7 @@ fn engine_kind(data: &DataArgs) -> EngineKind {
 fn postgres_only_options(
     data: &DataArgs,
     read_path: &ReadPathRequest,
-) -> [(&'static str, bool); 7] {
+) -> [(&'static str, bool); 8] {
     [
         ("--shared-buffers", data.shared_buffers.is_some()),
         ("--os-user", data.os_user.is_some()),
@@ -626,7 +656,24 @@ fn postgres_only_options(
         ("--pgio-conf", data.pgio_conf.is_some()),
         ("--io-method", read_path.io_method.is_some()),
         ("--direct-io", read_path.direct_io),
+        ("--load-parallel", data.load_parallel.is_some()),
     ]
+}
+
+/// Refuses, before any work, an option `engine` cannot honour.
+fn refuse_postgres_options(
+    data: &DataArgs,
+    read_path: &ReadPathRequest,
+    engine: EngineKind,
+) -> anyhow::Result<()> {
+    let mut options = postgres_only_options(data, read_path).to_vec();
+    if engine == EngineKind::Mariadb {
+        options.push(("--page-cache-limit", data.page_cache_limit.is_some()));
+    }
+    if let Some((option, _)) = options.into_iter().find(|(_, given)| *given) {
+        bail!("{option} does not apply to --engine {}", engine.name());
+    }
+    Ok(())
 }
 
 /// `--db FILE`, or a temporary file in the current directory.
@@ -646,14 +693,39 @@ fn sqlite_engine(
     read_path: &ReadPathRequest,
     config: strata_sqlite::SqliteRunConfig,
 ) -> anyhow::Result<strata_sqlite::SqliteEngine> {
-    if let Some((option, _)) = postgres_only_options(data, read_path)
-        .into_iter()
-        .find(|(_, given)| *given)
-    {
-        bail!("{option} applies to --engine postgresql only, not to --engine sqlite");
-    }
+    refuse_postgres_options(data, read_path, EngineKind::Sqlite)?;
     strata_sqlite::check_config(&config)?;
     Ok(strata_sqlite::SqliteEngine(config))
+}
+
+/// MariaDB's engine: `--db mysql://…` or a throwaway `mariadbd`, once no
+/// PostgreSQL-only option was given and its own checks pass.
+fn mariadb_engine(
+    data: &DataArgs,
+    request: EngineRequest,
+) -> anyhow::Result<strata_mariadb::MariaDbEngine> {
+    refuse_postgres_options(data, &request.read_path, EngineKind::Mariadb)?;
+    let server = match &data.db {
+        Some(url) => {
+            strata_mariadb::MariaDbServer::External(strata_mariadb::MariaDbTarget::from_url(url)?)
+        }
+        None => strata_mariadb::MariaDbServer::Throwaway(strata_mariadb::ServerOptions {
+            parent_dir: std::env::current_dir()?,
+            buffer_pool_bytes: strata_mariadb::DEFAULT_BUFFER_POOL_BYTES,
+            performance_schema: false,
+        }),
+    };
+    let config = strata_mariadb::MariaDbRunConfig {
+        server,
+        replace: data.replace,
+        driver: request.driver,
+        setup_only: request.setup_only,
+        record: request.record,
+        command: redacted_command_line(),
+        options: request.options,
+    };
+    strata_mariadb::check_config(&config)?;
+    Ok(strata_mariadb::MariaDbEngine(config))
 }
 
 /// Options whose values are connection strings that may hold a password.
@@ -662,7 +734,22 @@ const SECRET_OPTIONS: [&str; 2] = ["--db", "--mariadb"];
 /// A connection string with its password replaced, or `***` when it does
 /// not parse.
 fn redact(value: &str) -> String {
+    if is_mariadb_url(value) {
+        return strata_db::collectors::mariadb::redact(value);
+    }
     ConnectionTarget::parse(value).map_or("***".into(), |target| target.redacted())
+}
+
+/// A MariaDB URL without its password; a SQLite file name as it is.
+fn redact_unless_file(value: &str) -> String {
+    match is_mariadb_url(value) {
+        true => strata_db::collectors::mariadb::redact(value),
+        false => value.to_string(),
+    }
+}
+
+fn is_mariadb_url(value: &str) -> bool {
+    value.starts_with("mysql://") || value.starts_with("mariadb://")
 }
 
 /// The command line with the values of `--db` and `--mariadb` redacted.

@@ -1,11 +1,12 @@
-//! `strata run --engine` through the real binary: the SQLite engine runs the
-//! same method and prints the same result format, naming its engine; options
+//! `strata run --engine` through the real binary: the SQLite and MariaDB
+//! engines run the same method and print the same result format, naming
+//! their engine; options
 //! that only PostgreSQL can honour, and unknown engines, are refused before
 //! any work starts; the temporary database file is gone afterwards.
 
 mod common;
 
-use common::{run, run_json, scratch, stderr_of};
+use common::{run, run_json, scratch, stderr_of, strata_processes_in};
 use std::path::Path;
 
 fn entries(dir: &Path) -> Vec<String> {
@@ -81,7 +82,7 @@ fn postgresql_only_options_and_unknown_engines_are_refused_before_work() {
         assert_eq!(output.status.code(), Some(2), "{option}");
         let stderr = stderr_of(&output);
         assert!(
-            stderr.contains(option) && stderr.contains("--engine postgresql only"),
+            stderr.contains(&format!("{option} does not apply to --engine sqlite")),
             "{stderr}"
         );
     }
@@ -122,4 +123,53 @@ fn without_postgresql_binaries_the_embedded_default_runs_on_sqlite_and_says_so()
     let document: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(document["environment"]["engine"], "sqlite");
     assert_eq!(entries(dir.path()), vec!["r.strata".to_string()]);
+}
+
+#[test]
+fn mariadb_engine_runs_on_a_throwaway_server_and_removes_it() {
+    let dir = scratch();
+    let document = run_json(
+        &[
+            "run",
+            "--engine",
+            "mariadb",
+            "--schemas",
+            "1",
+            "--scale",
+            "512",
+            "--duration",
+            "1s",
+            "--warmup",
+            "200ms",
+            "--update-pct",
+            "20",
+            "--record",
+            "m.strata",
+        ],
+        dir.path(),
+    );
+    let environment = &document["environment"];
+    assert_eq!(environment["engine"], "mariadb");
+    assert_eq!(environment["block_bytes"], 16384);
+    assert_eq!(environment["page_cache"]["method"], "direct_io");
+    let innodb = &document["engine_figures"]["innodb"];
+    let read_requests = innodb["read_requests"].as_f64().unwrap();
+    assert!(read_requests > 0.0, "{innodb}");
+    assert!(innodb["pages_read"].as_f64().unwrap() >= read_requests * 0.9);
+    assert!(
+        innodb["log_writes"].as_f64().unwrap() > 0.0,
+        "updates write redo"
+    );
+    assert_eq!(entries(dir.path()), vec!["m.strata".to_string()]);
+    assert!(strata_processes_in(dir.path()).is_empty());
+    let refused = run(
+        &["run", "--engine", "mariadb", "--page-cache-limit", "1GiB"],
+        dir.path(),
+    );
+    let stderr = stderr_of(&refused);
+    assert_eq!(refused.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--page-cache-limit does not apply to --engine mariadb"),
+        "{stderr}"
+    );
 }
