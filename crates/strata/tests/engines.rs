@@ -162,6 +162,10 @@ fn mariadb_engine_runs_on_a_throwaway_server_and_removes_it() {
     );
     assert_eq!(entries(dir.path()), vec!["m.strata".to_string()]);
     assert!(strata_processes_in(dir.path()).is_empty());
+    let report = run_json(&["report", "m.strata"], dir.path());
+    let profile = report["sections"][0]["blocks"][0]["rows"].to_string();
+    assert!(profile.contains("blocks read (16 KiB)"), "{profile}");
+    assert!(profile.contains("redo MB"), "{profile}");
     let refused = run(
         &["run", "--engine", "mariadb", "--page-cache-limit", "1GiB"],
         dir.path(),

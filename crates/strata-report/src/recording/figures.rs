@@ -2,19 +2,19 @@
 //!
 //! Not for: deciding what a finding says (`crate::findings`).
 
-use super::measured::{Measured, BLOCK_BYTES};
+use super::measured::Measured;
 use crate::findings::{DatabaseIo, NetworkIo, TempFigures, WindowFigures};
 
 pub(crate) fn window_figures(measured: &Measured) -> WindowFigures {
     let database = measured.database.as_ref();
     WindowFigures {
         window_s: measured.window_s,
-        block_size_bytes: database.map(|_| BLOCK_BYTES),
+        block_size_bytes: database.map(|_| measured.block_bytes),
         database: DatabaseIo {
             blocks_read: database.map(|database| database.blocks_read),
             read_requests: database.and_then(|database| database.read_requests),
             read_bytes: database.and_then(|database| database.read_bytes),
-            through_page_cache: database.is_some(),
+            through_page_cache: database.is_some_and(|database| database.through_page_cache),
             scans: measured
                 .workload
                 .as_ref()
@@ -24,10 +24,12 @@ pub(crate) fn window_figures(measured: &Measured) -> WindowFigures {
         network: network(measured),
         commit: measured.commit.clone(),
         cpu: measured.cpu.clone(),
-        temp: database.map(|database| TempFigures {
-            files: database.temp_files,
-            bytes: database.temp_bytes,
-        }),
+        temp: database
+            .filter(|database| database.temp_files.is_finite() && database.temp_bytes.is_finite())
+            .map(|database| TempFigures {
+                files: database.temp_files,
+                bytes: database.temp_bytes,
+            }),
         steadiness: measured.steadiness.clone(),
         outliers: Some(measured.outliers.clone()),
     }

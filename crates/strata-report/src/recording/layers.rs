@@ -10,12 +10,20 @@ use super::samples::{any, Labels, Timeline};
 use crate::findings::{AwaitSpike, CpuEvidence, DeviceWindow, Stripe};
 use strata_core::metrics::CPU_TICK_COUNTERS;
 
-/// PostgreSQL's counters over the timeline; `None` without postgres samples.
-pub(crate) fn database(timeline: &Timeline) -> Option<DatabaseTotals> {
-    if timeline.covered_s("postgres") <= 0.0 {
-        return None;
+/// The database's counters over the timeline: PostgreSQL's, else InnoDB's
+/// (`innodb_direct`: its data files are opened with O_DIRECT); `None`
+/// without samples of either.
+pub(crate) fn database(timeline: &Timeline, innodb_direct: bool) -> Option<DatabaseTotals> {
+    if timeline.covered_s("postgres") > 0.0 {
+        return DatabaseTotals::from_counters(&|name| timeline.total("postgres", name, &any));
     }
-    DatabaseTotals::from_counters(&|name| timeline.total("postgres", name, &any))
+    if timeline.covered_s("mariadb") > 0.0 {
+        return DatabaseTotals::from_innodb(
+            &|name| timeline.total("mariadb", name, &any),
+            innodb_direct,
+        );
+    }
+    None
 }
 
 /// The sampled wait events over the timeline.

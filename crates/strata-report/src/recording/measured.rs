@@ -8,7 +8,7 @@
 use crate::document::Window;
 use crate::findings::{CommitFigures, CpuEvidence, DeviceWindow, OutlierFigures, RateSeries};
 
-/// PostgreSQL's block size: every "blocks" figure is in these.
+/// PostgreSQL's block size, the default of a recording that names none.
 pub(crate) const BLOCK_BYTES: f64 = 8192.0;
 
 /// One window of a recording.
@@ -30,6 +30,8 @@ pub(crate) struct Measured {
     /// The individual I/Os over the threshold (calibrate's `io_outlier`).
     pub outlier_events: Vec<OutlierEvent>,
     pub steadiness: Option<RateSeries>,
+    /// The database's block (or page) size: every "blocks" figure is in these.
+    pub block_bytes: f64,
 }
 
 /// strata's own sessions (run) over the window.
@@ -41,9 +43,58 @@ pub(crate) struct WorkloadTotals {
     pub loops_per_second: Vec<[f64; 2]>,
 }
 
-/// PostgreSQL's counters' changes over the window.
+/// Which database's counters a [`DatabaseTotals`] holds.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub(crate) enum DatabaseSource {
+    #[default]
+    Postgres,
+    InnoDb,
+}
+
+impl DatabaseSource {
+    /// The layer its per-second samples are recorded under.
+    pub fn layer(self) -> &'static str {
+        match self {
+            DatabaseSource::Postgres => "postgres",
+            DatabaseSource::InnoDb => "mariadb",
+        }
+    }
+
+    /// The counter of blocks (pages) read from outside the database's cache.
+    pub fn blocks_read_counter(self) -> &'static str {
+        match self {
+            DatabaseSource::Postgres => "database_blks_read",
+            DatabaseSource::InnoDb => "innodb_pages_read",
+        }
+    }
+
+    /// What the database calls its log.
+    pub fn log_name(self) -> &'static str {
+        match self {
+            DatabaseSource::Postgres => "WAL",
+            DatabaseSource::InnoDb => "redo",
+        }
+    }
+
+    /// What a "block read" is in this database.
+    pub fn blocks_meaning(self) -> &'static str {
+        match self {
+            DatabaseSource::Postgres => {
+                "shared-buffer misses: they include reads the OS page cache served"
+            }
+            DatabaseSource::InnoDb => "InnoDB buffer pool misses (Innodb_pages_read)",
+        }
+    }
+}
+
+/// The database's counters' changes over the window. A counter the
+/// database does not have is NaN (printed n/a), never 0.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct DatabaseTotals {
+    pub source: DatabaseSource,
+    /// Its reads pass through the OS page cache (not O_DIRECT), so a device
+    /// can see fewer reads than it counts.
+    pub through_page_cache: bool,
     pub blocks_read: f64,
     pub blocks_hit: f64,
     pub commits: f64,
@@ -67,6 +118,8 @@ impl DatabaseTotals {
     pub fn from_counters(counter: &dyn Fn(&str) -> Option<f64>) -> Option<DatabaseTotals> {
         let value = |name: &str| counter(name).unwrap_or(0.0);
         Some(DatabaseTotals {
+            source: DatabaseSource::Postgres,
+            through_page_cache: true,
             blocks_read: counter("database_blks_read")?,
             blocks_hit: value("database_blks_hit"),
             commits: value("database_xact_commit"),
@@ -80,6 +133,34 @@ impl DatabaseTotals {
             block_read_time_ms: value("database_blk_read_time_ms"),
             read_requests: None,
             read_bytes: None,
+        })
+    }
+
+    /// From InnoDB's status counters as the mariadb layer names them
+    /// (`innodb_pages_read`, `innodb_data_reads`); `None` without pages read.
+    /// `direct`: the data files are opened with O_DIRECT.
+    pub fn from_innodb(
+        counter: &dyn Fn(&str) -> Option<f64>,
+        direct: bool,
+    ) -> Option<DatabaseTotals> {
+        let value = |name: &str| counter(name).unwrap_or(f64::NAN);
+        let misses = value("innodb_buffer_pool_reads");
+        Some(DatabaseTotals {
+            source: DatabaseSource::InnoDb,
+            through_page_cache: !direct,
+            blocks_read: counter("innodb_pages_read")?,
+            blocks_hit: value("innodb_buffer_pool_read_requests") - misses,
+            commits: value("com_commit"),
+            wal_bytes: value("innodb_os_log_written_bytes"),
+            wal_writes: value("innodb_log_writes"),
+            wal_syncs: value("innodb_os_log_fsyncs"),
+            wal_write_time_ms: f64::NAN,
+            wal_sync_time_ms: f64::NAN,
+            temp_files: f64::NAN,
+            temp_bytes: f64::NAN,
+            block_read_time_ms: f64::NAN,
+            read_requests: counter("innodb_data_reads"),
+            read_bytes: counter("innodb_data_read_bytes"),
         })
     }
 
@@ -153,7 +234,13 @@ impl Measured {
             outliers: OutlierFigures::default(),
             outlier_events: Vec::new(),
             steadiness: None,
+            block_bytes: BLOCK_BYTES,
         }
+    }
+
+    /// The block size as printed in labels: `8 KiB`, `16 KiB`.
+    pub fn block_label(&self) -> String {
+        strata_core::units::format_size(self.block_bytes as u64)
     }
 
     pub fn device_read_requests(&self) -> f64 {

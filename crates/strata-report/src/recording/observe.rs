@@ -25,7 +25,7 @@ pub(crate) fn measured(
         .iter()
         .filter_map(|name| layers::device(&within, name, "observed"))
         .collect();
-    measured.database = layers::database(&within);
+    measured.database = layers::database(&within, false);
     measured.waits = layers::waits(&within);
     measured.nfs = layers::nfs(&within);
     measured.nic = layers::nic(&within);

@@ -7,7 +7,7 @@
 //! Not for: laying the figures out (`sections`, `latency`).
 
 use super::layers;
-use super::measured::{DatabaseTotals, Measured, WorkloadTotals};
+use super::measured::{DatabaseTotals, Measured, WorkloadTotals, BLOCK_BYTES};
 use super::samples::Timeline;
 use crate::document::Window;
 use crate::findings::{CommitFigures, DeviceWindow, OutlierFigures, RateSeries, Stripe};
@@ -48,12 +48,8 @@ pub(crate) fn whole(
     let within = timeline.within(window);
     let mut measured = Measured::empty(window);
     measured.workload = Some(workload(recording, None, result));
-    measured.database =
-        DatabaseTotals::from_counters(&|name| counter_of(&result["database"]["counters"], name));
-    if let Some(database) = &mut measured.database {
-        database.read_requests = result["database"]["read_requests"].as_f64();
-        database.read_bytes = result["database"]["read_bytes"].as_f64();
-    }
+    measured.block_bytes = block_bytes(&recording.header.environment);
+    measured.database = database_of_result(recording, result);
     measured.devices = result["devices"]
         .as_array()
         .into_iter()
@@ -80,8 +76,9 @@ pub(crate) fn windowed(
     if let Some(result) = result(recording) {
         measured.workload = Some(workload(recording, Some(window), result));
     }
-    measured.database = layers::database(&within);
     let environment = &recording.header.environment;
+    measured.block_bytes = block_bytes(environment);
+    measured.database = layers::database(&within, innodb_direct(environment));
     measured.devices = device_roles(environment)
         .into_iter()
         .filter_map(|(name, role)| {
@@ -160,6 +157,48 @@ fn workload(recording: &Recording, window: Option<Window>, result: &Value) -> Wo
 
 /// `database.blks_read` in the result's counters, asked for as
 /// `database_blks_read`.
+/// The engine's block (page) size from the environment: `block_bytes`,
+/// MariaDB's own `page_bytes`, else PostgreSQL's 8 KiB.
+pub(crate) fn block_bytes(environment: &Value) -> f64 {
+    environment["block_bytes"]
+        .as_f64()
+        .or(environment["page_bytes"].as_f64())
+        .unwrap_or(BLOCK_BYTES)
+}
+
+fn is_mariadb(environment: &Value) -> bool {
+    environment["engine"] == "mariadb"
+}
+
+/// For a MariaDB run: whether InnoDB opens its data files with O_DIRECT.
+fn innodb_direct(environment: &Value) -> bool {
+    is_mariadb(environment)
+        && environment["flush_method"]
+            .as_str()
+            .is_some_and(|method| method.starts_with("O_DIRECT"))
+}
+
+/// The database's counters over the measured window: PostgreSQL's from the
+/// result (with 18's own read requests), InnoDB's from `window_database`.
+fn database_of_result(recording: &Recording, result: &Value) -> Option<DatabaseTotals> {
+    let environment = &recording.header.environment;
+    if is_mariadb(environment) {
+        let record = recording
+            .records_of("sample")
+            .find(|record| record["layer"] == "window_database")?;
+        let counters = &record["counters"];
+        return DatabaseTotals::from_innodb(
+            &|name| counters[format!("{name}{{}}")].as_f64(),
+            innodb_direct(environment),
+        );
+    }
+    let mut database =
+        DatabaseTotals::from_counters(&|name| counter_of(&result["database"]["counters"], name))?;
+    database.read_requests = result["database"]["read_requests"].as_f64();
+    database.read_bytes = result["database"]["read_bytes"].as_f64();
+    Some(database)
+}
+
 fn counter_of(counters: &Value, name: &str) -> Option<f64> {
     counters.as_object()?.iter().find_map(|(key, value)| {
         (key.replace('.', "_") == name)

@@ -5,7 +5,7 @@
 //! Not for: latency and calibrate's own sections (`latency`, `calibrate`),
 //! the charts over time (`time_series`), or computing the totals.
 
-use super::measured::{Measured, BLOCK_BYTES};
+use super::measured::Measured;
 use crate::document::{Cell, Column, Section, Table};
 
 /// The layers as the reader knows them.
@@ -19,15 +19,15 @@ pub(crate) const NIC: &str = "NIC";
 /// One load-profile line: a total over the window, shown per second and
 /// per commit.
 struct ProfileRow {
-    metric: &'static str,
+    metric: String,
     unit: &'static str,
     layer: &'static str,
     total: f64,
 }
 
 fn profile_rows(measured: &Measured) -> Vec<ProfileRow> {
-    let row = |metric, unit, layer, total| ProfileRow {
-        metric,
+    let row = |metric: &str, unit, layer, total| ProfileRow {
+        metric: metric.to_string(),
         unit,
         layer,
         total,
@@ -45,12 +45,8 @@ fn profile_rows(measured: &Measured) -> Vec<ProfileRow> {
     }
     if let Some(database) = &measured.database {
         rows.push(row("commits", "commits", DATABASE, database.commits));
-        rows.push(row(
-            "blocks read (8 KiB)",
-            "blocks",
-            DATABASE,
-            database.blocks_read,
-        ));
+        let blocks = format!("blocks read ({})", measured.block_label());
+        rows.push(row(&blocks, "blocks", DATABASE, database.blocks_read));
     }
     if !measured.devices.is_empty() {
         rows.push(row(
@@ -79,8 +75,19 @@ fn profile_rows(measured: &Measured) -> Vec<ProfileRow> {
         ));
     }
     if let Some(database) = &measured.database {
-        rows.push(row("WAL MB", "MB", DATABASE, database.wal_bytes / 1e6));
-        rows.push(row("WAL syncs", "syncs", DATABASE, database.wal_syncs));
+        let log = database.source.log_name();
+        rows.push(row(
+            &format!("{log} MB"),
+            "MB",
+            DATABASE,
+            database.wal_bytes / 1e6,
+        ));
+        rows.push(row(
+            &format!("{log} syncs"),
+            "syncs",
+            DATABASE,
+            database.wal_syncs,
+        ));
     }
     if let Some(nfs) = &measured.nfs {
         rows.push(row("NFS READ requests", "requests", NFS, nfs.read_ops));
@@ -279,11 +286,13 @@ pub(crate) fn io_by_layer(measured: &Measured) -> Section {
     if let Some(table) = network_table(measured) {
         section = section.table(table);
     }
-    let blocks = "Database blocks are 8 KiB shared-buffer misses: they include reads the OS page \
-                  cache served. ";
     let requests = "A device read request may carry many blocks (read-ahead, merging, scans).";
-    match measured.database {
-        Some(_) => section.note(format!("{blocks}{requests}")),
+    match &measured.database {
+        Some(database) => section.note(format!(
+            "Database blocks are {} {}. {requests}",
+            measured.block_label(),
+            database.source.blocks_meaning()
+        )),
         None => section.note(requests),
     }
 }
@@ -316,13 +325,19 @@ fn reconciliation(measured: &Measured) -> Option<Table> {
             optional(share(value), "%"),
         ]);
     };
-    let device_blocks = measured.device_read_bytes() / BLOCK_BYTES;
+    let device_blocks = measured.device_read_bytes() / measured.block_bytes;
+    let block = measured.block_label();
     if let Some(blocks) = blocks {
-        push(DATABASE, "blocks read (8 KiB)", "blocks", blocks);
+        push(
+            DATABASE,
+            &format!("blocks read ({block})"),
+            "blocks",
+            blocks,
+        );
         if !measured.devices.is_empty() {
             push(
                 PAGE_CACHE,
-                "blocks no device read (8 KiB)",
+                &format!("blocks no device read ({block})"),
                 "blocks",
                 (blocks - device_blocks).max(0.0),
             );
@@ -337,7 +352,7 @@ fn reconciliation(measured: &Measured) -> Option<Table> {
         );
         push(
             DEVICE,
-            "read bytes / 8 KiB (blocks' worth)",
+            &format!("read bytes / {block} (blocks' worth)"),
             "blocks",
             device_blocks,
         );

@@ -86,10 +86,19 @@ pub(crate) fn section(timeline: &Timeline, measured: &Measured, extra: Vec<Chart
         "MB/s",
         bytes,
     ));
-    let blocks = timeline.per_second("postgres", "database_blks_read", &|_| true);
+    let source = measured
+        .database
+        .as_ref()
+        .map(|database| database.source)
+        .unwrap_or_default();
+    let blocks = timeline.per_second(source.layer(), source.blocks_read_counter(), &|_| true);
+    let title = format!(
+        "Database blocks read/s (database layer, {})",
+        measured.block_label()
+    );
     charts.push(line(
         "database_blocks_read_over_time",
-        "Database blocks read/s (database layer, 8 KiB)",
+        &title,
         "blocks/s",
         "blocks/s",
         vec![Series {
