@@ -491,3 +491,38 @@ fn large_reports_parse_fast() {
     );
     eprintln!("{megabytes:.1} MB in {seconds:.2} s");
 }
+
+/// Every fixture's report, and a comparison and a series of them, as JSON
+/// that docs/report.schema.json accepts, and as text within 100 columns.
+#[test]
+fn every_fixture_report_matches_the_report_schema() {
+    use strata_report::render::{json::JsonRenderer, text::TextRenderer, Renderer};
+    let schema_path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/report.schema.json");
+    let schema: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(schema_path).unwrap()).unwrap();
+    let validator = jsonschema::validator_for(&schema).expect("the schema compiles");
+    let mut reports = Vec::new();
+    for entry in std::fs::read_dir(fixtures()).unwrap() {
+        let name = entry.unwrap().file_name().to_string_lossy().into_owned();
+        if name != "SOURCES.md" {
+            reports.push(read(&name));
+        }
+    }
+    let mut documents: Vec<_> = reports.iter().map(build::report).collect();
+    documents.push(strata_awr::compare::report(&reports[0], &reports[1]));
+    documents.push(strata_awr::series::report(&reports));
+    for document in &documents {
+        let json: serde_json::Value = serde_json::from_str(&JsonRenderer.render(document)).unwrap();
+        let errors: Vec<String> = validator
+            .iter_errors(&json)
+            .map(|e| e.to_string())
+            .collect();
+        assert!(errors.is_empty(), "{}: {errors:#?}", document.title);
+        let text = TextRenderer::default().render(document);
+        assert!(
+            text.lines().all(|line| line.chars().count() <= 100),
+            "{}",
+            document.title
+        );
+    }
+}

@@ -76,6 +76,33 @@ fn json_of_a_rich_report_matches_the_schema() {
 }
 
 #[test]
+fn json_of_every_fixture_recordings_report_matches_the_schema() {
+    let fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
+    let mut checked = 0;
+    for entry in std::fs::read_dir(fixtures).unwrap() {
+        let path = entry.unwrap().path();
+        if path
+            .extension()
+            .is_none_or(|extension| extension != "strata")
+        {
+            continue;
+        }
+        let report = strata_report::recording::report_from_recording(&path, None).unwrap();
+        let json: Value = serde_json::from_str(&JsonRenderer.render(&report)).unwrap();
+        let errors = schema_errors(&json);
+        assert!(errors.is_empty(), "{}: {errors:#?}", path.display());
+        let text = TextRenderer::default().render(&report);
+        assert!(
+            text.lines().all(|line| line.chars().count() <= 100),
+            "{}",
+            path.display()
+        );
+        checked += 1;
+    }
+    assert!(checked >= 5, "only {checked} fixture recordings");
+}
+
+#[test]
 fn the_schema_rejects_what_the_document_cannot_be() {
     let json: Value = serde_json::from_str(&JsonRenderer.render(&rich_report())).unwrap();
     let mut unknown_severity = json.clone();
