@@ -177,3 +177,28 @@ fn mariadb_engine_runs_on_a_throwaway_server_and_removes_it() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_wrong_mariadb_password_fails_fast_and_is_never_printed() {
+    let dir = scratch();
+    let started = std::time::Instant::now();
+    let output = run(
+        &[
+            "run",
+            "--db",
+            "mysql://root:sekret-4711@127.0.0.1:3306/strata_password_test",
+            "--duration",
+            "1s",
+        ],
+        dir.path(),
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    let stderr = stderr_of(&output);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("MariaDB") && stderr.contains("***"),
+        "{stderr}"
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(!stderr.contains("sekret-4711") && !stdout.contains("sekret-4711"));
+}
