@@ -11,7 +11,8 @@
 //! `Innodb_os_log_written`; `Innodb_os_log_fsyncs` exists up to MariaDB
 //! 10.7 only — from 10.8 the redo syncs are counted in `Innodb_data_fsyncs`.
 //!
-//! Not for: taking the edges at the right moments (`measure`) or printing.
+//! Not for: taking the edges at the right moments (strata-slob's
+//! `threads`) or printing.
 
 use mysql::prelude::Queryable;
 use serde::Serialize;
@@ -24,8 +25,7 @@ use strata_run::accounting::{account, Absorption, RunDevices, RunFigures};
 use strata_run::edge::Edge;
 use strata_run::processes::ServerProcesses;
 use strata_slob::session::RunOutcome;
-
-use crate::measure::Edges;
+use strata_slob::threads::Watcher;
 
 /// InnoDB's counters (by the collector's series key) and the OS at one moment.
 pub struct WindowEdge {
@@ -62,8 +62,10 @@ impl EdgeTaker {
 /// The server's process group in the CPU figures.
 pub const SERVER_PROCESS: &str = "mariadbd";
 
-impl Edges for EdgeTaker {
-    fn take(&mut self) -> WindowEdge {
+impl Watcher<u32> for EdgeTaker {
+    type Edge = WindowEdge;
+
+    fn take_edge(&mut self) -> WindowEdge {
         let innodb = match self.collector.collect() {
             Ok(Collected::Metrics { metrics }) => Ok(metrics
                 .into_iter()
@@ -86,7 +88,7 @@ impl Edges for EdgeTaker {
         WindowEdge { innodb, os }
     }
 
-    fn kill_queries(&mut self, connection_ids: &[u32]) {
+    fn stop_statements(&mut self, connection_ids: &[u32]) {
         for id in connection_ids {
             let _ = self.admin.query_drop(format!("KILL QUERY {id}"));
         }

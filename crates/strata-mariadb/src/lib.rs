@@ -22,7 +22,6 @@ pub mod server;
 pub mod setup;
 pub mod target;
 
-mod measure;
 mod session;
 
 pub use engine::MariaDbEngine;

@@ -17,13 +17,14 @@ use strata_observe::background::BackgroundSampler;
 use strata_probe::collectors::{all_os_collectors, DeviceFilter};
 use strata_run::session_run::RunObserver;
 use strata_slob::session::{validate_options, DriverOptions, RunOutcome};
+use strata_slob::threads::measure;
 
 use crate::environment::{environment, MariaDbEnvironment};
 use crate::figures::{mariadb_figures, EdgeTaker, MariaDbFigures};
-use crate::measure::measure;
 use crate::record::{write_recording, Histograms, RecordingParts};
 use crate::schema::DEFAULT_DATABASE;
 use crate::server::{ServerOptions, ThrowawayServer};
+use crate::session::MariaDbOpener;
 use crate::setup::{setup, SetupOptions, SetupReport};
 use crate::target::MariaDbTarget;
 
@@ -145,7 +146,8 @@ fn run_on(
         admin,
         server_pids: environment.server_pid.into_iter().collect(),
     };
-    let measured = measure(target, &config.driver, interrupt, observer, &mut edges);
+    let opener = MariaDbOpener { target };
+    let measured = measure(&opener, &config.driver, interrupt, observer, &mut edges);
     let samples = sampler.map(BackgroundSampler::finish).unwrap_or_default();
     let measured = measured?;
     let figures = mariadb_figures(

@@ -26,10 +26,12 @@ use strata_db::postgres::read_path::{backend_types, ReadPathRequest, ReadPathSet
 use strata_observe::background::BackgroundSampler;
 use strata_probe::blockdev::{device_of_path, physical_devices, BlockDevice};
 use strata_probe::collectors::{all_os_collectors, DeviceFilter, ProcessDelayCollector};
-use strata_slob::load::{loads_complete, setup, LoadOptions, LoadProgress, LoadReport};
+use strata_slob::load::{loads_complete, setup, LoadOptions, LoadReport};
 use strata_slob::schema::SchemaPlan;
 use strata_slob::session::{Driver, DriverOptions, Progress, RunOutcome, StopAfter};
 use tokio::time::Instant;
+
+pub use strata_slob::session::RunObserver;
 
 /// Which server the run uses.
 pub enum Database {
@@ -71,18 +73,6 @@ pub struct SlobConfig {
     pub record: Option<PathBuf>,
     pub command: Vec<String>,
     pub options: serde_json::Value,
-}
-
-pub trait RunObserver: Send {
-    fn phase(&mut self, message: &str);
-    fn loading(&mut self, progress: &LoadProgress);
-    fn running(
-        &mut self,
-        elapsed: Duration,
-        expected: Option<Duration>,
-        loops: u64,
-        sessions_alive: u64,
-    );
 }
 
 /// Where the run happened, as the header and the JSON document show it.

@@ -7,8 +7,10 @@
 //! reads as the one "server process" (in `cpu.server_processes`): unlike
 //! the devices' counters, they hold no other process's I/O.
 //!
-//! Not for: taking the edges (`measure`) or printing (strata-run's `output`).
+//! Not for: running the sessions (strata-slob's `threads`) or printing
+//! (strata-run's `output`).
 
+use rusqlite::InterruptHandle;
 use strata_probe::collectors::parse_proc_io;
 use strata_probe::cpu::{own_cpu_seconds, HostCpu};
 use strata_probe::diskstats::read_diskstats;
@@ -16,6 +18,7 @@ use strata_run::accounting::{account, Absorption, RunDevices, RunFigures, ABSORB
 use strata_run::edge::Edge;
 use strata_run::processes::{ProcessGroupFigures, ServerProcesses};
 use strata_slob::session::RunOutcome;
+use strata_slob::threads::Watcher;
 
 /// Why the database layer is absent.
 pub const NO_DATABASE_COUNTERS: &str = "SQLite has no I/O counters: the database layer is absent; the page cache figures compare the pages the sessions read (one row per page) with the device read requests";
@@ -47,6 +50,26 @@ pub fn take_edge(version_num: u32) -> SqliteEdge {
     SqliteEdge {
         os,
         strata_read_bytes: own_read_bytes(),
+    }
+}
+
+/// The starting thread's side of a run: takes the OS edges, and
+/// interrupts the sessions' statements in flight.
+pub(crate) struct EdgeTaker {
+    pub version_num: u32,
+}
+
+impl Watcher<InterruptHandle> for EdgeTaker {
+    type Edge = SqliteEdge;
+
+    fn take_edge(&mut self) -> SqliteEdge {
+        take_edge(self.version_num)
+    }
+
+    fn stop_statements(&mut self, handles: &[InterruptHandle]) {
+        for handle in handles {
+            handle.interrupt();
+        }
     }
 }
 

@@ -20,7 +20,6 @@ pub mod run;
 pub mod schema;
 pub mod setup;
 
-mod measure;
 mod session;
 
 pub use layout::{check_layout, PageLayout};

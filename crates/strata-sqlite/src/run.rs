@@ -10,9 +10,9 @@
 use crate::cache::{Evictor, EVICT_EVERY};
 use crate::connection::{check_page_bytes, file_page_bytes, open_read_only};
 use crate::environment::{environment, sqlite_version_num};
-use crate::figures::{sqlite_figures, take_edge};
-use crate::measure::measure;
+use crate::figures::{sqlite_figures, EdgeTaker};
 use crate::record::{write_recording, RecordingParts};
+use crate::session::SqliteOpener;
 use crate::setup::{setup, SetupOptions};
 use anyhow::{bail, ensure, Context};
 use std::path::{Path, PathBuf};
@@ -25,6 +25,7 @@ use strata_run::accounting::RunDevices;
 use strata_run::session_run::{PageCacheChoice, RunObserver, SlobOutcome};
 use strata_slob::load::LoadReport;
 use strata_slob::session::{validate_options, DriverOptions};
+use strata_slob::threads::measure;
 
 /// The name of the file in a temporary directory.
 pub const TEMPORARY_FILE_NAME: &str = "strata-slob.sqlite";
@@ -183,16 +184,14 @@ fn run_on(
         .record
         .as_ref()
         .map(|_| layer_sampler(&environment.devices));
-    let version_num = sqlite_version_num();
-    let cache_kib = config.session_cache_bytes / 1024;
-    let measured = measure(
+    let opener = SqliteOpener {
         path,
-        &config.driver,
-        cache_kib,
-        interrupt,
-        observer,
-        &|| take_edge(version_num),
-    );
+        cache_kib: config.session_cache_bytes / 1024,
+    };
+    let mut edges = EdgeTaker {
+        version_num: sqlite_version_num(),
+    };
+    let measured = measure(&opener, &config.driver, interrupt, observer, &mut edges);
     evictor.map(Evictor::finish);
     let samples = sampler.map(BackgroundSampler::finish).unwrap_or_default();
     let measured = measured?;

@@ -24,6 +24,17 @@ pub struct LoopChoice {
     pub last_key: i64,
 }
 
+impl LoopChoice {
+    /// What belongs to the loop's schema: `hot` when the loop goes to the
+    /// hot schema and the session has one, else `own`.
+    pub fn schema_of<'a, T>(&self, own: &'a T, hot: Option<&'a T>) -> &'a T {
+        match (self.hot_schema, hot) {
+            (true, Some(hot)) => hot,
+            _ => own,
+        }
+    }
+}
+
 /// The access pattern of a run, shared by its sessions.
 #[derive(Debug)]
 pub struct AccessPlan {

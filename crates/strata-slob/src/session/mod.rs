@@ -23,6 +23,7 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 use tokio_postgres::Config;
 
+use crate::load::LoadProgress;
 use crate::pg;
 use crate::schema::{schema_names, validate_plan, SchemaPlan, META_SCHEMA};
 use access::AccessPlan;
@@ -88,6 +89,20 @@ pub struct DriverOptions {
     pub sessions: Option<u32>,
     pub stop_after: StopAfter,
     pub seed: u64,
+}
+
+/// What a run tells the one who started it: its phases, the load's
+/// progress, and the sessions' progress while they run.
+pub trait RunObserver: Send {
+    fn phase(&mut self, message: &str);
+    fn loading(&mut self, progress: &LoadProgress);
+    fn running(
+        &mut self,
+        elapsed: Duration,
+        expected: Option<Duration>,
+        loops: u64,
+        sessions_alive: u64,
+    );
 }
 
 /// Live counters for a progress display; they include warm-up.
