@@ -136,9 +136,13 @@ fn environment_text(environment: &RunEnvironment) -> String {
         );
     }
     if let Some(dir) = &environment.wal_directory {
+        let log = match environment.engine {
+            EngineKind::Mariadb => "redo directory",
+            _ => "WAL directory ",
+        };
         let _ = writeln!(
             out,
-            "WAL directory  {} on {}",
+            "{log} {} on {}",
             dir.display(),
             environment.devices.wal.join(", ")
         );
