@@ -143,6 +143,18 @@ fn innodb_lines(innodb: Option<&InnoDbFigures>, reads: Option<&ReadReconciliatio
             innodb.data_fsyncs
         ),
     ];
+    for file in &innodb.files {
+        lines.push(format!(
+            "performance_schema {}: {:.0} reads ({:.1} us each), {:.0} writes ({:.1} us each), \
+             {:.1} ms other (fsyncs)",
+            file.event,
+            file.reads,
+            file.read_us_per_read,
+            file.writes,
+            file.write_us_per_write,
+            file.misc_wait_ms
+        ));
+    }
     for (field, reason) in &innodb.unavailable {
         lines.push(format!("n/a {field}: {reason}"));
     }

@@ -92,6 +92,11 @@ pub struct DataArgs {
     #[arg(long, value_name = "DIR")]
     pg_bin: Option<PathBuf>,
 
+    /// MariaDB's throwaway server: start it with performance_schema on, for
+    /// per-file I/O counts and timings (redo writes and fsyncs, data reads)
+    #[arg(long)]
+    performance_schema: bool,
+
     /// Read defaults from a pgio.conf (UPDATE_PCT, RUN_TIME, NUM_SCHEMAS, NUM_THREADS,
     /// WORK_UNIT, UPDATE_WORK_UNIT, SCALE, DBNAME, CONNECT_STRING); options given here win
     #[arg(long, value_name = "FILE")]
@@ -576,6 +581,13 @@ fn build_engine(
     database: Option<Database>,
     request: EngineRequest,
 ) -> anyhow::Result<Box<dyn DatabaseEngine>> {
+    if data.performance_schema && kind != EngineKind::Mariadb {
+        bail!(
+            "--performance-schema does not apply to --engine {} (it starts MariaDB's throwaway \
+             server with performance_schema on)",
+            kind.name()
+        );
+    }
     let command = redacted_command_line();
     Ok(match (kind, database) {
         (EngineKind::Sqlite, _) => Box::new(sqlite_engine(
@@ -705,6 +717,12 @@ fn mariadb_engine(
     request: EngineRequest,
 ) -> anyhow::Result<strata_mariadb::MariaDbEngine> {
     refuse_postgres_options(data, &request.read_path, EngineKind::Mariadb)?;
+    if data.performance_schema && data.db.is_some() {
+        bail!(
+            "--performance-schema starts strata's throwaway mariadbd with it; a server given with \
+             --db must be started with performance_schema=ON itself (strata reads it when it is on)"
+        );
+    }
     let server = match &data.db {
         Some(url) => {
             strata_mariadb::MariaDbServer::External(strata_mariadb::MariaDbTarget::from_url(url)?)
@@ -712,7 +730,7 @@ fn mariadb_engine(
         None => strata_mariadb::MariaDbServer::Throwaway(strata_mariadb::ServerOptions {
             parent_dir: std::env::current_dir()?,
             buffer_pool_bytes: strata_mariadb::DEFAULT_BUFFER_POOL_BYTES,
-            performance_schema: false,
+            performance_schema: data.performance_schema,
         }),
     };
     let config = strata_mariadb::MariaDbRunConfig {

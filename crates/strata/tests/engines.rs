@@ -75,6 +75,7 @@ fn postgresql_only_options_and_unknown_engines_are_refused_before_work() {
         ("--pg-bin", Some("/usr/lib/postgresql/15/bin")),
         ("--keep", None),
         ("--direct-io", None),
+        ("--performance-schema", None),
     ] {
         let mut args = vec!["run", "--engine", "sqlite", option];
         args.extend(value);
@@ -145,6 +146,7 @@ fn mariadb_engine_runs_on_a_throwaway_server_and_removes_it() {
             "20",
             "--record",
             "m.strata",
+            "--performance-schema",
         ],
         dir.path(),
     );
@@ -160,6 +162,12 @@ fn mariadb_engine_runs_on_a_throwaway_server_and_removes_it() {
         innodb["log_writes"].as_f64().unwrap() > 0.0,
         "updates write redo"
     );
+    let files = innodb["files"].as_array().unwrap();
+    let data_file = files
+        .iter()
+        .find(|file| file["event"] == "wait/io/file/innodb/innodb_data_file")
+        .unwrap_or_else(|| panic!("no data file timings: {files:?}"));
+    assert!(data_file["reads"].as_f64().unwrap() > 0.0, "{data_file}");
     assert_eq!(entries(dir.path()), vec!["m.strata".to_string()]);
     assert!(strata_processes_in(dir.path()).is_empty());
     let report = run_json(&["report", "m.strata"], dir.path());
