@@ -21,12 +21,13 @@ use strata_slob::threads::measure;
 
 use crate::environment::{environment, MariaDbEnvironment};
 use crate::figures::{mariadb_figures, EdgeTaker, MariaDbFigures};
-use crate::record::{write_recording, Histograms, RecordingParts};
+use crate::record::Histograms;
 use crate::schema::DEFAULT_DATABASE;
 use crate::server::{ServerOptions, ThrowawayServer};
 use crate::session::MariaDbOpener;
 use crate::setup::{setup, SetupOptions, SetupReport};
 use crate::target::MariaDbTarget;
+use strata_run::output::{write_run_recording, RunRecording};
 
 /// Which server the run uses.
 #[derive(Clone, Debug)]
@@ -159,14 +160,22 @@ fn run_on(
     );
     let histograms = Histograms::of(&measured.outcome);
     if let Some(record) = &config.record {
-        let parts = RecordingParts {
+        let recording = RunRecording {
             command: &config.command,
             options: &config.options,
-            environment: &environment,
-            setup: Some(&setup),
+            environment: serde_json::to_value(&environment)?,
+            load: Some(serde_json::to_value(&setup.load)?),
+            database_counters: figures
+                .innodb
+                .as_ref()
+                .map(|innodb| serde_json::to_value(&innodb.counters))
+                .transpose()?,
             samples: &samples,
+            result: serde_json::to_value(&figures)?,
+            figures: &figures.run,
+            outcome: &measured.outcome,
         };
-        write_recording(record, &parts, &figures, &histograms)?;
+        write_run_recording(record, &recording)?;
     }
     Ok(MariaDbOutcome {
         environment,

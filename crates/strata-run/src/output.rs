@@ -46,6 +46,71 @@ pub fn json_document(outcome: &SlobOutcome, options: &serde_json::Value) -> Stri
     serde_json::to_string_pretty(&document).expect("results serialize")
 }
 
+/// Everything a run's Recording holds, from any engine: the shape
+/// `docs/recording.md` gives for `run`.
+pub struct RunRecording<'a> {
+    pub command: &'a [String],
+    pub options: &'a serde_json::Value,
+    /// The environment as the engine describes it (its `engine` field says
+    /// which).
+    pub environment: serde_json::Value,
+    /// The `load` event's body, when the run loaded data.
+    pub load: Option<serde_json::Value>,
+    /// Every database counter's change over the window (`window_database`);
+    /// `None` for an engine without counters.
+    pub database_counters: Option<serde_json::Value>,
+    /// The layers sampled each second over the whole run.
+    pub samples: &'a [strata_observe::sampler::Sample],
+    /// The result record's `result`: the figures, or an engine's superset.
+    pub result: serde_json::Value,
+    pub figures: &'a RunFigures,
+    pub outcome: &'a RunOutcome,
+}
+
+/// Writes a run's Recording: header, load event, per-second workload,
+/// window device and database samples, the layers, and the result with the
+/// latency histograms.
+pub fn write_run_recording(path: &Path, recording: &RunRecording<'_>) -> anyhow::Result<()> {
+    let mut header = Header::new("run", recording.command.to_vec());
+    header.options = recording.options.clone();
+    header.environment = recording.environment.clone();
+    let mut writer = RecordingWriter::create(path, &header)?;
+    if let Some(load) = &recording.load {
+        writer.write("event", &serde_json::json!({"event": "load", "load": load}))?;
+    }
+    let figures = recording.figures;
+    for second in figures.per_second.as_array().into_iter().flatten() {
+        writer.write(
+            "sample",
+            &serde_json::json!({"layer": "workload", "sample": second}),
+        )?;
+    }
+    for device in &figures.devices {
+        writer.write("sample", &serde_json::json!({"layer": "window_device", "interval_s": figures.window_s, "sample": device}))?;
+    }
+    if let Some(counters) = &recording.database_counters {
+        writer.write("sample", &serde_json::json!({"layer": "window_database", "interval_s": figures.window_s, "counters": counters}))?;
+    }
+    for sample in recording.samples {
+        strata_observe::record::write_sample(&mut writer, sample)?;
+    }
+    writer.write(
+        "result",
+        &serde_json::json!({"result": recording.result, "histograms": histograms(recording.outcome)}),
+    )
+}
+
+/// The sessions' latency histograms: HdrHistogram V2, base64, nanoseconds.
+pub fn histograms(outcome: &RunOutcome) -> serde_json::Value {
+    serde_json::json!({
+        "select_lat_ns_hdr": outcome.select.to_base64(),
+        "update_lat_ns_hdr": outcome.update.to_base64(),
+        "commit_lat_ns_hdr": outcome.commit.to_base64(),
+        "scan_lat_ns_hdr": outcome.scan.to_base64(),
+    })
+}
+
+/// A PostgreSQL run's Recording.
 pub fn write_recording(
     path: &Path,
     config: &SlobConfig,
@@ -55,40 +120,22 @@ pub fn write_recording(
     outcome: &RunOutcome,
     samples: &[strata_observe::sampler::Sample],
 ) -> anyhow::Result<()> {
-    let mut header = Header::new("run", config.command.clone());
-    header.options = config.options.clone();
-    header.environment = serde_json::to_value(environment)?;
-    let mut writer = RecordingWriter::create(path, &header)?;
-    if let Some(load) = load {
-        writer.write("event", &serde_json::json!({"event": "load", "load": load}))?;
-    }
-    if let Some(seconds) = figures.per_second.as_array() {
-        for sample in seconds {
-            writer.write(
-                "sample",
-                &serde_json::json!({"layer": "workload", "sample": sample}),
-            )?;
-        }
-    }
-    for device in &figures.devices {
-        writer.write("sample", &serde_json::json!({"layer": "window_device", "interval_s": figures.window_s, "sample": device}))?;
-    }
-    if let Some(database) = &figures.database {
-        writer.write("sample", &serde_json::json!({"layer": "window_database", "interval_s": figures.window_s, "counters": database.counters}))?;
-    }
-    for sample in samples {
-        strata_observe::record::write_sample(&mut writer, sample)?;
-    }
-    let histograms = serde_json::json!({
-        "select_lat_ns_hdr": outcome.select.to_base64(),
-        "update_lat_ns_hdr": outcome.update.to_base64(),
-        "commit_lat_ns_hdr": outcome.commit.to_base64(),
-        "scan_lat_ns_hdr": outcome.scan.to_base64(),
-    });
-    writer.write(
-        "result",
-        &serde_json::json!({"result": figures, "histograms": histograms}),
-    )
+    let recording = RunRecording {
+        command: &config.command,
+        options: &config.options,
+        environment: serde_json::to_value(environment)?,
+        load: load.map(serde_json::to_value).transpose()?,
+        database_counters: figures
+            .database
+            .as_ref()
+            .map(|database| serde_json::to_value(&database.counters))
+            .transpose()?,
+        samples,
+        result: serde_json::to_value(figures)?,
+        figures,
+        outcome,
+    };
+    write_run_recording(path, &recording)
 }
 
 fn latency_us(us: f64) -> String {

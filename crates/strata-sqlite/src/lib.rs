@@ -15,7 +15,6 @@ pub mod connection;
 pub mod environment;
 pub mod figures;
 pub mod layout;
-pub mod record;
 pub mod run;
 pub mod schema;
 pub mod setup;

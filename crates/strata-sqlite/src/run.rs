@@ -11,7 +11,6 @@ use crate::cache::{Evictor, EVICT_EVERY};
 use crate::connection::{check_page_bytes, file_page_bytes, open_read_only};
 use crate::environment::{environment, sqlite_version_num};
 use crate::figures::{sqlite_figures, EdgeTaker};
-use crate::record::{write_recording, RecordingParts};
 use crate::session::SqliteOpener;
 use crate::setup::{setup, SetupOptions};
 use anyhow::{bail, ensure, Context};
@@ -22,6 +21,7 @@ use strata_db::pagecache::PageCacheMethod;
 use strata_observe::background::BackgroundSampler;
 use strata_probe::collectors::{all_os_collectors, DeviceFilter};
 use strata_run::accounting::RunDevices;
+use strata_run::output::{write_run_recording, RunRecording};
 use strata_run::session_run::{PageCacheChoice, RunObserver, SlobOutcome};
 use strata_slob::load::LoadReport;
 use strata_slob::session::{validate_options, DriverOptions};
@@ -204,14 +204,18 @@ fn run_on(
         plan.scan_table_blocks,
     );
     if let Some(record) = &config.record {
-        let parts = RecordingParts {
+        let recording = RunRecording {
             command: &config.command,
             options: &config.options,
-            environment: &environment,
-            load: Some(&load),
+            environment: serde_json::to_value(&environment)?,
+            load: Some(serde_json::to_value(&load)?),
+            database_counters: None,
             samples: &samples,
+            result: serde_json::to_value(&figures)?,
+            figures: &figures,
+            outcome: &measured.outcome,
         };
-        write_recording(record, &parts, &figures, &measured.outcome)?;
+        write_run_recording(record, &recording)?;
     }
     Ok(SlobOutcome {
         environment,
