@@ -31,10 +31,15 @@ impl DatabaseEngine for MariaDbEngine {
 }
 
 fn slob_outcome(outcome: MariaDbOutcome) -> SlobOutcome {
+    let page = strata_core::units::format_size(u64::from(outcome.environment.page_bytes));
     let engine_figures = outcome.figures.as_ref().map(|figures| EngineFigures {
-        title: "InnoDB (SHOW GLOBAL STATUS; pages are InnoDB's 16 KiB pages)".into(),
+        title: format!("InnoDB (SHOW GLOBAL STATUS; pages are InnoDB's {page} pages)"),
         lines: innodb_lines(figures.innodb.as_ref(), figures.reads.as_ref()),
-        figures: serde_json::json!({ "innodb": figures.innodb, "reads": figures.reads }),
+        figures: serde_json::json!({
+            "innodb": figures.innodb,
+            "reads": figures.reads,
+            "layout": outcome.setup.as_ref().map(|setup| &setup.layout),
+        }),
     });
     SlobOutcome {
         environment: run_environment(&outcome.environment),
