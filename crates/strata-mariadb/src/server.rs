@@ -11,7 +11,6 @@
 
 use anyhow::{bail, Context, Result};
 use serde::Serialize;
-use std::ffi::CString;
 use std::os::unix::fs::MetadataExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -20,6 +19,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::target::MariaDbTarget;
+use strata_db::postgres::cluster::ServerAccount;
 
 /// The buffer pool of a throwaway server by default: small, so that a
 /// data set of a few hundred MiB is read from the device.
@@ -175,7 +175,8 @@ fn server_account(dir: &Path) -> Result<Account> {
         let name = std::env::var("USER").unwrap_or_else(|_| uid.to_string());
         return Ok(own(&name));
     }
-    match lookup_account("mysql") {
+    let mysql = ServerAccount::lookup("mysql").ok();
+    match mysql.map(|account| (account.uid, account.gid)) {
         Some((uid, gid)) if others_can_reach(dir) => {
             std::os::unix::fs::chown(dir, Some(uid), Some(gid))
                 .with_context(|| format!("giving {} to the mysql account", dir.display()))?;
@@ -187,23 +188,6 @@ fn server_account(dir: &Path) -> Result<Account> {
         }
         _ => Ok(own("root")),
     }
-}
-
-fn lookup_account(name: &str) -> Option<(u32, u32)> {
-    let c_name = CString::new(name).ok()?;
-    let mut entry: libc::passwd = unsafe { std::mem::zeroed() };
-    let mut buffer = vec![0 as libc::c_char; 16 * 1024];
-    let mut found: *mut libc::passwd = std::ptr::null_mut();
-    let status = unsafe {
-        libc::getpwnam_r(
-            c_name.as_ptr(),
-            &mut entry,
-            buffer.as_mut_ptr(),
-            buffer.len(),
-            &mut found,
-        )
-    };
-    (status == 0 && !found.is_null()).then_some((entry.pw_uid, entry.pw_gid))
 }
 
 /// Every directory above `dir` lets others through.

@@ -467,29 +467,11 @@ fn load_report(
     }
     let loaded = |schema: &&SchemaLoad| schema.action != LoadAction::KeptComplete;
     let rows_loaded = schemas.iter().filter(loaded).count() as u64 * rows_per_schema;
-    let bytes_loaded: u64 = schemas
-        .iter()
-        .filter(loaded)
-        .map(|schema| schema.bytes_on_disk)
-        .sum();
-    let seconds = started.elapsed().as_secs_f64();
-    let per_hour = |unit: f64| {
-        if seconds > 0.0 {
-            bytes_loaded as f64 / unit * 3600.0 / seconds
-        } else {
-            0.0
-        }
-    };
-    Ok(LoadReport {
-        rows_loaded,
-        blocks: schemas.iter().map(|schema| schema.blocks).sum(),
-        bytes_on_disk: schemas.iter().map(|schema| schema.bytes_on_disk).sum(),
-        bytes_loaded,
-        seconds,
-        gb_per_hour: per_hour(1e9),
-        gib_per_hour: per_hour(f64::from(1u32 << 30)),
+    Ok(LoadReport::new(
         schemas,
-    })
+        rows_loaded,
+        started.elapsed().as_secs_f64(),
+    ))
 }
 
 /// What `remove` dropped.

@@ -71,6 +71,33 @@ pub struct LoadReport {
     pub gib_per_hour: f64,
 }
 
+impl LoadReport {
+    /// The report of a setup over `schemas` that took `seconds`: the bytes
+    /// it loaded are those of the schemas it did not keep, and the rates are
+    /// theirs over the whole setup.
+    pub fn new(schemas: Vec<SchemaLoad>, rows_loaded: u64, seconds: f64) -> LoadReport {
+        let bytes_loaded: u64 = schemas
+            .iter()
+            .filter(|schema| schema.action != LoadAction::KeptComplete)
+            .map(|schema| schema.bytes_on_disk)
+            .sum();
+        let per_hour = |unit: f64| match seconds > 0.0 {
+            true => bytes_loaded as f64 / unit * 3600.0 / seconds,
+            false => 0.0,
+        };
+        LoadReport {
+            rows_loaded,
+            blocks: schemas.iter().map(|schema| schema.blocks).sum(),
+            bytes_on_disk: schemas.iter().map(|schema| schema.bytes_on_disk).sum(),
+            bytes_loaded,
+            seconds,
+            gb_per_hour: per_hour(1e9),
+            gib_per_hour: per_hour(f64::from(1u32 << 30)),
+            schemas,
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct LoadProgress {
     pub rows_done: u64,
@@ -730,15 +757,11 @@ async fn report(
     began: Instant,
 ) -> anyhow::Result<LoadReport> {
     let mut schemas = Vec::with_capacity(names.len());
-    let mut bytes_loaded = 0;
     for (name, decision) in names.iter().zip(decisions) {
         let size = measure_schema(admin, name).await?;
         let action = match decision {
             Decision::Keep => LoadAction::KeptComplete,
-            Decision::Load { action, .. } => {
-                bytes_loaded += size.bytes_on_disk;
-                action.clone()
-            }
+            Decision::Load { action, .. } => action.clone(),
         };
         schemas.push(SchemaLoad {
             schema: name.clone(),
@@ -748,18 +771,11 @@ async fn report(
             bytes_on_disk: size.bytes_on_disk,
         });
     }
-    let seconds = began.elapsed().as_secs_f64();
-    let hours = seconds / 3600.0;
-    Ok(LoadReport {
-        rows_loaded,
-        blocks: schemas.iter().map(|schema| schema.blocks).sum(),
-        bytes_on_disk: schemas.iter().map(|schema| schema.bytes_on_disk).sum(),
-        bytes_loaded,
-        seconds,
-        gb_per_hour: bytes_loaded as f64 / 1e9 / hours,
-        gib_per_hour: bytes_loaded as f64 / (1u64 << 30) as f64 / hours,
+    Ok(LoadReport::new(
         schemas,
-    })
+        rows_loaded,
+        began.elapsed().as_secs_f64(),
+    ))
 }
 
 /// A connection for checking the SLOB schemas, and whether strata's meta

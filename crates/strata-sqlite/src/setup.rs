@@ -182,26 +182,7 @@ fn schema_load(decision: &Decision, layout: &PageLayout) -> SchemaLoad {
 }
 
 fn report(schemas: Vec<SchemaLoad>, rows_loaded: u64, began: Instant) -> LoadReport {
-    let seconds = began.elapsed().as_secs_f64();
-    let loaded = |schema: &&SchemaLoad| schema.action != LoadAction::KeptComplete;
-    let bytes_loaded: u64 = schemas.iter().filter(loaded).map(|s| s.bytes_on_disk).sum();
-    let per_hour = |unit: f64| {
-        if seconds > 0.0 {
-            bytes_loaded as f64 / unit * 3600.0 / seconds
-        } else {
-            0.0
-        }
-    };
-    LoadReport {
-        rows_loaded,
-        blocks: schemas.iter().map(|schema| schema.blocks).sum(),
-        bytes_on_disk: schemas.iter().map(|schema| schema.bytes_on_disk).sum(),
-        bytes_loaded,
-        seconds,
-        gb_per_hour: per_hour(1e9),
-        gib_per_hour: per_hour(f64::from(1u32 << 30)),
-        schemas,
-    }
+    LoadReport::new(schemas, rows_loaded, began.elapsed().as_secs_f64())
 }
 
 /// Writes table sets, one transaction per batch of rows.

@@ -14,7 +14,6 @@ mod processes;
 mod settings;
 
 use crate::pagecache::{self, MemoryCgroup, PageCacheMethod};
-use account::ServerAccount;
 use anyhow::{bail, Context, Result};
 use install::PgInstall;
 use processes::Postmaster;
@@ -24,6 +23,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+pub use account::ServerAccount;
 pub use install::PG_BIN_ENV;
 
 /// The `server_version_num` of the server binaries a throwaway cluster

@@ -1,6 +1,7 @@
 //! Running the server's programs as the right OS account and in the right
 //! cgroup: when strata runs as root, `initdb` and `postgres` run as an
-//! unprivileged account (PostgreSQL refuses root).
+//! unprivileged account (PostgreSQL refuses root). [`ServerAccount::lookup`]
+//! also serves the other throwaway servers (mariadbd's `mysql` account).
 //!
 //! Not for: creating OS accounts.
 
@@ -37,7 +38,8 @@ impl ServerAccount {
         Ok(Some(account))
     }
 
-    fn lookup(name: &str) -> Result<ServerAccount> {
+    /// The OS account `name` from the password database, or why not.
+    pub fn lookup(name: &str) -> Result<ServerAccount> {
         let c_name = CString::new(name).with_context(|| format!("OS account name {name:?}"))?;
         let mut entry: libc::passwd = unsafe { std::mem::zeroed() };
         let mut buffer = vec![0 as libc::c_char; 16 * 1024];
