@@ -7,6 +7,7 @@
 use anyhow::{bail, Context};
 use clap::Args;
 use std::path::PathBuf;
+use std::time::Duration;
 use strata_report::document::Window;
 use strata_report::recording::{compare, report_with, ReportOptions};
 use strata_report::render::html::HtmlRenderer;
@@ -22,17 +23,17 @@ pub struct ReportArgs {
     /// Two Recordings side by side (A, then B), with the change from A to B
     #[arg(long, num_args = 2, value_names = ["A", "B"], conflicts_with = "recording")]
     pub compare: Option<Vec<PathBuf>>,
-    /// Start of the window, seconds from the recording's start (default:
-    /// a run's measured window, or the whole recording)
-    #[arg(long, value_name = "SECONDS", requires = "to")]
-    pub from: Option<f64>,
-    /// End of the window, seconds from the recording's start
-    #[arg(long, value_name = "SECONDS", requires = "from")]
-    pub to: Option<f64>,
-    /// I/Os and per-second device awaits slower than this are outliers, ms
-    /// (default: calibrate's own --outlier, else 500)
-    #[arg(long, value_name = "MS")]
-    pub outlier_threshold: Option<f64>,
+    /// Start of the window from the recording's start: seconds, or a duration
+    /// (90s, 2m) (default: a run's measured window, or the whole recording)
+    #[arg(long, value_name = "TIME", requires = "to", value_parser = crate::parse::duration)]
+    pub from: Option<Duration>,
+    /// End of the window from the recording's start: seconds, or a duration
+    #[arg(long, value_name = "TIME", requires = "from", value_parser = crate::parse::duration)]
+    pub to: Option<Duration>,
+    /// I/Os and per-second device awaits slower than this are outliers (50ms)
+    /// [default: calibrate's own --outlier, else 500ms]
+    #[arg(long, value_name = "TIME", value_parser = crate::parse::duration)]
+    pub outlier_threshold: Option<Duration>,
     /// Print the report as JSON (schema strata.report)
     #[arg(long, conflicts_with = "html")]
     pub json: bool,
@@ -44,7 +45,7 @@ pub struct ReportArgs {
 pub fn run(args: ReportArgs) -> anyhow::Result<i32> {
     let options = ReportOptions {
         window: window(&args)?,
-        outlier_threshold_ms: args.outlier_threshold,
+        outlier_threshold_ms: args.outlier_threshold.map(|time| time.as_secs_f64() * 1e3),
     };
     let report = match (&args.compare, &args.recording) {
         (Some(pair), _) => compare(
@@ -67,13 +68,14 @@ pub fn run(args: ReportArgs) -> anyhow::Result<i32> {
 }
 
 fn window(args: &ReportArgs) -> anyhow::Result<Option<Window>> {
-    if let Some(ms) = args.outlier_threshold {
-        if !(ms.is_finite() && ms > 0.0) {
-            bail!("--outlier-threshold {ms}: give a latency in ms greater than 0");
-        }
+    if args.outlier_threshold.is_some_and(|time| time.is_zero()) {
+        bail!("--outlier-threshold 0: give a latency greater than 0 (e.g. 50ms)");
     }
     Ok(match (args.from, args.to) {
-        (Some(from_s), Some(to_s)) => Some(Window { from_s, to_s }),
+        (Some(from), Some(to)) => Some(Window {
+            from_s: from.as_secs_f64(),
+            to_s: to.as_secs_f64(),
+        }),
         _ => None,
     })
 }
