@@ -14,7 +14,7 @@ use std::time::Duration;
 use strata_core::metrics::Collector;
 use strata_db::collectors::MariaDbCollector;
 use strata_observe::background::BackgroundSampler;
-use strata_probe::collectors::{all_os_collectors, DeviceFilter};
+use strata_probe::collectors::all_os_collectors;
 use strata_run::session_run::RunObserver;
 use strata_slob::session::{validate_options, DriverOptions, RunOutcome};
 use strata_slob::threads::measure;
@@ -189,20 +189,7 @@ fn run_on(
 /// The devices under the data and redo directories, host CPU and memory,
 /// and the server's InnoDB counters, every second.
 fn layer_sampler(environment: &MariaDbEnvironment, target: &MariaDbTarget) -> BackgroundSampler {
-    let mut names = environment.devices.data.clone();
-    names.extend(
-        environment
-            .devices
-            .wal
-            .iter()
-            .filter(|name| !environment.devices.data.contains(name))
-            .cloned(),
-    );
-    let filter = if names.is_empty() {
-        DeviceFilter::All
-    } else {
-        DeviceFilter::Names(names)
-    };
+    let filter = environment.devices.sampler_filter();
     let mut collectors: Vec<Box<dyn Collector>> =
         all_os_collectors(filter, environment.server_pid.into_iter().collect()).unwrap_or_default();
     if let Ok(collector) = MariaDbCollector::connect(target.url()) {

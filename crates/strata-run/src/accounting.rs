@@ -10,6 +10,7 @@ use crate::processes::{groups_between, server_ticks_between, ProcessGroupFigures
 use serde::Serialize;
 use std::collections::BTreeMap;
 use strata_core::histogram::{LatencyHistogram, LatencySummary};
+use strata_probe::collectors::DeviceFilter;
 use strata_probe::diskstats::{find, DeviceDelta, IostatFigures};
 use strata_slob::session::RunOutcome;
 
@@ -31,6 +32,22 @@ pub struct RunDevices {
 }
 
 impl RunDevices {
+    /// Which devices a layer sampler watches: those under the data and WAL
+    /// directories, each once, or every device when none could be resolved.
+    pub fn sampler_filter(&self) -> DeviceFilter {
+        let mut names = self.data.clone();
+        names.extend(
+            self.wal
+                .iter()
+                .filter(|name| !self.data.contains(name))
+                .cloned(),
+        );
+        match names.is_empty() {
+            true => DeviceFilter::All,
+            false => DeviceFilter::Names(names),
+        }
+    }
+
     fn roles(&self) -> Vec<(String, &'static str)> {
         let mut roles: Vec<(String, &'static str)> = Vec::new();
         for name in &self.data {
@@ -436,4 +453,22 @@ pub fn account(
     };
     figures.warnings = warnings(&figures, end);
     figures
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_sampler_watches_each_data_and_wal_device_once() {
+        let devices = RunDevices {
+            data: vec!["sda".into(), "sdb".into()],
+            wal: vec!["sda".into(), "nvme0n1".into()],
+        };
+        assert_eq!(
+            devices.sampler_filter(),
+            DeviceFilter::Names(vec!["sda".into(), "sdb".into(), "nvme0n1".into()])
+        );
+        assert_eq!(RunDevices::default().sampler_filter(), DeviceFilter::All);
+    }
 }

@@ -25,7 +25,7 @@ use strata_db::postgres::counters::server_version_num;
 use strata_db::postgres::read_path::{backend_types, ReadPathRequest, ReadPathSettings};
 use strata_observe::background::BackgroundSampler;
 use strata_probe::blockdev::{device_of_path, physical_devices, BlockDevice};
-use strata_probe::collectors::{all_os_collectors, DeviceFilter, ProcessDelayCollector};
+use strata_probe::collectors::{all_os_collectors, ProcessDelayCollector};
 use strata_slob::load::{loads_complete, setup, LoadOptions, LoadReport};
 use strata_slob::schema::SchemaPlan;
 use strata_slob::session::{Driver, DriverOptions, Progress, RunOutcome, StopAfter};
@@ -422,14 +422,8 @@ fn layer_sampler(
     devices: &RunDevices,
     backend_types: BTreeMap<u32, String>,
 ) -> BackgroundSampler {
-    let mut names: Vec<String> = devices.data.iter().chain(&devices.wal).cloned().collect();
-    names.dedup();
-    let filter = if names.is_empty() {
-        DeviceFilter::All
-    } else {
-        DeviceFilter::Names(names)
-    };
-    let mut collectors = all_os_collectors(filter, Vec::new()).unwrap_or_default();
+    let mut collectors =
+        all_os_collectors(devices.sampler_filter(), Vec::new()).unwrap_or_default();
     let pids = server.pids();
     if !pids.is_empty() {
         let processes = ProcessDelayCollector::new(pids).with_backend_types(backend_types);

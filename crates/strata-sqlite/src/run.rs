@@ -19,7 +19,7 @@ use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 use strata_db::pagecache::PageCacheMethod;
 use strata_observe::background::BackgroundSampler;
-use strata_probe::collectors::{all_os_collectors, DeviceFilter};
+use strata_probe::collectors::all_os_collectors;
 use strata_run::accounting::RunDevices;
 use strata_run::output::{write_run_recording, RunRecording};
 use strata_run::session_run::{PageCacheChoice, RunObserver, SlobOutcome};
@@ -248,11 +248,6 @@ fn load(
 
 /// The devices under the file and the host's CPU and memory, every second.
 fn layer_sampler(devices: &RunDevices) -> BackgroundSampler {
-    let filter = if devices.data.is_empty() {
-        DeviceFilter::All
-    } else {
-        DeviceFilter::Names(devices.data.clone())
-    };
-    let collectors = all_os_collectors(filter, Vec::new()).unwrap_or_default();
+    let collectors = all_os_collectors(devices.sampler_filter(), Vec::new()).unwrap_or_default();
     BackgroundSampler::start(collectors, Duration::from_secs(1))
 }
