@@ -12,3 +12,4 @@
 pub mod collectors;
 pub mod pagecache;
 pub mod postgres;
+pub mod workdir;

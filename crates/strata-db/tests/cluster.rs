@@ -157,8 +157,7 @@ async fn killed_postmaster_fails_connections_and_cleanup_still_works() {
 
 #[test]
 fn server_that_cannot_start_reports_its_log_and_leaves_nothing_behind() {
-    let parent_dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("failing-start-{}", std::process::id()));
+    let parent_dir = common::work_dir().join(format!("failing-start-{}", std::process::id()));
     std::fs::create_dir_all(&parent_dir).unwrap();
     let mut options = cluster_options();
     options.parent_dir = parent_dir.clone();

@@ -68,6 +68,10 @@ fn run_environment(environment: &MariaDbEnvironment) -> RunEnvironment {
         },
         connection: environment.connection.clone(),
         server_version_num: version_num(&environment.server_version),
+        work_directory: environment
+            .throwaway
+            .as_ref()
+            .map(|throwaway| throwaway.work_directory.clone()),
         data_directory: environment.data_directory.clone(),
         wal_directory: environment
             .redo_directory

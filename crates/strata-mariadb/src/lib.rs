@@ -28,6 +28,6 @@ pub use engine::MariaDbEngine;
 pub use environment::MariaDbEnvironment;
 pub use figures::{InnoDbFigures, MariaDbFigures, ReadReconciliation};
 pub use run::{check_config, run, MariaDbOutcome, MariaDbRunConfig, MariaDbServer};
-pub use server::{ServerOptions, ThrowawayServer, DEFAULT_BUFFER_POOL_BYTES};
+pub use server::{server_os_account, ServerOptions, ThrowawayServer, DEFAULT_BUFFER_POOL_BYTES};
 pub use setup::{remove, setup, Removed, SetupOptions, SetupReport, TableLayout};
 pub use target::MariaDbTarget;

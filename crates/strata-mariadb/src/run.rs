@@ -33,7 +33,7 @@ use strata_run::output::{write_run_recording, RunRecording};
 #[derive(Clone, Debug)]
 pub enum MariaDbServer {
     /// A throwaway `mariadbd` in a new directory under
-    /// `options.parent_dir`, stopped and removed at the end.
+    /// `options.work_dir`, stopped and removed at the end.
     Throwaway(ServerOptions),
     /// The user's server (`--db mysql://…`); strata creates the URL's
     /// database (default `strata_slob`) only when absent.
@@ -69,9 +69,9 @@ pub fn check_config(config: &MariaDbRunConfig) -> Result<()> {
     if let MariaDbServer::Throwaway(options) = &config.server {
         ensure!(!config.setup_only, "setup without --db would load a throwaway server and remove it at once: give --db mysql://…");
         ensure!(
-            options.parent_dir.is_dir(),
+            options.work_dir.path.is_dir(),
             "{} is not a directory",
-            options.parent_dir.display()
+            options.work_dir.path.display()
         );
         ensure!(
             options.buffer_pool_bytes >= 5 << 20,
@@ -151,13 +151,16 @@ fn run_on(
     let measured = measure(&opener, &config.driver, interrupt, observer, &mut edges);
     let samples = sampler.map(BackgroundSampler::finish).unwrap_or_default();
     let measured = measured?;
-    let figures = mariadb_figures(
+    let mut figures = mariadb_figures(
         &measured.start,
         &measured.end,
         &measured.outcome,
         &environment.devices,
         environment.page_bytes,
     );
+    if let Some(death) = server.and_then(ThrowawayServer::death) {
+        figures.run.warnings.insert(0, death);
+    }
     let histograms = Histograms::of(&measured.outcome);
     if let Some(record) = &config.record {
         let recording = RunRecording {

@@ -11,7 +11,6 @@
 
 use anyhow::{bail, Context, Result};
 use serde::Serialize;
-use std::os::unix::fs::MetadataExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -20,6 +19,7 @@ use std::time::{Duration, Instant};
 
 use crate::target::MariaDbTarget;
 use strata_db::postgres::cluster::ServerAccount;
+use strata_db::workdir::{first_unreachable, WorkDir};
 
 /// The buffer pool of a throwaway server by default: small, so that a
 /// data set of a few hundred MiB is read from the device.
@@ -37,7 +37,8 @@ const SERVER_PATHS: &[&str] = &[
 
 #[derive(Clone, Debug)]
 pub struct ServerOptions {
-    pub parent_dir: PathBuf,
+    /// The server's directory is made inside it (see `strata_db::workdir`).
+    pub work_dir: WorkDir,
     pub buffer_pool_bytes: u64,
     /// `performance_schema=ON` (per-file I/O counts and timings).
     pub performance_schema: bool,
@@ -46,6 +47,7 @@ pub struct ServerOptions {
 /// What the throwaway server is, as the environment shows it.
 #[derive(Clone, Debug, Serialize)]
 pub struct ThrowawayInfo {
+    pub work_directory: WorkDir,
     pub directory: PathBuf,
     pub socket: PathBuf,
     pub os_account: String,
@@ -64,8 +66,10 @@ impl ThrowawayServer {
     pub fn start(options: &ServerOptions, interrupt: &AtomicBool) -> Result<ThrowawayServer> {
         let dir = tempfile::Builder::new()
             .prefix("strata-mariadb-")
-            .tempdir_in(&options.parent_dir)
-            .with_context(|| format!("making a directory in {}", options.parent_dir.display()))?;
+            .tempdir_in(&options.work_dir.path)
+            .with_context(|| {
+                format!("making a directory in {}", options.work_dir.path.display())
+            })?;
         let socket = dir.path().join("mysqld.sock");
         anyhow::ensure!(
             socket.as_os_str().len() <= SOCKET_PATH_MAX,
@@ -76,6 +80,7 @@ impl ThrowawayServer {
         install(dir.path(), &account)?;
         let child = spawn(dir.path(), &socket, &account, options)?;
         let info = ThrowawayInfo {
+            work_directory: options.work_dir.clone(),
             directory: dir.path().to_path_buf(),
             socket,
             os_account: account.name,
@@ -88,6 +93,23 @@ impl ThrowawayServer {
         };
         server.wait_until_ready(interrupt)?;
         Ok(server)
+    }
+
+    /// Says so when the server is no longer running (killed or crashed)
+    /// while strata still needs it; `None` while it runs.
+    pub fn death(&self) -> Option<String> {
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.info.pid)).ok();
+        let state = stat.as_deref().and_then(|stat| {
+            let (_, rest) = stat.rsplit_once(')')?;
+            rest.split_whitespace().next()
+        });
+        matches!(state, None | Some("Z") | Some("X")).then(|| {
+            format!(
+                "the throwaway mariadbd (pid {}) stopped running before the window ended (killed \
+                 or crashed); the session failures below say when",
+                self.info.pid
+            )
+        })
     }
 
     pub fn info(&self) -> &ThrowawayInfo {
@@ -162,6 +184,16 @@ struct Account {
     gid: u32,
 }
 
+/// The OS account a throwaway mariadbd runs as when strata is root: `mysql`
+/// when it exists; `None` when strata is not root, or there is no `mysql`
+/// (the server then runs as strata's own user).
+pub fn server_os_account() -> Option<ServerAccount> {
+    if unsafe { libc::geteuid() } != 0 {
+        return None;
+    }
+    ServerAccount::lookup("mysql").ok()
+}
+
 /// strata's own user; when root, `mysql` if it can reach `dir` (the
 /// directory is then given to it), else root.
 fn server_account(dir: &Path) -> Result<Account> {
@@ -175,26 +207,17 @@ fn server_account(dir: &Path) -> Result<Account> {
         let name = std::env::var("USER").unwrap_or_else(|_| uid.to_string());
         return Ok(own(&name));
     }
-    let mysql = ServerAccount::lookup("mysql").ok();
-    match mysql.map(|account| (account.uid, account.gid)) {
-        Some((uid, gid)) if others_can_reach(dir) => {
-            std::os::unix::fs::chown(dir, Some(uid), Some(gid))
-                .with_context(|| format!("giving {} to the mysql account", dir.display()))?;
+    match server_os_account() {
+        Some(mysql) if first_unreachable(dir, &mysql).is_none() => {
+            mysql.chown(dir)?;
             Ok(Account {
-                name: "mysql".into(),
-                uid,
-                gid,
+                name: mysql.name,
+                uid: mysql.uid,
+                gid: mysql.gid,
             })
         }
         _ => Ok(own("root")),
     }
-}
-
-/// Every directory above `dir` lets others through.
-fn others_can_reach(dir: &Path) -> bool {
-    dir.ancestors()
-        .skip(1)
-        .all(|parent| std::fs::metadata(parent).is_ok_and(|meta| meta.mode() & 0o001 != 0))
 }
 
 /// Settings of both `mariadb-install-db` and `mariadbd`.

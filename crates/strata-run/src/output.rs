@@ -174,6 +174,14 @@ fn environment_text(environment: &RunEnvironment) -> String {
         environment.server,
         environment.connection
     );
+    if let Some(work_dir) = &environment.work_directory {
+        let _ = writeln!(
+            out,
+            "work directory {} ({})",
+            work_dir.path.display(),
+            work_dir.reason
+        );
+    }
     if let Some(dir) = &environment.data_directory {
         let _ = writeln!(
             out,

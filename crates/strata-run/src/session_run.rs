@@ -23,6 +23,7 @@ use strata_db::postgres::cluster::{binaries_version_num, ClusterOptions, Throwaw
 use strata_db::postgres::connect::{connect, ConnectionTarget};
 use strata_db::postgres::counters::server_version_num;
 use strata_db::postgres::read_path::{backend_types, ReadPathRequest, ReadPathSettings};
+use strata_db::workdir::WorkDir;
 use strata_observe::background::BackgroundSampler;
 use strata_probe::blockdev::{device_of_path, physical_devices, BlockDevice};
 use strata_probe::collectors::{all_os_collectors, ProcessDelayCollector};
@@ -35,10 +36,10 @@ pub use strata_slob::session::RunObserver;
 
 /// Which server the run uses.
 pub enum Database {
-    /// A throwaway cluster made by initdb in `parent_dir`, removed at the end
+    /// A throwaway cluster made by initdb in `work_dir`, removed at the end
     /// unless `keep`.
     Embedded {
-        parent_dir: PathBuf,
+        work_dir: WorkDir,
         os_user: Option<String>,
         shared_buffers_bytes: u64,
         keep: bool,
@@ -90,6 +91,9 @@ pub struct RunEnvironment {
     pub block_bytes: u32,
     pub connection: String,
     pub server_version_num: u32,
+    /// Where strata made the throwaway server's files (or SQLite's
+    /// temporary file), and why there; `None` for the user's server or file.
+    pub work_directory: Option<WorkDir>,
     pub data_directory: Option<PathBuf>,
     pub wal_directory: Option<PathBuf>,
     pub devices: RunDevices,
@@ -206,9 +210,10 @@ fn page_cache_limit(
     allowed_page_cache(choice, plan).map(|allowed| allowed + working)
 }
 
-/// Refuses a data set that would not fit (heap plus ~10% for indexes).
-fn check_free_space(dir: &Path, plan: &SchemaPlan) -> anyhow::Result<()> {
-    let needed = data_set_bytes(plan) + data_set_bytes(plan) / 10;
+/// Refuses a data set that would not fit (heap plus ~10% for indexes);
+/// returns the free bytes it found.
+fn check_free_space(dir: &Path, plan: &SchemaPlan) -> anyhow::Result<u64> {
+    let needed = needed_bytes(plan);
     let free = strata_io::target::free_bytes(dir)?;
     if needed > free {
         bail!(
@@ -218,7 +223,34 @@ fn check_free_space(dir: &Path, plan: &SchemaPlan) -> anyhow::Result<()> {
             format_size(free)
         );
     }
-    Ok(())
+    Ok(free)
+}
+
+fn needed_bytes(plan: &SchemaPlan) -> u64 {
+    data_set_bytes(plan) + data_set_bytes(plan) / 10
+}
+
+/// A server error that says its filesystem filled up (PostgreSQL's
+/// SQLSTATE 53100, or ENOSPC), given the figures the user needs: what was
+/// free when the run started and what the data set needs.
+fn name_a_full_filesystem(
+    error: anyhow::Error,
+    dir: &Path,
+    free: u64,
+    plan: &SchemaPlan,
+) -> anyhow::Error {
+    let text = format!("{error:#}");
+    if !(text.contains("53100") || text.contains("No space left on device")) {
+        return error;
+    }
+    error.context(format!(
+        "the filesystem of {} is full: it had {} free when the run started, and the data set \
+         needs about {} plus the cluster's own files (catalogs, WAL); give --work-dir a \
+         directory with more space, or choose a smaller --scale or --schemas",
+        dir.display(),
+        format_size(free),
+        format_size(needed_bytes(plan))
+    ))
 }
 
 /// Runs `strata run` (or `strata setup` when `setup_only`).
@@ -233,18 +265,18 @@ pub fn run_slob(
     let plan = config.driver.plan.clone();
     match &config.database {
         Database::Embedded {
-            parent_dir,
+            work_dir,
             os_user,
             shared_buffers_bytes,
             keep,
             bin_dir,
         } => {
-            check_free_space(parent_dir, &plan)?;
+            let free_at_start = check_free_space(&work_dir.path, &plan)?;
             let binaries = binaries_version_num(bin_dir.as_deref())?;
             strata_db::postgres::read_path::check_version(binaries, &config.read_path)?;
             observer.phase("starting a throwaway PostgreSQL cluster");
             let mut cluster = ThrowawayCluster::start(&ClusterOptions {
-                parent_dir: parent_dir.clone(),
+                parent_dir: work_dir.path.clone(),
                 os_user: os_user.clone(),
                 shared_buffers_bytes: *shared_buffers_bytes,
                 settings: vec![(
@@ -266,12 +298,17 @@ pub fn run_slob(
             let server = Server {
                 target,
                 kind: "throwaway cluster",
+                work_dir: Some(work_dir.clone()),
                 data_directory: Some(cluster.data_dir().to_path_buf()),
                 wal_directory: Some(cluster.wal_dir()),
                 page_cache: cluster.page_cache().clone(),
                 cluster: Some(&cluster),
             };
-            let mut outcome = runtime.block_on(drive(&config, &server, interrupt, observer))?;
+            let mut outcome = runtime
+                .block_on(drive(&config, &server, interrupt, observer))
+                .map_err(|error| {
+                    name_a_full_filesystem(error, &work_dir.path, free_at_start, &plan)
+                })?;
             if *keep {
                 let kept = cluster.keep();
                 outcome.kept = Some(KeptInfo {
@@ -290,6 +327,7 @@ pub fn run_slob(
             let server = Server {
                 target: (**target).clone(),
                 kind: "external server",
+                work_dir: None,
                 data_directory: None,
                 wal_directory: None,
                 page_cache: PageCacheMethod::Unlimited,
@@ -310,6 +348,7 @@ fn sessions(driver: &DriverOptions) -> u32 {
 struct Server<'a> {
     target: ConnectionTarget,
     kind: &'static str,
+    work_dir: Option<WorkDir>,
     data_directory: Option<PathBuf>,
     wal_directory: Option<PathBuf>,
     page_cache: PageCacheMethod,
@@ -459,6 +498,7 @@ async fn environment(
         server: server.kind,
         connection: server.target.redacted(),
         server_version_num: read_settings.version_num,
+        work_directory: server.work_dir.clone(),
         data_directory,
         wal_directory,
         devices,

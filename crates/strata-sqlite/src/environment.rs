@@ -51,6 +51,7 @@ pub fn environment(
         server: SERVER,
         connection: file.display().to_string(),
         server_version_num: sqlite_version_num(),
+        work_directory: None,
         data_directory: directory.clone(),
         wal_directory: directory,
         devices: RunDevices {

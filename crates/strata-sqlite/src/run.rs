@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 use strata_db::pagecache::PageCacheMethod;
+use strata_db::workdir::WorkDir;
 use strata_observe::background::BackgroundSampler;
 use strata_probe::collectors::all_os_collectors;
 use strata_run::accounting::RunDevices;
@@ -38,9 +39,9 @@ pub const DEFAULT_SESSION_CACHE_BYTES: u64 = 2 << 20;
 /// Which file the run uses.
 #[derive(Clone, Debug)]
 pub enum SqliteDatabase {
-    /// A file in a new temporary directory under `parent_dir`, removed with
+    /// A file in a new temporary directory under the work directory, removed with
     /// its WAL and shared-memory files at the end, also on error or interrupt.
-    Temporary { parent_dir: PathBuf },
+    Temporary { work_dir: WorkDir },
     /// The user's file, created when missing; strata adds and drops only
     /// its own tables there.
     File(PathBuf),
@@ -96,7 +97,8 @@ pub fn check_config(config: &SqliteRunConfig) -> anyhow::Result<()> {
         "the session cache must be at least 1 KiB"
     );
     match &config.database {
-        SqliteDatabase::Temporary { parent_dir } => {
+        SqliteDatabase::Temporary { work_dir } => {
+            let parent_dir = &work_dir.path;
             ensure!(!config.setup_only, "setup without --db would load a temporary file and remove it at once: give --db FILE");
             ensure!(
                 parent_dir.is_dir(),
@@ -135,7 +137,8 @@ impl DatabaseFile {
                 path: path.clone(),
                 temporary: None,
             }),
-            SqliteDatabase::Temporary { parent_dir } => {
+            SqliteDatabase::Temporary { work_dir } => {
+                let parent_dir = &work_dir.path;
                 let dir = tempfile::Builder::new()
                     .prefix("strata-sqlite-")
                     .tempdir_in(parent_dir)
@@ -161,6 +164,9 @@ fn run_on(
     let page_bytes = file_page_bytes(&open_read_only(path)?)?;
     let plan = &config.driver.plan;
     let mut environment = environment(path, page_bytes, PageCacheMethod::Unlimited, plan);
+    if let SqliteDatabase::Temporary { work_dir } = &config.database {
+        environment.work_directory = Some(work_dir.clone());
+    }
     if config.setup_only {
         return Ok(SlobOutcome {
             environment,

@@ -14,7 +14,10 @@ fn a_read_run_reads_from_the_device_about_once_per_row_and_leaves_nothing() {
     let parent = tempfile::tempdir().unwrap();
     let config = config(
         SqliteDatabase::Temporary {
-            parent_dir: parent.path().to_path_buf(),
+            work_dir: strata_db::workdir::WorkDir {
+                path: parent.path().to_path_buf(),
+                reason: "the test's directory".into(),
+            },
         },
         plan(2, 4096),
         0.0,

@@ -12,7 +12,10 @@ use strata_sqlite::{run, setup, SetupOptions, SqliteDatabase};
 
 fn temporary_in(dir: &tempfile::TempDir) -> SqliteDatabase {
     SqliteDatabase::Temporary {
-        parent_dir: dir.path().to_path_buf(),
+        work_dir: strata_db::workdir::WorkDir {
+            path: dir.path().to_path_buf(),
+            reason: "the test's directory".into(),
+        },
     }
 }
 

@@ -14,6 +14,7 @@ use strata_calibrate::output;
 use strata_calibrate::plan::{self, GroupOverrides, SweepOptions, Workload};
 use strata_calibrate::spec::{Distribution, PointSpec, StopRule, SyncMode};
 use strata_core::units::{format_duration, format_size, GIB, KIB};
+use strata_db::workdir::{WorkDir, WorkDirRequest};
 use strata_io::target::{kind_of, TargetKind};
 use strata_io::EngineKind;
 
@@ -39,6 +40,11 @@ pub struct CalibrateArgs {
     /// current directory, removed afterwards
     #[arg(long, value_name = "PATH")]
     target: Option<PathBuf>,
+
+    /// Directory of the temporary test file when no --target is given: a
+    /// directory on the storage to test [default: the current directory]
+    #[arg(long, value_name = "DIR", conflicts_with = "target")]
+    work_dir: Option<PathBuf>,
 
     /// Size of the test file (IEC units: 1GiB = 1g; KB/MB/GB are decimal).
     /// [default: 1GiB, or the size of an existing file strata made]
@@ -313,7 +319,7 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<i32> {
     let outcome = match outcome {
         Err(error) if interrupt.load(std::sync::atomic::Ordering::Relaxed) => {
             eprintln!("strata: interrupted before any point ran ({error:#}); nothing was measured");
-            return Ok(130);
+            return Ok(interrupt::exit_code());
         }
         outcome => outcome?,
     };
@@ -325,7 +331,7 @@ fn exit_code(outcome: &CalibrationOutcome) -> i32 {
     if outcome.points.iter().any(|point| !point.errors.is_empty()) {
         1
     } else if outcome.interrupted {
-        130
+        interrupt::exit_code()
     } else {
         0
     }
@@ -356,8 +362,15 @@ fn choose_engine(asked: Option<EngineKind>) -> anyhow::Result<EngineKind> {
 
 fn target_choice(args: &CalibrateArgs) -> anyhow::Result<TargetChoice> {
     let Some(path) = &args.target else {
+        let dir = match &args.work_dir {
+            Some(dir) => {
+                let request = WorkDirRequest::Explicit(dir.clone());
+                WorkDir::resolve(&request, None)?.path
+            }
+            None => PathBuf::from("."),
+        };
         return Ok(TargetChoice::Temporary {
-            dir: PathBuf::from("."),
+            dir,
             size_bytes: args.size.unwrap_or(GIB),
         });
     };

@@ -1,22 +1,52 @@
-//! Ctrl-C handling: the first press asks the running work to stop cleanly
-//! (partial results kept, temporary files removed); a second press exits at
-//! once.
+//! Ctrl-C (SIGINT) and SIGTERM: the first asks the running work to stop
+//! cleanly (partial results kept, servers stopped, temporary files removed)
+//! and sets the exit code to 128 + the signal's number, as a shell reports
+//! it (130, 143); a second exits at once.
+//!
+//! Not for: SIGKILL, which nothing can catch; what a killed strata leaves
+//! behind is stopped by the server's own watchdogs.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use signal_hook::consts::{SIGINT, SIGTERM};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::Once;
 
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+static SIGNAL: AtomicI32 = AtomicI32::new(SIGINT);
+static INSTALL: Once = Once::new();
 
-/// Installs the handler and returns the flag the work polls.
+/// Installs the handler (once) and returns the flag the work polls.
 pub fn install() -> &'static AtomicBool {
-    let installed = ctrlc::set_handler(|| {
-        if INTERRUPTED.swap(true, Ordering::SeqCst) {
-            eprintln!("\nstrata: interrupted twice, exiting now");
-            std::process::exit(130);
+    INSTALL.call_once(|| {
+        if let Err(error) = listen() {
+            eprintln!("strata: warning: Ctrl-C and SIGTERM will not stop cleanly: {error}");
         }
-        eprintln!("\nstrata: stopping (Ctrl-C again to exit at once)…");
     });
-    if let Err(error) = installed {
-        eprintln!("strata: warning: Ctrl-C will not stop cleanly: {error}");
-    }
     &INTERRUPTED
+}
+
+/// 130 after SIGINT, 143 after SIGTERM.
+pub fn exit_code() -> i32 {
+    128 + SIGNAL.load(Ordering::SeqCst)
+}
+
+fn listen() -> std::io::Result<()> {
+    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM])?;
+    std::thread::Builder::new()
+        .name("strata-signals".into())
+        .spawn(move || {
+            for signal in signals.forever() {
+                let name = if signal == SIGTERM {
+                    "SIGTERM"
+                } else {
+                    "Ctrl-C"
+                };
+                if INTERRUPTED.swap(true, Ordering::SeqCst) {
+                    eprintln!("\nstrata: {name} again, exiting now");
+                    std::process::exit(128 + signal);
+                }
+                SIGNAL.store(signal, Ordering::SeqCst);
+                eprintln!("\nstrata: stopping on {name} ({name} again to exit at once)…");
+            }
+        })?;
+    Ok(())
 }

@@ -105,7 +105,7 @@ pub fn run(args: ObserveArgs) -> anyhow::Result<i32> {
         sleep_until(next, interrupt);
     }
     Ok(if interrupt.load(Ordering::Relaxed) {
-        130
+        interrupt::exit_code()
     } else {
         0
     })

@@ -164,11 +164,11 @@ impl RunProgress {
 }
 
 impl strata_run::session_run::RunObserver for RunProgress {
+    /// Phases are lines on stderr on a terminal and when piped alike: a
+    /// few lines a run, so a log shows where a run stopped.
     fn phase(&mut self, message: &str) {
         self.finish();
-        if self.bar.terminal {
-            eprintln!("strata: {message}");
-        }
+        eprintln!("strata: {message}");
     }
 
     fn loading(&mut self, progress: &strata_slob::load::LoadProgress) {

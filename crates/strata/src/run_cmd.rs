@@ -9,8 +9,10 @@ use serde::Serialize;
 use std::path::PathBuf;
 use std::time::Duration;
 use strata_core::units::{KIB, MIB};
+use strata_db::postgres::cluster::ServerAccount;
 use strata_db::postgres::connect::ConnectionTarget;
 use strata_db::postgres::read_path::ReadPathRequest;
+use strata_db::workdir::{WorkDir, WorkDirRequest};
 use strata_run::engine::{DatabaseEngine, EngineKind, PostgresEngine};
 use strata_run::session_run::{Database, PageCacheChoice, SlobConfig, SlobOutcome};
 use strata_slob::schema::SchemaPlan;
@@ -65,6 +67,13 @@ pub struct DataArgs {
     /// Drop and reload strata's schemas even when they are complete (never touches anything strata did not create)
     #[arg(long)]
     replace: bool,
+
+    /// Where the throwaway server's files (MariaDB, PostgreSQL) or SQLite's
+    /// temporary file go: a directory on the storage to test. [default: the
+    /// current directory; when the server's OS account cannot reach it, a
+    /// directory on the same filesystem that it can, said on the first lines]
+    #[arg(long, value_name = "DIR")]
+    work_dir: Option<PathBuf>,
 
     /// Throwaway cluster: shared_buffers [default: 128MiB]
     #[arg(long, value_name = "SIZE", value_parser = parse::size)]
@@ -334,6 +343,7 @@ fn database(data: &DataArgs, conf: &ConfDefaults) -> anyhow::Result<Database> {
                 ("--shared-buffers", data.shared_buffers.is_some()),
                 ("--os-user", data.os_user.is_some()),
                 ("--pg-bin", data.pg_bin.is_some()),
+                ("--work-dir", data.work_dir.is_some()),
             ] {
                 if given {
                     bail!("{flag} applies to the throwaway cluster, not to --db");
@@ -344,7 +354,10 @@ fn database(data: &DataArgs, conf: &ConfDefaults) -> anyhow::Result<Database> {
             })
         }
         None => Ok(Database::Embedded {
-            parent_dir: PathBuf::from("."),
+            work_dir: work_dir(
+                data,
+                ServerAccount::for_this_process(data.os_user.as_deref())?,
+            )?,
             os_user: data.os_user.clone(),
             shared_buffers_bytes: data.shared_buffers.unwrap_or(128 * MIB),
             keep: data.keep,
@@ -552,7 +565,7 @@ fn execute(
                 "strata: interrupted ({error:#}); the throwaway cluster or temporary file, if \
                  any, was removed"
             );
-            return Ok(130);
+            return Ok(interrupt::exit_code());
         }
         outcome => outcome?,
     };
@@ -688,12 +701,28 @@ fn refuse_postgres_options(
     Ok(())
 }
 
-/// `--db FILE`, or a temporary file in the current directory.
+/// The throwaway server's (or temporary file's) directory, checked before
+/// any work, and said on stderr at once.
+fn work_dir(data: &DataArgs, account: Option<ServerAccount>) -> anyhow::Result<WorkDir> {
+    let request = WorkDirRequest::from_option(data.work_dir.as_deref())?;
+    let work_dir = WorkDir::resolve(&request, account.as_ref())?;
+    eprintln!(
+        "strata: work directory {} ({})",
+        work_dir.path.display(),
+        work_dir.reason
+    );
+    Ok(work_dir)
+}
+
+/// `--db FILE`, or a temporary file in the work directory.
 fn sqlite_database(data: &DataArgs) -> anyhow::Result<strata_sqlite::SqliteDatabase> {
     Ok(match &data.db {
+        Some(_) if data.work_dir.is_some() => {
+            bail!("--work-dir applies to SQLite's temporary file, not to --db FILE")
+        }
         Some(file) => strata_sqlite::SqliteDatabase::File(PathBuf::from(file)),
         None => strata_sqlite::SqliteDatabase::Temporary {
-            parent_dir: std::env::current_dir()?,
+            work_dir: work_dir(data, None)?,
         },
     })
 }
@@ -724,11 +753,14 @@ fn mariadb_engine(
         );
     }
     let server = match &data.db {
+        Some(_) if data.work_dir.is_some() => {
+            bail!("--work-dir applies to the throwaway mariadbd, not to --db")
+        }
         Some(url) => {
             strata_mariadb::MariaDbServer::External(strata_mariadb::MariaDbTarget::from_url(url)?)
         }
         None => strata_mariadb::MariaDbServer::Throwaway(strata_mariadb::ServerOptions {
-            parent_dir: std::env::current_dir()?,
+            work_dir: work_dir(data, strata_mariadb::server_os_account())?,
             buffer_pool_bytes: strata_mariadb::DEFAULT_BUFFER_POOL_BYTES,
             performance_schema: data.performance_schema,
         }),
@@ -798,7 +830,7 @@ fn exit_code(outcome: &SlobOutcome, tolerate_failures: bool, interrupted: bool) 
         .as_ref()
         .is_some_and(|figures| figures.sessions.failed > 0);
     if interrupted {
-        130
+        interrupt::exit_code()
     } else if failed && !tolerate_failures {
         1
     } else {

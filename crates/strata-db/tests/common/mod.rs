@@ -3,18 +3,32 @@
 #![allow(dead_code)]
 
 use std::path::PathBuf;
-use strata_db::postgres::cluster::ClusterOptions;
+use strata_db::postgres::cluster::{ClusterOptions, ServerAccount};
 use strata_db::postgres::connect::{connect, ConnectionTarget};
+use strata_db::workdir::{WorkDir, WorkDirRequest};
 
-/// Clusters live under the target directory, which the `postgres` account
-/// can reach (a private /tmp/xyz made by root would not be).
+/// Clusters live under the target directory, or, when the checkout sits
+/// under a directory the `postgres` account cannot reach (a clone in
+/// /root), in a directory on the same filesystem that it can.
 pub fn cluster_options() -> ClusterOptions {
-    let parent_dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
-    std::fs::create_dir_all(&parent_dir).expect("creating CARGO_TARGET_TMPDIR");
     ClusterOptions {
-        parent_dir,
+        parent_dir: work_dir(),
         ..ClusterOptions::default()
     }
+}
+
+/// The tests' scratch directory as strata would resolve it for the server.
+pub fn work_dir() -> PathBuf {
+    let scratch = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    std::fs::create_dir_all(&scratch).expect("creating CARGO_TARGET_TMPDIR");
+    let request = WorkDirRequest::Near {
+        dir: scratch,
+        what: "the tests' scratch directory",
+    };
+    let account = ServerAccount::for_this_process(None).expect("the server's OS account");
+    WorkDir::resolve(&request, account.as_ref())
+        .expect("a work directory")
+        .path
 }
 
 pub fn running_as_root() -> bool {

@@ -76,9 +76,16 @@ pub fn parent_dir() -> PathBuf {
     dir
 }
 
+/// `parent`, or a directory on its filesystem that the `mysql` account can
+/// reach when `parent` sits under a private directory.
 pub fn server_options(parent: &Path) -> ServerOptions {
+    let request = strata_db::workdir::WorkDirRequest::Near {
+        dir: parent.to_path_buf(),
+        what: "the tests' scratch directory",
+    };
+    let account = strata_mariadb::server_os_account();
     ServerOptions {
-        parent_dir: parent.to_path_buf(),
+        work_dir: strata_db::workdir::WorkDir::resolve(&request, account.as_ref()).unwrap(),
         buffer_pool_bytes: strata_mariadb::DEFAULT_BUFFER_POOL_BYTES,
         performance_schema: false,
     }

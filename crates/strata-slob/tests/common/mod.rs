@@ -21,10 +21,18 @@ pub struct TestServer {
 /// A fresh cluster under the target directory (which the `postgres`
 /// account can reach when the tests run as root).
 pub fn start_server(shared_buffers_bytes: u64, settings: &[(&str, &str)]) -> TestServer {
-    let parent_dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
-    std::fs::create_dir_all(&parent_dir).expect("creating CARGO_TARGET_TMPDIR");
+    let scratch = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    std::fs::create_dir_all(&scratch).expect("creating CARGO_TARGET_TMPDIR");
+    let request = strata_db::workdir::WorkDirRequest::Near {
+        dir: scratch,
+        what: "the tests' scratch directory",
+    };
+    let account = strata_db::postgres::cluster::ServerAccount::for_this_process(None)
+        .expect("the server's OS account");
+    let work_dir =
+        strata_db::workdir::WorkDir::resolve(&request, account.as_ref()).expect("a work directory");
     let options = ClusterOptions {
-        parent_dir,
+        parent_dir: work_dir.path,
         os_user: None,
         shared_buffers_bytes,
         settings: settings

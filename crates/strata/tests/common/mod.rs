@@ -77,8 +77,14 @@ pub struct LoopDevice {
 }
 
 impl LoopDevice {
+    /// The image and mount point live in the system's temporary directory,
+    /// which every account can reach, so that a server strata starts on the
+    /// mounted filesystem runs wherever the checkout is.
     pub fn new(size_mib: u64) -> Self {
-        let dir = scratch();
+        let dir = tempfile::Builder::new()
+            .prefix("strata-loop-")
+            .tempdir()
+            .expect("a directory for the loop device");
         let image = dir.path().join("disk.img");
         let file = std::fs::File::create(&image).unwrap();
         file.set_len(size_mib << 20).unwrap();

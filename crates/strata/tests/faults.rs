@@ -1,0 +1,311 @@
+//! Faults strata must survive with a clear error and nothing left behind:
+//! a killed mariadbd, a full filesystem under `run` and `calibrate`, and a
+//! `--db` server that goes away in the middle of a run. Each against the
+//! real part: a real mariadbd, a real tmpfs, a real PostgreSQL cluster.
+
+mod common;
+
+use common::*;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// A tmpfs of `size_mib` mounted on a directory of its own; unmounted on drop.
+struct Tmpfs {
+    point: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Tmpfs {
+    fn new(size_mib: u64) -> Tmpfs {
+        let dir = tempfile::Builder::new()
+            .prefix("strata-tmpfs-")
+            .tempdir()
+            .unwrap();
+        let point = dir.path().join("full");
+        std::fs::create_dir(&point).unwrap();
+        let status = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size_mib}m,mode=0755")])
+            .arg("tmpfs")
+            .arg(&point)
+            .status()
+            .unwrap();
+        assert!(status.success(), "mounting a tmpfs");
+        Tmpfs { point, _dir: dir }
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.point).status();
+    }
+}
+
+fn entries(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect()
+}
+
+/// Starts strata in `dir`; returns the child and its stderr lines.
+fn spawn(args: &[&str], dir: &Path) -> (Child, mpsc::Receiver<String>) {
+    let mut child = strata()
+        .args(args)
+        .current_dir(dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("starting strata");
+    let stderr = child.stderr.take().unwrap();
+    let (sender, receiver) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if sender.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    (child, receiver)
+}
+
+/// Reads stderr until a line starts with `strata: <phase>`; returns what was read.
+fn wait_for_phase(lines: &mpsc::Receiver<String>, phase: &str) -> String {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let mut seen = String::new();
+    loop {
+        let line = lines
+            .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+            .unwrap_or_else(|_| panic!("no phase {phase:?}: {seen}"));
+        seen += &line;
+        seen.push('\n');
+        if line.starts_with(&format!("strata: {phase}")) {
+            return seen;
+        }
+    }
+}
+
+/// The end of a run: exit code, stdout, all of stderr, and how long after `since`.
+fn finish(child: Child, lines: mpsc::Receiver<String>, seen: String, since: Instant) -> Ended {
+    let output = child.wait_with_output().unwrap();
+    let elapsed = since.elapsed();
+    let stderr = seen + &lines.iter().collect::<Vec<_>>().join("\n");
+    Ended {
+        code: output.status.code(),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr,
+        elapsed,
+    }
+}
+
+struct Ended {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+    elapsed: Duration,
+}
+
+fn assert_report_reads(recording: &Path, dir: &Path) {
+    assert!(recording.is_file(), "no partial Recording");
+    let output = run(&["report", recording.to_str().unwrap()], dir);
+    assert!(output.status.success(), "{}", stderr_of(&output));
+}
+
+#[test]
+fn a_killed_mariadbd_is_a_clear_error_and_nothing_is_left_behind() {
+    let dir = scratch();
+    let args = [
+        "run",
+        "--engine",
+        "mariadb",
+        "--schemas",
+        "1",
+        "--scale",
+        "32MiB",
+        "--warmup",
+        "0s",
+        "--duration",
+        "40s",
+        "--json",
+        "--record",
+        "partial.strata",
+    ];
+    let (child, lines) = spawn(&args, dir.path());
+    let seen = wait_for_phase(&lines, "running");
+    std::thread::sleep(Duration::from_secs(3));
+    let server: Vec<u32> = strata_processes_in(dir.path())
+        .iter()
+        .filter(|line| line.contains("mariadbd"))
+        .map(|line| line.split(':').next().unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(server.len(), 1, "one mariadbd: {server:?}");
+    unsafe { libc::kill(server[0] as i32, libc::SIGKILL) };
+    let ended = finish(child, lines, seen, Instant::now());
+    assert!(
+        ended.elapsed < Duration::from_secs(20),
+        "{:?}",
+        ended.elapsed
+    );
+    assert_eq!(ended.code, Some(1), "{}\n{}", ended.stderr, ended.stdout);
+    let everything = format!("{}{}", ended.stdout, ended.stderr);
+    assert!(
+        everything.contains("the throwaway mariadbd (pid ")
+            && everything.contains("stopped running before the window ended"),
+        "names the server: {everything}"
+    );
+    assert!(everything.contains("failed"), "says when: {everything}");
+    assert_report_reads(&dir.path().join("partial.strata"), dir.path());
+    let left: Vec<_> = entries(dir.path())
+        .into_iter()
+        .filter(|name| name.starts_with("strata-mariadb-"))
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+    assert!(strata_processes_in(dir.path()).is_empty());
+}
+
+#[test]
+fn a_full_filesystem_under_run_is_refused_naming_free_space_and_size() {
+    let full = Tmpfs::new(64);
+    let dir = scratch();
+    let work_dir = full.point.to_str().unwrap();
+    let output = run(
+        &[
+            "run",
+            "--work-dir",
+            work_dir,
+            "--schemas",
+            "1",
+            "--scale",
+            "256MiB",
+        ],
+        dir.path(),
+    );
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = stderr_of(&output);
+    assert!(
+        stderr.contains("--scale: the data set needs about"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(&format!("{work_dir} has 64 MiB free")),
+        "{stderr}"
+    );
+    assert!(
+        entries(&full.point).is_empty(),
+        "{:?}",
+        entries(&full.point)
+    );
+}
+
+#[test]
+fn a_filesystem_that_fills_during_the_load_is_named_with_what_was_free() {
+    let full = Tmpfs::new(96);
+    let dir = scratch();
+    let work_dir = full.point.to_str().unwrap();
+    let output = run(
+        &[
+            "run",
+            "--work-dir",
+            work_dir,
+            "--schemas",
+            "1",
+            "--scale",
+            "80MiB",
+        ],
+        dir.path(),
+    );
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = stderr_of(&output);
+    let named = format!("the filesystem of {work_dir} is full: it had");
+    assert!(stderr.contains(&named), "{stderr}");
+    assert!(stderr.contains("the data set needs about"), "{stderr}");
+    assert!(
+        stderr.contains("53100"),
+        "the server's own error stays: {stderr}"
+    );
+    assert!(
+        entries(&full.point).is_empty(),
+        "{:?}",
+        entries(&full.point)
+    );
+}
+
+#[test]
+fn a_full_filesystem_under_calibrate_is_refused_naming_free_space_and_size() {
+    let full = Tmpfs::new(32);
+    let dir = scratch();
+    let work_dir = full.point.to_str().unwrap();
+    let output = run(
+        &[
+            "calibrate",
+            "--work-dir",
+            work_dir,
+            "--size",
+            "64MiB",
+            "--buffered",
+        ],
+        dir.path(),
+    );
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = stderr_of(&output);
+    let named = format!("--size 64 MiB is larger than the free space on {work_dir} (32 MiB)");
+    assert!(stderr.contains(&named), "{stderr}");
+    assert!(
+        entries(&full.point).is_empty(),
+        "{:?}",
+        entries(&full.point)
+    );
+}
+
+#[test]
+fn a_db_server_that_goes_away_mid_run_fails_the_run_and_keeps_the_recording() {
+    let dir = scratch();
+    let setup = run_json(
+        &["setup", "--schemas", "2", "--scale", "16MiB", "--keep"],
+        dir.path(),
+    );
+    let connection = setup["kept"]["connection_string"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let stop = setup["kept"]["how_to_stop"].as_str().unwrap().to_string();
+    let args = [
+        "run",
+        "--db",
+        &connection,
+        "--schemas",
+        "2",
+        "--scale",
+        "16MiB",
+        "--warmup",
+        "0s",
+        "--duration",
+        "40s",
+        "--json",
+        "--record",
+        "partial.strata",
+    ];
+    let (child, lines) = spawn(&args, dir.path());
+    let seen = wait_for_phase(&lines, "running");
+    std::thread::sleep(Duration::from_secs(3));
+    let stopped = Command::new("sh").args(["-c", &stop]).output().unwrap();
+    assert!(
+        stopped.status.success(),
+        "{}",
+        String::from_utf8_lossy(&stopped.stderr)
+    );
+    let ended = finish(child, lines, seen, Instant::now());
+    assert!(
+        ended.elapsed < Duration::from_secs(30),
+        "{:?}",
+        ended.elapsed
+    );
+    assert_eq!(ended.code, Some(1), "{}\n{}", ended.stderr, ended.stdout);
+    let document: serde_json::Value =
+        serde_json::from_str(&ended.stdout).expect("the partial result as JSON");
+    let sessions = &document["result"]["sessions"];
+    assert!(sessions["failed"].as_u64().unwrap() >= 1, "{sessions}");
+    assert_report_reads(&dir.path().join("partial.strata"), dir.path());
+}
