@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::target::MariaDbTarget;
-use strata_db::postgres::cluster::ServerAccount;
+use strata_db::postgres::cluster::{is_running, ServerAccount};
 use strata_db::workdir::{first_unreachable, WorkDir};
 
 /// The buffer pool of a throwaway server by default: small, so that a
@@ -98,12 +98,7 @@ impl ThrowawayServer {
     /// Says so when the server is no longer running (killed or crashed)
     /// while strata still needs it; `None` while it runs.
     pub fn death(&self) -> Option<String> {
-        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.info.pid)).ok();
-        let state = stat.as_deref().and_then(|stat| {
-            let (_, rest) = stat.rsplit_once(')')?;
-            rest.split_whitespace().next()
-        });
-        matches!(state, None | Some("Z") | Some("X")).then(|| {
+        (!is_running(self.info.pid)).then(|| {
             format!(
                 "the throwaway mariadbd (pid {}) stopped running before the window ended (killed \
                  or crashed); the session failures below say when",

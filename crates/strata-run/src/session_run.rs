@@ -430,7 +430,10 @@ async fn drive(
     if let Some(limit) = &cache_limit {
         environment.page_cache = limit.method();
     }
-    let figures = account(&start, &end, &outcome, &environment.devices);
+    let mut figures = account(&start, &end, &outcome, &environment.devices);
+    if let Some(death) = server.cluster.and_then(ThrowawayCluster::death) {
+        figures.warnings.insert(0, death);
+    }
     if let Some(path) = &config.record {
         let samples = sampler.map(BackgroundSampler::finish).unwrap_or_default();
         crate::output::write_recording(

@@ -25,6 +25,7 @@ use std::time::{Duration, Instant};
 
 pub use account::ServerAccount;
 pub use install::PG_BIN_ENV;
+pub use processes::is_running;
 
 /// The `server_version_num` of the server binaries a throwaway cluster
 /// would use (`bin_dir`, else `$STRATA_PG_BIN`, else the newest Debian
@@ -160,6 +161,18 @@ impl ThrowawayCluster {
 
     pub fn postmaster_pid(&self) -> u32 {
         self.postmaster.pid()
+    }
+
+    /// Says so when the postmaster is no longer running (killed or crashed)
+    /// while strata still needs it; `None` while it runs.
+    pub fn death(&self) -> Option<String> {
+        let pid = self.postmaster.pid();
+        (!processes::is_running(pid)).then(|| {
+            format!(
+                "the throwaway cluster's postmaster (pid {pid}) stopped running before the \
+                 window ended (killed or crashed); the session failures below say when"
+            )
+        })
     }
 
     /// The postmaster and all its children alive now.

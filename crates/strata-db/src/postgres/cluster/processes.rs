@@ -180,3 +180,14 @@ fn processes_working_in(dir: &Path, owner_uid: u32) -> Vec<u32> {
         })
         .collect()
 }
+
+/// The process exists and is not a zombie: alive, as far as work goes.
+pub fn is_running(pid: u32) -> bool {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return false;
+    };
+    let state = stat
+        .rsplit_once(')')
+        .and_then(|(_, rest)| rest.split_whitespace().next());
+    !matches!(state, None | Some("Z") | Some("X"))
+}
