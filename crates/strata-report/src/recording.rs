@@ -217,6 +217,18 @@ fn assemble(
     report
 }
 
+/// The `stopped` event of a run stopped before its sessions ran, as a line.
+fn stopped_before_the_sessions(recording: &Recording) -> Option<String> {
+    let event = recording
+        .records_of("event")
+        .find(|event| event["event"] == "stopped")?;
+    Some(format!(
+        "the run was stopped while {} ({}): nothing was measured",
+        event["phase"].as_str().unwrap_or("starting"),
+        event["reason"].as_str().unwrap_or("no reason recorded")
+    ))
+}
+
 fn run_report(
     recording: &Recording,
     timeline: &Timeline,
@@ -226,9 +238,13 @@ fn run_report(
     let mut report = Report::new("strata report — run", "run", Vec::new());
     let (measured, whole) = run_measured(recording, timeline, options, length_s);
     if !whole && options.window.is_none() {
-        report.problems.push(
-            "the run has no result record (interrupted?): reporting its layer samples".into(),
-        );
+        report
+            .problems
+            .push(match stopped_before_the_sessions(recording) {
+                Some(stopped) => stopped,
+                None => "the run has no result record (interrupted?): reporting its layer samples"
+                    .into(),
+            });
     }
     window_fact(
         &mut report,

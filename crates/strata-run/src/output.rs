@@ -100,6 +100,26 @@ pub fn write_run_recording(path: &Path, recording: &RunRecording<'_>) -> anyhow:
     )
 }
 
+/// The Recording of a run stopped before its sessions ran (during the
+/// server's start or the load): the header, and one `stopped` event that
+/// says in which phase and why, so that `strata report` says so instead of
+/// finding no file.
+pub fn write_stopped_recording(
+    path: &Path,
+    command: &[String],
+    options: &serde_json::Value,
+    phase: &str,
+    reason: &str,
+) -> anyhow::Result<()> {
+    let mut header = Header::new("run", command.to_vec());
+    header.options = options.clone();
+    let mut writer = RecordingWriter::create(path, &header)?;
+    writer.write(
+        "event",
+        &serde_json::json!({"event": "stopped", "phase": phase, "reason": reason}),
+    )
+}
+
 /// The sessions' latency histograms: HdrHistogram V2, base64, nanoseconds.
 pub fn histograms(outcome: &RunOutcome) -> serde_json::Value {
     serde_json::json!({

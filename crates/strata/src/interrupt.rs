@@ -29,6 +29,15 @@ pub fn exit_code() -> i32 {
     128 + SIGNAL.load(Ordering::SeqCst)
 }
 
+/// "SIGINT" or "SIGTERM", for what a stopped run records.
+pub fn signal_name() -> &'static str {
+    if SIGNAL.load(Ordering::SeqCst) == SIGTERM {
+        "SIGTERM"
+    } else {
+        "SIGINT"
+    }
+}
+
 fn listen() -> std::io::Result<()> {
     let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM])?;
     std::thread::Builder::new()

@@ -148,6 +148,7 @@ impl CalibrationObserver for CalibrateProgress {
 pub struct RunProgress {
     bar: TerminalBar,
     last: (Instant, u64),
+    phase: String,
 }
 
 impl RunProgress {
@@ -155,7 +156,13 @@ impl RunProgress {
         RunProgress {
             bar: TerminalBar::new(),
             last: (Instant::now(), 0),
+            phase: "starting".into(),
         }
+    }
+
+    /// The phase the run is in (its last phase line).
+    pub fn phase(&self) -> &str {
+        &self.phase
     }
 
     pub fn finish(&mut self) {
@@ -169,6 +176,7 @@ impl strata_run::session_run::RunObserver for RunProgress {
     fn phase(&mut self, message: &str) {
         self.finish();
         eprintln!("strata: {message}");
+        self.phase = message.to_string();
     }
 
     fn loading(&mut self, progress: &strata_slob::load::LoadProgress) {

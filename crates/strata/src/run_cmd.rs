@@ -565,6 +565,7 @@ fn execute(
                 "strata: interrupted ({error:#}); the throwaway cluster or temporary file, if \
                  any, was removed"
             );
+            record_the_stop(record.as_deref(), &options, progress.phase());
             return Ok(interrupt::exit_code());
         }
         outcome => outcome?,
@@ -575,6 +576,26 @@ fn execute(
         tolerate_failures,
         interrupt.load(std::sync::atomic::Ordering::Relaxed),
     ))
+}
+
+/// A run stopped before its sessions ran still leaves a Recording that
+/// says where it stopped (when it was to write one and has not).
+fn record_the_stop(record: Option<&std::path::Path>, options: &serde_json::Value, phase: &str) {
+    let Some(path) = record.filter(|path| !path.exists()) else {
+        return;
+    };
+    let reason = format!("stopped by {}", interrupt::signal_name());
+    let written = strata_run::output::write_stopped_recording(
+        path,
+        &redacted_command_line(),
+        options,
+        phase,
+        &reason,
+    );
+    match written {
+        Ok(()) => eprintln!("strata: recording written to {}", path.display()),
+        Err(error) => eprintln!("strata: the Recording could not be written: {error:#}"),
+    }
 }
 
 /// What every engine's configuration is made from.

@@ -1,8 +1,9 @@
 //! SIGINT and SIGTERM in every phase of `strata run` on a throwaway
 //! PostgreSQL cluster: startup, load, warm-up, measured window, teardown.
 //! Each ends with 130 or 143 and leaves no server process, data or socket
-//! directory, memory cgroup or temporary file behind; a run stopped once its
-//! sessions ran keeps a partial Recording that `strata report` reads.
+//! directory, memory cgroup or temporary file behind, and keeps a Recording
+//! that `strata report` reads: the partial run once its sessions ran, else
+//! the phase it was stopped in.
 
 mod common;
 
@@ -121,12 +122,13 @@ fn cgroups_named(dir: &Path, prefix: &str, depth: u32) -> Vec<PathBuf> {
     found
 }
 
-/// The partial Recording exists and `strata report` reads it.
-fn assert_report_reads(dir: &Path) {
+/// The partial Recording exists and `strata report` reads it; its text.
+fn assert_report_reads(dir: &Path) -> String {
     let recording = dir.join("partial.strata");
     assert!(recording.is_file(), "no partial Recording");
     let output = run(&["report", recording.to_str().unwrap()], dir);
     assert!(output.status.success(), "{}", stderr_of(&output));
+    String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
 #[test]
@@ -141,6 +143,12 @@ fn sigterm_during_startup_stops_cleanly() {
     );
     assert_eq!(stopped.code, Some(143), "{}", stopped.stderr);
     assert_nothing_of(stopped.pid, &dir);
+    let report = assert_report_reads(&dir);
+    assert!(report.contains("the run was stopped while"), "{report}");
+    assert!(
+        report.contains("(stopped by SIGTERM): nothing was measured"),
+        "{report}"
+    );
 }
 
 #[test]
@@ -155,6 +163,9 @@ fn sigint_during_the_load_stops_cleanly() {
     );
     assert_eq!(stopped.code, Some(130), "{}", stopped.stderr);
     assert_nothing_of(stopped.pid, &dir);
+    let report = assert_report_reads(&dir);
+    let named = "the run was stopped while loading the SLOB schemas (stopped by SIGINT)";
+    assert!(report.contains(named), "{report}");
 }
 
 #[test]
