@@ -130,9 +130,6 @@ impl Calibration {
             .iter()
             .flat_map(|p| &p.groups)
             .any(|g| g.writes());
-        if let TargetChoice::Temporary { dir, size_bytes } = &config.target {
-            target::check_free_space(dir, *size_bytes)?;
-        }
         if let (TargetChoice::Temporary { dir, .. } | TargetChoice::File { path: dir, .. }, true) =
             (&config.target, config.direct)
         {
@@ -145,6 +142,7 @@ impl Calibration {
         }
         let (path, size_bytes, kind, temporary) = match &config.target {
             TargetChoice::Temporary { dir, size_bytes } => {
+                target::check_free_space(dir, *size_bytes)?;
                 let temporary = TemporaryFile::new_in(dir)?;
                 (
                     temporary.path().to_path_buf(),
