@@ -138,3 +138,21 @@ fn work_dirs_that_cannot_work_are_refused_by_name_before_any_work() {
         assert!(cluster_dirs_in(dir.path()).is_empty());
     }
 }
+
+#[test]
+fn a_filesystem_with_no_reachable_directory_names_the_way_out() {
+    let (_device, mount_point) = own_filesystem(64);
+    let private = mount_point.parent().unwrap();
+    std::fs::set_permissions(private, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let output = run(&["run", "--schemas", "1", "--scale", "16MiB"], &mount_point);
+    std::fs::set_permissions(private, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let stderr = stderr_of(&output);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("cannot be reached by OS account postgres")
+            && stderr.contains("no directory on its filesystem")
+            && stderr.contains("give --work-dir DIR"),
+        "{stderr}"
+    );
+    assert!(cluster_dirs_in(&mount_point).is_empty());
+}
