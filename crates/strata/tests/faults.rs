@@ -134,12 +134,9 @@ fn a_killed_mariadbd_is_a_clear_error_and_nothing_is_left_behind() {
     ];
     let (child, lines) = spawn(&args, dir.path());
     let seen = wait_for_phase(&lines, "running");
+    let work_dir = work_directory_of(&seen);
     std::thread::sleep(Duration::from_secs(3));
-    let server: Vec<u32> = strata_processes_in(dir.path())
-        .iter()
-        .filter(|line| line.contains("mariadbd"))
-        .map(|line| line.split(':').next().unwrap().parse().unwrap())
-        .collect();
+    let server = children_named(child.id(), "mariadbd");
     assert_eq!(server.len(), 1, "one mariadbd: {server:?}");
     unsafe { libc::kill(server[0] as i32, libc::SIGKILL) };
     let ended = finish(child, lines, seen, Instant::now());
@@ -157,12 +154,43 @@ fn a_killed_mariadbd_is_a_clear_error_and_nothing_is_left_behind() {
     );
     assert!(everything.contains("failed"), "says when: {everything}");
     assert_report_reads(&dir.path().join("partial.strata"), dir.path());
-    let left: Vec<_> = entries(dir.path())
+    let left: Vec<_> = entries(&work_dir)
         .into_iter()
         .filter(|name| name.starts_with("strata-mariadb-"))
         .collect();
-    assert!(left.is_empty(), "left behind: {left:?}");
-    assert!(strata_processes_in(dir.path()).is_empty());
+    assert!(left.is_empty(), "left behind in {work_dir:?}: {left:?}");
+    assert!(strata_processes_in(&work_dir).is_empty());
+}
+
+/// The directory of the first stderr line, `strata: work directory DIR (why)`.
+fn work_directory_of(stderr: &str) -> PathBuf {
+    let line = stderr
+        .lines()
+        .find_map(|line| line.strip_prefix("strata: work directory "))
+        .unwrap_or_else(|| panic!("no work directory line: {stderr}"));
+    PathBuf::from(line.split(" (").next().unwrap())
+}
+
+/// The pids of `parent`'s children whose command is `name`.
+fn children_named(parent: u32, name: &str) -> Vec<u32> {
+    let stats = std::fs::read_dir("/proc").unwrap().filter_map(|entry| {
+        let pid: u32 = entry.ok()?.file_name().to_str()?.parse().ok()?;
+        Some((
+            pid,
+            std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?,
+        ))
+    });
+    stats
+        .filter(|(_, stat)| {
+            let (head, rest) = stat.rsplit_once(')').unwrap_or_default();
+            let ppid = rest
+                .split_whitespace()
+                .nth(1)
+                .and_then(|ppid| ppid.parse().ok());
+            head.ends_with(&format!("({name}")) && ppid == Some(parent)
+        })
+        .map(|(pid, _)| pid)
+        .collect()
 }
 
 #[test]
