@@ -154,12 +154,15 @@ fn a_killed_mariadbd_is_a_clear_error_and_nothing_is_left_behind() {
     );
     assert!(everything.contains("failed"), "says when: {everything}");
     assert_report_reads(&dir.path().join("partial.strata"), dir.path());
-    let left: Vec<_> = entries(&work_dir)
-        .into_iter()
-        .filter(|name| name.starts_with("strata-mariadb-"))
-        .collect();
-    assert!(left.is_empty(), "left behind in {work_dir:?}: {left:?}");
-    assert!(strata_processes_in(&work_dir).is_empty());
+    let document: serde_json::Value = serde_json::from_str(&ended.stdout).unwrap();
+    let data = document["environment"]["data_directory"].as_str().unwrap();
+    let server_dir = Path::new(data).parent().unwrap();
+    assert!(
+        server_dir.starts_with(&work_dir),
+        "{server_dir:?} in {work_dir:?}"
+    );
+    assert!(!server_dir.exists(), "left behind: {server_dir:?}");
+    assert!(strata_processes_in(server_dir).is_empty());
 }
 
 /// The directory of the first stderr line, `strata: work directory DIR (why)`.
