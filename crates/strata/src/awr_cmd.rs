@@ -111,6 +111,6 @@ fn print(report: &Report, args: &AwrArgs) -> anyhow::Result<()> {
     } else {
         TextRenderer::default().render(report)
     };
-    print!("{output}");
+    crate::out!("{output}")?;
     Ok(())
 }

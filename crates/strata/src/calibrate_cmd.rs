@@ -501,33 +501,35 @@ fn print_outcome(
         eprintln!("strata: recording written to {}", path.display());
     }
     if args.json {
-        println!("{}", output::json_document(outcome, options));
+        crate::outln!("{}", output::json_document(outcome, options))?;
         return Ok(());
     }
-    print!("{}", output::describe_target(&outcome.target));
+    crate::out!("{}", output::describe_target(&outcome.target))?;
     if outcome.interrupted {
-        println!(
+        crate::outln!(
             "INTERRUPTED: partial result ({} points)",
             outcome.points.len()
-        );
+        )?;
     }
-    println!(
+    crate::outln!(
         "\nWorkload — strata's own count of its requests (IOPS = requests/s, MB/s = 10^6 bytes/s)"
-    );
-    print!("{}", output::workload_table(&outcome.points));
-    println!("\nDevice — /proc/diskstats over the same measured windows (iostat -x definitions)");
-    print!("{}", output::device_table(&outcome.points));
+    )?;
+    crate::out!("{}", output::workload_table(&outcome.points))?;
+    crate::outln!(
+        "\nDevice — /proc/diskstats over the same measured windows (iostat -x definitions)"
+    )?;
+    crate::out!("{}", output::device_table(&outcome.points))?;
     for point in &outcome.points {
         if let Some(verification) = &point.verification {
-            println!("  [{}] check: {}", point.name, verification.note);
+            crate::outln!("  [{}] check: {}", point.name, verification.note)?;
         }
         for error in &point.errors {
-            println!("  [{}] ERROR: {error}", point.name);
+            crate::outln!("  [{}] ERROR: {error}", point.name)?;
         }
     }
-    println!();
-    print!("{}", output::summary_text(&outcome.summary));
-    println!();
-    print!("{}", output::outliers_text(&outcome.points, outlier_us, 20));
+    crate::outln!()?;
+    crate::out!("{}", output::summary_text(&outcome.summary))?;
+    crate::outln!()?;
+    crate::out!("{}", output::outliers_text(&outcome.points, outlier_us, 20))?;
     Ok(())
 }

@@ -11,6 +11,7 @@ mod parse;
 mod progress;
 mod report_cmd;
 mod run_cmd;
+mod stdout;
 
 use clap::{Parser, Subcommand};
 
@@ -50,7 +51,7 @@ enum Command {
 }
 
 fn main() {
-    let cli = Cli::parse();
+    let cli = Cli::try_parse().unwrap_or_else(|error| stdout::exit_with_clap(error));
     let result = match cli.command {
         Command::Calibrate(args) => calibrate_cmd::run(*args),
         Command::Run(args) => run_cmd::run(*args),
@@ -60,11 +61,13 @@ fn main() {
         Command::Report(args) => report_cmd::run(*args),
         Command::Awr(args) => awr_cmd::run(*args),
     };
+    let result = result.and_then(|code| Ok(stdout::flush().map(|()| code)?));
     match result {
         Ok(code) => std::process::exit(code),
         Err(error) => {
             eprintln!("strata: error: {error:#}");
-            std::process::exit(2);
+            let output_failed = error.downcast_ref::<stdout::StdoutFailed>().is_some();
+            std::process::exit(if output_failed { 1 } else { 2 });
         }
     }
 }

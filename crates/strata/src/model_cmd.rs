@@ -61,7 +61,7 @@ pub fn run(args: ModelArgs) -> anyhow::Result<i32> {
 }
 
 fn print_json(value: &impl Serialize) -> anyhow::Result<()> {
-    println!("{}", serde_json::to_string_pretty(value)?);
+    crate::outln!("{}", serde_json::to_string_pretty(value)?)?;
     Ok(())
 }
 
@@ -196,12 +196,12 @@ fn raid_front_end(args: &RaidArgs) -> anyhow::Result<(Numbers, f64)> {
     };
     if let Some(load) = &measured {
         if !args.output.json {
-            println!(
+            crate::outln!(
                 "measured (device layer, {}): {:.0} requests/s, {:.1}% reads",
                 load.devices.join(", "),
                 load.iops,
                 load.read_pct
-            );
+            )?;
         }
     }
     let iops = args
@@ -263,10 +263,13 @@ fn print_raid(rows: &[RaidRow], output: Output) -> anyhow::Result<()> {
     if output.json {
         return print_json(&rows);
     }
-    println!(
+    crate::outln!(
         "{:>12} {:>6} {:>14} {:>18}  over ceiling",
-        "front IOPS", "disks", "back-end IOPS", "IOPS per disk"
-    );
+        "front IOPS",
+        "disks",
+        "back-end IOPS",
+        "IOPS per disk"
+    )?;
     for row in rows {
         let load = &row.load;
         let flag = if row.over_ceiling {
@@ -274,15 +277,18 @@ fn print_raid(rows: &[RaidRow], output: Output) -> anyhow::Result<()> {
         } else {
             "no".into()
         };
-        println!(
+        crate::outln!(
             "{:>12.0} {:>6} {:>14.0} {:>18.1}  {flag}",
-            load.front_end_iops, load.disks, load.back_end_iops, load.back_end_iops_per_disk
-        );
+            load.front_end_iops,
+            load.disks,
+            load.back_end_iops,
+            load.back_end_iops_per_disk
+        )?;
         if output.explain {
-            println!(
+            crate::outln!(
                 "  per disk = (reads + penalty × writes) / disks = ({:.0} + {} × {:.0}) / {} = {:.1} IOPS",
                 load.read_iops, load.write_penalty, load.write_iops, load.disks, load.back_end_iops_per_disk
-            );
+            )?;
         }
     }
     Ok(())
@@ -299,17 +305,19 @@ fn print_min_disks(
         return print_json(&rows);
     }
     for row in rows {
-        println!(
+        crate::outln!(
             "{:.0} front-end IOPS need at least {} disks at {:.1} IOPS per disk",
-            row.front_end_iops, row.min_disks, ceiling
-        );
+            row.front_end_iops,
+            row.min_disks,
+            ceiling
+        )?;
         if output.explain {
             let reads = row.front_end_iops * read_fraction;
             let writes = row.front_end_iops - reads;
-            println!(
+            crate::outln!(
                 "  disks = ceil((reads + penalty × writes) / ceiling) = ceil(({reads:.0} + {penalty} × {writes:.0}) / {ceiling:.1}) = {}",
                 row.min_disks
-            );
+            )?;
         }
     }
     Ok(())
@@ -419,48 +427,50 @@ fn run_replication(args: ReplicationArgs) -> anyhow::Result<()> {
     if args.output.json {
         return print_json(&report);
     }
-    print_replication(&report, &args);
-    Ok(())
+    print_replication(&report, &args)
 }
 
-fn print_replication(report: &ReplicationReport, args: &ReplicationArgs) {
+fn print_replication(report: &ReplicationReport, args: &ReplicationArgs) -> anyhow::Result<()> {
     let (sync, pipe) = (&report.sync, &report.asynchronous);
     let size = format_size(report.size_bytes);
-    println!("synchronous {size} write over {} km:", report.distance_km);
-    println!("  time {:.3} ms, {:.0} writes/s per outstanding write, {:.2} MB/s, {:.2}% of a {:.0} MB/s link",
-        sync.total_s * 1e3, sync.writes_per_s, sync.mb_per_s, sync.link_percent, report.link_bytes_per_s / 1e6);
+    crate::outln!("synchronous {size} write over {} km:", report.distance_km)?;
+    crate::outln!("  time {:.3} ms, {:.0} writes/s per outstanding write, {:.2} MB/s, {:.2}% of a {:.0} MB/s link",
+        sync.total_s * 1e3, sync.writes_per_s, sync.mb_per_s, sync.link_percent, report.link_bytes_per_s / 1e6)?;
     if args.output.explain {
         if let Some(fit) = &report.calibration {
-            println!(
+            crate::outln!(
                 "  calibrated: overhead {:.4} ms, {:.5} ms per KiB",
                 fit.overhead_s * 1e3,
                 fit.seconds_per_kib * 1e3
-            );
+            )?;
         }
-        println!("  time = overhead + transfer + round trips × 2 × distance × µs/km = {:.4} ms + {:.4} ms + {} × 2 × {} km × {} µs = {:.4} ms",
-            sync.overhead_s * 1e3, sync.transfer_s * 1e3, args.round_trips, report.distance_km, args.us_per_km, sync.total_s * 1e3);
-        println!(
+        crate::outln!("  time = overhead + transfer + round trips × 2 × distance × µs/km = {:.4} ms + {:.4} ms + {} × 2 × {} km × {} µs = {:.4} ms",
+            sync.overhead_s * 1e3, sync.transfer_s * 1e3, args.round_trips, report.distance_km, args.us_per_km, sync.total_s * 1e3)?;
+        crate::outln!(
             "  writes/s = 1 / {:.4} ms = {:.1} /s",
             sync.total_s * 1e3,
             sync.writes_per_s
-        );
+        )?;
     }
-    println!("asynchronous stream of {size} writes:");
-    println!("  frame length {:.3} km; {:.1} frames fill the fibre one way; {} writes outstanding keep the link busy (round trip)",
-        pipe.frame_km, pipe.frames_one_way, pipe.outstanding_writes);
+    crate::outln!("asynchronous stream of {size} writes:")?;
+    crate::outln!("  frame length {:.3} km; {:.1} frames fill the fibre one way; {} writes outstanding keep the link busy (round trip)",
+        pipe.frame_km, pipe.frames_one_way, pipe.outstanding_writes)?;
     if args.output.explain {
-        println!(
+        crate::outln!(
             "  frame km = size ÷ bandwidth × km/s = {} B ÷ {:.0} B/s × {:.0} km/s = {:.3} km",
             report.size_bytes,
             report.link_bytes_per_s,
             1e6 / args.us_per_km,
             pipe.frame_km
-        );
-        println!(
+        )?;
+        crate::outln!(
             "  outstanding = max(1, ceil(2 × distance ÷ frame)) = ceil(2 × {} km ÷ {:.3} km) = {}",
-            report.distance_km, pipe.frame_km, pipe.outstanding_writes
-        );
+            report.distance_km,
+            pipe.frame_km,
+            pipe.outstanding_writes
+        )?;
     }
+    Ok(())
 }
 
 // ---- queue --------------------------------------------------------------
@@ -591,7 +601,7 @@ fn print_open(
         );
     }
     if let Some(device) = measured {
-        println!(
+        crate::outln!(
             "measured (device layer, {}): {:.1} requests/s, service time {:.3} ms (busy time per request), \
              utilization {:.1}%, await {:.3} ms, aqu-sz {:.2}",
             device.device,
@@ -600,60 +610,68 @@ fn print_open(
             device.util_pct,
             device.await_ms,
             device.queue_size
-        );
+        )?;
     }
-    println!(
+    crate::outln!(
         "{:>14} {:>12} {:>14} {:>16} {:>14}",
-        "arrivals /s", "utilization", "wait ms", "response ms", "in system"
-    );
+        "arrivals /s",
+        "utilization",
+        "wait ms",
+        "response ms",
+        "in system"
+    )?;
     for row in rows {
-        println!(
+        crate::outln!(
             "{:>14.1} {:>11.1}% {:>14.3} {:>16.3} {:>14.3}",
             row.arrival_rate,
             row.utilization * 100.0,
             row.wait_s * 1e3,
             row.response_time_s * 1e3,
             row.in_system
-        );
+        )?;
         if output.explain {
-            explain_open(row, model);
+            explain_open(row, model)?;
         }
     }
     Ok(())
 }
 
-fn explain_open(row: &queue::OpenResult, model: queue::OpenModel) {
+fn explain_open(row: &queue::OpenResult, model: queue::OpenModel) -> anyhow::Result<()> {
     let (s, rho) = (row.service_time_s * 1e3, row.utilization);
     match model {
-        queue::OpenModel::MM1 => println!("  R = S / (1 − ρ) = {s:.3} ms / (1 − {rho:.3}) = {:.3} ms", row.response_time_s * 1e3),
-        queue::OpenModel::MD1 => println!("  R = S + ρ S / (2 (1 − ρ)) = {s:.3} + {rho:.3} × {s:.3} / (2 × {:.3}) = {:.3} ms", 1.0 - rho, row.response_time_s * 1e3),
-        queue::OpenModel::MG1 { service_cv } => println!("  R = S + ρ S (1 + cv²) / (2 (1 − ρ)) = {s:.3} + {rho:.3} × {s:.3} × (1 + {service_cv}²) / (2 × {:.3}) = {:.3} ms", 1.0 - rho, row.response_time_s * 1e3),
-        queue::OpenModel::MMc { servers } => println!("  R = S + C(c, a) S / (c (1 − ρ)) = {s:.3} + {:.4} × {s:.3} / ({servers} × {:.3}) = {:.3} ms",
-            queue::erlang_c(servers, rho * f64::from(servers)), 1.0 - rho, row.response_time_s * 1e3),
+        queue::OpenModel::MM1 => crate::outln!("  R = S / (1 − ρ) = {s:.3} ms / (1 − {rho:.3}) = {:.3} ms", row.response_time_s * 1e3)?,
+        queue::OpenModel::MD1 => crate::outln!("  R = S + ρ S / (2 (1 − ρ)) = {s:.3} + {rho:.3} × {s:.3} / (2 × {:.3}) = {:.3} ms", 1.0 - rho, row.response_time_s * 1e3)?,
+        queue::OpenModel::MG1 { service_cv } => crate::outln!("  R = S + ρ S (1 + cv²) / (2 (1 − ρ)) = {s:.3} + {rho:.3} × {s:.3} × (1 + {service_cv}²) / (2 × {:.3}) = {:.3} ms", 1.0 - rho, row.response_time_s * 1e3)?,
+        queue::OpenModel::MMc { servers } => crate::outln!("  R = S + C(c, a) S / (c (1 − ρ)) = {s:.3} + {:.4} × {s:.3} / ({servers} × {:.3}) = {:.3} ms",
+            queue::erlang_c(servers, rho * f64::from(servers)), 1.0 - rho, row.response_time_s * 1e3)?,
     }
-    println!("  U = X × S = {:.1}/s × {s:.3} ms = {:.1}%; N = X × R = {:.1}/s × {:.3} ms = {:.3} requests",
-        row.arrival_rate, rho * 100.0, row.arrival_rate, row.response_time_s * 1e3, row.in_system);
+    crate::outln!("  U = X × S = {:.1}/s × {s:.3} ms = {:.1}%; N = X × R = {:.1}/s × {:.3} ms = {:.3} requests",
+        row.arrival_rate, rho * 100.0, row.arrival_rate, row.response_time_s * 1e3, row.in_system)?;
+    Ok(())
 }
 
 fn print_mva(result: &queue::MvaResult, output: Output) -> anyhow::Result<()> {
     if output.json {
         return print_json(result);
     }
-    println!("bottleneck {} (D = {:.3} ms); X ≤ 1/Dmax = {:.2}/s; N* = (D + Z) / Dmax = ({:.3} + {:.3}) ms / {:.3} ms = {:.2} users",
+    crate::outln!("bottleneck {} (D = {:.3} ms); X ≤ 1/Dmax = {:.2}/s; N* = (D + Z) / Dmax = ({:.3} + {:.3}) ms / {:.3} ms = {:.2} users",
         result.bottleneck, result.max_demand_s * 1e3, 1.0 / result.max_demand_s,
-        result.total_demand_s * 1e3, result.think_time_s * 1e3, result.max_demand_s * 1e3, result.saturation_users);
-    println!(
+        result.total_demand_s * 1e3, result.think_time_s * 1e3, result.max_demand_s * 1e3, result.saturation_users)?;
+    crate::outln!(
         "{:>6} {:>16} {:>16} {:>16}",
-        "users", "throughput /s", "response ms", "bound /s"
-    );
+        "users",
+        "throughput /s",
+        "response ms",
+        "bound /s"
+    )?;
     for step in &result.steps {
-        println!(
+        crate::outln!(
             "{:>6} {:>16.3} {:>16.3} {:>16.3}",
             step.users,
             step.throughput,
             step.response_time_s * 1e3,
             step.throughput_bound
-        );
+        )?;
         if output.explain {
             let parts: Vec<String> = result
                 .centres
@@ -661,8 +679,8 @@ fn print_mva(result: &queue::MvaResult, output: Output) -> anyhow::Result<()> {
                 .zip(&step.residence_s)
                 .map(|(c, r)| format!("{} {:.3} ms", c.name, r * 1e3))
                 .collect();
-            println!("  R_k = D_k (1 + Q_k(n−1)): {}; X = n / (Z + R) = {} / ({:.3} + {:.3}) ms = {:.3}/s",
-                parts.join(", "), step.users, result.think_time_s * 1e3, step.response_time_s * 1e3, step.throughput);
+            crate::outln!("  R_k = D_k (1 + Q_k(n−1)): {}; X = n / (Z + R) = {} / ({:.3} + {:.3}) ms = {:.3}/s",
+                parts.join(", "), step.users, result.think_time_s * 1e3, step.response_time_s * 1e3, step.throughput)?;
         }
     }
     Ok(())
@@ -730,20 +748,25 @@ fn run_disk(args: DiskArgs) -> anyhow::Result<()> {
     if args.output.json {
         return print_json(&rows);
     }
-    println!(
+    crate::outln!(
         "{} rpm, {:.2} ms average seek, {} requests over {:.0}% of the disk",
         args.rpm,
         average_seek_s * 1e3,
         format_size(args.size),
         args.span * 100.0
-    );
-    println!(
+    )?;
+    crate::outln!(
         "{:>6} {:>10} {:>14} {:>13} {:>12} {:>8}",
-        "QD", "seek ms", "rotation ms", "transfer ms", "service ms", "IOPS"
-    );
+        "QD",
+        "seek ms",
+        "rotation ms",
+        "transfer ms",
+        "service ms",
+        "IOPS"
+    )?;
     for row in &rows {
         let r = &row.result;
-        println!(
+        crate::outln!(
             "{:>6} {:>10.3} {:>14.3} {:>13.3} {:>12.3} {:>8.0}",
             row.queue_depth,
             r.seek_s * 1e3,
@@ -751,12 +774,12 @@ fn run_disk(args: DiskArgs) -> anyhow::Result<()> {
             r.transfer_s * 1e3,
             r.service_time_s * 1e3,
             r.iops
-        );
+        )?;
         if args.output.explain {
-            println!("  seek = settle + (avg − settle) × sqrt(span × 3 / (2Q + 1)) = {:.3} + {:.3} × sqrt({:.4}) = {:.3} ms",
-                args.settle.as_secs_f64() * 1e3, (average_seek_s - args.settle.as_secs_f64()) * 1e3, r.seek_distance_ratio, r.seek_s * 1e3);
-            println!("  IOPS = 1 / (seek + 30 s / rpm + size ÷ rate) = 1 / ({:.3} + {:.3} + {:.3}) ms = {:.1} IOPS",
-                r.seek_s * 1e3, r.rotational_latency_s * 1e3, r.transfer_s * 1e3, r.iops);
+            crate::outln!("  seek = settle + (avg − settle) × sqrt(span × 3 / (2Q + 1)) = {:.3} + {:.3} × sqrt({:.4}) = {:.3} ms",
+                args.settle.as_secs_f64() * 1e3, (average_seek_s - args.settle.as_secs_f64()) * 1e3, r.seek_distance_ratio, r.seek_s * 1e3)?;
+            crate::outln!("  IOPS = 1 / (seek + 30 s / rpm + size ÷ rate) = 1 / ({:.3} + {:.3} + {:.3}) ms = {:.1} IOPS",
+                r.seek_s * 1e3, r.rotational_latency_s * 1e3, r.transfer_s * 1e3, r.iops)?;
         }
     }
     Ok(())
@@ -839,18 +862,24 @@ fn run_flash_cache(args: FlashCacheArgs) -> anyhow::Result<()> {
             &serde_json::json!({ "recommended_min_bytes": low, "recommended_max_bytes": high, "rows": rows }),
         );
     }
-    println!(
+    crate::outln!(
         "recommended flash cache: {} to {} (2× to 10× the {} buffer cache)",
         format_size(low),
         format_size(high),
         format_size(args.buffer_cache)
-    );
-    println!(
+    )?;
+    crate::outln!(
         "{:>12} {:>7} {:>14} {:>11} {:>11} {:>11} {:>14}",
-        "flash", "ratio", "RAM metadata", "buffer %", "flash %", "disk %", "avg read ms"
-    );
+        "flash",
+        "ratio",
+        "RAM metadata",
+        "buffer %",
+        "flash %",
+        "disk %",
+        "avg read ms"
+    )?;
     for row in &rows {
-        println!(
+        crate::outln!(
             "{:>12} {:>6.1}× {:>14} {:>10.2}% {:>10.2}% {:>10.2}% {:>14.3}",
             format_size(row.flash_bytes),
             row.flash_to_buffer_ratio,
@@ -859,18 +888,18 @@ fn run_flash_cache(args: FlashCacheArgs) -> anyhow::Result<()> {
             row.flash_hit * 100.0,
             row.disk_read * 100.0,
             row.average_read_s * 1e3
-        );
+        )?;
         if args.output.explain {
-            println!(
+            crate::outln!(
                 "  metadata = flash ÷ block × {} B = {} ÷ {} × {} B = {} B",
                 flash_cache::metadata_bytes_per_block(args.cluster),
                 row.flash_bytes,
                 args.block_size,
                 flash_cache::metadata_bytes_per_block(args.cluster),
                 row.metadata_bytes
-            );
-            println!("  read = buffer × RAM + flash × flash + disk × disk = {:.4} × {:.3} + {:.4} × {:.3} + {:.4} × {:.3} ms = {:.3} ms",
-                row.buffer_hit, ms(args.ram_latency), row.flash_hit, ms(args.flash_latency), row.disk_read, ms(args.disk_latency), row.average_read_s * 1e3);
+            )?;
+            crate::outln!("  read = buffer × RAM + flash × flash + disk × disk = {:.4} × {:.3} + {:.4} × {:.3} + {:.4} × {:.3} ms = {:.3} ms",
+                row.buffer_hit, ms(args.ram_latency), row.flash_hit, ms(args.flash_latency), row.disk_read, ms(args.disk_latency), row.average_read_s * 1e3)?;
         }
     }
     Ok(())
@@ -910,11 +939,11 @@ fn run_cluster(args: ClusterArgs) -> anyhow::Result<()> {
             &serde_json::json!({ "resources": demands.resources, "clusters": clusters }),
         );
     }
-    println!(
+    crate::outln!(
         "{} transactions in {} clusters (centroids in the CSV's units)",
         demands.rows.len(),
         clusters.len()
-    );
+    )?;
     for (index, found) in clusters.iter().enumerate() {
         let centroid: Vec<String> = demands
             .resources
@@ -922,18 +951,18 @@ fn run_cluster(args: ClusterArgs) -> anyhow::Result<()> {
             .zip(&found.centroid)
             .map(|(name, value)| format!("{name}={value:.6}"))
             .collect();
-        println!(
+        crate::outln!(
             "  cluster {}: {} transactions, {:.1}% of total demand, centroid {}",
             index + 1,
             found.size,
             found.demand_share * 100.0,
             centroid.join(" ")
-        );
+        )?;
         if args.output.explain {
-            println!(
+            crate::outln!(
                 "    centroid = mean of rows {:?}; share = Σ their demands ÷ Σ all demands",
                 found.members
-            );
+            )?;
         }
     }
     Ok(())
@@ -971,10 +1000,13 @@ fn commit_waits(args: &CommitArgs) -> anyhow::Result<(Duration, Duration)> {
         _ => None,
     };
     if let (Some(inputs), false) = (&measured, args.output.json) {
-        println!(
+        crate::outln!(
             "measured: {} {:.3} ms; {} {:.3} ms",
-            inputs.commit_label, inputs.commit_wait_ms, inputs.log_write_label, inputs.log_write_ms
-        );
+            inputs.commit_label,
+            inputs.commit_wait_ms,
+            inputs.log_write_label,
+            inputs.log_write_ms
+        )?;
     }
     let from_ms = |ms: f64| Duration::from_secs_f64(ms / 1e3);
     let commit_wait = args
@@ -1000,30 +1032,30 @@ fn run_commit(args: CommitArgs) -> anyhow::Result<()> {
     if args.output.json {
         return print_json(&result);
     }
-    println!("commit wait {:.3} ms:", result.commit_wait_s * 1e3);
-    println!(
+    crate::outln!("commit wait {:.3} ms:", result.commit_wait_s * 1e3)?;
+    crate::outln!(
         "  log write I/O     {:>9.3} ms  {:>5.1}%",
         result.log_write_io_s * 1e3,
         result.log_write_io_percent
-    );
-    println!(
+    )?;
+    crate::outln!(
         "  log writer CPU    {:>9.3} ms  {:>5.1}%",
         result.log_writer_cpu_s * 1e3,
         result.log_writer_cpu_percent
-    );
-    println!(
+    )?;
+    crate::outln!(
         "  remainder (CPU scheduling, run queue) {:.3} ms  {:.1}%",
         result.remainder_s * 1e3,
         result.remainder_percent
-    );
+    )?;
     if args.output.explain {
-        println!(
+        crate::outln!(
             "  remainder = wait − I/O − CPU = {:.3} − {:.3} − {:.3} ms = {:.3} ms",
             ms(commit_wait),
             ms(log_write_io),
             ms(args.log_writer_cpu),
             result.remainder_s * 1e3
-        );
+        )?;
     }
     Ok(())
 }

@@ -4,7 +4,7 @@
 use crate::{interrupt, parse};
 use anyhow::bail;
 use clap::Args;
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
@@ -68,7 +68,7 @@ pub fn run(args: ObserveArgs) -> anyhow::Result<i32> {
     if let Some(path) = &args.replay {
         let mut lines = view::PlainLines::default();
         for sample in record::read_samples(path)? {
-            print!("{}", lines.render(&sample, args.all));
+            crate::out!("{}", lines.render(&sample, args.all))?;
         }
         return Ok(0);
     }
@@ -100,7 +100,7 @@ pub fn run(args: ObserveArgs) -> anyhow::Result<i32> {
             record::write_sample(writer, &sample)?;
         }
         *latest.lock().expect("no thread panics holding it") = prometheus::exposition(&sample);
-        show(&sample, live.then_some(interval), &mut lines, args.all);
+        show(&sample, live.then_some(interval), &mut lines, args.all)?;
         next += interval;
         sleep_until(next, interrupt);
     }
@@ -118,8 +118,12 @@ fn sleep_until(deadline: Instant, interrupt: &std::sync::atomic::AtomicBool) {
 }
 
 /// Redraws the live screen (`live` holds the interval), or prints lines.
-fn show(sample: &Sample, live: Option<Duration>, lines: &mut view::PlainLines, all: bool) {
-    let mut stdout = std::io::stdout().lock();
+fn show(
+    sample: &Sample,
+    live: Option<Duration>,
+    lines: &mut view::PlainLines,
+    all: bool,
+) -> anyhow::Result<()> {
     let text = match live {
         Some(interval) => format!(
             "\x1b[2J\x1b[H{}",
@@ -127,8 +131,9 @@ fn show(sample: &Sample, live: Option<Duration>, lines: &mut view::PlainLines, a
         ),
         None => lines.render(sample, all),
     };
-    let _ = stdout.write_all(text.as_bytes());
-    let _ = stdout.flush();
+    crate::out!("{text}")?;
+    crate::stdout::flush()?;
+    Ok(())
 }
 
 fn collectors(args: &ObserveArgs) -> anyhow::Result<Vec<Box<dyn Collector>>> {

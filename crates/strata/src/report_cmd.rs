@@ -60,9 +60,9 @@ pub fn run(args: ReportArgs) -> anyhow::Result<i32> {
             .with_context(|| format!("--html: writing {}", path.display()))?;
         eprintln!("strata: report written to {}", path.display());
     } else if args.json {
-        print!("{}", JsonRenderer.render(&report));
+        crate::out!("{}", JsonRenderer.render(&report))?;
     } else {
-        print!("{}", TextRenderer::default().render(&report));
+        crate::out!("{}", TextRenderer::default().render(&report))?;
     }
     Ok(0)
 }

@@ -570,7 +570,7 @@ fn execute(
         }
         outcome => outcome?,
     };
-    print_outcome(data.json, &outcome, &options, record.as_ref());
+    print_outcome(data.json, &outcome, &options, record.as_ref())?;
     Ok(exit_code(
         &outcome,
         tolerate_failures,
@@ -864,13 +864,14 @@ fn print_outcome(
     outcome: &SlobOutcome,
     options: &serde_json::Value,
     record: Option<&PathBuf>,
-) {
+) -> anyhow::Result<()> {
     if let (Some(path), Some(_)) = (record, &outcome.figures) {
         eprintln!("strata: recording written to {}", path.display());
     }
     if json {
-        println!("{}", strata_run::output::json_document(outcome, options));
+        crate::outln!("{}", strata_run::output::json_document(outcome, options))?;
     } else {
-        print!("{}", strata_run::output::report_text(outcome));
+        crate::out!("{}", strata_run::output::report_text(outcome))?;
     }
+    Ok(())
 }

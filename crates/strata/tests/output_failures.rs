@@ -1,0 +1,86 @@
+//! A standard output that cannot be written (`> /dev/full`) is a one-line
+//! error with exit code 1 for every command, never a panic.
+
+mod common;
+
+use common::*;
+use std::path::PathBuf;
+use std::process::Stdio;
+
+fn shared_awr(name: &str) -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/fixtures/awr")
+        .join(name)
+        .to_string_lossy()
+        .into_owned()
+}
+
+fn recording(name: &str) -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../strata-report/tests/fixtures")
+        .join(name)
+        .to_string_lossy()
+        .into_owned()
+}
+
+#[test]
+fn a_full_stdout_is_an_error_with_exit_code_1_for_every_command() {
+    let dir = scratch();
+    let awr = shared_awr("11.2.0.3-single-html-sarthi2020.html");
+    let run = recording("run-page-cache.strata");
+    let commands: Vec<Vec<&str>> = vec![
+        vec!["awr", &awr],
+        vec!["awr", &awr, "--json"],
+        vec!["report", &run],
+        vec!["report", &run, "--json"],
+        vec![
+            "model",
+            "queue",
+            "--service-time",
+            "5ms",
+            "--arrival-rate",
+            "100",
+        ],
+        vec![
+            "model",
+            "raid",
+            "--raid",
+            "5",
+            "--disks",
+            "10",
+            "--iops",
+            "1000",
+            "--read-pct",
+            "80",
+        ],
+        vec!["observe", "--interval", "100ms", "--count", "2"],
+        vec![
+            "calibrate",
+            "--size",
+            "4MiB",
+            "--workload",
+            "small-random-read",
+            "--ios",
+            "100",
+            "--buffered",
+        ],
+        vec!["report", "--help"],
+    ];
+    for args in commands {
+        let output = strata()
+            .args(&args)
+            .current_dir(dir.path())
+            .stdout(std::fs::File::create("/dev/full").unwrap())
+            .stderr(Stdio::piped())
+            .output()
+            .unwrap();
+        let stderr = stderr_of(&output);
+        assert_eq!(output.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("strata: error: writing to standard output: No space left on device"),
+            "{args:?}: {stderr}"
+        );
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    }
+    assert!(leftovers(dir.path()).is_empty());
+}
