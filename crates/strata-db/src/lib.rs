@@ -12,4 +12,5 @@
 pub mod collectors;
 pub mod pagecache;
 pub mod postgres;
+pub mod secrets;
 pub mod workdir;

@@ -10,7 +10,9 @@ use anyhow::{anyhow, Result};
 use mysql::{Conn, Opts, OptsBuilder};
 use std::path::Path;
 use std::time::Duration;
-use strata_db::collectors::mariadb::{parse_url, redact, scrub_secret, url_password};
+use strata_db::collectors::mariadb::{
+    parse_url, redact, scrub_secret, unparsed_url_error, url_password,
+};
 
 use crate::schema::DEFAULT_DATABASE;
 
@@ -37,13 +39,7 @@ impl MariaDbTarget {
     /// `mysql://user[:password]@host[:port][/database][?socket=/path]`
     /// (`mariadb://` too); the database defaults to `strata_slob`.
     pub fn from_url(url: &str) -> Result<MariaDbTarget> {
-        let opts = parse_url(url).map_err(|error| {
-            anyhow!(
-                "cannot parse MariaDB URL {}: {}",
-                redact(url),
-                scrub_secret(format!("{error:#}"), url_password(url).as_deref())
-            )
-        })?;
+        let opts = parse_url(url).map_err(|error| unparsed_url_error(url, &error))?;
         let database = opts.get_db_name().unwrap_or(DEFAULT_DATABASE).to_string();
         anyhow::ensure!(
             database != "mysql" && !database.ends_with("_schema") && database != "sys",

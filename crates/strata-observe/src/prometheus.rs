@@ -3,16 +3,30 @@
 //! graphed by Grafana. Counters keep their raw monotonic values with a
 //! `_total` suffix (Prometheus computes rates itself); gauges as they are.
 //!
-//! Not for: aggregation across hosts, which is Prometheus's job.
+//! The server is hyper on a private tokio runtime, hardened for an endpoint
+//! anyone on the network can reach: bounded header time, request size,
+//! connection lifetime and connection count.
+//!
+//! Not for: aggregation across hosts, which is Prometheus's job; nor TLS or
+//! authentication (put a proxy in front).
 
 use crate::sampler::{LayerSample, Sample};
 use anyhow::Context;
+use http_body_util::Full;
+use hyper::body::Bytes;
+use hyper::header::{HeaderValue, CONTENT_TYPE};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::{TokioIo, TokioTimer};
 use std::collections::BTreeMap;
+use std::convert::Infallible;
 use std::fmt::Write as _;
-use std::io::{BufRead, BufReader, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 use strata_core::metrics::MetricKind;
+use tokio::sync::Semaphore;
 
 fn metric_name(layer: &str, name: &str, kind: MetricKind) -> String {
     let clean: String = format!("strata_{layer}_{name}")
@@ -78,47 +92,106 @@ pub fn exposition(sample: &Sample) -> String {
     out
 }
 
-/// Serves `/metrics` from `latest` on `address` in a background thread.
-pub fn serve(address: &str, latest: Arc<Mutex<String>>) -> anyhow::Result<std::net::SocketAddr> {
-    let listener = TcpListener::bind(address).with_context(|| {
+/// How long a client may take to send a request's headers, counted from
+/// the moment it connects: an idle or trickling client is dropped after it.
+const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(5);
+/// The longest a connection may live, whatever it is doing.
+const CONNECTION_LIFETIME: Duration = Duration::from_secs(30);
+/// The most bytes of a request hyper buffers (its minimum, 8 KiB, plus
+/// room): a longer request line or header block is refused, not stored.
+const MAX_REQUEST_BYTES: usize = 16 * 1024;
+/// Connections served at once; more wait in the kernel's accept queue.
+const MAX_CONNECTIONS: usize = 64;
+
+/// Serves `/metrics` from `latest` on `address` in a background thread,
+/// with its own single-threaded tokio runtime (observe's loop is
+/// synchronous). Every connection is served concurrently and bounded in
+/// time and memory, so a slow or hostile client cannot stall the others.
+pub fn serve(address: &str, latest: Arc<Mutex<String>>) -> anyhow::Result<SocketAddr> {
+    let listener = std::net::TcpListener::bind(address).with_context(|| {
         format!(
             "--prometheus {address}: cannot listen there (is the port taken by another program?)"
         )
     })?;
+    listener.set_nonblocking(true)?;
     let bound = listener.local_addr()?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("--prometheus: cannot start the server's runtime")?;
+    let listener = {
+        let _context = runtime.enter();
+        tokio::net::TcpListener::from_std(listener)?
+    };
     std::thread::Builder::new()
         .name("strata-prometheus".into())
-        .spawn(move || {
-            for stream in listener.incoming().flatten() {
-                let _ = answer(stream, &latest);
-            }
-        })?;
+        .spawn(move || runtime.block_on(accept_loop(listener, latest)))?;
     Ok(bound)
 }
 
-fn answer(mut stream: TcpStream, latest: &Mutex<String>) -> std::io::Result<()> {
-    stream.set_read_timeout(Some(std::time::Duration::from_secs(5)))?;
-    let mut request_line = String::new();
-    let mut reader = BufReader::new(stream.try_clone()?);
-    reader.read_line(&mut request_line)?;
-    let mut header = String::new();
-    while reader.read_line(&mut header)? > 2 {
-        header.clear();
+/// Accepts while fewer than `MAX_CONNECTIONS` are open; each connection
+/// runs as its own task, cut off after `CONNECTION_LIFETIME`.
+async fn accept_loop(listener: tokio::net::TcpListener, latest: Arc<Mutex<String>>) {
+    let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+    loop {
+        let Ok(slot) = slots.clone().acquire_owned().await else {
+            return;
+        };
+        let stream = match listener.accept().await {
+            Ok((stream, _peer)) => stream,
+            Err(_) => {
+                // Out of descriptors, or a connection reset before accept:
+                // wait rather than spin, then go on.
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                continue;
+            }
+        };
+        let latest = latest.clone();
+        tokio::spawn(async move {
+            let _ = tokio::time::timeout(CONNECTION_LIFETIME, connection(stream, latest)).await;
+            drop(slot);
+        });
     }
-    let path = request_line.split_whitespace().nth(1).unwrap_or("");
-    let (status, body) = if path == "/metrics" {
-        (
-            "200 OK",
-            latest.lock().map(|text| text.clone()).unwrap_or_default(),
-        )
+}
+
+/// One HTTP/1.1 exchange; `Connection: close` after the answer, as a
+/// scrape needs no more.
+async fn connection(stream: tokio::net::TcpStream, latest: Arc<Mutex<String>>) {
+    let service = service_fn(move |request| {
+        let response = answer(&request, &latest);
+        async move { Ok::<_, Infallible>(response) }
+    });
+    let _ = http1::Builder::new()
+        .timer(TokioTimer::new())
+        .header_read_timeout(HEADER_READ_TIMEOUT)
+        .max_buf_size(MAX_REQUEST_BYTES)
+        .keep_alive(false)
+        // A client that shuts its side after the request (`nc -N`, scripts)
+        // still gets its answer, as it did from the hand-written server.
+        .half_close(true)
+        .serve_connection(TokioIo::new(stream), service)
+        .await;
+}
+
+/// GET (or HEAD) `/metrics` gets the latest exposition; anything else 404.
+fn answer<B>(request: &Request<B>, latest: &Mutex<String>) -> Response<Full<Bytes>> {
+    let readable = matches!(*request.method(), Method::GET | Method::HEAD);
+    let (status, body) = if readable && request.uri().path() == "/metrics" {
+        let text = latest.lock().map(|text| text.clone()).unwrap_or_default();
+        (StatusCode::OK, text)
     } else {
-        ("404 Not Found", "strata serves /metrics\n".to_string())
+        (
+            StatusCode::NOT_FOUND,
+            "strata serves /metrics\n".to_string(),
+        )
     };
-    write!(
-        stream,
-        "HTTP/1.1 {status}\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    )
+    let mut response = Response::new(Full::new(Bytes::from(body)));
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
+    );
+    response
 }
 
 #[cfg(test)]
@@ -156,5 +229,57 @@ mod tests {
             text.contains("strata_device_in_flight{device=\"a\\\"b\"} 2\n"),
             "{text}"
         );
+    }
+
+    fn exchange(address: SocketAddr, request: &[u8]) -> String {
+        use std::io::{Read, Write};
+        let mut stream = std::net::TcpStream::connect(address).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        // The server may close before all of an oversized request is sent.
+        let _ = stream.write_all(request);
+        let _ = stream.shutdown(std::net::Shutdown::Write);
+        let mut response = Vec::new();
+        let _ = stream.read_to_end(&mut response);
+        String::from_utf8_lossy(&response).into_owned()
+    }
+
+    #[test]
+    fn metrics_is_served_and_everything_else_is_not() {
+        let latest = Arc::new(Mutex::new(
+            "# TYPE strata_x gauge\nstrata_x 1\n".to_string(),
+        ));
+        let address = serve("127.0.0.1:0", latest).unwrap();
+        let scrape = exchange(address, b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
+        assert!(scrape.starts_with("HTTP/1.1 200"), "{scrape}");
+        assert!(
+            scrape.contains("content-type: text/plain; version=0.0.4; charset=utf-8"),
+            "{scrape}"
+        );
+        assert!(scrape.contains("connection: close"), "{scrape}");
+        assert!(scrape.ends_with("strata_x 1\n"), "{scrape}");
+        let head = exchange(address, b"HEAD /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
+        assert!(
+            head.starts_with("HTTP/1.1 200") && head.ends_with("\r\n\r\n"),
+            "{head}"
+        );
+        let elsewhere = exchange(address, b"GET /other HTTP/1.1\r\nHost: x\r\n\r\n");
+        assert!(elsewhere.starts_with("HTTP/1.1 404"), "{elsewhere}");
+        let post = exchange(address, b"POST /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
+        assert!(post.starts_with("HTTP/1.1 404"), "{post}");
+    }
+
+    #[test]
+    fn an_oversized_request_is_refused_without_being_read() {
+        let address = serve("127.0.0.1:0", Arc::default()).unwrap();
+        let mut request = b"GET /".to_vec();
+        request.resize(1 << 20, b'a');
+        let refused = exchange(address, &request);
+        assert!(!refused.starts_with("HTTP/1.1 200"), "{refused}");
+        let garbage = exchange(address, b"\x00\xff\r\n\r\nnot http at all\r\n\r\n");
+        assert!(!garbage.starts_with("HTTP/1.1 200"), "{garbage}");
+        let scrape = exchange(address, b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
+        assert!(scrape.starts_with("HTTP/1.1 200"), "{scrape}");
     }
 }

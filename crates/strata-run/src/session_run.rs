@@ -643,7 +643,12 @@ async fn measure(
     let settle_cache = || async {
         if let Some(limit) = cache_limit {
             if let Err(error) = limit.apply(client).await {
-                eprintln!("strata: warning: could not tighten the page-cache limit: {error:#}");
+                let _ = std::io::Write::write_fmt(
+                    &mut std::io::stderr().lock(),
+                    format_args!(
+                        "strata: warning: could not tighten the page-cache limit: {error:#}\n"
+                    ),
+                );
             }
         }
     };

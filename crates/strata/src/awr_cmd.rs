@@ -41,7 +41,7 @@ pub fn run(args: AwrArgs) -> anyhow::Result<i32> {
         many => strata_awr::series::report(many),
     };
     for problem in &report.problems {
-        eprintln!("strata: warning: {problem}");
+        crate::note!("strata: warning: {problem}");
     }
     print(&report, &args)?;
     Ok(0)

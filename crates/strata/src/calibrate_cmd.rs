@@ -318,7 +318,9 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<i32> {
     drop(calibration);
     let outcome = match outcome {
         Err(error) if interrupt.load(std::sync::atomic::Ordering::Relaxed) => {
-            eprintln!("strata: interrupted before any point ran ({error:#}); nothing was measured");
+            crate::note!(
+                "strata: interrupted before any point ran ({error:#}); nothing was measured"
+            );
             return Ok(interrupt::exit_code());
         }
         outcome => outcome?,
@@ -354,7 +356,7 @@ fn choose_engine(asked: Option<EngineKind>) -> anyhow::Result<EngineKind> {
         (Some(engine), _) => Ok(engine),
         (None, Ok(())) => Ok(EngineKind::IoUring),
         (None, Err(error)) => {
-            eprintln!("strata: io_uring is not available ({error}); using the psync engine");
+            crate::note!("strata: io_uring is not available ({error}); using the psync engine");
             Ok(EngineKind::Psync)
         }
     }
@@ -494,11 +496,11 @@ fn print_outcome(
 ) -> anyhow::Result<()> {
     if let Some(dir) = &args.csv {
         for path in output::write_csv(dir, &outcome.points)? {
-            eprintln!("strata: wrote {}", path.display());
+            crate::note!("strata: wrote {}", path.display());
         }
     }
     if let Some(path) = &args.record {
-        eprintln!("strata: recording written to {}", path.display());
+        crate::note!("strata: recording written to {}", path.display());
     }
     if args.json {
         crate::outln!("{}", output::json_document(outcome, options))?;

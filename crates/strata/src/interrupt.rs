@@ -18,7 +18,7 @@ static INSTALL: Once = Once::new();
 pub fn install() -> &'static AtomicBool {
     INSTALL.call_once(|| {
         if let Err(error) = listen() {
-            eprintln!("strata: warning: Ctrl-C and SIGTERM will not stop cleanly: {error}");
+            crate::note!("strata: warning: Ctrl-C and SIGTERM will not stop cleanly: {error}");
         }
     });
     &INTERRUPTED
@@ -50,11 +50,11 @@ fn listen() -> std::io::Result<()> {
                     "Ctrl-C"
                 };
                 if INTERRUPTED.swap(true, Ordering::SeqCst) {
-                    eprintln!("\nstrata: {name} again, exiting now");
+                    crate::note!("\nstrata: {name} again, exiting now");
                     std::process::exit(128 + signal);
                 }
                 SIGNAL.store(signal, Ordering::SeqCst);
-                eprintln!("\nstrata: stopping on {name} ({name} again to exit at once)…");
+                crate::note!("\nstrata: stopping on {name} ({name} again to exit at once)…");
             }
         })?;
     Ok(())

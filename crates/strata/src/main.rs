@@ -65,7 +65,7 @@ fn main() {
     match result {
         Ok(code) => std::process::exit(code),
         Err(error) => {
-            eprintln!("strata: error: {error:#}");
+            crate::note!("strata: error: {error:#}");
             let output_failed = error.downcast_ref::<stdout::StdoutFailed>().is_some();
             std::process::exit(if output_failed { 1 } else { 2 });
         }

@@ -85,7 +85,7 @@ pub fn run(args: ObserveArgs) -> anyhow::Result<i32> {
     let latest = Arc::new(Mutex::new(String::new()));
     if let Some(address) = &args.prometheus {
         let bound = prometheus::serve(address, latest.clone())?;
-        eprintln!("strata: serving Prometheus metrics at http://{bound}/metrics");
+        crate::note!("strata: serving Prometheus metrics at http://{bound}/metrics");
     }
     let live = std::io::stdout().is_terminal();
     let mut sampler = Sampler::new(collectors);

@@ -175,7 +175,7 @@ impl strata_run::session_run::RunObserver for RunProgress {
     /// few lines a run, so a log shows where a run stopped.
     fn phase(&mut self, message: &str) {
         self.finish();
-        eprintln!("strata: {message}");
+        crate::note!("strata: {message}");
         self.phase = message.to_string();
     }
 

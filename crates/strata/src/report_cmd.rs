@@ -58,7 +58,7 @@ pub fn run(args: ReportArgs) -> anyhow::Result<i32> {
     if let Some(path) = &args.html {
         std::fs::write(path, HtmlRenderer.render(&report))
             .with_context(|| format!("--html: writing {}", path.display()))?;
-        eprintln!("strata: report written to {}", path.display());
+        crate::note!("strata: report written to {}", path.display());
     } else if args.json {
         crate::out!("{}", JsonRenderer.render(&report))?;
     } else {

@@ -296,7 +296,7 @@ fn read_pgio_conf(path: &Option<PathBuf>) -> anyhow::Result<ConfDefaults> {
         .map_err(|error| anyhow::anyhow!("--pgio-conf {}: {error}", path.display()))?;
     let conf = strata_slob::pgio_conf::parse(&text)?;
     if !conf.unknown.is_empty() {
-        eprintln!("strata: --pgio-conf: ignoring {}", conf.unknown.join(", "));
+        crate::note!("strata: --pgio-conf: ignoring {}", conf.unknown.join(", "));
     }
     let db = conf
         .connect_string
@@ -561,7 +561,7 @@ fn execute(
     progress.finish();
     let outcome = match outcome {
         Err(error) if interrupt.load(std::sync::atomic::Ordering::Relaxed) => {
-            eprintln!(
+            crate::note!(
                 "strata: interrupted ({error:#}); the throwaway cluster or temporary file, if \
                  any, was removed"
             );
@@ -593,8 +593,8 @@ fn record_the_stop(record: Option<&std::path::Path>, options: &serde_json::Value
         &reason,
     );
     match written {
-        Ok(()) => eprintln!("strata: recording written to {}", path.display()),
-        Err(error) => eprintln!("strata: the Recording could not be written: {error:#}"),
+        Ok(()) => crate::note!("strata: recording written to {}", path.display()),
+        Err(error) => crate::note!("strata: the Recording could not be written: {error:#}"),
     }
 }
 
@@ -680,7 +680,7 @@ fn engine_kind(data: &DataArgs) -> EngineKind {
     match strata_db::postgres::cluster::binaries_version_num(data.pg_bin.as_deref()) {
         Ok(_) => EngineKind::Postgresql,
         Err(error) => {
-            eprintln!(
+            crate::note!(
                 "strata: no PostgreSQL server binaries ({error:#}): running the embedded \
                  default on SQLite instead (--engine sqlite)"
             );
@@ -727,7 +727,7 @@ fn refuse_postgres_options(
 fn work_dir(data: &DataArgs, account: Option<ServerAccount>) -> anyhow::Result<WorkDir> {
     let request = WorkDirRequest::from_option(data.work_dir.as_deref())?;
     let work_dir = WorkDir::resolve(&request, account.as_ref())?;
-    eprintln!(
+    crate::note!(
         "strata: work directory {} ({})",
         work_dir.path.display(),
         work_dir.reason
@@ -866,7 +866,7 @@ fn print_outcome(
     record: Option<&PathBuf>,
 ) -> anyhow::Result<()> {
     if let (Some(path), Some(_)) = (record, &outcome.figures) {
-        eprintln!("strata: recording written to {}", path.display());
+        crate::note!("strata: recording written to {}", path.display());
     }
     if json {
         crate::outln!("{}", strata_run::output::json_document(outcome, options))?;

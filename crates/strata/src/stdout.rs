@@ -3,7 +3,11 @@
 //! pipe); `out!` and `outln!` return [`StdoutFailed`] instead, which the
 //! binary reports in one line with exit code 1.
 //!
-//! Not for: stderr (progress and messages), or files a command writes.
+//! Messages and progress on stderr go through `note!`, which never fails:
+//! a closed stderr (`2>&1 | head -2`) must not stop a run half way, with
+//! its server and files left behind.
+//!
+//! Not for: files a command writes.
 
 use std::io::Write;
 
@@ -60,8 +64,18 @@ pub fn exit_with_clap(error: clap::Error) -> ! {
     match written.and_then(|()| flush()) {
         Ok(()) => std::process::exit(0),
         Err(failed) => {
-            eprintln!("strata: error: {:#}", anyhow::Error::new(failed));
+            crate::note!("strata: error: {:#}", anyhow::Error::new(failed));
             std::process::exit(1);
         }
     }
+}
+
+/// `eprintln!` that ignores a stderr that cannot be written instead of
+/// panicking: a message lost is better than a run abandoned.
+#[macro_export]
+macro_rules! note {
+    ($($argument:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr().lock(), $($argument)*);
+    }};
 }

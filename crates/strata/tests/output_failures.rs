@@ -84,3 +84,43 @@ fn a_full_stdout_is_an_error_with_exit_code_1_for_every_command() {
     }
     assert!(leftovers(dir.path()).is_empty());
 }
+
+/// `2>&1 | head -2` closes stderr after two lines: the run must still end
+/// on its own, with its result, and remove what it made (a panic on stderr
+/// once left the sessions waiting for a start that never came).
+#[test]
+fn a_closed_stderr_does_not_stop_a_run_half_way() {
+    let dir = scratch();
+    for engine in ["sqlite", "postgresql"] {
+        let mut child = strata()
+            .args([
+                "run",
+                "--engine",
+                engine,
+                "--schemas",
+                "1",
+                "--scale",
+                "16MiB",
+            ])
+            .args(["--warmup", "0s", "--duration", "2s"])
+            .current_dir(dir.path())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stderr.take());
+        let started = std::time::Instant::now();
+        while child.try_wait().unwrap().is_none() {
+            if started.elapsed() > std::time::Duration::from_secs(120) {
+                let _ = child.kill();
+                panic!("{engine}: strata hung with a closed stderr");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(200));
+        }
+        let output = child.wait_with_output().unwrap();
+        assert_eq!(output.status.code(), Some(0), "{engine}");
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(stdout.contains("Measured window"), "{engine}: {stdout}");
+        assert!(cluster_dirs_in(dir.path()).is_empty(), "{engine}");
+    }
+}

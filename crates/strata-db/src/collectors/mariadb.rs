@@ -112,12 +112,7 @@ impl MariaDbCollector {
         let redacted_url = redact(url);
         let password = url_password(url);
         let scrub = |text: String| scrub_secret(text, password.as_deref());
-        let opts = parse_url(url).map_err(|error| {
-            anyhow!(
-                "cannot parse MariaDB URL {redacted_url}: {}",
-                scrub(format!("{error:#}"))
-            )
-        })?;
+        let opts = parse_url(url).map_err(|error| unparsed_url_error(url, &error))?;
         let mut conn = Conn::new(opts).map_err(|error| {
             anyhow!(
                 "cannot connect to MariaDB at {redacted_url}: {}",
@@ -287,6 +282,17 @@ pub fn url_password(url: &str) -> Option<String> {
 }
 
 /// The URL with its password replaced by `***`.
+/// The error for a URL that did not parse, every possible password masked
+/// (its grammar is unknown, so `redact` may not find it).
+pub fn unparsed_url_error(url: &str, error: &dyn std::fmt::Display) -> anyhow::Error {
+    let (masked, secrets) = crate::secrets::mask_secrets(&redact(url));
+    let message = scrub_secret(format!("{error:#}"), url_password(url).as_deref());
+    anyhow!(
+        "cannot parse MariaDB URL {masked}: {}",
+        crate::secrets::scrub(&message, &secrets)
+    )
+}
+
 pub fn redact(url: &str) -> String {
     match password_span(url) {
         Some((start, end)) => format!("{}{REDACTED}{}", &url[..start], &url[end..]),

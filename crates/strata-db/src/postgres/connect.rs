@@ -25,7 +25,9 @@ impl ConnectionTarget {
     pub fn parse(text: &str) -> Result<ConnectionTarget> {
         let mut config = tokio_postgres::Config::from_str(text).map_err(|error| {
             let message = scrub_secret(&error_chain(&error), password_in(text).as_deref());
-            anyhow!("cannot parse connection string {}: {message}", redact(text))
+            let (masked, secrets) = crate::secrets::mask_secrets(&redact(text));
+            let message = crate::secrets::scrub(&message, &secrets);
+            anyhow!("cannot parse connection string {masked}: {message}")
         })?;
         apply_environment_defaults(&mut config);
         Ok(ConnectionTarget {
