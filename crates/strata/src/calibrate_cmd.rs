@@ -363,6 +363,9 @@ fn choose_engine(asked: Option<EngineKind>) -> anyhow::Result<EngineKind> {
 }
 
 fn target_choice(args: &CalibrateArgs) -> anyhow::Result<TargetChoice> {
+    if args.size == Some(0) {
+        bail!("--size must be more than 0 bytes");
+    }
     let Some(path) = &args.target else {
         let dir = match &args.work_dir {
             Some(dir) => {

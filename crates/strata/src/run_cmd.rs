@@ -322,6 +322,32 @@ fn read_pgio_conf(path: &Option<PathBuf>) -> anyhow::Result<ConfDefaults> {
     })
 }
 
+/// The smallest shared_buffers PostgreSQL starts with (16 buffers).
+const MIN_SHARED_BUFFERS: u64 = 128 * KIB;
+
+/// Data options that contradict each other or that the server would
+/// refuse only after initdb: named before any work.
+fn check_data_args(data: &DataArgs) -> anyhow::Result<()> {
+    if let (true, Some(schemas)) = (data.single_schema, data.schemas) {
+        if schemas != 1 {
+            bail!(
+                "--single-schema loads one schema shared by every session: --schemas {schemas} \
+                 does not apply (give the sessions with --sessions)"
+            );
+        }
+    }
+    if let Some(bytes) = data
+        .shared_buffers
+        .filter(|&bytes| bytes < MIN_SHARED_BUFFERS)
+    {
+        bail!(
+            "--shared-buffers {}: PostgreSQL needs at least 128 KiB (16 buffers of 8 KiB)",
+            strata_core::units::format_size(bytes)
+        );
+    }
+    Ok(())
+}
+
 fn plan(data: &DataArgs, conf: &ConfDefaults) -> SchemaPlan {
     SchemaPlan {
         schemas: data.schemas.or(conf.schemas).unwrap_or(4),
@@ -419,6 +445,12 @@ fn driver_options(
                 .unwrap_or(Duration::from_secs(30)),
         },
     };
+    let single_schema = plan.single_schema;
+    if let StopAfter::Duration { duration, .. } = stop_after {
+        if duration.is_zero() {
+            bail!("--duration must be more than 0 s: the measured window would hold nothing");
+        }
+    }
     Ok(DriverOptions {
         plan,
         workload,
@@ -426,7 +458,7 @@ fn driver_options(
             .threads_per_schema
             .or(conf.threads_per_schema)
             .unwrap_or(1),
-        sessions: args.sessions.or(Some(4)),
+        sessions: args.sessions.or(single_schema.then_some(4)),
         stop_after,
         seed: args
             .seed
@@ -455,6 +487,7 @@ struct ResolvedOptions<'a> {
 }
 
 pub fn setup(args: SetupArgs) -> anyhow::Result<i32> {
+    check_data_args(&args.data)?;
     let conf = read_pgio_conf(&args.data.pgio_conf)?;
     let plan = plan(&args.data, &conf);
     let driver = DriverOptions {
@@ -487,6 +520,7 @@ pub fn setup(args: SetupArgs) -> anyhow::Result<i32> {
 }
 
 pub fn run(args: RunArgs) -> anyhow::Result<i32> {
+    check_data_args(&args.data)?;
     let conf = read_pgio_conf(&args.data.pgio_conf)?;
     let plan = plan(&args.data, &conf);
     let driver = driver_options(&args.workload, plan, &conf)?;
@@ -679,6 +713,7 @@ fn engine_kind(data: &DataArgs) -> EngineKind {
     }
     match strata_db::postgres::cluster::binaries_version_num(data.pg_bin.as_deref()) {
         Ok(_) => EngineKind::Postgresql,
+        Err(_) if data.pg_bin.is_some() => EngineKind::Postgresql,
         Err(error) => {
             crate::note!(
                 "strata: no PostgreSQL server binaries ({error:#}): running the embedded \

@@ -155,3 +155,39 @@ fn an_existing_file_strata_did_not_make_is_never_written() {
         "reads leave it as it was"
     );
 }
+
+#[test]
+fn contradictions_and_empty_work_are_refused_before_any_work() {
+    let dir = scratch();
+    for (args, expected) in [
+        (
+            vec!["run", "--duration", "0s"],
+            "--duration must be more than 0 s",
+        ),
+        (
+            vec!["run", "--single-schema", "--schemas", "4"],
+            "--schemas 4 does not apply",
+        ),
+        (
+            vec!["setup", "--shared-buffers", "1k"],
+            "--shared-buffers 1 KiB: PostgreSQL needs at least 128 KiB",
+        ),
+        (
+            vec!["calibrate", "--size", "0"],
+            "--size must be more than 0 bytes",
+        ),
+        (
+            vec!["run", "--pg-bin", "/nonexistent"],
+            "/nonexistent (from --pg-bin) does not hold both initdb and postgres",
+        ),
+    ] {
+        let output = run(&args, dir.path());
+        let stderr = stderr_of(&output);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(expected), "{args:?}: {stderr}");
+        assert!(!stderr.contains("SQLite"), "{args:?}: {stderr}");
+        assert!(!stderr.contains("starting"), "{args:?}: {stderr}");
+    }
+    assert!(cluster_dirs_in(dir.path()).is_empty());
+    assert!(leftovers(dir.path()).is_empty());
+}

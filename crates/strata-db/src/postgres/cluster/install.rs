@@ -33,7 +33,7 @@ impl PgInstall {
 
 fn locate_bin_dir(explicit: Option<&Path>) -> Result<PathBuf> {
     if let Some(dir) = explicit {
-        return require_server_binaries(dir, "the bin_dir option");
+        return require_server_binaries(dir, "--pg-bin");
     }
     if let Some(dir) = std::env::var_os(PG_BIN_ENV) {
         return require_server_binaries(Path::new(&dir), PG_BIN_ENV);
