@@ -1,6 +1,7 @@
 //! Progress on a terminal: one bar per point with the current IOPS and the
-//! time left; nothing at all when stderr is not a terminal, so piped output
-//! stays parseable.
+//! time left, a bar of rows for a load; phases of a run as plain lines on
+//! stderr. No bar when stderr is not a terminal, so piped output stays
+//! parseable, and no bar for work that does not happen.
 
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
@@ -29,14 +30,17 @@ impl TerminalBar {
         if !self.terminal {
             return None;
         }
-        let bar = self.bar.get_or_insert_with(|| ProgressBar::new(length));
-        bar.set_length(length);
-        bar.set_style(
-            ProgressStyle::with_template(template)
-                .expect("valid template")
-                .progress_chars("=> "),
-        );
-        Some(bar)
+        let style = ProgressStyle::with_template(template)
+            .expect("valid template")
+            .progress_chars("=> ");
+        match &self.bar {
+            Some(bar) => {
+                bar.set_style(style);
+                bar.set_length(length);
+            }
+            None => self.bar = Some(ProgressBar::new(length).with_style(style)),
+        }
+        self.bar.as_ref()
     }
 
     fn finish(&mut self) {
@@ -77,6 +81,9 @@ impl CalibrateProgress {
 
 impl CalibrationObserver for CalibrateProgress {
     fn filling(&mut self, done_bytes: u64, total_bytes: u64) {
+        if self.bar.bar.is_none() && done_bytes >= total_bytes {
+            return;
+        }
         let template =
             "filling test file {bar:30} {bytes}/{total_bytes} {binary_bytes_per_sec} ETA {eta}";
         if let Some(bar) = self.bar.show(total_bytes, template) {
@@ -180,9 +187,17 @@ impl strata_run::session_run::RunObserver for RunProgress {
     }
 
     fn loading(&mut self, progress: &strata_slob::load::LoadProgress) {
-        let template = "loading {bar:30} {pos}/{len} rows {per_sec} ETA {eta}";
+        if self.bar.bar.is_none() && progress.rows_done >= progress.rows_total {
+            return;
+        }
+        let template = "loading {bar:30} {human_pos}/{human_len} rows {msg} ETA {eta}";
         if let Some(bar) = self.bar.show(progress.rows_total, template) {
             bar.set_position(progress.rows_done);
+            let seconds = bar.elapsed().as_secs_f64();
+            if seconds > 0.0 {
+                let rate = progress.rows_done as f64 / seconds;
+                bar.set_message(format!("{rate:.0} rows/s"));
+            }
         }
     }
 
