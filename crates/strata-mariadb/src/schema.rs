@@ -23,6 +23,10 @@ pub const DEFAULT_DATABASE: &str = "strata_slob";
 /// strata's record of the tables (and the database) it created.
 pub const META_TABLE: &str = "strata_slob_meta";
 
+/// InnoDB's default page size, the throwaway server's: one row per page,
+/// so `--scale` in bytes becomes rows of this many bytes.
+pub const DEFAULT_PAGE_BYTES: u32 = 16 << 10;
+
 /// Largest page size the layout works with: on 64 KiB pages a row is
 /// capped at 16 KiB, so four fit in a page.
 pub const MAX_PAGE_BYTES: u32 = 32 * 1024;

@@ -47,14 +47,15 @@ pub struct DataArgs {
     #[arg(long)]
     single_schema: bool,
 
-    /// Size of each schema's table: a size (8GiB; IEC for k/m/g) or a count of
-    /// 8 KiB blocks (one row per block) [default: 256MiB]
-    #[arg(long, value_name = "SIZE|BLOCKS", value_parser = parse_scale)]
-    scale: Option<u64>,
+    /// Size of each schema's table on disk: a size (8GiB; IEC for k/m/g), one
+    /// row per block of the engine (8 KiB for PostgreSQL and SQLite, 16 KiB
+    /// for InnoDB), or a count of blocks [default: 256MiB]
+    #[arg(long, value_name = "SIZE|BLOCKS", value_parser = parse_table_size)]
+    scale: Option<TableSize>,
 
     /// Size of each schema's scan table for multiblock reads (--scan-pct) [default: none]
-    #[arg(long, value_name = "SIZE", value_parser = parse_scale)]
-    scan_table_size: Option<u64>,
+    #[arg(long, value_name = "SIZE", value_parser = parse_table_size)]
+    scan_table_size: Option<TableSize>,
 
     /// Fill rows with random bytes, so storage compression and deduplication can't fake results
     #[arg(long)]
@@ -215,6 +216,47 @@ pub struct RunArgs {
     workload: WorkloadArgs,
 }
 
+/// A table's size as given: bytes on disk, or a count of the engine's blocks.
+#[derive(Clone, Copy, Debug)]
+enum TableSize {
+    Bytes(u64),
+    Blocks(u64),
+}
+
+impl TableSize {
+    /// Rows of one block each for an engine whose blocks are `block_bytes`.
+    fn blocks(self, block_bytes: u32) -> u64 {
+        match self {
+            TableSize::Bytes(bytes) => (bytes / u64::from(block_bytes)).max(1),
+            TableSize::Blocks(blocks) => blocks,
+        }
+    }
+}
+
+fn parse_table_size(input: &str) -> Result<TableSize, String> {
+    if input.trim().chars().all(|c| c.is_ascii_digit()) {
+        return Ok(TableSize::Blocks(parse::bounded(
+            input,
+            1,
+            u64::MAX / BLOCK,
+        )?));
+    }
+    let bytes = parse::size(input)?;
+    if bytes < BLOCK {
+        return Err(format!("'{input}' is less than one 8 KiB block"));
+    }
+    Ok(TableSize::Bytes(bytes))
+}
+
+/// The size of one block (one row) of `kind`'s tables, bytes.
+fn block_bytes(kind: EngineKind) -> u32 {
+    match kind {
+        EngineKind::Postgresql => BLOCK as u32,
+        EngineKind::Sqlite => strata_sqlite::schema::DEFAULT_PAGE_BYTES,
+        EngineKind::Mariadb => strata_mariadb::schema::DEFAULT_PAGE_BYTES,
+    }
+}
+
 fn parse_scale(input: &str) -> Result<u64, String> {
     let blocks = if input.trim().chars().all(|c| c.is_ascii_digit()) {
         parse::bounded(input, 1, u64::MAX / BLOCK)?
@@ -348,15 +390,19 @@ fn check_data_args(data: &DataArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn plan(data: &DataArgs, conf: &ConfDefaults) -> SchemaPlan {
+/// The schemas as `kind` will lay them out: a size becomes the engine's
+/// own blocks, so that `--scale` is the table's size on disk.
+fn plan(data: &DataArgs, conf: &ConfDefaults, kind: EngineKind) -> SchemaPlan {
+    let block = block_bytes(kind);
+    let scale = data
+        .scale
+        .or(conf.scale_blocks.map(TableSize::Blocks))
+        .unwrap_or(TableSize::Bytes(256 * MIB));
     SchemaPlan {
         schemas: data.schemas.or(conf.schemas).unwrap_or(4),
         single_schema: data.single_schema,
-        blocks_per_schema: data
-            .scale
-            .or(conf.scale_blocks)
-            .unwrap_or(256 * MIB / BLOCK),
-        scan_table_blocks: data.scan_table_size.unwrap_or(0),
+        blocks_per_schema: scale.blocks(block),
+        scan_table_blocks: data.scan_table_size.map_or(0, |size| size.blocks(block)),
         random_data: data.random_data,
     }
 }
@@ -489,7 +535,8 @@ struct ResolvedOptions<'a> {
 pub fn setup(args: SetupArgs) -> anyhow::Result<i32> {
     check_data_args(&args.data)?;
     let conf = read_pgio_conf(&args.data.pgio_conf)?;
-    let plan = plan(&args.data, &conf);
+    let kind = engine_kind(&args.data);
+    let plan = plan(&args.data, &conf, kind);
     let driver = DriverOptions {
         plan: plan.clone(),
         workload: WorkloadOptions {
@@ -509,6 +556,7 @@ pub fn setup(args: SetupArgs) -> anyhow::Result<i32> {
         seed: 0,
     };
     execute(
+        kind,
         &args.data,
         &conf,
         driver,
@@ -522,7 +570,8 @@ pub fn setup(args: SetupArgs) -> anyhow::Result<i32> {
 pub fn run(args: RunArgs) -> anyhow::Result<i32> {
     check_data_args(&args.data)?;
     let conf = read_pgio_conf(&args.data.pgio_conf)?;
-    let plan = plan(&args.data, &conf);
+    let kind = engine_kind(&args.data);
+    let plan = plan(&args.data, &conf, kind);
     let driver = driver_options(&args.workload, plan, &conf)?;
     let record = args.workload.record.clone().unwrap_or_else(|| {
         let stamp = strata_core::time::utc_now_rfc3339().replace([':', '-'], "");
@@ -533,6 +582,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
         direct_io: args.workload.direct_io,
     };
     execute(
+        kind,
         &args.data,
         &conf,
         driver,
@@ -543,7 +593,9 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
     )
 }
 
+#[allow(clippy::too_many_arguments)]
 fn execute(
+    kind: EngineKind,
     data: &DataArgs,
     conf: &ConfDefaults,
     driver: DriverOptions,
@@ -553,7 +605,6 @@ fn execute(
     tolerate_failures: bool,
 ) -> anyhow::Result<i32> {
     let interrupt = interrupt::install();
-    let kind = engine_kind(data);
     let database = match kind {
         EngineKind::Postgresql => Some(database(data, conf)?),
         _ => None,
