@@ -301,8 +301,13 @@ async fn read_meta(client: &Client, name: &str) -> anyhow::Result<Option<MetaRow
     }))
 }
 
+/// The tables and index strata makes in each of its schemas: all it drops.
+const STRATA_RELATIONS: [&str; 3] = ["slob", "scan", "slob_key"];
+
 /// Drops `name` only if strata's record of it is there, in the transaction
-/// that deletes the record.
+/// that deletes the record, and only strata's own tables in it, by name,
+/// without CASCADE: a schema that also holds anything else is an error
+/// naming those objects, and nothing is dropped.
 async fn drop_strata_schema(admin: &Client, name: &str) -> anyhow::Result<()> {
     let context = || format!("dropping strata's schema {name}");
     admin
@@ -317,9 +322,24 @@ async fn drop_strata_schema(admin: &Client, name: &str) -> anyhow::Result<()> {
         .await
         .map_err(pg::context(context()))?;
     if deleted == 1 {
+        let foreign = foreign_objects(admin, name).await?;
+        if !foreign.is_empty() {
+            admin
+                .batch_execute("ROLLBACK")
+                .await
+                .map_err(pg::context(context()))?;
+            bail!(
+                "schema {name} holds objects strata did not create: {}; strata drops only its \
+                 own ({}), so nothing was dropped: move or drop them yourself",
+                foreign.join(", "),
+                STRATA_RELATIONS.join(", ")
+            );
+        }
+        let schema = crate::schema::quote_ident(name);
         let drop_sql = format!(
-            "DROP SCHEMA IF EXISTS {} CASCADE",
-            crate::schema::quote_ident(name)
+            "DROP TABLE IF EXISTS {}, {}; DROP SCHEMA IF EXISTS {schema}",
+            qualified(name, "slob"),
+            qualified(name, "scan")
         );
         admin
             .batch_execute(&drop_sql)
@@ -330,6 +350,27 @@ async fn drop_strata_schema(admin: &Client, name: &str) -> anyhow::Result<()> {
         .batch_execute("COMMIT")
         .await
         .map_err(pg::context(context()))
+}
+
+/// Everything in schema `name` that strata does not make there: relations
+/// other than its own, functions and procedures, and types that belong to
+/// no relation (enums, domains, ranges).
+async fn foreign_objects(admin: &Client, name: &str) -> anyhow::Result<Vec<String>> {
+    let sql = "SELECT 'relation ' || c.relname FROM pg_class c \
+               JOIN pg_namespace n ON n.oid = c.relnamespace \
+               WHERE n.nspname = $1 AND NOT c.relname = ANY($2) \
+               UNION ALL SELECT 'function ' || p.oid::regprocedure::text FROM pg_proc p \
+               JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = $1 \
+               UNION ALL SELECT 'type ' || t.typname FROM pg_type t \
+               JOIN pg_namespace n ON n.oid = t.typnamespace \
+               WHERE n.nspname = $1 AND t.typrelid = 0 AND t.typelem = 0 \
+               ORDER BY 1";
+    let ours: Vec<&str> = STRATA_RELATIONS.to_vec();
+    let rows = admin
+        .query(sql, &[&name, &ours])
+        .await
+        .map_err(pg::context(format!("listing the objects in schema {name}")))?;
+    Ok(rows.iter().map(|row| row.get::<_, String>(0)).collect())
 }
 
 /// Records the load as started and creates the schema in one transaction,

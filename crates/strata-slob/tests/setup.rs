@@ -269,3 +269,49 @@ async fn setup_refuses_a_schema_strata_did_not_create() {
     .await;
     assert_eq!(others, 0, "setup changed something before refusing");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replace_drops_only_what_strata_made_and_names_what_else_is_there() {
+    let server = start_server(32 << 20, &[]);
+    let plan = plan(1, 64);
+    let never = AtomicBool::new(false);
+    load(&server.config, &plan, 1).await;
+    let db = client(&server.config).await;
+    db.batch_execute(
+        "CREATE TABLE strata_slob_1.precious (id int); INSERT INTO strata_slob_1.precious VALUES (1); \
+         CREATE FUNCTION strata_slob_1.keep_me(int) RETURNS int LANGUAGE sql AS 'SELECT $1'",
+    )
+    .await
+    .unwrap();
+    let options = LoadOptions {
+        plan: plan.clone(),
+        parallel: 1,
+        replace: true,
+    };
+    let error = setup(&server.config, &options, &|_| {}, &never)
+        .await
+        .unwrap_err();
+    let message = format!("{error:#}");
+    assert!(
+        message.contains("relation precious")
+            && message.contains("function strata_slob_1.keep_me(integer)"),
+        "{message}"
+    );
+    assert!(message.contains("nothing was dropped"), "{message}");
+    assert_eq!(
+        number(&db, "SELECT count(*) FROM strata_slob_1.precious").await,
+        1
+    );
+    assert_eq!(
+        number(&db, "SELECT count(*) FROM strata_slob_1.slob").await,
+        64
+    );
+
+    db.batch_execute("DROP TABLE strata_slob_1.precious; DROP FUNCTION strata_slob_1.keep_me(int)")
+        .await
+        .unwrap();
+    let replaced = setup(&server.config, &options, &|_| {}, &never)
+        .await
+        .unwrap();
+    assert_eq!(actions(&replaced), [LoadAction::Replaced]);
+}
