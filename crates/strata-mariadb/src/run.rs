@@ -15,7 +15,9 @@ use strata_core::metrics::Collector;
 use strata_db::collectors::MariaDbCollector;
 use strata_observe::background::BackgroundSampler;
 use strata_probe::collectors::all_os_collectors;
+use strata_run::session_run::data_set_bytes_in_blocks_of;
 use strata_run::session_run::RunObserver;
+use strata_run::verdict::{judge, CacheFit, VerdictFacts};
 use strata_slob::session::{validate_options, DriverOptions, RunOutcome};
 use strata_slob::threads::measure;
 
@@ -158,9 +160,27 @@ fn run_on(
         &environment.devices,
         environment.page_bytes,
     );
-    if let Some(death) = server.and_then(ThrowawayServer::death) {
-        figures.run.warnings.insert(0, death);
+    let server_death = server.and_then(ThrowawayServer::death);
+    if let Some(death) = &server_death {
+        figures.run.warnings.insert(0, death.clone());
     }
+    let data_set_bytes =
+        data_set_bytes_in_blocks_of(&config.driver.plan, u64::from(environment.page_bytes));
+    figures.run.verdict = judge(
+        &figures.run,
+        &VerdictFacts {
+            cache: Some(CacheFit {
+                setting: "innodb_buffer_pool_size",
+                cache_bytes: environment.buffer_pool_bytes,
+                data_set_bytes,
+            }),
+            server_death,
+            tolerate_failures: config.driver.tolerate_failures,
+            missing_counters: [&measured.start.innodb, &measured.end.innodb]
+                .into_iter()
+                .find_map(|edge| edge.as_ref().err().cloned()),
+        },
+    );
     let histograms = Histograms::of(&measured.outcome);
     if let Some(record) = &config.record {
         let recording = RunRecording {

@@ -71,9 +71,16 @@ pub fn report_with(path: &Path, options: &ReportOptions) -> anyhow::Result<Repor
         }
     };
     report.source.files = vec![file];
-    report
-        .about
-        .splice(0..0, header_facts(&recording, length_s));
+    let verdict_first = usize::from(
+        report
+            .about
+            .first()
+            .is_some_and(|fact| fact.label == "verdict"),
+    );
+    report.about.splice(
+        verdict_first..verdict_first,
+        header_facts(&recording, length_s),
+    );
     Ok(report)
 }
 
@@ -217,6 +224,34 @@ fn assemble(
     report
 }
 
+/// The run's verdict as its result record holds it: `valid`, `not a
+/// storage result: …` or `failed: …` with every reason or cause.
+fn run_verdict(recording: &Recording) -> Option<String> {
+    let result = recording.records_of("result").next()?;
+    let verdict = &result["result"]["verdict"];
+    let details: Vec<&str> = match verdict["verdict"].as_str() {
+        Some("valid") => return Some("valid".into()),
+        Some("not_a_storage_result") => verdict["reasons"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|reason| reason["text"].as_str())
+            .collect(),
+        Some("failed") => verdict["causes"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(serde_json::Value::as_str)
+            .collect(),
+        _ => return Some("not recorded (a Recording made before strata gave verdicts)".into()),
+    };
+    let name = verdict["verdict"]
+        .as_str()
+        .unwrap_or_default()
+        .replace('_', " ");
+    Some(format!("{name}: {}", details.join("; ")))
+}
+
 /// The `stopped` event of a run stopped before its sessions ran, as a line.
 fn stopped_before_the_sessions(recording: &Recording) -> Option<String> {
     let event = recording
@@ -256,7 +291,11 @@ fn run_report(
         .extend(run_facts(&recording.header.environment));
     let series = time_series::section(&timeline.within(measured.window), &measured, Vec::new());
     let latency = run_latency(recording, options);
-    assemble(report, &measured, vec![latency], series)
+    let mut report = assemble(report, &measured, vec![latency], series);
+    if let Some(verdict) = run_verdict(recording) {
+        report.about.insert(0, Fact::new("verdict", verdict));
+    }
+    report
 }
 
 /// A run's measured figures, and whether they are its result record's (the

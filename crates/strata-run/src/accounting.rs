@@ -91,6 +91,9 @@ pub struct SessionFigures {
     pub failed: u32,
     pub alive_through_window: u32,
     pub reconnects: u64,
+    /// When the first session lost the server (seconds from the start),
+    /// and why.
+    pub first_connection_lost: Option<(f64, String)>,
     pub failures: Vec<String>,
 }
 
@@ -183,6 +186,9 @@ pub struct RunFigures {
     pub per_second: serde_json::Value,
     /// Reasons this is not (only) a storage result, or that figures are missing.
     pub warnings: Vec<String>,
+    /// Valid, not a storage result, or failed: judged once the engine has
+    /// added what it knows (`verdict::judge`).
+    pub verdict: crate::verdict::Verdict,
 }
 
 fn per_s(count: f64, seconds: f64) -> f64 {
@@ -225,6 +231,7 @@ fn sessions(outcome: &RunOutcome) -> SessionFigures {
         failed: outcome.sessions_failed,
         alive_through_window: outcome.sessions_alive_through_window,
         reconnects: outcome.reconnects,
+        first_connection_lost: outcome.first_connection_lost.clone(),
         failures: outcome
             .failures
             .iter()
@@ -450,8 +457,10 @@ pub fn account(
         cpu: cpu(start, end),
         per_second: serde_json::to_value(&outcome.per_second).unwrap_or_default(),
         warnings: Vec::new(),
+        verdict: crate::verdict::Verdict::Valid,
     };
     figures.warnings = warnings(&figures, end);
+    figures.verdict = crate::verdict::judge(&figures, &crate::verdict::VerdictFacts::default());
     figures
 }
 

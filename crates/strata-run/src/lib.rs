@@ -16,3 +16,4 @@ pub mod output;
 pub mod processes;
 pub mod read_path;
 pub mod session_run;
+pub mod verdict;

@@ -23,6 +23,9 @@ pub const JSON_SCHEMA_VERSION: u32 = 1;
 struct JsonDocument<'a> {
     schema: &'static str,
     schema_version: u32,
+    /// The run's verdict (also in `result`), first for a reader.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    verdict: Option<&'a crate::verdict::Verdict>,
     environment: &'a RunEnvironment,
     options: &'a serde_json::Value,
     load: Option<&'a LoadReport>,
@@ -36,6 +39,7 @@ pub fn json_document(outcome: &SlobOutcome, options: &serde_json::Value) -> Stri
     let document = JsonDocument {
         schema: JSON_SCHEMA,
         schema_version: JSON_SCHEMA_VERSION,
+        verdict: outcome.figures.as_ref().map(|figures| &figures.verdict),
         environment: &outcome.environment,
         options,
         load: outcome.load.as_ref(),
@@ -164,7 +168,12 @@ fn latency_us(us: f64) -> String {
 
 /// The human report.
 pub fn report_text(outcome: &SlobOutcome) -> String {
-    let mut out = environment_text(&outcome.environment);
+    let mut out = String::new();
+    if let Some(figures) = &outcome.figures {
+        out += &figures.verdict.lines().join("\n");
+        out += "\n\n";
+    }
+    out += &environment_text(&outcome.environment);
     if let Some(load) = &outcome.load {
         out += &load_text(load);
     }

@@ -9,6 +9,7 @@
 use crate::accounting::{account, RunDevices, RunFigures, BLOCK_BYTES};
 use crate::edge::{self, Edge};
 use crate::read_path::{self, ReadPath};
+use crate::verdict::{judge, CacheFit, VerdictFacts};
 use anyhow::{bail, Context};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -127,12 +128,18 @@ pub struct SlobOutcome {
 
 /// The data set's size on disk, roughly: heap blocks of every table.
 pub fn data_set_bytes(plan: &SchemaPlan) -> u64 {
+    data_set_bytes_in_blocks_of(plan, BLOCK_BYTES)
+}
+
+/// The data set's size for an engine whose blocks (one row each) are
+/// `block_bytes`: every table's blocks.
+pub fn data_set_bytes_in_blocks_of(plan: &SchemaPlan, block_bytes: u64) -> u64 {
     let schemas = if plan.single_schema {
         1
     } else {
         u64::from(plan.schemas)
     };
-    schemas * (plan.blocks_per_schema + plan.scan_table_blocks) * BLOCK_BYTES
+    schemas * (plan.blocks_per_schema + plan.scan_table_blocks) * block_bytes
 }
 
 fn allowed_page_cache(choice: PageCacheChoice, plan: &SchemaPlan) -> Option<u64> {
@@ -416,6 +423,7 @@ async fn drive(
         }
         None => None,
     };
+    let shared_buffers = shared_buffers_bytes(&client).await;
     let (outcome, start, end) = measure(
         driver,
         &client,
@@ -431,9 +439,29 @@ async fn drive(
         environment.page_cache = limit.method();
     }
     let mut figures = account(&start, &end, &outcome, &environment.devices);
-    if let Some(death) = server.cluster.and_then(ThrowawayCluster::death) {
-        figures.warnings.insert(0, death);
+    let server_death = server.cluster.and_then(|cluster| {
+        cluster.death().or_else(|| {
+            cluster
+                .restart_in_log()
+                .map(|lines| format!("PostgreSQL restarted its processes in the run: {lines}"))
+        })
+    });
+    if let Some(death) = &server_death {
+        figures.warnings.insert(0, death.clone());
     }
+    figures.verdict = judge(
+        &figures,
+        &VerdictFacts {
+            cache: shared_buffers.map(|cache_bytes| CacheFit {
+                setting: "shared_buffers",
+                cache_bytes,
+                data_set_bytes: data_set_bytes(&config.driver.plan),
+            }),
+            server_death,
+            tolerate_failures: config.driver.tolerate_failures,
+            missing_counters: start.database_error.clone().or(end.database_error.clone()),
+        },
+    );
     if let Some(path) = &config.record {
         let samples = sampler.map(BackgroundSampler::finish).unwrap_or_default();
         crate::output::write_recording(
@@ -511,6 +539,19 @@ async fn environment(
         read_path: ReadPath::of(read_settings),
         plan: config.driver.plan.clone(),
     }
+}
+
+/// `shared_buffers` in bytes, as the server has it; `None` when it cannot
+/// be read.
+async fn shared_buffers_bytes(client: &tokio_postgres::Client) -> Option<u64> {
+    let row = client
+        .query_one(
+            "SELECT pg_size_bytes(current_setting('shared_buffers'))",
+            &[],
+        )
+        .await
+        .ok()?;
+    u64::try_from(row.get::<_, i64>(0)).ok()
 }
 
 /// The server's data directory, when the server is on this machine and

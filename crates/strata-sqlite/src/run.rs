@@ -23,7 +23,9 @@ use strata_observe::background::BackgroundSampler;
 use strata_probe::collectors::all_os_collectors;
 use strata_run::accounting::RunDevices;
 use strata_run::output::{write_run_recording, RunRecording};
+use strata_run::session_run::data_set_bytes_in_blocks_of;
 use strata_run::session_run::{PageCacheChoice, RunObserver, SlobOutcome};
+use strata_run::verdict::{judge, CacheFit, VerdictFacts};
 use strata_slob::load::LoadReport;
 use strata_slob::session::{validate_options, DriverOptions};
 use strata_slob::threads::measure;
@@ -201,13 +203,25 @@ fn run_on(
     evictor.map(Evictor::finish);
     let samples = sampler.map(BackgroundSampler::finish).unwrap_or_default();
     let measured = measured?;
-    let figures = sqlite_figures(
+    let mut figures = sqlite_figures(
         &measured.start,
         &measured.end,
         &measured.outcome,
         &environment.devices,
         page_bytes,
         plan.scan_table_blocks,
+    );
+    figures.verdict = judge(
+        &figures,
+        &VerdictFacts {
+            cache: Some(CacheFit {
+                setting: "cache_size (each session's)",
+                cache_bytes: config.session_cache_bytes,
+                data_set_bytes: data_set_bytes_in_blocks_of(plan, u64::from(page_bytes)),
+            }),
+            tolerate_failures: config.driver.tolerate_failures,
+            ..VerdictFacts::default()
+        },
     );
     if let Some(record) = &config.record {
         let recording = RunRecording {

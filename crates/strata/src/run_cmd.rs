@@ -176,9 +176,16 @@ pub struct WorkloadArgs {
     #[arg(long, value_name = "N", value_parser = parse::count, conflicts_with_all = ["duration", "warmup"])]
     work_loops: Option<u64>,
 
-    /// End with status 0 even when sessions failed (they are still reported)
+    /// Failed sessions do not fail the run: the verdict and the exit status
+    /// stay as the rest of the run makes them (the failures are still reported)
     #[arg(long)]
     tolerate_failures: bool,
+
+    /// Exit with status 3 when the verdict is "not a storage result" (the
+    /// data set fit in a cache, the page cache absorbed reads, the host was
+    /// CPU-bound, too few device requests); without it such a run exits 0
+    #[arg(long)]
+    strict: bool,
 
     /// Write the Recording here [default: strata-run-<UTC time>.strata in the current directory]
     #[arg(long, value_name = "FILE")]
@@ -364,6 +371,51 @@ fn read_pgio_conf(path: &Option<PathBuf>) -> anyhow::Result<ConfDefaults> {
     })
 }
 
+/// On a server strata makes, a data set that fits in the database's own
+/// cache measures the cache: refused before any work, naming both sizes and
+/// the ways out (`--page-cache-limit none` says the cache is the point).
+fn refuse_a_data_set_in_the_cache(
+    kind: EngineKind,
+    data: &DataArgs,
+    conf: &ConfDefaults,
+    plan: &SchemaPlan,
+) -> anyhow::Result<()> {
+    let deliberate = data.page_cache_limit == Some(PageCacheChoice::Unlimited);
+    if data.db.is_some() || conf.db.is_some() || deliberate {
+        return Ok(());
+    }
+    let (cache, cache_bytes, ways_out) = match kind {
+        EngineKind::Postgresql => (
+            "the throwaway cluster's shared_buffers",
+            data.shared_buffers.unwrap_or(128 * MIB),
+            "a smaller --shared-buffers, or --page-cache-limit none to measure the cache on \
+             purpose",
+        ),
+        EngineKind::Mariadb => (
+            "the throwaway mariadbd's innodb_buffer_pool_size",
+            strata_mariadb::DEFAULT_BUFFER_POOL_BYTES,
+            "or a server of your own with --db",
+        ),
+        EngineKind::Sqlite => (
+            "each SQLite session's cache_size",
+            strata_sqlite::DEFAULT_SESSION_CACHE_BYTES,
+            "or --page-cache-limit none to measure the cache on purpose",
+        ),
+    };
+    let data_set_bytes =
+        strata_run::session_run::data_set_bytes_in_blocks_of(plan, u64::from(block_bytes(kind)));
+    if data_set_bytes > cache_bytes {
+        return Ok(());
+    }
+    let format_size = strata_core::units::format_size;
+    bail!(
+        "the data set ({}) fits in {cache} ({}): every read would be a cache hit, not a storage \
+         result. Give a larger --scale or --schemas, {ways_out}",
+        format_size(data_set_bytes),
+        format_size(cache_bytes)
+    )
+}
+
 /// The smallest shared_buffers PostgreSQL starts with (16 buffers).
 const MIN_SHARED_BUFFERS: u64 = 128 * KIB;
 
@@ -509,6 +561,7 @@ fn driver_options(
         seed: args
             .seed
             .unwrap_or_else(|| strata_core::random::FastRng::from_entropy().next_u64()),
+        tolerate_failures: args.tolerate_failures,
     })
 }
 
@@ -528,6 +581,7 @@ struct ResolvedOptions<'a> {
     sessions: Option<u32>,
     stop_after: Option<&'a StopAfter>,
     tolerate_failures: bool,
+    strict: bool,
     pg_bin: Option<&'a PathBuf>,
     read_path: &'a ReadPathRequest,
 }
@@ -554,6 +608,7 @@ pub fn setup(args: SetupArgs) -> anyhow::Result<i32> {
         sessions: None,
         stop_after: StopAfter::WorkLoops(0),
         seed: 0,
+        tolerate_failures: false,
     };
     execute(
         kind,
@@ -589,7 +644,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
         read_path,
         false,
         Some(record),
-        args.workload.tolerate_failures,
+        args.workload.strict,
     )
 }
 
@@ -602,9 +657,12 @@ fn execute(
     read_path: ReadPathRequest,
     setup_only: bool,
     record: Option<PathBuf>,
-    tolerate_failures: bool,
+    strict: bool,
 ) -> anyhow::Result<i32> {
     let interrupt = interrupt::install();
+    if !setup_only {
+        refuse_a_data_set_in_the_cache(kind, data, conf, &driver.plan)?;
+    }
     let database = match kind {
         EngineKind::Postgresql => Some(database(data, conf)?),
         _ => None,
@@ -628,7 +686,8 @@ fn execute(
         threads_per_schema: driver.threads_per_schema,
         sessions: driver.sessions,
         stop_after: (!setup_only).then_some(&driver.stop_after),
-        tolerate_failures,
+        tolerate_failures: driver.tolerate_failures,
+        strict,
         pg_bin: data.pg_bin.as_ref(),
         read_path: &read_path,
     })?;
@@ -658,7 +717,7 @@ fn execute(
     print_outcome(data.json, &outcome, &options, record.as_ref())?;
     Ok(exit_code(
         &outcome,
-        tolerate_failures,
+        strict,
         interrupt.load(std::sync::atomic::Ordering::Relaxed),
     ))
 }
@@ -931,17 +990,15 @@ pub fn redacted_command_line() -> Vec<String> {
         .collect()
 }
 
-fn exit_code(outcome: &SlobOutcome, tolerate_failures: bool, interrupted: bool) -> i32 {
-    let failed = outcome
-        .figures
-        .as_ref()
-        .is_some_and(|figures| figures.sessions.failed > 0);
-    if interrupted {
-        interrupt::exit_code()
-    } else if failed && !tolerate_failures {
-        1
-    } else {
-        0
+/// 130/143 when stopped by a signal; else by the verdict: failed 1, not a
+/// storage result 3 with `--strict` (else 0), valid 0.
+fn exit_code(outcome: &SlobOutcome, strict: bool, interrupted: bool) -> i32 {
+    use strata_run::verdict::Verdict;
+    match outcome.figures.as_ref().map(|figures| &figures.verdict) {
+        _ if interrupted => interrupt::exit_code(),
+        Some(Verdict::Failed { .. }) => 1,
+        Some(Verdict::NotAStorageResult { .. }) if strict => 3,
+        _ => 0,
     }
 }
 

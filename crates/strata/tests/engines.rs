@@ -137,7 +137,7 @@ fn mariadb_engine_runs_on_a_throwaway_server_and_removes_it() {
             "--schemas",
             "1",
             "--scale",
-            "512",
+            "2048",
             "--duration",
             "1s",
             "--warmup",
@@ -218,22 +218,23 @@ fn a_wrong_mariadb_password_fails_fast_and_is_never_printed() {
 fn scale_is_the_size_of_the_table_on_disk_for_every_engine() {
     let dir = scratch();
     for (engine, rows) in [("postgresql", 4096), ("sqlite", 4096), ("mariadb", 2048)] {
-        let document = run_json(
-            &[
-                "run",
-                "--engine",
-                engine,
-                "--schemas",
-                "1",
-                "--scale",
-                "32MiB",
-                "--warmup",
-                "0s",
-                "--duration",
-                "1s",
-            ],
-            dir.path(),
-        );
+        let mut args = vec![
+            "run",
+            "--engine",
+            engine,
+            "--schemas",
+            "1",
+            "--scale",
+            "32MiB",
+            "--warmup",
+            "0s",
+            "--duration",
+            "1s",
+        ];
+        if engine == "postgresql" {
+            args.extend(["--shared-buffers", "16MiB"]);
+        }
+        let document = run_json(&args, dir.path());
         let schema = &document["load"]["schemas"][0];
         assert_eq!(schema["rows"], rows, "{engine}: {schema}");
         let on_disk = schema["bytes_on_disk"].as_f64().unwrap();

@@ -244,6 +244,8 @@ fn a_filesystem_that_fills_during_the_load_is_named_with_what_was_free() {
             "1",
             "--scale",
             "80MiB",
+            "--shared-buffers",
+            "16MiB",
         ],
         dir.path(),
     );

@@ -37,15 +37,17 @@ fn private_clone() -> (tempfile::TempDir, PathBuf) {
     (private, clone)
 }
 
+/// 32 MiB: more than each engine's cache of a throwaway server (16 MiB
+/// of shared_buffers here, InnoDB's 16 MiB pool, SQLite's 2 MiB).
 fn short_run(engine: &str, clone: &Path) -> serde_json::Value {
-    let args = [
+    let mut args = vec![
         "run",
         "--engine",
         engine,
         "--schemas",
         "1",
         "--scale",
-        "16MiB",
+        "32MiB",
         "--warmup",
         "0s",
         "--duration",
@@ -53,6 +55,9 @@ fn short_run(engine: &str, clone: &Path) -> serde_json::Value {
         "--record",
         "first.strata",
     ];
+    if engine == "postgresql" {
+        args.extend(["--shared-buffers", "16MiB"]);
+    }
     run_json(&args, clone)
 }
 
@@ -144,7 +149,16 @@ fn a_filesystem_with_no_reachable_directory_names_the_way_out() {
     let (_device, mount_point) = own_filesystem(64);
     let private = mount_point.parent().unwrap();
     std::fs::set_permissions(private, std::fs::Permissions::from_mode(0o700)).unwrap();
-    let output = run(&["run", "--schemas", "1", "--scale", "16MiB"], &mount_point);
+    let args = [
+        "run",
+        "--schemas",
+        "1",
+        "--scale",
+        "32MiB",
+        "--shared-buffers",
+        "16MiB",
+    ];
+    let output = run(&args, &mount_point);
     std::fs::set_permissions(private, std::fs::Permissions::from_mode(0o755)).unwrap();
     let stderr = stderr_of(&output);
     assert_eq!(output.status.code(), Some(2), "{stderr}");

@@ -91,7 +91,11 @@ fn a_full_stdout_is_an_error_with_exit_code_1_for_every_command() {
 #[test]
 fn a_closed_stderr_does_not_stop_a_run_half_way() {
     let dir = scratch();
-    for engine in ["sqlite", "postgresql"] {
+    let engines: [(&str, &[&str]); 2] = [
+        ("sqlite", &[]),
+        ("postgresql", &["--shared-buffers", "16MiB"]),
+    ];
+    for (engine, extra) in engines {
         let mut child = strata()
             .args([
                 "run",
@@ -100,9 +104,10 @@ fn a_closed_stderr_does_not_stop_a_run_half_way() {
                 "--schemas",
                 "1",
                 "--scale",
-                "16MiB",
+                "32MiB",
             ])
             .args(["--warmup", "0s", "--duration", "2s"])
+            .args(extra)
             .current_dir(dir.path())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

@@ -105,6 +105,98 @@ fn an_unlimited_page_cache_is_flagged_as_not_a_storage_result() {
         "{warnings:?}"
     );
     assert_eq!(document["environment"]["page_cache"]["method"], "unlimited");
+    assert_eq!(document["verdict"]["verdict"], "not_a_storage_result");
+    let reasons = document["verdict"]["reasons"].to_string();
+    assert!(reasons.contains("page_cache_absorbed_reads"), "{reasons}");
+    assert_eq!(document["result"]["verdict"], document["verdict"]);
+
+    let mut strict = vec!["run"];
+    strict.extend(SMALL);
+    strict.extend([
+        "--page-cache-limit",
+        "none",
+        "--duration",
+        "2s",
+        "--warmup",
+        "1s",
+    ]);
+    strict.extend(["--strict", "--record", "strict.strata"]);
+    let output = run(&strict, &dir);
+    assert_eq!(output.status.code(), Some(3), "{}", stderr_of(&output));
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        text.starts_with("verdict: not a storage result\n"),
+        "{text}"
+    );
+    let report = run(&["report", "strict.strata"], &dir);
+    let report = String::from_utf8_lossy(&report.stdout);
+    let first_fact = report.lines().nth(2).unwrap_or_default();
+    assert!(
+        first_fact.starts_with("verdict           not a storage result: the page cache absorbed"),
+        "{report}"
+    );
+}
+
+#[test]
+fn a_backend_killed_in_the_window_fails_the_run_naming_the_restart_and_when() {
+    let (_device, dir) = own_filesystem(512);
+    let child = spawn_run(&dir, &["--duration", "20s", "--warmup", "0s", "--json"]);
+    let postmaster = wait_for_postmaster(&dir, Duration::from_secs(60));
+    std::thread::sleep(Duration::from_secs(8));
+    let backend = backend_of(postmaster).expect("a session's backend");
+    unsafe { libc::kill(backend as i32, libc::SIGKILL) };
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(1), "{}", stderr_of(&output));
+    let document: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(
+        document["verdict"]["verdict"], "failed",
+        "{}",
+        document["verdict"]
+    );
+    let causes = document["verdict"]["causes"].to_string();
+    assert!(
+        causes.contains("PostgreSQL restarted its processes in the run"),
+        "{causes}"
+    );
+    assert!(
+        causes.contains(&format!(
+            "server process (PID {backend}) was terminated by signal 9"
+        )),
+        "{causes}"
+    );
+    assert!(causes.contains("s after the start"), "{causes}");
+    assert_nothing_left_behind(&dir);
+}
+
+/// A client backend of the postmaster (`postgres: strata postgres …`).
+fn backend_of(postmaster: u32) -> Option<u32> {
+    let children =
+        std::fs::read_to_string(format!("/proc/{postmaster}/task/{postmaster}/children")).ok()?;
+    children
+        .split_whitespace()
+        .filter_map(|pid| pid.parse::<u32>().ok())
+        .find(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|cmdline| {
+                String::from_utf8_lossy(&cmdline).starts_with("postgres: strata postgres")
+            })
+        })
+}
+
+#[test]
+fn a_data_set_that_fits_in_shared_buffers_is_refused_before_loading() {
+    let dir = scratch();
+    let output = run(&["run", "--schemas", "2", "--scale", "32MiB"], dir.path());
+    let stderr = stderr_of(&output);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(
+            "the data set (64 MiB) fits in the throwaway cluster's shared_buffers (128 MiB)"
+        ),
+        "{stderr}"
+    );
+    assert!(stderr.contains("--page-cache-limit none"), "{stderr}");
+    assert!(!stderr.contains("starting"), "{stderr}");
+    assert!(cluster_dirs_in(dir.path()).is_empty());
 }
 
 #[test]

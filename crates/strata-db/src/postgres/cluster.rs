@@ -175,6 +175,23 @@ impl ThrowawayCluster {
         })
     }
 
+    /// The lines of the server's log that say it restarted its processes
+    /// (a server process killed or crashed, then crash recovery), joined;
+    /// `None` when it never did.
+    pub fn restart_in_log(&self) -> Option<String> {
+        let log = std::fs::read_to_string(self.workspace.data_dir.join(settings::LOG_FILE)).ok()?;
+        let lines: Vec<&str> = log
+            .lines()
+            .filter(|line| {
+                line.contains("was terminated by signal")
+                    || line.contains("terminating any other active server processes")
+                    || line.contains("all server processes terminated; reinitializing")
+            })
+            .map(str::trim)
+            .collect();
+        (!lines.is_empty()).then(|| lines.join("; "))
+    }
+
     /// The postmaster and all its children alive now.
     pub fn server_pids(&self) -> Vec<u32> {
         processes::process_tree(self.postmaster.pid())

@@ -66,6 +66,7 @@ pub fn driver(plan: SchemaPlan, update_pct: f64, threads_per_schema: u32) -> Dri
             duration: Duration::from_secs(2),
         },
         seed: 42,
+        tolerate_failures: false,
     }
 }
 

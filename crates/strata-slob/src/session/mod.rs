@@ -89,6 +89,8 @@ pub struct DriverOptions {
     pub sessions: Option<u32>,
     pub stop_after: StopAfter,
     pub seed: u64,
+    /// `--tolerate-failures`: failed sessions do not fail the run.
+    pub tolerate_failures: bool,
 }
 
 /// What a run tells the one who started it: its phases, the load's
@@ -157,6 +159,9 @@ pub struct RunOutcome {
     pub sessions_alive_through_window: u32,
     pub failures: Vec<SessionFailure>,
     pub reconnects: u64,
+    /// When the first session lost the server (seconds from the start),
+    /// and why, as the server said it.
+    pub first_connection_lost: Option<(f64, String)>,
     /// The run was stopped from outside before it was over.
     pub interrupted: bool,
 }
@@ -308,6 +313,7 @@ async fn wait_for_sessions(
                     format!("session task ended abnormally: {panic}"),
                 )),
                 offline: Vec::new(),
+                first_lost: None,
                 reconnects: 0,
             })
         })
@@ -358,8 +364,16 @@ pub fn outcome(
         sessions_alive_through_window: ends.iter().filter(|end| alive_through(end)).count() as u32,
         failures,
         reconnects: ends.iter().map(|end| end.reconnects).sum(),
+        first_connection_lost: first_connection_lost(ends, start),
         interrupted,
     }
+}
+
+fn first_connection_lost(ends: &[SessionEnd], start: Instant) -> Option<(f64, String)> {
+    ends.iter()
+        .filter_map(|end| Some((end.offline.first()?.0, end.first_lost.clone()?)))
+        .min_by_key(|(lost, _)| *lost)
+        .map(|(lost, why)| (lost.saturating_duration_since(start).as_secs_f64(), why))
 }
 
 fn failures_of(ends: &[SessionEnd], start: Instant) -> Vec<SessionFailure> {

@@ -156,6 +156,8 @@ pub struct SessionEnd {
     pub failure: Option<(Instant, String)>,
     /// Spans without a connection, from losing the server to reconnecting.
     pub offline: Vec<(Instant, Instant)>,
+    /// Why the server went away the first time (as the server said it).
+    pub first_lost: Option<String>,
     pub reconnects: u64,
 }
 
@@ -188,6 +190,7 @@ impl Session {
             ended_at: self.start,
             failure: None,
             offline: Vec::new(),
+            first_lost: None,
             reconnects: 0,
         };
         if interrupt
@@ -238,6 +241,7 @@ impl Session {
             return false;
         }
         let lost = pg::describe_lost(error, &self.connection.end).await;
+        end.first_lost.get_or_insert_with(|| lost.clone());
         let outcome = self.reconnect(interrupt).await;
         end.offline.push((lost_at, Instant::now()));
         match outcome {

@@ -184,6 +184,7 @@ fn join(threads: Vec<ScopedJoinHandle<'_, SessionEnd>>) -> Vec<SessionEnd> {
                 ended_at: Instant::now(),
                 failure: Some((Instant::now(), "session thread panicked".into())),
                 offline: Vec::new(),
+                first_lost: None,
                 reconnects: 0,
             })
         })

@@ -50,6 +50,7 @@ pub(super) fn session_thread<O: Opener>(
         ended_at: Instant::now(),
         failure: None,
         offline: Vec::new(),
+        first_lost: None,
         reconnects: 0,
     };
     let (Ok(connection), Some(timeline)) = (opened, shared.timeline.get()) else {

@@ -120,5 +120,6 @@ pub fn driver_options(
         sessions: None,
         stop_after,
         seed: 42,
+        tolerate_failures: false,
     }
 }

@@ -60,6 +60,7 @@ pub fn config(
             sessions: None,
             stop_after,
             seed: 11,
+            tolerate_failures: false,
         },
         setup_only: false,
         record: None,

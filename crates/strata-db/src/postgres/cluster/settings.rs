@@ -14,7 +14,7 @@ use std::sync::Mutex;
 
 /// Included from `postgresql.conf`; rewritten on each start attempt.
 const SETTINGS_FILE: &str = "strata.conf";
-const LOG_FILE: &str = "server.log";
+pub const LOG_FILE: &str = "server.log";
 const LOG_TAIL_LINES: usize = 20;
 /// `sizeof(sockaddr_un.sun_path)` on Linux, including the closing NUL.
 const UNIX_SOCKET_PATH_MAX: usize = 108;

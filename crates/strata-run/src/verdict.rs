@@ -1,0 +1,209 @@
+//! The one verdict every run ends with: a storage result; not a storage
+//! result, with every reason that applies and its figures; or failed, with
+//! the cause. It is the first line of the run's output, a named field of its
+//! JSON and Recording, and the first line of `strata report`.
+//!
+//! Not for: computing the figures it judges (`accounting`), or the exit
+//! code it leads to (the binary: failed 1; not a storage result 0, or 3
+//! with `--strict`).
+
+use crate::accounting::{
+    RunFigures, ABSORBED_WARNING_PCT as ABSORBED_LIMIT_PCT, CPU_BOUND_IDLE_PCT,
+};
+use serde::{Deserialize, Serialize};
+use strata_core::units::format_size;
+
+/// Fewer device read and write requests than this in the window are too
+/// few for rates and latencies to mean anything.
+pub const MIN_DEVICE_REQUESTS: f64 = 1000.0;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "verdict", rename_all = "snake_case")]
+pub enum Verdict {
+    /// A storage result.
+    Valid,
+    /// The run worked, but what it measured is not the storage.
+    NotAStorageResult { reasons: Vec<Reason> },
+    /// The run went wrong: its figures are not one run's.
+    Failed { causes: Vec<String> },
+}
+
+/// One reason a run is not a storage result: a stable code and the
+/// sentence with its figures.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Reason {
+    pub code: String,
+    pub text: String,
+}
+
+/// The database's own cache beside the data set, when the engine knows both.
+#[derive(Clone, Debug)]
+pub struct CacheFit {
+    /// The setting's name as its users write it (`shared_buffers`,
+    /// `innodb_buffer_pool_size`, SQLite's `cache_size`).
+    pub setting: &'static str,
+    pub cache_bytes: u64,
+    pub data_set_bytes: u64,
+}
+
+/// What the engine knows beyond the figures.
+#[derive(Clone, Debug, Default)]
+pub struct VerdictFacts {
+    pub cache: Option<CacheFit>,
+    /// The throwaway server died in the window (what and which pid).
+    pub server_death: Option<String>,
+    /// `--tolerate-failures`: failed sessions do not fail the run.
+    pub tolerate_failures: bool,
+    /// Why the database's counters at an edge of the window are missing.
+    pub missing_counters: Option<String>,
+}
+
+impl Verdict {
+    /// `valid`, `not a storage result` or `failed`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Verdict::Valid => "valid",
+            Verdict::NotAStorageResult { .. } => "not a storage result",
+            Verdict::Failed { .. } => "failed",
+        }
+    }
+
+    /// The verdict and its reasons or causes, one per line, for the top of
+    /// the run's output and of `strata report`.
+    pub fn lines(&self) -> Vec<String> {
+        let details: Vec<&str> = match self {
+            Verdict::Valid => Vec::new(),
+            Verdict::NotAStorageResult { reasons } => {
+                reasons.iter().map(|reason| reason.text.as_str()).collect()
+            }
+            Verdict::Failed { causes } => causes.iter().map(String::as_str).collect(),
+        };
+        let mut lines = vec![format!("verdict: {}", self.name())];
+        lines.extend(details.iter().map(|detail| format!("  - {detail}")));
+        lines
+    }
+}
+
+/// Judges one window.
+pub fn judge(figures: &RunFigures, facts: &VerdictFacts) -> Verdict {
+    let causes = failures(figures, facts);
+    if !causes.is_empty() {
+        return Verdict::Failed { causes };
+    }
+    let reasons = not_storage_reasons(figures, facts);
+    if reasons.is_empty() {
+        Verdict::Valid
+    } else {
+        Verdict::NotAStorageResult { reasons }
+    }
+}
+
+fn failures(figures: &RunFigures, facts: &VerdictFacts) -> Vec<String> {
+    let mut causes = Vec::new();
+    if let Some(death) = &facts.server_death {
+        causes.push(death.clone());
+    }
+    let sessions = &figures.sessions;
+    if sessions.reconnects > 0 {
+        let when = sessions
+            .first_connection_lost
+            .as_ref()
+            .map_or(String::new(), |(seconds, why)| {
+                format!(" {seconds:.1} s after the start ({why})")
+            });
+        causes.push(format!(
+            "the server dropped the sessions' connections{when}: a restart, crash recovery or a \
+             lost network; they reconnected {} times, and counters from both sides of it are \
+             not one run",
+            sessions.reconnects
+        ));
+    }
+    if sessions.failed > 0 && !facts.tolerate_failures {
+        let first = sessions
+            .failures
+            .first()
+            .map_or(String::new(), |first| format!(" (first: {first})"));
+        causes.push(format!(
+            "{} of {} sessions failed{first}; --tolerate-failures accepts that",
+            sessions.failed, sessions.started
+        ));
+    }
+    if let Some(missing) = &facts.missing_counters {
+        let why = missing.rsplit(": ").next().unwrap_or(missing);
+        causes.push(format!(
+            "the database's counters at an edge of the window are missing ({why})"
+        ));
+    }
+    causes
+}
+
+fn not_storage_reasons(figures: &RunFigures, facts: &VerdictFacts) -> Vec<Reason> {
+    let mut reasons = Vec::new();
+    let mut reason = |code: &str, text: String| {
+        reasons.push(Reason {
+            code: code.into(),
+            text,
+        })
+    };
+    if let Some(fit) = facts
+        .cache
+        .as_ref()
+        .filter(|fit| fit.data_set_bytes <= fit.cache_bytes)
+    {
+        reason(
+            "data_set_fits_in_database_cache",
+            format!(
+                "the data set ({}) fits in the database's cache ({} = {}): its reads are cache hits",
+                format_size(fit.data_set_bytes),
+                fit.setting,
+                format_size(fit.cache_bytes)
+            ),
+        );
+    }
+    if let Some(absorption) = figures
+        .absorption
+        .as_ref()
+        .filter(|absorption| absorption.absorbed_pct > ABSORBED_LIMIT_PCT)
+    {
+        reason(
+            "page_cache_absorbed_reads",
+            format!(
+                "the page cache absorbed {:.1}% of the database's block reads ({:.0} of {:.0} \
+                 blocks), over {ABSORBED_LIMIT_PCT:.0}%",
+                absorption.absorbed_pct,
+                absorption.absorbed_blocks,
+                absorption.database_blocks_read
+            ),
+        );
+    }
+    if figures.cpu.host_idle_pct < CPU_BOUND_IDLE_PCT {
+        reason(
+            "cpu_bound",
+            format!(
+                "the host was {:.1}% idle (under {CPU_BOUND_IDLE_PCT:.0}%): the run measured the CPU",
+                figures.cpu.host_idle_pct
+            ),
+        );
+    }
+    let requests = device_requests(figures);
+    if requests < MIN_DEVICE_REQUESTS {
+        reason(
+            "too_few_device_requests",
+            format!(
+                "the devices served {requests:.0} requests in the {:.1} s window (fewer than \
+                 {MIN_DEVICE_REQUESTS:.0}): too few for rates and latencies to mean anything",
+                figures.window_s
+            ),
+        );
+    }
+    reasons
+}
+
+/// Read and write requests of the run's devices over the window.
+fn device_requests(figures: &RunFigures) -> f64 {
+    figures
+        .devices
+        .iter()
+        .map(|device| (device.read_requests + device.write_requests) as f64)
+        .sum()
+}
