@@ -84,6 +84,7 @@ impl Watcher<u32> for EdgeTaker {
             host_cpu: HostCpu::read().unwrap_or_default(),
             server: self.server_processes(),
             own_cpu_s: user + system,
+            processes_io: strata_run::tenants::ProcessIoSnapshot::read(),
         };
         WindowEdge { innodb, os }
     }

@@ -186,6 +186,9 @@ pub struct RunFigures {
     pub per_second: serde_json::Value,
     /// Reasons this is not (only) a storage result, or that figures are missing.
     pub warnings: Vec<String>,
+    /// Block-layer bytes of the server, strata and every other process
+    /// (`/proc/PID/io`); `None` when no device of the run is on this machine.
+    pub tenants: Option<crate::tenants::TenantFigures>,
     /// Valid, not a storage result, or failed: judged once the engine has
     /// added what it knows (`verdict::judge`).
     pub verdict: crate::verdict::Verdict,
@@ -432,6 +435,35 @@ fn warnings(figures: &RunFigures, end: &Edge) -> Vec<String> {
     warnings
 }
 
+/// Who did the devices' I/O: the server's processes seen at either edge,
+/// strata, and the rest. `None` without devices, or for a server whose
+/// processes strata does not know (a PostgreSQL it did not start: its
+/// backends would pass for other tenants); SQLite runs inside strata.
+fn tenants(
+    start: &Edge,
+    end: &Edge,
+    devices: &[IostatFigures],
+) -> Option<crate::tenants::TenantFigures> {
+    let server: std::collections::BTreeSet<u32> = start
+        .server
+        .by_pid
+        .keys()
+        .chain(end.server.by_pid.keys())
+        .copied()
+        .collect();
+    let unknown_server = server.is_empty() && end.database.is_some();
+    if devices.is_empty() || unknown_server {
+        return None;
+    }
+    Some(crate::tenants::attribute(
+        &start.processes_io,
+        &end.processes_io,
+        &server,
+        std::process::id(),
+        devices,
+    ))
+}
+
 /// Accounts for one window.
 pub fn account(
     start: &Edge,
@@ -457,8 +489,10 @@ pub fn account(
         cpu: cpu(start, end),
         per_second: serde_json::to_value(&outcome.per_second).unwrap_or_default(),
         warnings: Vec::new(),
+        tenants: None,
         verdict: crate::verdict::Verdict::Valid,
     };
+    figures.tenants = tenants(start, end, &figures.devices);
     figures.warnings = warnings(&figures, end);
     figures.verdict = crate::verdict::judge(&figures, &crate::verdict::VerdictFacts::default());
     figures

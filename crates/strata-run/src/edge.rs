@@ -26,6 +26,8 @@ pub struct Edge {
     pub server: ServerProcesses,
     /// strata's own user + system CPU seconds.
     pub own_cpu_s: f64,
+    /// Every process's block-layer bytes, to name other tenants.
+    pub processes_io: crate::tenants::ProcessIoSnapshot,
 }
 
 /// Takes an edge (`server_pids` starts with the postmaster's); the
@@ -53,5 +55,6 @@ pub async fn take(client: &tokio_postgres::Client, version_num: u32, server_pids
             let (user, system) = strata_probe::cpu::own_cpu_seconds();
             user + system
         },
+        processes_io: crate::tenants::ProcessIoSnapshot::read(),
     }
 }

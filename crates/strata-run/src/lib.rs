@@ -16,4 +16,5 @@ pub mod output;
 pub mod processes;
 pub mod read_path;
 pub mod session_run;
+pub mod tenants;
 pub mod verdict;

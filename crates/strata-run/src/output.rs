@@ -162,6 +162,27 @@ pub fn write_recording(
     write_run_recording(path, &recording)
 }
 
+/// Whose bytes the devices moved: the server's processes, strata, others.
+fn tenants_text(figures: &RunFigures) -> String {
+    let Some(tenants) = &figures.tenants else {
+        return String::new();
+    };
+    let mb = |bytes: u64| bytes as f64 / 1e6;
+    let mut out = format!(
+        "  by process (/proc/PID/io, read + write, any device): server {:.1} MB, strata {:.1} \
+         MB, others {:.1} MB ({:.1}% of the processes'; the devices above moved {:.1} MB)\n",
+        mb(tenants.server_bytes),
+        mb(tenants.strata_bytes),
+        mb(tenants.other_bytes),
+        tenants.other_share_pct,
+        mb(tenants.device_bytes)
+    );
+    if !tenants.top_others.is_empty() {
+        let _ = writeln!(out, "  largest others: {}", tenants.named_others());
+    }
+    out
+}
+
 fn latency_us(us: f64) -> String {
     format_latency_ns(us * 1e3)
 }
@@ -324,6 +345,7 @@ fn figures_text(figures: &RunFigures, outcome: &SlobOutcome) -> String {
     }
     out += &absorption_text(figures, &outcome.environment);
     out += &devices_text(figures);
+    out += &tenants_text(figures);
     out += &cpu_text(figures, engine);
     if !figures.warnings.is_empty() {
         out += "\nWARNINGS\n";

@@ -13,6 +13,9 @@ use crate::accounting::{
 use serde::{Deserialize, Serialize};
 use strata_core::units::format_size;
 
+/// Above this share of the devices' bytes done by other processes, the
+/// devices did not serve the database alone.
+pub const OTHER_PROCESSES_LIMIT_PCT: f64 = 5.0;
 /// Fewer device read and write requests than this in the window are too
 /// few for rates and latencies to mean anything.
 pub const MIN_DEVICE_REQUESTS: f64 = 1000.0;
@@ -182,6 +185,21 @@ fn not_storage_reasons(figures: &RunFigures, facts: &VerdictFacts) -> Vec<Reason
             format!(
                 "the host was {:.1}% idle (under {CPU_BOUND_IDLE_PCT:.0}%): the run measured the CPU",
                 figures.cpu.host_idle_pct
+            ),
+        );
+    }
+    if let Some(tenants) = figures
+        .tenants
+        .as_ref()
+        .filter(|tenants| tenants.other_share_pct > OTHER_PROCESSES_LIMIT_PCT)
+    {
+        reason(
+            "other_processes",
+            format!(
+                "other processes did {:.1}% of the bytes all processes read and wrote in the \
+                 window (over {OTHER_PROCESSES_LIMIT_PCT:.0}%; /proc/PID/io, any device): {}",
+                tenants.other_share_pct,
+                tenants.named_others()
             ),
         );
     }

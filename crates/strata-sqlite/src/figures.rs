@@ -46,6 +46,7 @@ pub fn take_edge(version_num: u32) -> SqliteEdge {
         host_cpu: HostCpu::read().unwrap_or_default(),
         server: ServerProcesses::default(),
         own_cpu_s: user + system,
+        processes_io: strata_run::tenants::ProcessIoSnapshot::read(),
     };
     SqliteEdge {
         os,

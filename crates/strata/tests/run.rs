@@ -468,3 +468,34 @@ fn setup_then_run_against_an_existing_server() {
     );
     assert_nothing_left_behind(&dir);
 }
+
+/// A `dd` reading the run's own disk with O_DIRECT through the window (one
+/// process, alive at both edges): the run is not a storage result, and the
+/// verdict names dd with its share.
+#[test]
+fn another_process_reading_the_same_disk_is_named_with_its_share() {
+    let (device, dir) = own_filesystem(768);
+    let mut tenant = std::process::Command::new("dd")
+        .arg(format!("if={}", device.node))
+        .args(["of=/dev/null", "bs=2k", "iflag=direct"])
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let document = run_in(&dir, &["--duration", "5s", "--warmup", "1s"]);
+    let still_reading = tenant.try_wait().unwrap().is_none();
+    let _ = tenant.kill();
+    let _ = tenant.wait();
+    assert!(still_reading, "dd ended before the window did");
+    let tenants = &document["result"]["tenants"];
+    let share = tenants["other_share_pct"].as_f64().unwrap();
+    assert!(share > 5.0, "{tenants}");
+    assert_eq!(tenants["top_others"][0]["name"], "dd", "{tenants}");
+    assert_eq!(tenants["top_others"][0]["pid"], tenant.id(), "{tenants}");
+    let reasons = document["verdict"]["reasons"].to_string();
+    let named = format!("dd (pid {})", tenant.id());
+    assert!(
+        reasons.contains("other_processes") && reasons.contains(&named),
+        "{reasons}"
+    );
+    assert_nothing_left_behind(&dir);
+}

@@ -1,0 +1,253 @@
+//! Who else used the storage in the window: every process's bytes sent to
+//! and fetched from the block layer (`read_bytes` and `write_bytes` of
+//! `/proc/PID/io`, as pidstat -d and iotop read them), at both edges,
+//! attributed to the server's processes, strata's own, and everyone else.
+//! A backup, a second database or a `cp` on the same disk is then named,
+//! not counted as what the storage did for the database.
+//!
+//! Not for: which device a process used (`/proc/PID/io` does not say):
+//! shares are of all processes' block-layer bytes, on any device, so a
+//! busy process on another disk counts too (the text says so). Kernel
+//! threads are left out (their writeback is on others' behalf); a process
+//! that started and ended inside the window is in neither snapshot, and a
+//! reaped child's bytes are its parent's (as the kernel adds them).
+
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet};
+use strata_probe::collectors::parse_proc_io;
+use strata_probe::diskstats::IostatFigures;
+
+/// How many of the other processes are named, largest first.
+const NAMED_OTHERS: usize = 3;
+
+/// One process's name and cumulative block-layer bytes.
+#[derive(Clone, Debug, Default, PartialEq)]
+struct ProcessBytes {
+    name: String,
+    read_bytes: u64,
+    write_bytes: u64,
+}
+
+/// Every readable process's block-layer bytes at one edge.
+#[derive(Clone, Debug, Default)]
+pub struct ProcessIoSnapshot {
+    by_pid: BTreeMap<u32, ProcessBytes>,
+}
+
+impl ProcessIoSnapshot {
+    /// Reads `/proc/[pid]/io` and `/proc/[pid]/comm` of every process;
+    /// processes that exit while being read are skipped.
+    pub fn read() -> ProcessIoSnapshot {
+        let Ok(entries) = std::fs::read_dir("/proc") else {
+            return ProcessIoSnapshot::default();
+        };
+        let by_pid = entries
+            .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<u32>().ok())
+            .filter_map(|pid| Some((pid, process_bytes(pid)?)))
+            .collect();
+        ProcessIoSnapshot { by_pid }
+    }
+}
+
+/// `None` for kernel threads (no command line): their writeback is done
+/// for others, and counting it would name the kernel as a tenant.
+fn process_bytes(pid: u32) -> Option<ProcessBytes> {
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+    if cmdline.is_empty() {
+        return None;
+    }
+    let io = std::fs::read_to_string(format!("/proc/{pid}/io")).ok()?;
+    let fields = parse_proc_io(&io).ok()?;
+    let field = |name: &str| {
+        fields
+            .iter()
+            .find_map(|(key, value)| (key == name).then_some(*value))
+    };
+    let name = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+    Some(ProcessBytes {
+        name: name.trim().to_string(),
+        read_bytes: field("read_bytes")?,
+        write_bytes: field("write_bytes")?,
+    })
+}
+
+/// One other process over the window.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct OtherProcess {
+    pub pid: u32,
+    pub name: String,
+    pub read_bytes: u64,
+    pub write_bytes: u64,
+    /// Its bytes as a share of all processes' bytes, percent.
+    pub share_pct: f64,
+}
+
+/// The window's block-layer bytes by whose they were.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TenantFigures {
+    /// Bytes read and written by the run's devices (diskstats).
+    pub device_bytes: u64,
+    pub server_bytes: u64,
+    pub strata_bytes: u64,
+    /// Every other process's bytes (on any device).
+    pub other_bytes: u64,
+    /// Others' share of all processes' bytes (server, strata, others), percent.
+    pub other_share_pct: f64,
+    /// The largest other processes.
+    pub top_others: Vec<OtherProcess>,
+}
+
+/// Attributes the window's bytes; `server` holds the server's pids (seen
+/// at either edge), `strata` strata's own.
+pub fn attribute(
+    start: &ProcessIoSnapshot,
+    end: &ProcessIoSnapshot,
+    server: &BTreeSet<u32>,
+    strata: u32,
+    devices: &[IostatFigures],
+) -> TenantFigures {
+    let device_bytes: u64 = devices
+        .iter()
+        .map(|device| device.read_bytes + device.write_bytes)
+        .sum();
+    let mut server_bytes = 0;
+    let mut strata_bytes = 0;
+    let mut others = Vec::new();
+    for (&pid, after) in &end.by_pid {
+        let before = start
+            .by_pid
+            .get(&pid)
+            .filter(|before| before.name == after.name);
+        let read = after.read_bytes - before.map_or(0, |b| b.read_bytes.min(after.read_bytes));
+        let write = after.write_bytes - before.map_or(0, |b| b.write_bytes.min(after.write_bytes));
+        match pid {
+            _ if pid == strata => strata_bytes += read + write,
+            _ if server.contains(&pid) => server_bytes += read + write,
+            _ if read + write > 0 => others.push((pid, after.name.clone(), read, write)),
+            _ => {}
+        }
+    }
+    let other_bytes: u64 = others.iter().map(|(_, _, read, write)| read + write).sum();
+    let share = |bytes: u64| match server_bytes + strata_bytes + other_bytes {
+        0 => 0.0,
+        total => bytes as f64 * 100.0 / total as f64,
+    };
+    others.sort_by_key(|(_, _, read, write)| std::cmp::Reverse(read + write));
+    let top_others = others
+        .iter()
+        .take(NAMED_OTHERS)
+        .map(|(pid, name, read, write)| OtherProcess {
+            pid: *pid,
+            name: name.clone(),
+            read_bytes: *read,
+            write_bytes: *write,
+            share_pct: share(read + write),
+        })
+        .collect();
+    TenantFigures {
+        device_bytes,
+        server_bytes,
+        strata_bytes,
+        other_bytes,
+        other_share_pct: share(other_bytes),
+        top_others,
+    }
+}
+
+impl TenantFigures {
+    /// `dd (pid 4242) 812.3 MB, cp (pid 77) 10.0 MB` — decimal MB.
+    pub fn named_others(&self) -> String {
+        self.top_others
+            .iter()
+            .map(|other| {
+                format!(
+                    "{} (pid {}) {:.1} MB, {:.1}%",
+                    other.name,
+                    other.pid,
+                    (other.read_bytes + other.write_bytes) as f64 / 1e6,
+                    other.share_pct
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn snapshot(entries: &[(u32, &str, u64, u64)]) -> ProcessIoSnapshot {
+        ProcessIoSnapshot {
+            by_pid: entries
+                .iter()
+                .map(|&(pid, name, read_bytes, write_bytes)| {
+                    let bytes = ProcessBytes {
+                        name: name.into(),
+                        read_bytes,
+                        write_bytes,
+                    };
+                    (pid, bytes)
+                })
+                .collect(),
+        }
+    }
+
+    fn device(read_bytes: u64, write_bytes: u64) -> IostatFigures {
+        IostatFigures {
+            device: "vda".into(),
+            role: "data",
+            read_requests: 0,
+            write_requests: 0,
+            flush_requests: 0,
+            read_bytes,
+            write_bytes,
+            r_per_s: 0.0,
+            w_per_s: 0.0,
+            read_mb_per_s: 0.0,
+            write_mb_per_s: 0.0,
+            rareq_sz_kib: 0.0,
+            wareq_sz_kib: 0.0,
+            r_await_ms: 0.0,
+            w_await_ms: 0.0,
+            aqu_sz: 0.0,
+            util_pct: 0.0,
+        }
+    }
+
+    #[test]
+    fn others_are_named_with_their_share_of_every_process_bytes() {
+        let start = snapshot(&[
+            (1, "postgres", 0, 0),
+            (2, "dd", 100, 0),
+            (3, "strata", 0, 0),
+        ]);
+        let end = snapshot(&[
+            (1, "postgres", 600, 0),
+            (2, "dd", 500, 0),
+            (3, "strata", 0, 0),
+            (4, "cp", 50, 50),
+            (5, "idle", 0, 0),
+        ]);
+        let tenants = attribute(&start, &end, &BTreeSet::from([1]), 3, &[device(1000, 0)]);
+        assert_eq!(tenants.server_bytes, 600);
+        assert_eq!(tenants.other_bytes, 500);
+        assert_eq!(tenants.other_share_pct, 500.0 * 100.0 / 1100.0);
+        let names: Vec<&str> = tenants.top_others.iter().map(|o| o.name.as_str()).collect();
+        assert_eq!(names, ["dd", "cp"]);
+        assert_eq!(tenants.top_others[0].share_pct, 400.0 * 100.0 / 1100.0);
+        let named = tenants.named_others();
+        assert!(
+            named.starts_with("dd (pid 2) 0.0 MB, 36.4%; cp (pid 4)"),
+            "{named}"
+        );
+    }
+
+    #[test]
+    fn a_pid_reused_by_another_program_counts_from_zero() {
+        let start = snapshot(&[(9, "old", 1000, 0)]);
+        let end = snapshot(&[(9, "new", 10, 0)]);
+        let tenants = attribute(&start, &end, &BTreeSet::new(), 1, &[device(10, 0)]);
+        assert_eq!(tenants.other_bytes, 10);
+    }
+}
