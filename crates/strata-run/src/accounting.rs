@@ -455,12 +455,15 @@ fn tenants(
     if devices.is_empty() || unknown_server {
         return None;
     }
+    let names: std::collections::BTreeSet<String> =
+        devices.iter().map(|device| device.device.clone()).collect();
     Some(crate::tenants::attribute(
         &start.processes_io,
         &end.processes_io,
         &server,
         std::process::id(),
         devices,
+        &|pid| crate::tenants::has_open_file_on(pid, &names),
     ))
 }
 

@@ -5,9 +5,10 @@
 //! A backup, a second database or a `cp` on the same disk is then named,
 //! not counted as what the storage did for the database.
 //!
-//! Not for: which device a process used (`/proc/PID/io` does not say):
-//! shares are of all processes' block-layer bytes, on any device, so a
-//! busy process on another disk counts too (the text says so). Kernel
+//! `/proc/PID/io` does not say which device a process used: another process
+//! counts only when it has a file open on the run's devices (a file on a
+//! filesystem there, or the device itself), and its bytes are all its
+//! bytes. Shares are of the server's, strata's and those others' bytes. Kernel
 //! threads are left out (their writeback is on others' behalf); a process
 //! that started and ended inside the window is in neither snapshot, and a
 //! reaped child's bytes are its parent's (as the kernel adds them).
@@ -98,13 +99,16 @@ pub struct TenantFigures {
 }
 
 /// Attributes the window's bytes; `server` holds the server's pids (seen
-/// at either edge), `strata` strata's own.
+/// at either edge), `strata` strata's own; `on_run_devices` says whether
+/// another process has a file open on the run's devices (others that do
+/// not are busy elsewhere and are left out).
 pub fn attribute(
     start: &ProcessIoSnapshot,
     end: &ProcessIoSnapshot,
     server: &BTreeSet<u32>,
     strata: u32,
     devices: &[IostatFigures],
+    on_run_devices: &dyn Fn(u32) -> bool,
 ) -> TenantFigures {
     let device_bytes: u64 = devices
         .iter()
@@ -123,7 +127,9 @@ pub fn attribute(
         match pid {
             _ if pid == strata => strata_bytes += read + write,
             _ if server.contains(&pid) => server_bytes += read + write,
-            _ if read + write > 0 => others.push((pid, after.name.clone(), read, write)),
+            _ if read + write > 0 && on_run_devices(pid) => {
+                others.push((pid, after.name.clone(), read, write))
+            }
             _ => {}
         }
     }
@@ -152,6 +158,32 @@ pub fn attribute(
         other_share_pct: share(other_bytes),
         top_others,
     }
+}
+
+/// Whether process `pid` has a file open on one of `devices` (physical
+/// device names, as the run's device table has them): a file on a
+/// filesystem there, or the block device itself.
+pub fn has_open_file_on(pid: u32, devices: &BTreeSet<String>) -> bool {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let Ok(descriptors) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
+        return false;
+    };
+    let mut numbers = BTreeSet::new();
+    for descriptor in descriptors.flatten() {
+        if let Ok(metadata) = std::fs::metadata(descriptor.path()) {
+            let number = match metadata.file_type().is_block_device() {
+                true => metadata.rdev(),
+                false => metadata.dev(),
+            };
+            numbers.insert(number);
+        }
+    }
+    numbers.into_iter().any(|number| {
+        let (major, minor) = (libc::major(number), libc::minor(number));
+        strata_probe::blockdev::device_by_number(major, minor)
+            .and_then(|device| strata_probe::blockdev::physical_devices(&device))
+            .is_ok_and(|physical| physical.iter().any(|device| devices.contains(&device.name)))
+    })
 }
 
 impl TenantFigures {
@@ -229,7 +261,15 @@ mod tests {
             (4, "cp", 50, 50),
             (5, "idle", 0, 0),
         ]);
-        let tenants = attribute(&start, &end, &BTreeSet::from([1]), 3, &[device(1000, 0)]);
+        let everywhere = |_| true;
+        let tenants = attribute(
+            &start,
+            &end,
+            &BTreeSet::from([1]),
+            3,
+            &[device(1000, 0)],
+            &everywhere,
+        );
         assert_eq!(tenants.server_bytes, 600);
         assert_eq!(tenants.other_bytes, 500);
         assert_eq!(tenants.other_share_pct, 500.0 * 100.0 / 1100.0);
@@ -247,7 +287,13 @@ mod tests {
     fn a_pid_reused_by_another_program_counts_from_zero() {
         let start = snapshot(&[(9, "old", 1000, 0)]);
         let end = snapshot(&[(9, "new", 10, 0)]);
-        let tenants = attribute(&start, &end, &BTreeSet::new(), 1, &[device(10, 0)]);
+        let tenants = attribute(&start, &end, &BTreeSet::new(), 1, &[device(10, 0)], &|_| {
+            true
+        });
         assert_eq!(tenants.other_bytes, 10);
+        let elsewhere = attribute(&start, &end, &BTreeSet::new(), 1, &[device(10, 0)], &|_| {
+            false
+        });
+        assert_eq!(elsewhere.other_bytes, 0);
     }
 }
