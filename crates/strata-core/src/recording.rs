@@ -143,15 +143,21 @@ impl Recording {
         let header = parse_header(&first)
             .with_context(|| format!("{}: line 1 (the header)", path.display()))?;
         let mut records = Vec::new();
+        let mut result_line = None;
         for (index, line) in lines.enumerate() {
             let line = line?;
+            let number = index + 2;
             let record: serde_json::Value = serde_json::from_str(&line).with_context(|| {
                 format!(
-                    "{}: line {} is not a complete record (truncated recording?)",
-                    path.display(),
-                    index + 2
+                    "{}: line {number} is not a complete record (truncated recording?)",
+                    path.display()
                 )
             })?;
+            check_order(&header, &record, number, result_line)
+                .with_context(|| format!("{}: line {number}", path.display()))?;
+            if header.kind == "run" && record["type"] == "result" {
+                result_line = Some(number);
+            }
             records.push(record);
         }
         Ok(Recording { header, records })
@@ -166,6 +172,31 @@ impl Recording {
             .iter()
             .filter(move |record| record["type"] == record_type)
     }
+}
+
+/// A Recording is one run of one command: a second header means two
+/// files were joined (`cat a.strata b.strata`), and nothing follows the
+/// `result` record that ends a run.
+fn check_order(
+    header: &Header,
+    record: &serde_json::Value,
+    number: usize,
+    result_line: Option<usize>,
+) -> anyhow::Result<()> {
+    if record["format"] == FORMAT_NAME {
+        bail!(
+            "a second header: this file holds more than one Recording (joined with cat?); each \
+             run has its own file"
+        );
+    }
+    if let Some(result) = result_line {
+        bail!(
+            "a record after the result record of line {result}, which ends a `strata {}` \
+             Recording (line {number} belongs to another run?)",
+            header.kind
+        );
+    }
+    Ok(())
 }
 
 fn parse_header(line: &str) -> anyhow::Result<Header> {
@@ -222,5 +253,31 @@ mod tests {
         std::fs::write(&path, format!("{header}\n{{\"type\":\"sam")).unwrap();
         let error = format!("{:#}", Recording::read(&path).unwrap_err());
         assert!(error.contains("line 2"), "{error}");
+    }
+
+    #[test]
+    fn joined_recordings_and_records_after_a_run_result_are_refused_by_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("run.strata");
+        let header = Header::new("run", vec!["strata".into(), "run".into()]);
+        let mut writer = RecordingWriter::create(&path, &header).unwrap();
+        writer
+            .write("result", &serde_json::json!({"result": {}}))
+            .unwrap();
+        drop(writer);
+        let one = std::fs::read_to_string(&path).unwrap();
+        assert!(Recording::read(&path).is_ok());
+
+        std::fs::write(&path, format!("{one}{one}")).unwrap();
+        let error = format!("{:#}", Recording::read(&path).unwrap_err());
+        assert!(error.contains("line 3: a second header"), "{error}");
+
+        let sample = "{\"type\":\"sample\",\"layer\":\"cpu\"}\n";
+        std::fs::write(&path, format!("{one}{sample}")).unwrap();
+        let error = format!("{:#}", Recording::read(&path).unwrap_err());
+        assert!(
+            error.contains("line 3: a record after the result record of line 2"),
+            "{error}"
+        );
     }
 }

@@ -144,3 +144,18 @@ fn a_window_and_a_comparison() {
     );
     assert!(output.status.success(), "{}", stderr_of(&output));
 }
+
+#[test]
+fn two_recordings_joined_with_cat_are_refused_naming_the_line() {
+    let dir = scratch();
+    let one = std::fs::read_to_string(fixture("run-scan.strata")).unwrap();
+    let lines = one.lines().count();
+    let joined = dir.path().join("joined.strata");
+    std::fs::write(&joined, format!("{one}{one}")).unwrap();
+    let output = run(&["report", joined.to_str().unwrap()], dir.path());
+    let stderr = stderr_of(&output);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    let named = format!("line {}: a second header", lines + 1);
+    assert!(stderr.contains(&named), "{stderr}");
+    assert!(!stderr.contains("not steady"), "{stderr}");
+}
