@@ -6,9 +6,8 @@
 mod common;
 
 use common::*;
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -48,43 +47,6 @@ fn entries(dir: &Path) -> Vec<String> {
         .unwrap()
         .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
         .collect()
-}
-
-/// Starts strata in `dir`; returns the child and its stderr lines.
-fn spawn(args: &[&str], dir: &Path) -> (Child, mpsc::Receiver<String>) {
-    let mut child = strata()
-        .args(args)
-        .current_dir(dir)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("starting strata");
-    let stderr = child.stderr.take().unwrap();
-    let (sender, receiver) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if sender.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    (child, receiver)
-}
-
-/// Reads stderr until a line starts with `strata: <phase>`; returns what was read.
-fn wait_for_phase(lines: &mpsc::Receiver<String>, phase: &str) -> String {
-    let deadline = Instant::now() + Duration::from_secs(120);
-    let mut seen = String::new();
-    loop {
-        let line = lines
-            .recv_timeout(deadline.saturating_duration_since(Instant::now()))
-            .unwrap_or_else(|_| panic!("no phase {phase:?}: {seen}"));
-        seen += &line;
-        seen.push('\n');
-        if line.starts_with(&format!("strata: {phase}")) {
-            return seen;
-        }
-    }
 }
 
 /// The end of a run: exit code, stdout, all of stderr, and how long after `since`.
@@ -132,7 +94,7 @@ fn a_killed_mariadbd_is_a_clear_error_and_nothing_is_left_behind() {
         "--record",
         "partial.strata",
     ];
-    let (child, lines) = spawn(&args, dir.path());
+    let (child, lines) = spawn_with_stderr_lines(&args, dir.path());
     let seen = wait_for_phase(&lines, "running");
     let work_dir = work_directory_of(&seen);
     std::thread::sleep(Duration::from_secs(3));
@@ -196,25 +158,26 @@ fn children_named(parent: u32, name: &str) -> Vec<u32> {
         .collect()
 }
 
+/// Runs `command --work-dir TMPFS args` on a fresh tmpfs of `size_mib`;
+/// checks it ended with exit code 2 and left the tmpfs empty; returns its
+/// stderr and the tmpfs's path.
+fn refused_on_tmpfs(size_mib: u64, command: &str, args: &[&str]) -> (String, String) {
+    let full = Tmpfs::new(size_mib);
+    let dir = scratch();
+    let work_dir = full.point.to_str().unwrap().to_string();
+    let mut all = vec![command, "--work-dir", &work_dir];
+    all.extend(args);
+    let output = run(&all, dir.path());
+    let stderr = stderr_of(&output);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    let left = entries(&full.point);
+    assert!(left.is_empty(), "left on the tmpfs: {left:?}");
+    (stderr, work_dir)
+}
+
 #[test]
 fn a_full_filesystem_under_run_is_refused_naming_free_space_and_size() {
-    let full = Tmpfs::new(64);
-    let dir = scratch();
-    let work_dir = full.point.to_str().unwrap();
-    let output = run(
-        &[
-            "run",
-            "--work-dir",
-            work_dir,
-            "--schemas",
-            "1",
-            "--scale",
-            "256MiB",
-        ],
-        dir.path(),
-    );
-    assert_eq!(output.status.code(), Some(2));
-    let stderr = stderr_of(&output);
+    let (stderr, work_dir) = refused_on_tmpfs(64, "run", &["--schemas", "1", "--scale", "256MiB"]);
     assert!(
         stderr.contains("--scale: the data set needs about"),
         "{stderr}"
@@ -223,34 +186,19 @@ fn a_full_filesystem_under_run_is_refused_naming_free_space_and_size() {
         stderr.contains(&format!("{work_dir} has 64 MiB free")),
         "{stderr}"
     );
-    assert!(
-        entries(&full.point).is_empty(),
-        "{:?}",
-        entries(&full.point)
-    );
 }
 
 #[test]
 fn a_filesystem_that_fills_during_the_load_is_named_with_what_was_free() {
-    let full = Tmpfs::new(96);
-    let dir = scratch();
-    let work_dir = full.point.to_str().unwrap();
-    let output = run(
-        &[
-            "run",
-            "--work-dir",
-            work_dir,
-            "--schemas",
-            "1",
-            "--scale",
-            "80MiB",
-            "--shared-buffers",
-            "16MiB",
-        ],
-        dir.path(),
-    );
-    assert_eq!(output.status.code(), Some(2));
-    let stderr = stderr_of(&output);
+    let args = [
+        "--schemas",
+        "1",
+        "--scale",
+        "80MiB",
+        "--shared-buffers",
+        "16MiB",
+    ];
+    let (stderr, work_dir) = refused_on_tmpfs(96, "run", &args);
     let named = format!("the filesystem of {work_dir} is full: it had");
     assert!(stderr.contains(&named), "{stderr}");
     assert!(stderr.contains("the data set needs about"), "{stderr}");
@@ -258,38 +206,13 @@ fn a_filesystem_that_fills_during_the_load_is_named_with_what_was_free() {
         stderr.contains("53100"),
         "the server's own error stays: {stderr}"
     );
-    assert!(
-        entries(&full.point).is_empty(),
-        "{:?}",
-        entries(&full.point)
-    );
 }
 
 #[test]
 fn a_full_filesystem_under_calibrate_is_refused_naming_free_space_and_size() {
-    let full = Tmpfs::new(32);
-    let dir = scratch();
-    let work_dir = full.point.to_str().unwrap();
-    let output = run(
-        &[
-            "calibrate",
-            "--work-dir",
-            work_dir,
-            "--size",
-            "64MiB",
-            "--buffered",
-        ],
-        dir.path(),
-    );
-    assert_eq!(output.status.code(), Some(2));
-    let stderr = stderr_of(&output);
+    let (stderr, work_dir) = refused_on_tmpfs(32, "calibrate", &["--size", "64MiB", "--buffered"]);
     let named = format!("--size 64 MiB is larger than the free space on {work_dir} (32 MiB)");
     assert!(stderr.contains(&named), "{stderr}");
-    assert!(
-        entries(&full.point).is_empty(),
-        "{:?}",
-        entries(&full.point)
-    );
 }
 
 #[test]
@@ -320,7 +243,7 @@ fn a_db_server_that_goes_away_mid_run_fails_the_run_and_keeps_the_recording() {
         "--record",
         "partial.strata",
     ];
-    let (child, lines) = spawn(&args, dir.path());
+    let (child, lines) = spawn_with_stderr_lines(&args, dir.path());
     let seen = wait_for_phase(&lines, "running");
     std::thread::sleep(Duration::from_secs(3));
     let stopped = Command::new("sh").args(["-c", &stop]).output().unwrap();

@@ -8,13 +8,8 @@
 mod common;
 
 use common::*;
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Stdio};
-use std::sync::mpsc;
-use std::time::{Duration, Instant};
-
-const PHASE_LIMIT: Duration = Duration::from_secs(120);
+use std::time::Duration;
 
 struct Stopped {
     code: Option<i32>,
@@ -26,37 +21,21 @@ struct Stopped {
 /// Starts `strata run` in `dir`, waits for the stderr line that starts
 /// `phase`, waits `delay`, sends `signal`, and collects the end.
 fn stop_in_phase(dir: &Path, extra: &[&str], phase: &str, delay: Duration, signal: i32) -> Stopped {
-    let mut child = strata()
-        .args([
-            "run",
-            "--schemas",
-            "2",
-            "--shared-buffers",
-            "16MiB",
-            "--json",
-        ])
-        .args(["--record", "partial.strata"])
-        .args(extra)
-        .current_dir(dir)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("starting strata run");
+    let mut args = vec![
+        "run",
+        "--schemas",
+        "2",
+        "--shared-buffers",
+        "16MiB",
+        "--json",
+    ];
+    args.extend(["--record", "partial.strata"]);
+    args.extend(extra);
+    let (child, lines) = spawn_with_stderr_lines(&args, dir);
     let pid = child.id();
-    let lines = stderr_lines(&mut child);
-    let mut stderr = String::new();
-    let deadline = Instant::now() + PHASE_LIMIT;
-    loop {
-        let line = lines
-            .recv_timeout(deadline.saturating_duration_since(Instant::now()))
-            .unwrap_or_else(|_| panic!("no phase {phase:?} within {PHASE_LIMIT:?}: {stderr}"));
-        stderr.push_str(&line);
-        stderr.push('\n');
-        if line.starts_with(&format!("strata: {phase}")) {
-            break;
-        }
-    }
+    let mut stderr = wait_for_phase(&lines, phase);
     std::thread::sleep(delay);
+    let mut child = child;
     assert!(
         child.try_wait().unwrap().is_none(),
         "strata ended before the signal: {stderr}"
@@ -70,19 +49,6 @@ fn stop_in_phase(dir: &Path, extra: &[&str], phase: &str, delay: Duration, signa
         stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
         pid,
     }
-}
-
-fn stderr_lines(child: &mut Child) -> mpsc::Receiver<String> {
-    let stderr = child.stderr.take().unwrap();
-    let (sender, receiver) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if sender.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    receiver
 }
 
 /// Everything a cluster made by strata process `pid` would have left:

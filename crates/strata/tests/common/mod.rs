@@ -179,3 +179,50 @@ pub fn pg18_bin_dir() -> PathBuf {
     );
     dir
 }
+
+/// Starts strata in `dir` with stdout and stderr piped; stderr comes back
+/// line by line as it is written.
+pub fn spawn_with_stderr_lines(
+    args: &[&str],
+    dir: &Path,
+) -> (std::process::Child, std::sync::mpsc::Receiver<String>) {
+    use std::io::BufRead;
+    let mut child = strata()
+        .args(args)
+        .current_dir(dir)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("starting strata");
+    let stderr = child.stderr.take().unwrap();
+    let (sender, receiver) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if sender.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    (child, receiver)
+}
+
+/// Reads stderr lines until one starts with `strata: <phase>` (at most two
+/// minutes); returns every line read.
+pub fn wait_for_phase(lines: &std::sync::mpsc::Receiver<String>, phase: &str) -> String {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    let mut seen = String::new();
+    loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        let line = lines
+            .recv_timeout(left)
+            .unwrap_or_else(|_| panic!("no phase {phase:?}: {seen}"));
+        seen += &line;
+        seen.push('\n');
+        if line.starts_with(&format!("strata: {phase}")) {
+            return seen;
+        }
+    }
+}
