@@ -25,14 +25,14 @@ pub fn number(text: &str) -> Option<f64> {
 /// (`2.8G` = 2,867.2 MiB, `.801M` = 0.801 MiB, `7,692K` = 7.5 MiB).
 pub fn data_mib(text: &str) -> Option<f64> {
     let cleaned = clean(text);
-    let last = *cleaned.as_bytes().last()?;
-    let body = &cleaned[..cleaned.len() - 1];
+    let last = cleaned.chars().last()?;
+    let body = &cleaned[..cleaned.len() - last.len_utf8()];
     let scale = match last {
-        b'K' => 1.0 / 1024.0,
-        b'M' => 1.0,
-        b'G' => 1024.0,
-        b'T' => 1024.0 * 1024.0,
-        b'P' => 1024.0 * 1024.0 * 1024.0,
+        'K' => 1.0 / 1024.0,
+        'M' => 1.0,
+        'G' => 1024.0,
+        'T' => 1024.0 * 1024.0,
+        'P' => 1024.0 * 1024.0 * 1024.0,
         _ => return plain(&cleaned),
     };
     plain(body).map(|value| value * scale)

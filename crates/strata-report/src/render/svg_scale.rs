@@ -84,13 +84,24 @@ fn linear_ticks(low: f64, high: f64, target: usize) -> Vec<f64> {
         let pad = low.abs() * 0.1;
         (low - pad, high + pad)
     };
+    if !(high - low).is_finite() {
+        return vec![low, high];
+    }
     let (nice, exponent) = nice_step((high - low) / target as f64);
     let step = tick_value(1, nice, exponent);
-    let first = (low / step).floor() as i64;
-    let last = (high / step).ceil() as i64;
-    (first..=last)
+    let (first, last) = ((low / step).floor(), (high / step).ceil());
+    // A span too small (subnormal) or too large (near f64::MAX) for steps
+    // of 1, 2 or 5 × 10ⁿ: the axis is just its two ends.
+    if !(step.is_normal() && first.is_finite() && last.is_finite() && last - first <= 1000.0) {
+        return vec![low, high];
+    }
+    let ticks: Vec<f64> = (first as i64..=last as i64)
         .map(|index| tick_value(index, nice, exponent))
-        .collect()
+        .collect();
+    match ticks.iter().all(|tick| tick.is_finite()) {
+        true => ticks,
+        false => vec![low, high],
+    }
 }
 
 /// The 1, 2 or 5 × 10ⁿ step at or above `raw`, as (1, 2 or 5; n).
@@ -120,12 +131,13 @@ fn tick_value(index: i64, nice: f64, exponent: i32) -> f64 {
 /// fewer, past ten decades); with `minor`, also 2× and 5× when the axis
 /// spans at most two decades.
 fn log_ticks(low: f64, high: f64, minor: bool) -> Vec<f64> {
-    let first = low.log10().floor() as i32;
-    let decades = (high.log10().ceil() as i32 - first).max(1);
+    // 10⁻³⁰⁷ is the smallest normal power of ten; below it ticks would be 0.
+    let first = (low.log10().floor() as i32).clamp(-307, 307);
+    let decades = ((high.log10().ceil() as i32).min(308) - first).max(1);
     let stride = (decades + 9) / 10;
     let last = first + (decades + stride - 1) / stride * stride;
     let mut ticks = Vec::new();
-    for exponent in (first..=last).step_by(stride as usize) {
+    for exponent in (first..=last.min(308)).step_by(stride as usize) {
         let power = 10f64.powi(exponent);
         ticks.push(power);
         if minor && last - first <= 2 && exponent < last {
@@ -187,5 +199,33 @@ mod tests {
         assert!((log.position(10.0) - 100.0).abs() < 1e-9);
         assert_eq!(log.position(0.0), 0.0);
         assert!(log.is_off_scale(0.0) && !linear.is_off_scale(0.0));
+    }
+
+    #[test]
+    fn numbers_of_any_magnitude_give_finite_ticks() {
+        for values in [
+            vec![0.0, 1e-310],
+            vec![-0.0, 0.0],
+            vec![f64::MAX, -f64::MAX],
+            vec![1e308, 1.7e308],
+            vec![5e-324],
+            vec![f64::NAN, f64::INFINITY],
+        ] {
+            for log in [false, true] {
+                let ticks = ticks(&values, log, false, 6);
+                assert!(
+                    !ticks.is_empty() && ticks.len() <= 1001,
+                    "{values:?} {log}: {ticks:?}"
+                );
+                assert!(
+                    ticks.iter().all(|tick| tick.is_finite()),
+                    "{values:?}: {ticks:?}"
+                );
+                assert!(
+                    !log || ticks.iter().all(|tick| *tick > 0.0),
+                    "{values:?}: {ticks:?}"
+                );
+            }
+        }
     }
 }
