@@ -18,7 +18,9 @@ pub fn number(text: &str) -> Option<f64> {
         b'T' => (&cleaned[..cleaned.len() - 1], 1e12),
         _ => (cleaned.as_str(), 1.0),
     };
-    plain(digits).map(|value| value * scale)
+    plain(digits)
+        .map(|value| value * scale)
+        .filter(|value| value.is_finite())
 }
 
 /// An IOStat 'Data' figure in MiB: there, M/G/T/P are 1024 multiples
@@ -35,13 +37,16 @@ pub fn data_mib(text: &str) -> Option<f64> {
         'P' => 1024.0 * 1024.0 * 1024.0,
         _ => return plain(&cleaned),
     };
-    plain(body).map(|value| value * scale)
+    plain(body)
+        .map(|value| value * scale)
+        .filter(|value| value.is_finite())
 }
 
 /// A size with a K/M/G suffix in 1024 multiples, in bytes (`8K` = 8192).
 pub fn size_bytes(text: &str) -> Option<f64> {
     data_mib(text)
         .map(|mib| mib * 1024.0 * 1024.0)
+        .filter(|bytes| bytes.is_finite())
         .or_else(|| number(text))
 }
 
@@ -52,7 +57,9 @@ pub fn millis(text: &str) -> Option<f64> {
     let units: [(&str, f64); 4] = [("us", 1e-3), ("ns", 1e-6), ("ms", 1.0), ("s", 1e3)];
     for (suffix, scale) in units {
         if let Some(body) = cleaned.strip_suffix(suffix) {
-            return plain(body).map(|value| value * scale);
+            return plain(body)
+                .map(|value| value * scale)
+                .filter(|value| value.is_finite());
         }
     }
     plain(&cleaned)

@@ -4,6 +4,7 @@
 //! Not for: measuring anything or talking to a database; it does no I/O
 //! except reading and writing recordings.
 
+pub mod fuzz;
 pub mod histogram;
 pub mod metrics;
 pub mod random;

@@ -380,6 +380,34 @@ pub fn drop_caches() -> Result<()> {
 mod tests {
     use super::*;
 
+    /// The cgroup files strata reads under garbage: `/proc/self/mountinfo`
+    /// and `memory.stat` mutated (cut, spans deleted and duplicated, huge
+    /// numbers, `\ooo` escapes broken, non-UTF-8 bytes) never panic.
+    #[test]
+    fn cgroup_parsers_never_panic_on_mutated_files() {
+        use strata_core::fuzz::{mutate, run, FuzzBudget};
+        let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+        let stat = "cache 1048576\nrss 4096\nfile 8192\nactive_file 42\n";
+        assert_eq!(memory_stat_value(stat, "file"), Some(8192));
+        for (target, seed) in [
+            ("mountinfo cgroups", mountinfo.as_str()),
+            ("memory.stat", stat),
+        ] {
+            let report = run(
+                target,
+                &FuzzBudget::from_env(2_000),
+                |rng| mutate(seed.as_bytes(), rng),
+                |bytes| {
+                    let text = String::from_utf8_lossy(bytes);
+                    CgroupMounts::parse(&text);
+                    unescape_mountinfo(&text);
+                    memory_stat_value(&text, "file");
+                },
+            );
+            assert_eq!(report.crash_count, 0, "{target}: {:?}", report.crashes);
+        }
+    }
+
     #[test]
     fn mountinfo_finds_v2_and_v1_memory_mounts() {
         let mountinfo = "\
