@@ -36,7 +36,7 @@ impl FuzzBudget {
                 cases
             }),
             time,
-            seed: number("STRATA_FUZZ_SEED").unwrap_or(0x5eed_0f_57a7a),
+            seed: number("STRATA_FUZZ_SEED").unwrap_or(0x05ee_d0f5_7a7a),
         }
     }
 }
@@ -77,7 +77,7 @@ pub fn run(
         crashes: Vec::new(),
         crash_count: 0,
     };
-    let in_time = |started: Instant| budget.time.map_or(true, |time| started.elapsed() < time);
+    let in_time = |started: Instant| budget.time.is_none_or(|time| started.elapsed() < time);
     while report.tried < budget.cases && in_time(started) {
         let input = make(&mut rng);
         report.tried += 1;
