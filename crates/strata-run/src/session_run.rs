@@ -439,29 +439,7 @@ async fn drive(
         environment.page_cache = limit.method();
     }
     let mut figures = account(&start, &end, &outcome, &environment.devices);
-    let server_death = server.cluster.and_then(|cluster| {
-        cluster.death().or_else(|| {
-            cluster
-                .restart_in_log()
-                .map(|lines| format!("PostgreSQL restarted its processes in the run: {lines}"))
-        })
-    });
-    if let Some(death) = &server_death {
-        figures.warnings.insert(0, death.clone());
-    }
-    figures.verdict = judge(
-        &figures,
-        &VerdictFacts {
-            cache: shared_buffers.map(|cache_bytes| CacheFit {
-                setting: "shared_buffers",
-                cache_bytes,
-                data_set_bytes: data_set_bytes(&config.driver.plan),
-            }),
-            server_death,
-            tolerate_failures: config.driver.tolerate_failures,
-            missing_counters: start.database_error.clone().or(end.database_error.clone()),
-        },
-    );
+    judge_postgres(&mut figures, config, server, shared_buffers, [&start, &end]);
     if let Some(path) = &config.record {
         let samples = sampler.map(BackgroundSampler::finish).unwrap_or_default();
         crate::output::write_recording(
@@ -539,6 +517,39 @@ async fn environment(
         read_path: ReadPath::of(read_settings),
         plan: config.driver.plan.clone(),
     }
+}
+
+/// The verdict on a PostgreSQL window: what the figures say, plus
+/// shared_buffers beside the data set and a throwaway server that died or
+/// restarted (also the first warning).
+fn judge_postgres(
+    figures: &mut RunFigures,
+    config: &SlobConfig,
+    server: &Server<'_>,
+    shared_buffers: Option<u64>,
+    edges: [&Edge; 2],
+) {
+    let server_death = server.cluster.and_then(|cluster| {
+        cluster.death().or_else(|| {
+            cluster
+                .restart_in_log()
+                .map(|lines| format!("PostgreSQL restarted its processes in the run: {lines}"))
+        })
+    });
+    if let Some(death) = &server_death {
+        figures.warnings.insert(0, death.clone());
+    }
+    let facts = VerdictFacts {
+        cache: shared_buffers.map(|cache_bytes| CacheFit {
+            setting: "shared_buffers",
+            cache_bytes,
+            data_set_bytes: data_set_bytes(&config.driver.plan),
+        }),
+        server_death,
+        tolerate_failures: config.driver.tolerate_failures,
+        missing_counters: edges.iter().find_map(|edge| edge.database_error.clone()),
+    };
+    figures.verdict = judge(figures, &facts);
 }
 
 /// `shared_buffers` in bytes, as the server has it; `None` when it cannot

@@ -141,80 +141,94 @@ fn failures(figures: &RunFigures, facts: &VerdictFacts) -> Vec<String> {
 }
 
 fn not_storage_reasons(figures: &RunFigures, facts: &VerdictFacts) -> Vec<Reason> {
-    let mut reasons = Vec::new();
-    let mut reason = |code: &str, text: String| {
-        reasons.push(Reason {
-            code: code.into(),
-            text,
-        })
-    };
-    if let Some(fit) = facts
+    [
+        cache_reason(facts),
+        absorption_reason(figures),
+        cpu_reason(figures),
+        tenants_reason(figures),
+        too_few_requests_reason(figures),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+}
+
+fn reason(code: &str, text: String) -> Option<Reason> {
+    Some(Reason {
+        code: code.into(),
+        text,
+    })
+}
+
+fn cache_reason(facts: &VerdictFacts) -> Option<Reason> {
+    let fit = facts
         .cache
         .as_ref()
-        .filter(|fit| fit.data_set_bytes <= fit.cache_bytes)
-    {
-        reason(
-            "data_set_fits_in_database_cache",
-            format!(
-                "the data set ({}) fits in the database's cache ({} = {}): its reads are cache hits",
-                format_size(fit.data_set_bytes),
-                fit.setting,
-                format_size(fit.cache_bytes)
-            ),
-        );
-    }
-    if let Some(absorption) = figures
+        .filter(|fit| fit.data_set_bytes <= fit.cache_bytes)?;
+    reason(
+        "data_set_fits_in_database_cache",
+        format!(
+            "the data set ({}) fits in the database's cache ({} = {}): its reads are cache hits",
+            format_size(fit.data_set_bytes),
+            fit.setting,
+            format_size(fit.cache_bytes)
+        ),
+    )
+}
+
+fn absorption_reason(figures: &RunFigures) -> Option<Reason> {
+    let absorption = figures
         .absorption
         .as_ref()
-        .filter(|absorption| absorption.absorbed_pct > ABSORBED_LIMIT_PCT)
-    {
-        reason(
-            "page_cache_absorbed_reads",
-            format!(
-                "the page cache absorbed {:.1}% of the database's block reads ({:.0} of {:.0} \
-                 blocks), over {ABSORBED_LIMIT_PCT:.0}%",
-                absorption.absorbed_pct,
-                absorption.absorbed_blocks,
-                absorption.database_blocks_read
-            ),
-        );
-    }
-    if figures.cpu.host_idle_pct < CPU_BOUND_IDLE_PCT {
-        reason(
-            "cpu_bound",
-            format!(
-                "the host was {:.1}% idle (under {CPU_BOUND_IDLE_PCT:.0}%): the run measured the CPU",
-                figures.cpu.host_idle_pct
-            ),
-        );
-    }
-    if let Some(tenants) = figures
+        .filter(|absorption| absorption.absorbed_pct > ABSORBED_LIMIT_PCT)?;
+    reason(
+        "page_cache_absorbed_reads",
+        format!(
+            "the page cache absorbed {:.1}% of the database's block reads ({:.0} of {:.0} \
+             blocks), over {ABSORBED_LIMIT_PCT:.0}%",
+            absorption.absorbed_pct, absorption.absorbed_blocks, absorption.database_blocks_read
+        ),
+    )
+}
+
+fn cpu_reason(figures: &RunFigures) -> Option<Reason> {
+    let idle = figures.cpu.host_idle_pct;
+    (idle < CPU_BOUND_IDLE_PCT).then_some(())?;
+    reason(
+        "cpu_bound",
+        format!(
+            "the host was {idle:.1}% idle (under {CPU_BOUND_IDLE_PCT:.0}%): the run measured the CPU"
+        ),
+    )
+}
+
+fn tenants_reason(figures: &RunFigures) -> Option<Reason> {
+    let tenants = figures
         .tenants
         .as_ref()
-        .filter(|tenants| tenants.other_share_pct > OTHER_PROCESSES_LIMIT_PCT)
-    {
-        reason(
-            "other_processes",
-            format!(
-                "other processes did {:.1}% of the bytes all processes read and wrote in the \
-                 window (over {OTHER_PROCESSES_LIMIT_PCT:.0}%; /proc/PID/io, any device): {}",
-                tenants.other_share_pct,
-                tenants.named_others()
-            ),
-        );
-    }
+        .filter(|tenants| tenants.other_share_pct > OTHER_PROCESSES_LIMIT_PCT)?;
+    reason(
+        "other_processes",
+        format!(
+            "other processes with files on the run's devices did {:.1}% of the bytes read and \
+             written in the window (over {OTHER_PROCESSES_LIMIT_PCT:.0}%; /proc/PID/io): {}",
+            tenants.other_share_pct,
+            tenants.named_others()
+        ),
+    )
+}
+
+fn too_few_requests_reason(figures: &RunFigures) -> Option<Reason> {
     let requests = device_requests(figures);
-    if requests < MIN_DEVICE_REQUESTS {
-        reason(
-            "too_few_device_requests",
-            format!(
-                "the devices served {requests:.0} requests in the {:.1} s window (fewer than \
-                 {MIN_DEVICE_REQUESTS:.0}): too few for rates and latencies to mean anything",
-                figures.window_s
-            ),
-        );
-    }
-    reasons
+    (requests < MIN_DEVICE_REQUESTS).then_some(())?;
+    reason(
+        "too_few_device_requests",
+        format!(
+            "the devices served {requests:.0} requests in the {:.1} s window (fewer than \
+             {MIN_DEVICE_REQUESTS:.0}): too few for rates and latencies to mean anything",
+            figures.window_s
+        ),
+    )
 }
 
 /// Read and write requests of the run's devices over the window.
