@@ -20,6 +20,8 @@ use strata_probe::diskstats::IostatFigures;
 
 /// How many of the other processes are named, largest first.
 const NAMED_OTHERS: usize = 3;
+/// Others below this share of the bytes are not named (a few KiB of logs).
+const NAMED_SHARE_PCT: f64 = 0.1;
 
 /// One process's name and cumulative block-layer bytes.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -141,6 +143,7 @@ pub fn attribute(
     others.sort_by_key(|(_, _, read, write)| std::cmp::Reverse(read + write));
     let top_others = others
         .iter()
+        .filter(|(_, _, read, write)| share(read + write) >= NAMED_SHARE_PCT)
         .take(NAMED_OTHERS)
         .map(|(pid, name, read, write)| OtherProcess {
             pid: *pid,
