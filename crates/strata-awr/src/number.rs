@@ -103,7 +103,7 @@ pub fn snap_time_s(text: &str) -> Option<f64> {
         year += if year < 70 { 2000 } else { 1900 };
     }
     let seconds = clock_seconds(time)?;
-    Some((days_from_civil(year, month, day) * 86_400 + seconds) as f64)
+    Some((days_from_civil(year, month, day) * 86_400 + i128::from(seconds)) as f64)
 }
 
 fn month_number(name: &str) -> Option<i64> {
@@ -118,22 +118,25 @@ fn month_number(name: &str) -> Option<i64> {
 }
 
 fn clock_seconds(time: &str) -> Option<i64> {
-    let mut total = 0;
+    let mut total: i64 = 0;
     let mut fields = 0;
     for field in time.split(':') {
-        total = total * 60 + field.parse::<i64>().ok()?;
+        total = total
+            .checked_mul(60)?
+            .checked_add(field.parse::<i64>().ok()?)?;
         fields += 1;
     }
     match fields {
-        2 => Some(total * 60),
+        2 => total.checked_mul(60),
         3 => Some(total),
         _ => None,
     }
 }
 
 /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's
-/// algorithm).
-fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
+/// algorithm), in `i128` so that no year or day a report may hold overflows.
+fn days_from_civil(year: i64, month: i64, day: i64) -> i128 {
+    let (year, month, day) = (i128::from(year), i128::from(month), i128::from(day));
     let year = if month <= 2 { year - 1 } else { year };
     let era = year.div_euclid(400);
     let year_of_era = year - era * 400;

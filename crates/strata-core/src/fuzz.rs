@@ -93,8 +93,8 @@ pub fn run(
 }
 
 /// `seed` changed in one to eight places: bytes flipped, spans deleted,
-/// duplicated or cut off, numbers grown huge or tiny, non-UTF-8 bytes and
-/// multi-byte characters inserted.
+/// duplicated or cut off, numbers replaced by huge, negative or tiny ones
+/// (or inserted), non-UTF-8 bytes and multi-byte characters inserted.
 pub fn mutate(seed: &[u8], rng: &mut FastRng) -> Vec<u8> {
     let mut bytes = seed.to_vec();
     for _ in 0..1 + rng.below(8) {
@@ -118,8 +118,43 @@ const SPICE: [&[u8]; 12] = [
     b"\"",
 ];
 
+/// Numbers an existing number is replaced by: the edges of the integer
+/// types a parser may hold it in, and floats it cannot.
+const NUMBERS: [&[u8]; 12] = [
+    b"0",
+    b"4294967295",
+    b"4294967296",
+    b"9223372036854775807",
+    b"18446744073709551615",
+    b"99999999999999999999999",
+    b"-1",
+    b"-9223372036854775808",
+    b"1e-310",
+    b"1.7976931348623157e308",
+    b"-0.0",
+    b"NaN",
+];
+
+/// A run of digits in `bytes`, picked at random: (start, end).
+fn some_number(bytes: &[u8], rng: &mut FastRng) -> Option<(usize, usize)> {
+    let from = rng.below(bytes.len() as u64 + 1) as usize;
+    let start = from + bytes[from..].iter().position(u8::is_ascii_digit)?;
+    let length = bytes[start..]
+        .iter()
+        .position(|byte| !byte.is_ascii_digit())
+        .unwrap_or(bytes.len() - start);
+    Some((start, start + length))
+}
+
 fn mutate_once(bytes: &mut Vec<u8>, rng: &mut FastRng) {
     let at = |rng: &mut FastRng, bytes: &Vec<u8>| rng.below(bytes.len() as u64 + 1) as usize;
+    if rng.below(4) == 0 {
+        if let Some((start, end)) = some_number(bytes, rng) {
+            let number = NUMBERS[rng.below(NUMBERS.len() as u64) as usize];
+            bytes.splice(start..end, number.iter().copied());
+            return;
+        }
+    }
     match rng.below(6) {
         0 => bytes.truncate(at(rng, bytes)),
         1 => {
@@ -189,5 +224,18 @@ mod tests {
             let mutated = mutate(b"12,345.6 ms", &mut rng);
             assert!(mutated.len() < 12 + 8 * 300);
         }
+    }
+
+    #[test]
+    fn numbers_are_replaced_whole() {
+        let mut rng = FastRng::seeded(2);
+        let replaced = (0..1000)
+            .map(|_| mutate(b"read 12 of 34\n", &mut rng))
+            .filter(|mutated| {
+                mutated == b"read 18446744073709551615 of 34\n"
+                    || mutated == b"read 12 of 18446744073709551615\n"
+            })
+            .count();
+        assert!(replaced > 0);
     }
 }

@@ -33,24 +33,30 @@ impl HostInfo {
                 .map(|text| text.trim().to_string())
                 .unwrap_or_default()
         };
-        let memory_bytes = read("/proc/meminfo")
-            .lines()
-            .find_map(|line| line.strip_prefix("MemTotal:"))
-            .and_then(|rest| {
-                rest.trim()
-                    .trim_end_matches("kB")
-                    .trim()
-                    .parse::<u64>()
-                    .ok()
-            })
-            .map_or(0, |kib| kib * 1024);
         HostInfo {
             hostname: read("/proc/sys/kernel/hostname"),
             kernel: read("/proc/sys/kernel/osrelease"),
             cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
-            memory_bytes,
+            memory_bytes: mem_total_bytes(&read("/proc/meminfo")),
         }
     }
+}
+
+/// `MemTotal` of a `/proc/meminfo` text in bytes; 0 when it is missing,
+/// not a number or more than 64 bits hold.
+fn mem_total_bytes(meminfo: &str) -> u64 {
+    meminfo
+        .lines()
+        .find_map(|line| line.strip_prefix("MemTotal:"))
+        .and_then(|rest| {
+            rest.trim()
+                .trim_end_matches("kB")
+                .trim()
+                .parse::<u64>()
+                .ok()
+        })
+        .and_then(|kib| kib.checked_mul(1024))
+        .unwrap_or(0)
 }
 
 /// The first line of every recording.
@@ -216,6 +222,18 @@ fn parse_header(line: &str) -> anyhow::Result<Header> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A `MemTotal` past 16 EiB overflowed on its way to bytes (a panic in
+    /// a debug build).
+    #[test]
+    fn mem_total_too_large_for_bytes_is_unknown() {
+        assert_eq!(
+            mem_total_bytes("MemTotal:       24684084 kB\n"),
+            24684084 * 1024
+        );
+        assert_eq!(mem_total_bytes("MemTotal: 18446744073709551615 kB\n"), 0);
+        assert_eq!(mem_total_bytes("MemFree: 1 kB\n"), 0);
+    }
 
     #[test]
     fn write_then_read_round_trip() {

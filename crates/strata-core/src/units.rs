@@ -87,7 +87,10 @@ fn scaled_integer(number: &str, multiplier: u64) -> Option<(u128, bool)> {
         fraction.parse().ok()?
     };
     let denominator = 10u128.pow(fraction.len() as u32);
-    let numerator = (whole * denominator + fraction_value).checked_mul(multiplier as u128)?;
+    let numerator = whole
+        .checked_mul(denominator)?
+        .checked_add(fraction_value)?
+        .checked_mul(multiplier as u128)?;
     Some((numerator / denominator, numerator % denominator == 0))
 }
 

@@ -102,7 +102,14 @@ pub fn own_cpu_seconds() -> (f64, f64) {
 /// The fields of /proc/PID/stat after the command name, from field 3 on.
 fn stat_fields(pid: u32) -> Option<Vec<u64>> {
     let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let after_name = &text[text.rfind(')')? + 2..];
+    parse_stat_fields(&text)
+}
+
+/// The fields of a `/proc/PID/stat` text after the command name, from
+/// field 3 on, a field that is not a number as 0. The name may hold spaces
+/// and parentheses, so fields count from the last `)`; `None` without one.
+pub fn parse_stat_fields(text: &str) -> Option<Vec<u64>> {
+    let (_, after_name) = text.rsplit_once(')')?;
     Some(
         after_name
             .split_whitespace()
@@ -122,7 +129,7 @@ pub fn process_cpu_ticks(pid: u32) -> Option<(u64, u64)> {
 /// (fields 16 and 17): where a server's finished backends' CPU time goes.
 pub fn reaped_children_cpu_ticks(pid: u32) -> Option<u64> {
     let fields = stat_fields(pid)?;
-    Some(fields.get(13)? + fields.get(14)?)
+    Some(fields.get(13)?.saturating_add(*fields.get(14)?))
 }
 
 #[cfg(test)]

@@ -79,7 +79,10 @@ pub fn parse_meminfo(text: &str) -> anyhow::Result<Vec<Metric>> {
         };
         let value = parse_u64(value, key)?;
         if let Some((_, name)) = MEMINFO_GAUGES.iter().find(|(wanted, _)| *wanted == key) {
-            found.push((*name, value * multiplier));
+            let bytes = value
+                .checked_mul(multiplier)
+                .ok_or_else(|| anyhow!("{key}: {value} kB is more bytes than 64 bits hold"))?;
+            found.push((*name, bytes));
         }
         Ok(())
     })?;
