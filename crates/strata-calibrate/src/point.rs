@@ -369,11 +369,16 @@ fn verify(groups: &[GroupResult], device: &DeviceFigures, direct: bool) -> Verif
 }
 
 fn judge(engine_bytes: u64, device_bytes: u64) -> (&'static str, String) {
-    let ratio = if engine_bytes > 0 {
-        device_bytes as f64 / engine_bytes as f64
-    } else {
-        1.0
-    };
+    if engine_bytes == 0 {
+        return (
+            "nothing_to_check",
+            format!(
+                "strata completed no I/O in the window (the device moved {device_bytes} bytes): \
+                 there is nothing to compare"
+            ),
+        );
+    }
+    let ratio = device_bytes as f64 / engine_bytes as f64;
     if ratio < 0.98 {
         (
             "device_saw_less",
@@ -465,4 +470,19 @@ pub fn check_openable(spec: &PointSpec, context: &PointContext) -> anyhow::Resul
     open_group_files(spec, context)
         .map(drop)
         .with_context(|| format!("preparing point {}", spec.name))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::judge;
+
+    /// A point that completed nothing was once "consistent: 100.0%".
+    #[test]
+    fn a_point_without_io_is_not_consistent() {
+        let (verdict, note) = judge(0, 0);
+        assert_eq!(verdict, "nothing_to_check");
+        assert!(!note.contains('%'), "{note}");
+        assert_eq!(judge(1000, 1000).0, "consistent");
+        assert_eq!(judge(1000, 500).0, "device_saw_less");
+    }
 }

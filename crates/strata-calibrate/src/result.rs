@@ -119,8 +119,9 @@ pub struct Verification {
     pub device_read_bytes: u64,
     pub engine_write_bytes: u64,
     pub device_write_bytes: u64,
-    /// `consistent`, `device_saw_less` or `device_saw_more`, or `not_checked`
-    /// (buffered I/O), with the reason in `note`.
+    /// `consistent`, `device_saw_less` or `device_saw_more`, `not_checked`
+    /// (buffered I/O) or `nothing_to_check` (no I/O completed), with the
+    /// reason in `note`.
     pub verdict: &'static str,
     pub note: String,
 }

@@ -22,7 +22,7 @@ use strata_db::collectors::MariaDbCollector;
 use strata_probe::cpu::{own_cpu_seconds, HostCpu};
 use strata_probe::diskstats::read_diskstats;
 use strata_run::accounting::{account, Absorption, RunDevices, RunFigures};
-use strata_run::edge::Edge;
+use strata_run::edge::{Edge, ServerStart};
 use strata_run::processes::ServerProcesses;
 use strata_slob::session::RunOutcome;
 use strata_slob::threads::Watcher;
@@ -37,6 +37,8 @@ pub struct WindowEdge {
 /// older than the database's.
 pub(crate) struct EdgeTaker {
     pub collector: MariaDbCollector,
+    /// To connect again when the server went away between edges.
+    pub url: String,
     /// A connection for KILL QUERY.
     pub admin: mysql::Conn,
     /// The server's process when it runs on this machine.
@@ -44,6 +46,30 @@ pub(crate) struct EdgeTaker {
 }
 
 impl EdgeTaker {
+    fn innodb_counters(&mut self) -> Result<BTreeMap<String, f64>, String> {
+        match self.collector.collect() {
+            Ok(Collected::Metrics { metrics }) => Ok(metrics
+                .into_iter()
+                .map(|metric| (metric.series_key(), metric.value))
+                .collect()),
+            Ok(Collected::Absent { reason }) => Err(reason),
+            Err(error) => Err(format!("{error:#}")),
+        }
+    }
+
+    /// `Uptime` subtracted from this machine's clock: a later edge whose
+    /// start moved by more than two seconds saw a restarted server.
+    fn server_start(&mut self) -> Option<ServerStart> {
+        let uptime_s = self.collector.uptime_s().ok()?;
+        let now_s = strata_run::edge::unix_now_s();
+        Some(ServerStart {
+            unix_s: now_s - uptime_s,
+            read_at_unix_s: now_s,
+            source: "MariaDB's Uptime",
+            resolution_s: 2.0,
+        })
+    }
+
     /// mariadbd is one process with threads, not a postmaster with
     /// children: its own `/proc/PID/io` reads are its device reads.
     fn server_processes(&self) -> ServerProcesses {
@@ -59,6 +85,10 @@ impl EdgeTaker {
     }
 }
 
+/// How long an edge waits for a server that went away to come back, so that
+/// a restart is named as one rather than as missing counters.
+const RECONNECT_LIMIT: std::time::Duration = std::time::Duration::from_secs(15);
+
 /// The server's process group in the CPU figures.
 pub const SERVER_PROCESS: &str = "mariadbd";
 
@@ -66,14 +96,18 @@ impl Watcher<u32> for EdgeTaker {
     type Edge = WindowEdge;
 
     fn take_edge(&mut self) -> WindowEdge {
-        let innodb = match self.collector.collect() {
-            Ok(Collected::Metrics { metrics }) => Ok(metrics
-                .into_iter()
-                .map(|metric| (metric.series_key(), metric.value))
-                .collect()),
-            Ok(Collected::Absent { reason }) => Err(reason),
-            Err(error) => Err(format!("{error:#}")),
-        };
+        let mut innodb = self.innodb_counters();
+        let deadline = std::time::Instant::now() + RECONNECT_LIMIT;
+        while innodb.is_err() && std::time::Instant::now() < deadline {
+            match MariaDbCollector::connect(&self.url) {
+                Ok(collector) => {
+                    self.collector = collector;
+                    innodb = self.innodb_counters();
+                }
+                Err(_) => std::thread::sleep(std::time::Duration::from_millis(200)),
+            }
+        }
+        let server_start = self.server_start();
         let (user, system) = own_cpu_seconds();
         let os = Edge {
             at: std::time::Instant::now(),
@@ -85,6 +119,7 @@ impl Watcher<u32> for EdgeTaker {
             server: self.server_processes(),
             own_cpu_s: user + system,
             processes_io: strata_run::tenants::ProcessIoSnapshot::read(),
+            server_start,
         };
         WindowEdge { innodb, os }
     }
@@ -211,7 +246,25 @@ pub(crate) fn mariadb_figures(
         run.absorption = Some(absorption(innodb, reads, page_bytes));
         warn_about_reads(&mut run.warnings, reads);
     }
-    MariaDbFigures { run, innodb, reads }
+    let mut figures = MariaDbFigures { run, innodb, reads };
+    if strata_run::edge::restart_between(&start.os, &end.os).is_some() {
+        figures.leave_out_innodb_counters();
+    }
+    figures
+}
+
+impl MariaDbFigures {
+    /// After a restart: InnoDB's counters from both sides of it are not one
+    /// run's, so they are never subtracted.
+    pub(crate) fn leave_out_innodb_counters(&mut self) {
+        if self.innodb.take().is_some() {
+            self.reads = None;
+            self.run.absorption = None;
+            self.run.warnings.push(
+                "InnoDB's counters are left out: the server restarted inside the window".into(),
+            );
+        }
+    }
 }
 
 fn delta(before: &BTreeMap<String, f64>, after: &BTreeMap<String, f64>) -> BTreeMap<String, f64> {

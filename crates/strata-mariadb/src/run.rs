@@ -146,6 +146,7 @@ fn run_on(
     let mut edges = EdgeTaker {
         collector: MariaDbCollector::connect(target.url())
             .map_err(|error| anyhow::anyhow!(target.scrub(format!("{error:#}"))))?,
+        url: target.url().to_string(),
         admin,
         server_pids: environment.server_pid.into_iter().collect(),
     };
@@ -163,6 +164,7 @@ fn run_on(
     let server_death = server.and_then(ThrowawayServer::death);
     if let Some(death) = &server_death {
         figures.run.warnings.insert(0, death.clone());
+        figures.leave_out_innodb_counters();
     }
     let data_set_bytes =
         data_set_bytes_in_blocks_of(&config.driver.plan, u64::from(environment.page_bytes));
@@ -175,6 +177,7 @@ fn run_on(
                 data_set_bytes,
             }),
             server_death,
+            server_restart: strata_run::edge::restart_between(&measured.start.os, &measured.end.os),
             tolerate_failures: config.driver.tolerate_failures,
             missing_counters: [&measured.start.innodb, &measured.end.innodb]
                 .into_iter()

@@ -228,3 +228,92 @@ fn an_interrupted_load_stops_and_removes_the_throwaway_server() {
     assert!(leftovers(&parent).is_empty(), "{:?}", leftovers(&parent));
     assert!(servers_in(&parent).is_empty(), "{:?}", servers_in(&parent));
 }
+
+/// Restarts the server whose pid it holds a few seconds into the window,
+/// as `systemctl restart` would: SIGTERM, then the same command line again.
+struct RestartInTheWindow {
+    pid: u32,
+    restarted: Arc<std::sync::Mutex<Option<std::process::Child>>>,
+}
+
+impl RunObserver for RestartInTheWindow {
+    fn phase(&mut self, message: &str) {
+        if message != "running" {
+            return;
+        }
+        let (pid, restarted) = (self.pid, self.restarted.clone());
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_secs(3));
+            let command_line = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap();
+            let argv: Vec<String> = command_line
+                .split(|byte| *byte == 0)
+                .filter(|arg| !arg.is_empty())
+                .map(|arg| String::from_utf8_lossy(arg).into_owned())
+                .collect();
+            unsafe { libc::kill(pid as i32, libc::SIGTERM) };
+            while mariadbd_alive(pid) && !is_zombie(pid) {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            let child = std::process::Command::new(&argv[0])
+                .args(&argv[1..])
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .unwrap();
+            *restarted.lock().unwrap() = Some(child);
+        });
+    }
+    fn loading(&mut self, _progress: &LoadProgress) {}
+    fn running(&mut self, _: Duration, _: Option<Duration>, _: u64, _: u64) {}
+}
+
+fn is_zombie(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        stat.rsplit_once(") ")
+            .is_some_and(|(_, rest)| rest.starts_with('Z'))
+    })
+}
+
+/// MariaDB's `Uptime` going back between the edges fails the run, and
+/// InnoDB's counters from both sides of the restart are not subtracted.
+#[test]
+fn a_server_restarted_in_the_window_fails_the_run_by_its_uptime() {
+    let _alone = ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let parent = parent_dir().join("restart");
+    std::fs::create_dir_all(&parent).unwrap();
+    let server = ThrowawayServer::start(&server_options(&parent), &AtomicBool::new(false)).unwrap();
+    let mut driver = driver(plan(1, 2048), 0.0, 1);
+    driver.stop_after = strata_slob::session::StopAfter::Duration {
+        warmup: Duration::from_millis(500),
+        duration: Duration::from_secs(15),
+    };
+    driver.tolerate_failures = true;
+    let config = config(
+        MariaDbServer::External(server.target("strata_slob")),
+        driver,
+    );
+    let mut observer = RestartInTheWindow {
+        pid: server.info().pid,
+        restarted: Default::default(),
+    };
+    let outcome = run(&config, &mut observer, &AtomicBool::new(false));
+    let restarted = observer.restarted.lock().unwrap().take();
+    if let Some(mut child) = restarted {
+        unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+        let _ = child.wait();
+    }
+    drop(server);
+    let figures = outcome.expect("the run").figures.unwrap();
+    let verdict = serde_json::to_string(&figures.run.verdict).unwrap();
+    eprintln!("{verdict}");
+    assert!(verdict.contains("\"failed\""), "{verdict}");
+    assert!(
+        verdict.contains("the server restarted inside the window")
+            && verdict.contains("by MariaDB's Uptime"),
+        "{verdict}"
+    );
+    assert!(figures.innodb.is_none(), "InnoDB figures across a restart");
+    assert!(leftovers(&parent).is_empty(), "{:?}", leftovers(&parent));
+}

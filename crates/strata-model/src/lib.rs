@@ -31,8 +31,16 @@ pub(crate) fn invalid(input: &'static str, reason: impl Into<String>) -> ModelEr
     }
 }
 
+/// Why `value` is no number a model can use, or `None`.
+fn not_finite(input: &'static str, value: f64) -> Option<ModelError> {
+    (!value.is_finite()).then(|| invalid(input, "must be a finite number".to_string()))
+}
+
 pub(crate) fn require_positive(input: &'static str, value: f64) -> Result<f64, ModelError> {
-    if value.is_finite() && value > 0.0 {
+    if let Some(error) = not_finite(input, value) {
+        return Err(error);
+    }
+    if value > 0.0 {
         Ok(value)
     } else {
         Err(invalid(input, format!("must be above 0, got {value}")))
@@ -40,7 +48,10 @@ pub(crate) fn require_positive(input: &'static str, value: f64) -> Result<f64, M
 }
 
 pub(crate) fn require_non_negative(input: &'static str, value: f64) -> Result<f64, ModelError> {
-    if value.is_finite() && value >= 0.0 {
+    if let Some(error) = not_finite(input, value) {
+        return Err(error);
+    }
+    if value >= 0.0 {
         Ok(value)
     } else {
         Err(invalid(input, format!("must not be negative, got {value}")))
@@ -48,6 +59,9 @@ pub(crate) fn require_non_negative(input: &'static str, value: f64) -> Result<f6
 }
 
 pub(crate) fn require_fraction(input: &'static str, value: f64) -> Result<f64, ModelError> {
+    if let Some(error) = not_finite(input, value) {
+        return Err(error);
+    }
     if (0.0..=1.0).contains(&value) {
         Ok(value)
     } else {

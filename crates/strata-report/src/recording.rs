@@ -194,14 +194,42 @@ fn threshold(options: &ReportOptions, recording: &Recording) -> f64 {
         .unwrap_or(DEFAULT_OUTLIER_THRESHOLD_MS)
 }
 
+/// Shortest span printed as a span: below it, a window is empty.
+const EMPTY_SPAN_S: f64 = 0.001;
+
+/// "5.0 to 45.0 s"; with milliseconds when the span is under a second, so
+/// that a short window never reads "5.0 to 5.0 s"; "an empty window at
+/// 5.0 s" when nothing was measured.
+pub(crate) fn span_text(from_s: f64, to_s: f64) -> String {
+    let length_s = to_s - from_s;
+    if length_s < EMPTY_SPAN_S {
+        format!("an empty window at {from_s:.1} s")
+    } else if length_s < 1.0 {
+        format!("{from_s:.3} to {to_s:.3} s")
+    } else {
+        format!("{from_s:.1} to {to_s:.1} s")
+    }
+}
+
+/// "Over 40.0 s." for the notes of rate tables, or that there are no rates.
+pub(crate) fn over_text(window_s: f64) -> String {
+    if window_s < EMPTY_SPAN_S {
+        "No time was measured, so there are no rates (every rate shows 0).".to_string()
+    } else if window_s < 1.0 {
+        format!("Over {window_s:.3} s.")
+    } else {
+        format!("Over {window_s:.1} s.")
+    }
+}
+
 fn window_fact(report: &mut Report, measured: &Measured, what: &str) {
     let window = measured.window;
     report.source.window = Some(window);
     report.about.push(Fact::new(
         "window",
         format!(
-            "{:.1} to {:.1} s from the recording's start ({what})",
-            window.from_s, window.to_s
+            "{} from the recording's start ({what})",
+            span_text(window.from_s, window.to_s)
         ),
     ));
 }
@@ -330,8 +358,8 @@ fn run_window_meaning(recording: &Recording, options: &ReportOptions) -> String 
     match (options.window, run::measured_window(recording)) {
         (None, _) => "the run's measured window, figures from its result record".to_string(),
         (Some(_), Some(run_window)) => format!(
-            "{samples}; the run measured {:.1} to {:.1} s",
-            run_window.from_s, run_window.to_s
+            "{samples}; the run measured {}",
+            span_text(run_window.from_s, run_window.to_s)
         ),
         (Some(_), None) => samples.to_string(),
     }
@@ -437,4 +465,19 @@ fn observe_report(
         .note("observe times no requests of its own: the devices' await is in I/O by layer.");
     let series = time_series::section(&timeline.within(window), &measured, Vec::new());
     assemble(report, &measured, vec![latency], series)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{over_text, span_text};
+
+    /// Partial figures once read "5.0 to 5.0 s" and "Over -0.0 s".
+    #[test]
+    fn short_and_empty_windows_say_what_they_are() {
+        assert_eq!(span_text(5.0, 45.0), "5.0 to 45.0 s");
+        assert_eq!(span_text(5.0, 5.02), "5.000 to 5.020 s");
+        assert_eq!(span_text(5.0, 5.0), "an empty window at 5.0 s");
+        assert_eq!(over_text(40.0), "Over 40.0 s.");
+        assert!(over_text(-0.0001).starts_with("No time was measured"));
+    }
 }

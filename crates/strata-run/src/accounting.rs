@@ -249,6 +249,9 @@ fn sessions(outcome: &RunOutcome) -> SessionFigures {
 }
 
 fn database(start: &Edge, end: &Edge, seconds: f64) -> Option<DatabaseFigures> {
+    if crate::edge::restart_between(start, end).is_some() {
+        return None;
+    }
     let counters = end.database.as_ref()?.delta(start.database.as_ref()?);
     let value = |key: &str| counters.get(key).copied().unwrap_or(0.0);
     let optional = |key: &str| counters.get(key).copied();

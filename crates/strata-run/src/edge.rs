@@ -28,6 +28,75 @@ pub struct Edge {
     pub own_cpu_s: f64,
     /// Every process's block-layer bytes, to name other tenants.
     pub processes_io: crate::tenants::ProcessIoSnapshot,
+    /// When the server last started, as the server says; `None` when it
+    /// could not be asked or strata runs the engine in its own process.
+    pub server_start: Option<ServerStart>,
+}
+
+/// When a server started, as Unix seconds, and what says so.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ServerStart {
+    pub unix_s: f64,
+    /// This machine's clock when it was read.
+    pub read_at_unix_s: f64,
+    /// `pg_postmaster_start_time()`, or MariaDB's `Uptime` subtracted from
+    /// this machine's clock.
+    pub source: &'static str,
+    /// How far two readings of one start may differ (MariaDB's `Uptime`
+    /// counts whole seconds, and the two clocks are read apart).
+    pub resolution_s: f64,
+}
+
+/// The restart between two edges, with what it rests on and when, as the
+/// cause of a failed run; `None` when the server kept running or when
+/// either edge lacks its start.
+pub fn restart_between(start: &Edge, end: &Edge) -> Option<String> {
+    restart(
+        start.server_start.as_ref()?,
+        end.server_start.as_ref()?,
+        (end.at - start.at).as_secs_f64(),
+    )
+}
+
+fn restart(before: &ServerStart, after: &ServerStart, window_s: f64) -> Option<String> {
+    let moved_s = after.unix_s - before.unix_s;
+    if moved_s.abs() <= before.resolution_s.max(after.resolution_s) {
+        return None;
+    }
+    let started_after_s = after.unix_s - before.read_at_unix_s;
+    let when = if (0.0..=window_s + after.resolution_s).contains(&started_after_s) {
+        format!("it started again {started_after_s:.1} s after the window began")
+    } else {
+        format!("its start time moved by {moved_s:.1} s")
+    };
+    Some(format!(
+        "the server restarted inside the window ({when}, by {}): counters from both sides \
+         of a restart are not one run, so the database figures are left out",
+        after.source
+    ))
+}
+
+/// This machine's clock in Unix seconds.
+pub fn unix_now_s() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |since| since.as_secs_f64())
+}
+
+async fn postmaster_start(client: &tokio_postgres::Client) -> Option<ServerStart> {
+    let row = client
+        .query_one(
+            "SELECT extract(epoch FROM pg_postmaster_start_time())::float8",
+            &[],
+        )
+        .await
+        .ok()?;
+    Some(ServerStart {
+        unix_s: row.get(0),
+        read_at_unix_s: unix_now_s(),
+        source: "pg_postmaster_start_time()",
+        resolution_s: 0.001,
+    })
 }
 
 /// Takes an edge (`server_pids` starts with the postmaster's); the
@@ -43,11 +112,13 @@ pub async fn take(client: &tokio_postgres::Client, version_num: u32, server_pids
     } else {
         backend_types(client).await.unwrap_or_default()
     };
+    let server_start = postmaster_start(client).await;
     Edge {
         at: Instant::now(),
         version_num,
         database,
         database_error,
+        server_start,
         disks: read_diskstats().unwrap_or_default(),
         host_cpu: HostCpu::read().unwrap_or_default(),
         server: ServerProcesses::read(server_pids, kinds),
@@ -56,5 +127,35 @@ pub async fn take(client: &tokio_postgres::Client, version_num: u32, server_pids
             user + system
         },
         processes_io: crate::tenants::ProcessIoSnapshot::read(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{restart, ServerStart};
+
+    fn mariadb(unix_s: f64, read_at_unix_s: f64) -> ServerStart {
+        ServerStart {
+            unix_s,
+            read_at_unix_s,
+            source: "MariaDB's Uptime",
+            resolution_s: 2.0,
+        }
+    }
+
+    #[test]
+    fn a_start_that_moved_past_the_resolution_is_a_restart_and_says_when() {
+        let before = mariadb(1000.0, 5000.0);
+        assert_eq!(restart(&before, &mariadb(1001.5, 5040.0), 40.0), None);
+        let text = restart(&before, &mariadb(5012.0, 5040.0), 40.0).unwrap();
+        assert!(
+            text.contains("it started again 12.0 s after the window began, by MariaDB's Uptime"),
+            "{text}"
+        );
+        let skewed = restart(&before, &mariadb(900.0, 5040.0), 40.0).unwrap();
+        assert!(
+            skewed.contains("its start time moved by -100.0 s"),
+            "{skewed}"
+        );
     }
 }

@@ -539,6 +539,15 @@ fn judge_postgres(
     if let Some(death) = &server_death {
         figures.warnings.insert(0, death.clone());
     }
+    let server_restart = crate::edge::restart_between(edges[0], edges[1]);
+    let crash_recovery = figures
+        .sessions
+        .first_connection_lost
+        .as_ref()
+        .is_some_and(|(_, why)| why.contains("crash of another server process"));
+    if server_death.is_some() || server_restart.is_some() || crash_recovery {
+        leave_out_counters_across_a_restart(figures);
+    }
     let facts = VerdictFacts {
         cache: shared_buffers.map(|cache_bytes| CacheFit {
             setting: "shared_buffers",
@@ -546,10 +555,24 @@ fn judge_postgres(
             data_set_bytes: data_set_bytes(&config.driver.plan),
         }),
         server_death,
+        server_restart,
         tolerate_failures: config.driver.tolerate_failures,
         missing_counters: edges.iter().find_map(|edge| edge.database_error.clone()),
     };
     figures.verdict = judge(figures, &facts);
+}
+
+/// A restart resets or rebuilds the server's counters: the two edges'
+/// counters are not one run's, so they are never subtracted.
+fn leave_out_counters_across_a_restart(figures: &mut RunFigures) {
+    if figures.database.take().is_some() {
+        figures.absorption = None;
+        figures.warnings.push(
+            "the database's counters are left out: the server restarted inside the window, and \
+             counters from both sides of a restart are not one run"
+                .to_string(),
+        );
+    }
 }
 
 /// `shared_buffers` in bytes, as the server has it; `None` when it cannot
@@ -736,9 +759,30 @@ async fn measure(
         Some(edge) => edge,
         None => edge::take(client, version_num, &server.pids()).await,
     };
-    wait_for_sessions_to_exit(client).await;
-    let end_edge = edge::take(client, version_num, &server.pids()).await;
+    let reconnected = match client.is_closed() {
+        true => reconnect(&server.target).await,
+        false => None,
+    };
+    let edge_client = reconnected.as_ref().unwrap_or(client);
+    wait_for_sessions_to_exit(edge_client).await;
+    let end_edge = edge::take(edge_client, version_num, &server.pids()).await;
     (outcome, start_edge, end_edge)
+}
+
+/// A new connection for the end edge when the server dropped the first one:
+/// waits up to 15 s for a restarting server (crash recovery), so that a
+/// restart is named as one rather than as missing counters.
+async fn reconnect(target: &ConnectionTarget) -> Option<tokio_postgres::Client> {
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        match connect(target).await {
+            Ok(client) => return Some(client),
+            Err(_) if Instant::now() < deadline => {
+                tokio::time::sleep(Duration::from_millis(200)).await
+            }
+            Err(_) => return None,
+        }
+    }
 }
 
 /// PostgreSQL backends publish their statistics at most once a second while

@@ -55,6 +55,9 @@ pub struct VerdictFacts {
     pub cache: Option<CacheFit>,
     /// The throwaway server died in the window (what and which pid).
     pub server_death: Option<String>,
+    /// The server's start time moved between the edges
+    /// ([`crate::edge::restart_between`]).
+    pub server_restart: Option<String>,
     /// `--tolerate-failures`: failed sessions do not fail the run.
     pub tolerate_failures: bool,
     /// Why the database's counters at an edge of the window are missing.
@@ -106,6 +109,9 @@ fn failures(figures: &RunFigures, facts: &VerdictFacts) -> Vec<String> {
     if let Some(death) = &facts.server_death {
         causes.push(death.clone());
     }
+    if let Some(restart) = &facts.server_restart {
+        causes.push(restart.clone());
+    }
     let sessions = &figures.sessions;
     if sessions.reconnects > 0 {
         let when = sessions
@@ -132,9 +138,8 @@ fn failures(figures: &RunFigures, facts: &VerdictFacts) -> Vec<String> {
         ));
     }
     if let Some(missing) = &facts.missing_counters {
-        let why = missing.rsplit(": ").next().unwrap_or(missing);
         causes.push(format!(
-            "the database's counters at an edge of the window are missing ({why})"
+            "the database's counters at an edge of the window are missing: {missing}"
         ));
     }
     causes

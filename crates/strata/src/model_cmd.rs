@@ -77,9 +77,11 @@ fn non_negative(input: &str) -> Result<f64, String> {
     let value: f64 = input
         .trim()
         .parse()
-        .map_err(|_| format!("'{input}' is not a number"))?;
-    if !(value.is_finite() && value >= 0.0) {
-        return Err(format!("{value} must not be negative"));
+        .ok()
+        .filter(|value: &f64| value.is_finite())
+        .ok_or_else(|| format!("'{input}' is not a finite number"))?;
+    if value < 0.0 {
+        return Err(format!("must not be negative, got {input}"));
     }
     Ok(value)
 }

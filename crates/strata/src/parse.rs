@@ -72,10 +72,12 @@ pub fn one_of<T>(
 pub fn zipf_theta(theta: &str) -> Result<f64, String> {
     let value: f64 = theta
         .parse()
-        .map_err(|_| format!("zipf:THETA needs a number, got '{theta}'"))?;
+        .ok()
+        .filter(|value: &f64| value.is_finite())
+        .ok_or_else(|| format!("zipf:THETA needs a finite number, got '{theta}'"))?;
     if !(value > 0.0 && value <= 10.0) {
         return Err(format!(
-            "zipf:THETA must be above 0 and at most 10, got {value}"
+            "zipf:THETA must be above 0 and at most 10, got {theta}"
         ));
     }
     Ok(value)

@@ -265,3 +265,59 @@ fn a_db_server_that_goes_away_mid_run_fails_the_run_and_keeps_the_recording() {
     assert!(sessions["failed"].as_u64().unwrap() >= 1, "{sessions}");
     assert_report_reads(&dir.path().join("partial.strata"), dir.path());
 }
+
+/// A `--db` server restarted by its owner (`pg_ctl restart`) inside the
+/// window: `pg_postmaster_start_time()` moved, so the run fails saying so,
+/// and the database's counters from both sides are not subtracted.
+#[test]
+fn a_db_server_restarted_in_the_window_fails_the_run_by_its_start_time() {
+    let dir = scratch();
+    let setup = run_json(
+        &["setup", "--schemas", "1", "--scale", "32MiB", "--keep"],
+        dir.path(),
+    );
+    let connection = setup["kept"]["connection_string"].as_str().unwrap();
+    let stop = setup["kept"]["how_to_stop"].as_str().unwrap().to_string();
+    let pg_ctl = stop.split(" stop -m fast").next().unwrap();
+    let restart = format!("{pg_ctl} restart -m fast -l /dev/null");
+    let args = [
+        "run",
+        "--db",
+        connection,
+        "--schemas",
+        "1",
+        "--scale",
+        "32MiB",
+        "--warmup",
+        "0s",
+        "--duration",
+        "15s",
+        "--tolerate-failures",
+        "--json",
+    ];
+    let (child, lines) = spawn_with_stderr_lines(&args, dir.path());
+    let seen = wait_for_phase(&lines, "running");
+    std::thread::sleep(Duration::from_secs(3));
+    let restarted = Command::new("sh").args(["-c", &restart]).output().unwrap();
+    let ended = finish(child, lines, seen, Instant::now());
+    let stopped = Command::new("sh").args(["-c", &stop]).output().unwrap();
+    assert!(
+        restarted.status.success() && stopped.status.success(),
+        "{restart}: {}\n{stop}: {}",
+        String::from_utf8_lossy(&restarted.stderr),
+        String::from_utf8_lossy(&stopped.stderr)
+    );
+    assert_eq!(ended.code, Some(1), "{}\n{}", ended.stderr, ended.stdout);
+    let document: serde_json::Value = serde_json::from_str(&ended.stdout).unwrap();
+    let causes = document["verdict"]["causes"].to_string();
+    assert!(
+        causes.contains("the server restarted inside the window (it started again")
+            && causes.contains("by pg_postmaster_start_time()"),
+        "{causes}"
+    );
+    assert!(
+        document["result"]["database"].is_null(),
+        "{}",
+        document["result"]["database"]
+    );
+}

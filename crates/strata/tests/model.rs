@@ -278,6 +278,36 @@ fn bad_inputs_name_the_flag() {
     );
 }
 
+/// Non-finite inputs once came back as "NaN must not be negative".
+#[test]
+fn non_finite_numbers_are_refused_without_nan_in_the_message() {
+    let cases: [&[&str]; 4] = [
+        &["replication", "--distance-km", "nan"],
+        &["replication", "--distance-km", "inf"],
+        &["queue", "--service-time", "1ms", "--arrival-rate", "NaN"],
+        &[
+            "flash-cache",
+            "--buffer-cache",
+            "1g",
+            "--data",
+            "10g",
+            "--skew",
+            "zipf:nan",
+        ],
+    ];
+    for args in cases {
+        let output = strata(args);
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let message = stderr.lines().next().unwrap_or_default();
+        assert!(message.contains("finite number"), "{args:?}: {stderr}");
+        assert!(
+            !message.contains(" NaN ") && !message.contains("inf must"),
+            "{stderr}"
+        );
+    }
+}
+
 fn report_fixture(name: &str) -> String {
     format!(
         "{}/../strata-report/tests/fixtures/{name}",

@@ -137,6 +137,19 @@ impl MariaDbCollector {
         })
     }
 
+    /// The server's `Uptime` status variable: whole seconds since it started.
+    pub fn uptime_s(&mut self) -> Result<f64> {
+        let row: Option<(String, String)> = self
+            .conn
+            .query_first("SHOW GLOBAL STATUS LIKE 'Uptime'")
+            .map_err(|error| self.query_error("reading Uptime", error))?;
+        let (_, value) = row.ok_or_else(|| anyhow!("the server has no Uptime status variable"))?;
+        value
+            .trim()
+            .parse()
+            .with_context(|| format!("Uptime = {value:?} is not a number"))
+    }
+
     /// Whether the server runs with `performance_schema` (fixed at start).
     pub fn performance_schema_on(&self) -> bool {
         self.performance_schema_on

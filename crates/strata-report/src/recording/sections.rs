@@ -161,7 +161,7 @@ pub(crate) fn load_profile(measured: &Measured) -> Section {
                  device figures are /proc/diskstats requests."
         }
     };
-    section.note(format!("Over {:.1} s. {note}", measured.window_s))
+    section.note(format!("{} {note}", super::over_text(measured.window_s)))
 }
 
 fn request_sizes(measured: &Measured) -> Option<Table> {
