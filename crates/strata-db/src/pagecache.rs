@@ -216,6 +216,38 @@ impl MemoryCgroup {
             .find_map(|key| memory_stat_value(&stat, key))
     }
 
+    /// Page cache of files alone: the page cache less the shared memory the
+    /// kernel keeps in it (shared_buffers once touched). `memory.stat`'s
+    /// `file − shmem` (v2) or `cache − shmem` (v1).
+    pub fn file_cache_bytes(&self) -> Option<u64> {
+        let stat = std::fs::read_to_string(self.dir.join("memory.stat")).ok()?;
+        let cache = self
+            .version
+            .page_cache_keys()
+            .iter()
+            .find_map(|key| memory_stat_value(&stat, key))?;
+        let shmem_key = match self.version {
+            CgroupVersion::V1 => "total_shmem",
+            CgroupVersion::V2 => "shmem",
+        };
+        let shmem = memory_stat_value(&stat, shmem_key)
+            .or_else(|| memory_stat_value(&stat, "shmem"))
+            .unwrap_or(0);
+        Some(cache.saturating_sub(shmem))
+    }
+
+    /// Processes the kernel's OOM killer ended inside this cgroup since it
+    /// was made: `oom_kill` of `memory.events` (v2) or `memory.oom_control`
+    /// (v1, from Linux 4.13); `None` when the kernel does not say.
+    pub fn oom_kills(&self) -> Option<u64> {
+        let file = match self.version {
+            CgroupVersion::V1 => "memory.oom_control",
+            CgroupVersion::V2 => "memory.events",
+        };
+        let text = std::fs::read_to_string(self.dir.join(file)).ok()?;
+        memory_stat_value(&text, "oom_kill")
+    }
+
     /// Leaves the cgroup in place (for a server that keeps running) and
     /// returns its directory.
     pub fn keep(mut self) -> PathBuf {

@@ -120,6 +120,7 @@ impl Watcher<u32> for EdgeTaker {
             own_cpu_s: user + system,
             processes_io: strata_run::tenants::ProcessIoSnapshot::read(),
             server_start,
+            oom_kills: strata_probe::collectors::host_oom_kills(),
         };
         WindowEdge { innodb, os }
     }

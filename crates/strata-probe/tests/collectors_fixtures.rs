@@ -170,6 +170,7 @@ fn vmstat_fixture_gives_paging_counters() {
             ("pgpgout_kib", 140615405.0),
             ("pgmajfault", 30896.0),
             ("pgfault", 75638602.0),
+            ("oom_kills", 11.0),
         ]
     );
     assert!(metrics.iter().all(|m| m.kind == MetricKind::Counter));

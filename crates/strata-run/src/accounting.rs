@@ -192,6 +192,20 @@ pub struct RunFigures {
     /// Valid, not a storage result, or failed: judged once the engine has
     /// added what it knows (`verdict::judge`).
     pub verdict: crate::verdict::Verdict,
+    /// The page cache strata's memory cgroup held through the window,
+    /// beside its target; `None` without such a cgroup.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub page_cache_held: Option<PageCacheHeld>,
+}
+
+/// The page cache of the server's files (the cgroup's page cache less its
+/// shared memory), sampled each second of the window.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct PageCacheHeld {
+    pub target_bytes: u64,
+    pub mean_bytes: u64,
+    pub max_bytes: u64,
+    pub samples: usize,
 }
 
 fn per_s(count: f64, seconds: f64) -> f64 {
@@ -497,6 +511,7 @@ pub fn account(
         warnings: Vec::new(),
         tenants: None,
         verdict: crate::verdict::Verdict::Valid,
+        page_cache_held: None,
     };
     figures.tenants = tenants(start, end, &figures.devices);
     figures.warnings = warnings(&figures, end);

@@ -28,6 +28,8 @@ pub struct Edge {
     pub own_cpu_s: f64,
     /// Every process's block-layer bytes, to name other tenants.
     pub processes_io: crate::tenants::ProcessIoSnapshot,
+    /// Processes the OOM killer ended on this host since boot.
+    pub oom_kills: Option<u64>,
     /// When the server last started, as the server says; `None` when it
     /// could not be asked or strata runs the engine in its own process.
     pub server_start: Option<ServerStart>,
@@ -76,6 +78,33 @@ fn restart(before: &ServerStart, after: &ServerStart, window_s: f64) -> Option<S
     ))
 }
 
+/// Why the run failed when the kernel's OOM killer ended a process in the
+/// window: inside strata's own memory cgroup (`cgroup`: its directory,
+/// limit and kill count since it was made) or elsewhere on the host.
+pub fn oom_cause(
+    start: &Edge,
+    end: &Edge,
+    cgroup: Option<(&std::path::Path, u64, u64)>,
+) -> Option<String> {
+    if let Some((path, limit_bytes, kills)) = cgroup.filter(|(_, _, kills)| *kills > 0) {
+        return Some(format!(
+            "the kernel's OOM killer ended {kills} process(es) inside strata's own memory \
+             cgroup {} (limit {}): the limit that keeps the page cache small left too little \
+             room for the server's memory, which is strata's fault (--page-cache-limit none \
+             runs without the cgroup)",
+            path.display(),
+            strata_core::units::format_size(limit_bytes)
+        ));
+    }
+    let kills = end.oom_kills?.checked_sub(start.oom_kills?)?;
+    (kills > 0).then(|| {
+        format!(
+            "the kernel's OOM killer ended {kills} process(es) on this host in the window \
+             (/proc/vmstat oom_kill; not in a cgroup of strata's): the host ran out of memory"
+        )
+    })
+}
+
 /// This machine's clock in Unix seconds.
 pub fn unix_now_s() -> f64 {
     std::time::SystemTime::now()
@@ -119,6 +148,7 @@ pub async fn take(client: &tokio_postgres::Client, version_num: u32, server_pids
         database,
         database_error,
         server_start,
+        oom_kills: strata_probe::collectors::host_oom_kills(),
         disks: read_diskstats().unwrap_or_default(),
         host_cpu: HostCpu::read().unwrap_or_default(),
         server: ServerProcesses::read(server_pids, kinds),

@@ -444,15 +444,24 @@ fn database_text(figures: &RunFigures, engine: EngineKind) -> String {
 /// The page cache's share: blocks the database (or SQLite's sessions)
 /// read that no device read.
 fn absorption_text(figures: &RunFigures, environment: &RunEnvironment) -> String {
+    let held = figures.page_cache_held.as_ref().map_or(String::new(), |held| {
+        format!(
+            "  page cache of the server's files in strata's cgroup: mean {}, max {} in {} samples over the window (target {})\n",
+            format_size(held.mean_bytes),
+            format_size(held.max_bytes),
+            held.samples,
+            format_size(held.target_bytes)
+        )
+    });
     let Some(absorption) = &figures.absorption else {
-        return String::new();
+        return held;
     };
     let block = format_size(u64::from(environment.block_bytes));
     let reader = match environment.engine {
         EngineKind::Sqlite => format!("pages ({block}) SQLite's sessions read"),
         engine => format!("blocks ({block}) {} read", engine.label()),
     };
-    format!(
+    held + &format!(
         "  page cache: of {:.0} {reader}, the data devices read {:.0} blocks' worth ({} read requests): {:.0} blocks ({:.1}%) absorbed above the devices\n",
         absorption.database_blocks_read,
         absorption.device_read_blocks,
@@ -551,8 +560,10 @@ fn cpu_text(figures: &RunFigures, engine: EngineKind) -> String {
         let _ = writeln!(
             out,
             "  {:<34} {:>3} processes: CPU {:.2} s, run-queue delay {}, read from devices {}",
-            if group.exited {
-                format!("{} (exited in the window)", group.backend_type)
+            if group.exited && group.backend_type == "client backend" {
+                "client backend (the sessions', closed at the window's end)".to_string()
+            } else if group.exited {
+                format!("{} (exited before the end edge)", group.backend_type)
             } else {
                 group.backend_type.clone()
             },

@@ -62,6 +62,7 @@ impl ServerProcesses {
     /// `pids` starts with the postmaster's.
     pub fn read(pids: &[u32], backend_types: BTreeMap<u32, String>) -> ServerProcesses {
         let postmaster = pids.first().copied();
+        let backend_types = name_every_process(pids, backend_types);
         ServerProcesses {
             postmaster,
             by_pid: pids
@@ -91,6 +92,67 @@ impl ServerProcesses {
             .copied()
             .collect()
     }
+}
+
+/// Server processes by the name their process title gives, for those
+/// `pg_stat_activity` does not list (the logger on every version, the stats
+/// collector up to 14) or not yet (a backend still starting).
+const TITLED_ROLES: [&str; 20] = [
+    "logger",
+    "stats collector",
+    "checkpointer",
+    "background writer",
+    "walwriter",
+    "autovacuum launcher",
+    "autovacuum worker",
+    "logical replication launcher",
+    "logical replication parallel worker",
+    "logical replication tablesync worker",
+    "logical replication apply worker",
+    "logical replication worker",
+    "archiver",
+    "startup",
+    "walreceiver",
+    "walsender",
+    "walsummarizer",
+    "slotsync worker",
+    "io worker",
+    "parallel worker",
+];
+
+/// `backend_types` (from `pg_stat_activity`) with every other process of
+/// `pids` but the first (the postmaster) named by its process title.
+pub fn name_every_process(
+    pids: &[u32],
+    mut backend_types: BTreeMap<u32, String>,
+) -> BTreeMap<u32, String> {
+    for pid in pids.iter().skip(1) {
+        if !backend_types.contains_key(pid) {
+            let title = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            if let Some(role) = role_from_title(&String::from_utf8_lossy(&title)) {
+                backend_types.insert(*pid, role);
+            }
+        }
+    }
+    backend_types
+}
+
+/// The role a PostgreSQL process title (`postgres: logger`, or with a
+/// `cluster_name`, `postgres: 15/main: logger`) names: an auxiliary
+/// process by its name, any other title a client backend; `None` for what
+/// is not a server process's title.
+pub fn role_from_title(command_line: &str) -> Option<String> {
+    let title = command_line.trim_end_matches('\0').replace('\0', " ");
+    let rest = title.strip_prefix("postgres: ")?;
+    let named = |text: &str| {
+        TITLED_ROLES
+            .iter()
+            .find(|role| text.starts_with(*role))
+            .map(|role| role.to_string())
+    };
+    named(rest)
+        .or_else(|| rest.split_once(": ").and_then(|(_, after)| named(after)))
+        .or_else(|| Some("client backend (not yet in pg_stat_activity)".to_string()))
 }
 
 /// One kind of server process over the window.
@@ -222,6 +284,31 @@ fn exited_group(start: &ServerProcesses, end: &ServerProcesses) -> Option<Proces
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Titles as PostgreSQL 15 to 18 set them, with and without Debian's
+    /// `cluster_name`.
+    #[test]
+    fn every_process_title_names_a_role() {
+        for (title, role) in [
+            ("postgres: logger ", "logger"),
+            ("postgres: 15/main: logger ", "logger"),
+            ("postgres: 15/main: checkpointer ", "checkpointer"),
+            ("postgres: background writer ", "background writer"),
+            ("postgres: 17/main: walsummarizer ", "walsummarizer"),
+            ("postgres: io worker 2", "io worker"),
+            ("postgres: autovacuum worker strata", "autovacuum worker"),
+            (
+                "postgres: 15/main: strata strata [local] SELECT",
+                "client backend (not yet in pg_stat_activity)",
+            ),
+        ] {
+            assert_eq!(role_from_title(title).as_deref(), Some(role), "{title}");
+        }
+        assert_eq!(
+            role_from_title("/usr/lib/postgresql/15/bin/postgres\0-D\0/x\0"),
+            None
+        );
+    }
 
     fn edge(processes: &[(u32, u64, u64, &str)], reaped_ticks: u64) -> ServerProcesses {
         ServerProcesses {

@@ -6,7 +6,7 @@
 //! Not for: parsing options or drawing progress (the binary passes resolved
 //! settings and an observer).
 
-use crate::accounting::{account, RunDevices, RunFigures, BLOCK_BYTES};
+use crate::accounting::{account, PageCacheHeld, RunDevices, RunFigures, BLOCK_BYTES};
 use crate::edge::{self, Edge};
 use crate::read_path::{self, ReadPath};
 use crate::verdict::{judge, CacheFit, VerdictFacts};
@@ -144,7 +144,7 @@ pub fn data_set_bytes_in_blocks_of(plan: &SchemaPlan, block_bytes: u64) -> u64 {
 
 fn allowed_page_cache(choice: PageCacheChoice, plan: &SchemaPlan) -> Option<u64> {
     match choice {
-        PageCacheChoice::Auto => Some((data_set_bytes(plan) / 10).max(4 << 20)),
+        PageCacheChoice::Auto => Some((data_set_bytes(plan) / 20).max(4 << 20)),
         PageCacheChoice::Limit(bytes) => Some(bytes),
         PageCacheChoice::Unlimited => None,
     }
@@ -157,18 +157,59 @@ fn allowed_page_cache(choice: PageCacheChoice, plan: &SchemaPlan) -> Option<u64>
 /// plus the page cache allowed, plus room for each backend to grow (a
 /// backend past the limit is killed by the kernel, which takes the server
 /// down). The limit the cluster started with leaves slack that the page
-/// cache would fill; this is applied once the sessions are connected and
-/// again at the start of the measured window, after the warm-up.
+/// cache would fill. Once the sessions are connected the limit leaves
+/// 16 MiB and 512 KiB per session for the warm-up; from the window's start
+/// it is set again every second with 2 MiB and 4 KiB per session, so that
+/// the page cache stays at its target at any session count (the page cache
+/// itself is the first room a growing backend gets: the kernel reclaims it
+/// before it kills, and the next second's limit gives it back).
 struct CacheLimit<'a> {
     cluster: &'a ThrowawayCluster,
     allowed_bytes: u64,
     sessions: u64,
+    /// The page cache of the server's files at each second of the window.
+    file_cache_samples: std::cell::RefCell<Vec<u64>>,
 }
 
 impl CacheLimit<'_> {
-    const GROWTH_PER_SESSION: u64 = 512 << 10;
+    const WARMUP_GROWTH_PER_SESSION: u64 = 512 << 10;
+    const WINDOW_GROWTH_PER_SESSION: u64 = 4 << 10;
 
+    fn new(cluster: &ThrowawayCluster, allowed_bytes: u64, sessions: u64) -> CacheLimit<'_> {
+        CacheLimit {
+            cluster,
+            allowed_bytes,
+            sessions,
+            file_cache_samples: Default::default(),
+        }
+    }
+
+    /// The limit for the warm-up, once the sessions are connected.
     async fn apply(&self, client: &tokio_postgres::Client) -> anyhow::Result<()> {
+        self.set(client, 16 << 20, Self::WARMUP_GROWTH_PER_SESSION)
+            .await
+    }
+
+    /// The limit for the window, and a sample of the page cache it holds.
+    async fn hold(&self, client: &tokio_postgres::Client) -> anyhow::Result<()> {
+        self.set(client, 2 << 20, Self::WINDOW_GROWTH_PER_SESSION)
+            .await?;
+        if let Some(bytes) = self
+            .cluster
+            .memory_cgroup()
+            .and_then(|cgroup| cgroup.file_cache_bytes())
+        {
+            self.file_cache_samples.borrow_mut().push(bytes);
+        }
+        Ok(())
+    }
+
+    async fn set(
+        &self,
+        client: &tokio_postgres::Client,
+        fixed: u64,
+        per_session: u64,
+    ) -> anyhow::Result<()> {
         let Some(cgroup) = self.cluster.memory_cgroup() else {
             return Ok(());
         };
@@ -182,8 +223,20 @@ impl CacheLimit<'_> {
         let shared_bytes = row.get::<_, i64>(0).max(0) as u64;
         let usage_bytes = cgroup.usage_bytes().unwrap_or(0);
         let private_bytes = usage_bytes.saturating_sub(cgroup.page_cache_bytes().unwrap_or(0));
-        let margin = (16 << 20) + self.sessions * Self::GROWTH_PER_SESSION;
+        let margin = fixed + self.sessions * per_session;
         cgroup.set_limit(private_bytes + shared_bytes + self.allowed_bytes + margin)
+    }
+
+    /// The page cache the window held beside its target.
+    fn held(&self) -> Option<PageCacheHeld> {
+        let samples = self.file_cache_samples.borrow();
+        let max_bytes = *samples.iter().max()?;
+        Some(PageCacheHeld {
+            target_bytes: self.allowed_bytes,
+            mean_bytes: samples.iter().sum::<u64>() / samples.len() as u64,
+            max_bytes,
+            samples: samples.len(),
+        })
     }
 
     fn method(&self) -> PageCacheMethod {
@@ -406,11 +459,11 @@ async fn drive(
         server.cluster,
         allowed_page_cache(config.page_cache, &config.driver.plan),
     ) {
-        (Some(cluster), Some(allowed_bytes)) => Some(CacheLimit {
+        (Some(cluster), Some(allowed_bytes)) => Some(CacheLimit::new(
             cluster,
             allowed_bytes,
-            sessions: driver.session_count() as u64,
-        }),
+            driver.session_count() as u64,
+        )),
         _ => None,
     };
     if let Some(limit) = &cache_limit {
@@ -439,6 +492,7 @@ async fn drive(
         environment.page_cache = limit.method();
     }
     let mut figures = account(&start, &end, &outcome, &environment.devices);
+    figures.page_cache_held = cache_limit.as_ref().and_then(CacheLimit::held);
     judge_postgres(&mut figures, config, server, shared_buffers, [&start, &end]);
     if let Some(path) = &config.record {
         let samples = sampler.map(BackgroundSampler::finish).unwrap_or_default();
@@ -474,6 +528,7 @@ fn layer_sampler(
         all_os_collectors(devices.sampler_filter(), Vec::new()).unwrap_or_default();
     let pids = server.pids();
     if !pids.is_empty() {
+        let backend_types = crate::processes::name_every_process(&pids, backend_types);
         let processes = ProcessDelayCollector::new(pids).with_backend_types(backend_types);
         collectors.push(Box::new(processes));
     }
@@ -545,6 +600,14 @@ fn judge_postgres(
         .first_connection_lost
         .as_ref()
         .is_some_and(|(_, why)| why.contains("crash of another server process"));
+    let cgroup = server
+        .cluster
+        .and_then(ThrowawayCluster::memory_cgroup)
+        .map(|cgroup| {
+            let kills = cgroup.oom_kills().unwrap_or(0);
+            (cgroup.path(), cgroup.limit_bytes(), kills)
+        });
+    let oom_kill = crate::edge::oom_cause(edges[0], edges[1], cgroup);
     if server_death.is_some() || server_restart.is_some() || crash_recovery {
         leave_out_counters_across_a_restart(figures);
     }
@@ -556,6 +619,7 @@ fn judge_postgres(
         }),
         server_death,
         server_restart,
+        oom_kill,
         tolerate_failures: config.driver.tolerate_failures,
         missing_counters: edges.iter().find_map(|edge| edge.database_error.clone()),
     };
@@ -715,21 +779,13 @@ async fn measure(
     };
     let stop = Arc::new(AtomicBool::new(false));
     let progress = Arc::new(Progress::default());
-    let settle_cache = || async {
-        if let Some(limit) = cache_limit {
-            if let Err(error) = limit.apply(client).await {
-                let _ = std::io::Write::write_fmt(
-                    &mut std::io::stderr().lock(),
-                    format_args!(
-                        "strata: warning: could not tighten the page-cache limit: {error:#}\n"
-                    ),
-                );
-            }
-        }
+    let mut holder = CacheHolder {
+        limit: cache_limit,
+        warned: false,
     };
     let mut start_edge = match stop_after {
         StopAfter::WorkLoops(_) => {
-            settle_cache().await;
+            holder.hold(client).await;
             Some(edge::take(client, version_num, &server.pids()).await)
         }
         StopAfter::Duration { .. } => None,
@@ -738,13 +794,16 @@ async fn measure(
     let run = driver.run(start, stop.clone(), progress.clone());
     tokio::pin!(run);
     let mut tick = tokio::time::interval(Duration::from_millis(250));
+    let mut hold_tick = tokio::time::interval(Duration::from_secs(1));
+    hold_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     let outcome = loop {
         tokio::select! {
             outcome = &mut run => break outcome,
             _ = tokio::time::sleep_until(window_start), if start_edge.is_none() => {
-                settle_cache().await;
+                holder.hold(client).await;
                 start_edge = Some(edge::take(client, version_num, &server.pids()).await);
             }
+            _ = hold_tick.tick(), if start_edge.is_some() => holder.hold(client).await,
             _ = tick.tick() => {
                 if interrupt.load(Ordering::Relaxed) {
                     stop.store(true, Ordering::Relaxed);
@@ -767,6 +826,29 @@ async fn measure(
     wait_for_sessions_to_exit(edge_client).await;
     let end_edge = edge::take(edge_client, version_num, &server.pids()).await;
     (outcome, start_edge, end_edge)
+}
+
+/// Holds the page cache at its target through the window; says once when
+/// it cannot.
+struct CacheHolder<'a> {
+    limit: Option<&'a CacheLimit<'a>>,
+    warned: bool,
+}
+
+impl CacheHolder<'_> {
+    async fn hold(&mut self, client: &tokio_postgres::Client) {
+        let Some(limit) = self.limit else { return };
+        if let Err(error) = limit.hold(client).await {
+            if !std::mem::replace(&mut self.warned, true) {
+                let _ = std::io::Write::write_fmt(
+                    &mut std::io::stderr().lock(),
+                    format_args!(
+                        "strata: warning: could not hold the page-cache limit: {error:#}\n"
+                    ),
+                );
+            }
+        }
+    }
 }
 
 /// A new connection for the end edge when the server dropped the first one:

@@ -55,6 +55,8 @@ pub struct VerdictFacts {
     pub cache: Option<CacheFit>,
     /// The throwaway server died in the window (what and which pid).
     pub server_death: Option<String>,
+    /// The kernel's OOM killer ended a process ([`crate::edge::oom_cause`]).
+    pub oom_kill: Option<String>,
     /// The server's start time moved between the edges
     /// ([`crate::edge::restart_between`]).
     pub server_restart: Option<String>,
@@ -111,6 +113,9 @@ fn failures(figures: &RunFigures, facts: &VerdictFacts) -> Vec<String> {
     }
     if let Some(restart) = &facts.server_restart {
         causes.push(restart.clone());
+    }
+    if let Some(oom_kill) = &facts.oom_kill {
+        causes.push(oom_kill.clone());
     }
     let sessions = &figures.sessions;
     if sessions.reconnects > 0 {

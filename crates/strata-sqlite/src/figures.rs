@@ -47,6 +47,7 @@ pub fn take_edge(version_num: u32) -> SqliteEdge {
         server: ServerProcesses::default(),
         own_cpu_s: user + system,
         processes_io: strata_run::tenants::ProcessIoSnapshot::read(),
+        oom_kills: strata_probe::collectors::host_oom_kills(),
         server_start: None,
     };
     SqliteEdge {

@@ -6,7 +6,8 @@
 mod common;
 
 use common::*;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 const SMALL: [&str; 8] = [
@@ -498,4 +499,56 @@ fn another_process_reading_the_same_disk_is_named_with_its_share() {
         "{reasons}"
     );
     assert_nothing_left_behind(&dir);
+}
+
+/// The memory cgroup that `/proc/PID/cgroup` names for `pid`, under the
+/// v1 memory hierarchy or the v2 one.
+fn memory_cgroup_of(pid: u32) -> PathBuf {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).unwrap();
+    for line in text.lines() {
+        let mut fields = line.splitn(3, ':');
+        let (_, controllers, path) = (fields.next(), fields.next(), fields.next());
+        let (Some(controllers), Some(path)) = (controllers, path) else {
+            continue;
+        };
+        let relative = path.trim_start_matches('/');
+        if controllers.split(',').any(|name| name == "memory") {
+            return Path::new("/sys/fs/cgroup/memory").join(relative);
+        }
+        if controllers.is_empty() && !relative.is_empty() {
+            return Path::new("/sys/fs/cgroup/unified").join(relative);
+        }
+    }
+    panic!("no memory cgroup for {pid}: {text}");
+}
+
+/// A process in strata's own memory cgroup killed by the OOM killer fails
+/// the run, naming the cgroup, its limit and the kill (here the process is
+/// a memory hog the test puts there; in the issue it was a backend).
+#[test]
+fn an_oom_kill_inside_strata_s_cgroup_fails_the_run_and_says_whose() {
+    let dir = scratch();
+    let mut args = vec!["run"];
+    args.extend(SMALL);
+    args.extend(["--duration", "12s", "--warmup", "1s", "--json"]);
+    let (child, lines) = spawn_with_stderr_lines(&args, dir.path());
+    wait_for_phase(&lines, "running");
+    let postmaster = wait_for_postmaster(dir.path(), Duration::from_secs(10));
+    let cgroup = memory_cgroup_of(postmaster);
+    let hog = format!(
+        "echo $$ > {}/cgroup.procs && head -c 16G /dev/zero | tail -n 1 > /dev/null",
+        cgroup.display()
+    );
+    let hogged = Command::new("sh").args(["-c", &hog]).output().unwrap();
+    assert!(!hogged.status.success(), "the hog was not killed");
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(1), "{}", stderr_of(&output));
+    let document: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let causes = document["verdict"]["causes"].to_string();
+    assert!(
+        causes.contains(
+            "the kernel's OOM killer ended 1 process(es) inside strata's own memory cgroup"
+        ) && causes.contains(&cgroup.display().to_string()),
+        "{causes}"
+    );
 }

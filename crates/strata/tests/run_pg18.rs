@@ -45,10 +45,41 @@ fn process_group<'a>(result: &'a Value, backend_type: &str) -> Option<&'a Value>
         .find(|group| group["backend_type"] == backend_type && group["exited"] == false)
 }
 
+/// Every server process is named by its role: the auxiliary processes by
+/// `pg_stat_activity` or their title, the sessions' backends as the client
+/// backends closed at the window's end.
+fn assert_every_process_named(result: &Value) {
+    let groups = result["cpu"]["server_processes"].as_array().unwrap();
+    let names: Vec<&str> = groups
+        .iter()
+        .map(|group| group["backend_type"].as_str().unwrap())
+        .collect();
+    for role in [
+        "postmaster",
+        "checkpointer",
+        "background writer",
+        "walwriter",
+    ] {
+        assert!(names.contains(&role), "{role} missing: {names:?}");
+    }
+    assert!(
+        !names
+            .iter()
+            .any(|name| name.contains("not in pg_stat_activity")),
+        "{names:?}"
+    );
+    let sessions = groups
+        .iter()
+        .find(|group| group["exited"] == true)
+        .expect("the sessions' backends, closed at the window's end");
+    assert_eq!(sessions["backend_type"], "client backend", "{names:?}");
+}
+
 #[test]
 fn pg18_read_requests_and_bytes_agree_with_the_device_and_io_workers_do_the_reads() {
     let (_device, dir) = own_filesystem(512);
     let document = run_with(&pg18_bin_dir(), &dir, &["--io-method", "worker"]);
+    assert_every_process_named(&document["result"]);
     assert_eq!(
         document["environment"]["server_version_num"]
             .as_u64()
@@ -127,6 +158,7 @@ fn pg15_lacks_the_18_only_figures_with_their_reason_and_refuses_18_only_options(
     let (_device, dir) = own_filesystem(512);
     let pg15 = Path::new(PG15_BIN);
     let document = run_with(pg15, &dir, &[]);
+    assert_every_process_named(&document["result"]);
     let database = &document["result"]["database"];
     for field in ["read_requests", "read_bytes", "read_requests_per_s"] {
         assert!(database.get(field).is_none(), "{field} on 15: {database}");

@@ -20,11 +20,12 @@ const MEMINFO_GAUGES: [(&str, &str); 8] = [
     ("Writeback", "writeback_bytes"),
     ("Shmem", "shmem_bytes"),
 ];
-const VMSTAT_COUNTERS: [(&str, &str); 4] = [
+const VMSTAT_COUNTERS: [(&str, &str); 5] = [
     ("pgpgin", "pgpgin_kib"),
     ("pgpgout", "pgpgout_kib"),
     ("pgmajfault", "pgmajfault"),
     ("pgfault", "pgfault"),
+    ("oom_kill", "oom_kills"),
 ];
 
 /// Layer `memory`: gauges `mem_total_bytes, mem_free_bytes,
@@ -32,8 +33,9 @@ const VMSTAT_COUNTERS: [(&str, &str); 4] = [
 /// PostgreSQL's shared_buffers), `buffers_bytes, dirty_bytes,
 /// writeback_bytes, shmem_bytes` (`/proc/meminfo` kB × 1024); counters
 /// `pgpgin_kib, pgpgout_kib` (KiB paged in from / out to block devices),
-/// `pgmajfault, pgfault` from `/proc/vmstat`. A field the kernel does not
-/// print is left out.
+/// `pgmajfault, pgfault` and `oom_kills` (processes the OOM killer ended,
+/// Linux 4.13 on) from `/proc/vmstat`. A field the kernel does not print is
+/// left out.
 #[derive(Debug, Default)]
 pub struct MemoryCollector;
 
@@ -92,6 +94,17 @@ pub fn parse_meminfo(text: &str) -> anyhow::Result<Vec<Metric>> {
 /// Parses `/proc/vmstat` (`name value` lines) into the counters of
 /// [`MemoryCollector`]. Every line must have that shape; errors name the
 /// line.
+/// Processes the kernel's OOM killer ended on this host since boot
+/// (`/proc/vmstat` `oom_kill`); `None` when the kernel does not say.
+pub fn host_oom_kills() -> Option<u64> {
+    let text = std::fs::read_to_string(VMSTAT_PATH).ok()?;
+    parse_vmstat(&text)
+        .ok()?
+        .into_iter()
+        .find(|metric| metric.name == "oom_kills")
+        .map(|metric| metric.value as u64)
+}
+
 pub fn parse_vmstat(text: &str) -> anyhow::Result<Vec<Metric>> {
     let mut found = Vec::new();
     for_each_line("vmstat", text, |line| {

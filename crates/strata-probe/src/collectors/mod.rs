@@ -24,7 +24,7 @@ mod process;
 
 pub use cpu::{parse_pressure, parse_proc_stat, CpuCollector};
 pub use device::{device_metrics, disk_totals, DeviceCollector, DeviceFilter};
-pub use memory::{parse_meminfo, parse_vmstat, MemoryCollector};
+pub use memory::{host_oom_kills, parse_meminfo, parse_vmstat, MemoryCollector};
 pub use net::{parse_net_dev, NetCollector};
 pub use nfs::{parse_mountstats, NfsCollector};
 pub use process::{parse_proc_io, parse_schedstat, ProcessDelayCollector};
