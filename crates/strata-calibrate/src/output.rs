@@ -64,7 +64,7 @@ pub fn record_point(writer: &mut RecordingWriter, point: &PointResult) -> anyhow
         let sample = serde_json::json!({"layer": "window_device", "point": point.name, "interval_s": point.window_s, "sample": device});
         writer.write("sample", &sample)?;
     }
-    for outlier in &point.outliers {
+    for outlier in &point.slow_ios {
         writer.write(
             "event",
             &serde_json::json!({"event": "io_outlier", "point": point.name, "outlier": outlier}),

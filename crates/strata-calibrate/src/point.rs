@@ -30,6 +30,11 @@ pub struct WatchedDevices {
     pub physical: Vec<String>,
 }
 
+/// Every I/O at least this slow is kept for the Recording, whatever
+/// `--outlier` is (the floor run outliers share), so that `strata report
+/// --outlier-threshold` can list slow I/Os down to it.
+pub const OUTLIER_FLOOR_NS: u64 = 100_000_000;
+
 /// How every point of a calibration runs.
 pub struct PointContext<'a> {
     pub target: &'a Path,
@@ -145,7 +150,7 @@ fn worker_plans(spec: &PointSpec, context: &PointContext, files: &[File]) -> Vec
                 ),
                 rate_iops: group.rate_iops.map(|rate| rate / instances as f64),
                 ios_budget: budget_share(context.stop_rule, instance, instances),
-                outlier_ns: context.outlier_threshold_ns,
+                outlier_ns: context.outlier_threshold_ns.min(OUTLIER_FLOOR_NS),
             });
         }
     }
@@ -284,6 +289,7 @@ fn merge(
         .and_then(|name| devices.iter().find(|device| &device.device == name))
         .map(|device| verify(&groups, device, context.direct));
     let errors: Vec<String> = outcomes.iter().filter_map(|o| o.error.clone()).collect();
+    let slow_ios = outlier_records(spec, &outcomes);
     PointResult {
         name: spec.name.clone(),
         cell: spec.cell,
@@ -293,7 +299,12 @@ fn merge(
         devices,
         verification,
         per_second: per_second_samples(&outcomes),
-        outliers: outlier_records(spec, &outcomes),
+        outliers: slow_ios
+            .iter()
+            .filter(|io| io.lat_us * 1e3 >= context.outlier_threshold_ns as f64)
+            .cloned()
+            .collect(),
+        slow_ios,
         outliers_dropped: outcomes.iter().map(|o| o.outliers_dropped).sum(),
         errors,
         groups,

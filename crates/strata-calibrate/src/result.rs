@@ -160,7 +160,13 @@ pub struct PointResult {
     pub devices: Vec<DeviceFigures>,
     pub verification: Option<Verification>,
     pub per_second: Vec<SecondSample>,
+    /// I/Os at or over `--outlier`.
     pub outliers: Vec<OutlierRecord>,
+    /// I/Os at or over the floor (`--outlier` or 100 ms, whichever is
+    /// less): the Recording's `io_outlier` events.
+    #[serde(skip)]
+    pub slow_ios: Vec<OutlierRecord>,
+    /// I/Os at or over the floor counted but not kept.
     pub outliers_dropped: u64,
     pub errors: Vec<String>,
 }

@@ -147,8 +147,11 @@ pub struct RateSeries {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct OutlierFigures {
     pub threshold_ms: f64,
-    /// Individual I/Os over the threshold, when the source records them.
+    /// Individual I/Os (calibrate) or statements (run) over the threshold,
+    /// when the source records them.
     pub count: Option<u64>,
+    /// `count` and `worst_ms` are a run's statements, not I/Os.
+    pub statements: bool,
     pub worst_ms: Option<f64>,
     /// Seconds in which a device's average await went over the threshold.
     pub device_spikes: Vec<AwaitSpike>,
@@ -401,17 +404,27 @@ fn slow_ios(figures: &WindowFigures) -> Option<Finding> {
     if count == 0 && outliers.device_spikes.is_empty() {
         return None;
     }
-    let mut evidence = vec![Evidence::new("threshold", outliers.threshold_ms, 1, "ms")];
+    let (items, item) = match outliers.statements {
+        true => ("statements", "statement"),
+        false => ("I/Os", "I/O"),
+    };
+    let decimals = if outliers.threshold_ms < 1.0 { 3 } else { 1 };
+    let mut evidence = vec![Evidence::new(
+        "threshold",
+        outliers.threshold_ms,
+        decimals,
+        "ms",
+    )];
     if count > 0 {
         evidence.push(Evidence::new(
-            "I/Os over the threshold",
+            format!("{items} over the threshold"),
             count as f64,
             0,
-            "I/Os",
+            items,
         ));
     }
     if let Some(worst) = outliers.worst_ms {
-        evidence.push(Evidence::new("slowest I/O", worst, 1, "ms"));
+        evidence.push(Evidence::new(format!("slowest {item}"), worst, 1, "ms"));
     }
     if let Some(spike) = outliers
         .device_spikes
@@ -434,10 +447,32 @@ fn slow_ios(figures: &WindowFigures) -> Option<Finding> {
             "ms",
         ));
     }
-    let title = format!("Slow I/Os: over {:.0} ms", outliers.threshold_ms);
-    let why = "Averages hide these; a few very slow I/Os stall the sessions that wait for them \
-               and point at a device or path problem.";
+    let title = format!("Slow {items}: over {} ms", ms_text(outliers.threshold_ms));
+    let why = match outliers.statements {
+        true => {
+            "Averages hide these; a few very slow statements stall their sessions: beside the \
+             device's slow seconds they say whether the storage or the database made them slow."
+        }
+        false => {
+            "Averages hide these; a few very slow I/Os stall the sessions that wait for them \
+             and point at a device or path problem."
+        }
+    };
     Some(finding("slow_ios", Severity::Warning, title, evidence, why))
+}
+
+/// Milliseconds as a threshold is read: whole from 100 ms, one decimal from
+/// 1 ms, else up to three (0.2, not 0).
+pub(crate) fn ms_text(ms: f64) -> String {
+    let text = match ms {
+        ms if ms >= 100.0 => format!("{ms:.0}"),
+        ms if ms >= 1.0 => format!("{ms:.1}"),
+        ms => format!("{ms:.3}"),
+    };
+    match text.contains('.') {
+        true => text.trim_end_matches('0').trim_end_matches('.').to_string(),
+        false => text,
+    }
 }
 
 /// Finding 5: a device busy nearly all the time with requests queued.
@@ -859,6 +894,14 @@ mod tests {
         let mut direct = cached.clone();
         direct.database.through_page_cache = false;
         assert!(!ids(&direct).contains(&"buffered_not_physical".to_string()));
+    }
+
+    #[test]
+    fn thresholds_read_as_written() {
+        assert_eq!(ms_text(343.73631), "344");
+        assert_eq!(ms_text(2.0), "2");
+        assert_eq!(ms_text(12.34), "12.3");
+        assert_eq!(ms_text(0.2), "0.2");
     }
 
     #[test]

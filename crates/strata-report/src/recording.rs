@@ -184,10 +184,13 @@ fn header_facts(recording: &Recording, length_s: f64) -> Vec<Fact> {
     ]
 }
 
+/// `--outlier-threshold`, else the one the recording was made with
+/// (calibrate's `--outlier`, a run's chosen threshold), else 500 ms.
 fn threshold(options: &ReportOptions, recording: &Recording) -> f64 {
     let recorded = recording.header.options["outlier_us"]
         .as_f64()
-        .map(|us| us / 1e3);
+        .map(|us| us / 1e3)
+        .or_else(|| run::result(recording)?["outliers"]["threshold_ms"].as_f64());
     options
         .outlier_threshold_ms
         .or(recorded)

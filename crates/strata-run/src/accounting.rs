@@ -196,6 +196,8 @@ pub struct RunFigures {
     /// beside its target; `None` without such a cgroup.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub page_cache_held: Option<PageCacheHeld>,
+    /// The statements at or over the outlier threshold, and which it is.
+    pub outliers: crate::outliers::OutlierFigures,
 }
 
 /// The page cache of the server's files (the cgroup's page cache less its
@@ -512,6 +514,7 @@ pub fn account(
         tenants: None,
         verdict: crate::verdict::Verdict::Valid,
         page_cache_held: None,
+        outliers: crate::outliers::outliers(outcome),
     };
     figures.tenants = tenants(start, end, &figures.devices);
     figures.warnings = warnings(&figures, end);

@@ -12,6 +12,7 @@
 pub mod accounting;
 pub mod edge;
 pub mod engine;
+pub mod outliers;
 pub mod output;
 pub mod processes;
 pub mod read_path;

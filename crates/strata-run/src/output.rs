@@ -98,6 +98,12 @@ pub fn write_run_recording(path: &Path, recording: &RunRecording<'_>) -> anyhow:
     for sample in recording.samples {
         strata_observe::record::write_sample(&mut writer, sample)?;
     }
+    for outlier in &recording.outcome.outliers {
+        writer.write(
+            "event",
+            &serde_json::json!({"event": "statement_outlier", "outlier": outlier}),
+        )?;
+    }
     writer.write(
         "result",
         &serde_json::json!({"result": recording.result, "histograms": histograms(recording.outcome)}),
@@ -336,6 +342,7 @@ fn figures_text(figures: &RunFigures, outcome: &SlobOutcome) -> String {
         sessions.reconnects
     );
     out += &workload_text(figures);
+    out += &outliers_text(&figures.outliers);
     out += &database_text(figures, engine);
     if let Some(extra) = &outcome.engine_figures {
         let _ = writeln!(out, "\n{}", extra.title);
@@ -362,6 +369,42 @@ fn figures_text(figures: &RunFigures, outcome: &SlobOutcome) -> String {
             out,
             "  … {} more session failures in --json and the Recording",
             sessions.failures.len() - SHOWN
+        );
+    }
+    out
+}
+
+/// The threshold and its rule, then the slowest statements over it.
+fn outliers_text(outliers: &crate::outliers::OutlierFigures) -> String {
+    const SHOWN: usize = 10;
+    let mut out = format!(
+        "  outliers: {} statements at or over {:.1} ms ({})",
+        outliers.statements.len(),
+        outliers.threshold_ms,
+        outliers.threshold_rule
+    );
+    if outliers.dropped > 0 {
+        let _ = write!(
+            out,
+            "; {} more at or over {:.0} ms counted but not kept",
+            outliers.dropped, outliers.floor_ms
+        );
+    }
+    out.push('\n');
+    let mut slowest: Vec<_> = outliers.statements.iter().collect();
+    slowest.sort_by(|a, b| b.latency_ms.total_cmp(&a.latency_ms));
+    for outlier in slowest.iter().take(SHOWN) {
+        let _ = writeln!(
+            out,
+            "    {:>8.1} ms  {:<6} at {:.2} s, session {} ({})",
+            outlier.latency_ms, outlier.operation, outlier.at_s, outlier.session, outlier.schema
+        );
+    }
+    if slowest.len() > SHOWN {
+        let _ = writeln!(
+            out,
+            "    … {} more in --json and the Recording",
+            slowest.len() - SHOWN
         );
     }
     out

@@ -12,6 +12,7 @@ use strata_calibrate::calibration::{
 };
 use strata_calibrate::output;
 use strata_calibrate::plan::{self, GroupOverrides, SweepOptions, Workload};
+use strata_calibrate::point::OUTLIER_FLOOR_NS;
 use strata_calibrate::spec::{Distribution, PointSpec, StopRule, SyncMode};
 use strata_core::units::{format_duration, format_size, GIB, KIB};
 use strata_db::workdir::{WorkDir, WorkDirRequest};
@@ -241,6 +242,8 @@ struct ResolvedOptions {
     stop_rule: StopRule,
     lat_target_us: f64,
     outlier_us: f64,
+    /// I/Os from here on are in the Recording, whatever `--outlier` is.
+    outlier_floor_us: f64,
     seed: u64,
     points: Vec<PointSpec>,
 }
@@ -292,6 +295,7 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<i32> {
         stop_rule,
         lat_target_us: lat_target.as_secs_f64() * 1e6,
         outlier_us: outlier.as_secs_f64() * 1e6,
+        outlier_floor_us: (outlier.as_nanos() as u64).min(OUTLIER_FLOOR_NS) as f64 / 1e3,
         seed,
         points: points.clone(),
     };

@@ -176,6 +176,12 @@ pub struct WorkloadArgs {
     #[arg(long, value_name = "N", value_parser = parse::count, conflicts_with_all = ["duration", "warmup"])]
     work_loops: Option<u64>,
 
+    /// Keep every statement at least this slow, with its moment, session,
+    /// schema and operation [default: ten times the window's p99, at least
+    /// 100ms]
+    #[arg(long, value_name = "DURATION", value_parser = parse::duration)]
+    outlier_threshold: Option<Duration>,
+
     /// Failed sessions do not fail the run: the verdict and the exit status
     /// stay as the rest of the run makes them (the failures are still reported)
     #[arg(long)]
@@ -549,6 +555,12 @@ fn driver_options(
             bail!("--duration must be more than 0 s: the measured window would hold nothing");
         }
     }
+    if args
+        .outlier_threshold
+        .is_some_and(|threshold| threshold.is_zero())
+    {
+        bail!("--outlier-threshold must be more than 0 s: every statement would be an outlier");
+    }
     Ok(DriverOptions {
         plan,
         workload,
@@ -562,6 +574,7 @@ fn driver_options(
             .seed
             .unwrap_or_else(|| strata_core::random::FastRng::from_entropy().next_u64()),
         tolerate_failures: args.tolerate_failures,
+        outlier_threshold: args.outlier_threshold,
     })
 }
 
@@ -581,6 +594,7 @@ struct ResolvedOptions<'a> {
     sessions: Option<u32>,
     stop_after: Option<&'a StopAfter>,
     tolerate_failures: bool,
+    outlier_threshold_ms: Option<f64>,
     strict: bool,
     pg_bin: Option<&'a PathBuf>,
     read_path: &'a ReadPathRequest,
@@ -609,6 +623,7 @@ pub fn setup(args: SetupArgs) -> anyhow::Result<i32> {
         stop_after: StopAfter::WorkLoops(0),
         seed: 0,
         tolerate_failures: false,
+        outlier_threshold: None,
     };
     execute(
         kind,
@@ -687,6 +702,9 @@ fn execute(
         sessions: driver.sessions,
         stop_after: (!setup_only).then_some(&driver.stop_after),
         tolerate_failures: driver.tolerate_failures,
+        outlier_threshold_ms: driver
+            .outlier_threshold
+            .map(|threshold| threshold.as_secs_f64() * 1e3),
         strict,
         pg_bin: data.pg_bin.as_ref(),
         read_path: &read_path,

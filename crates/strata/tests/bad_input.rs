@@ -165,6 +165,10 @@ fn contradictions_and_empty_work_are_refused_before_any_work() {
             "--duration must be more than 0 s",
         ),
         (
+            vec!["run", "--outlier-threshold", "0s"],
+            "--outlier-threshold must be more than 0 s",
+        ),
+        (
             vec!["run", "--single-schema", "--schemas", "4"],
             "--schemas 4 does not apply",
         ),

@@ -125,6 +125,20 @@ fn recording_holds_header_results_and_lossless_histograms() {
     let recording = strata_core::recording::Recording::read(&record).unwrap();
     assert_eq!(recording.header.kind, "calibrate");
     assert_eq!(recording.header.options["stop_rule"]["ios"], 500);
+    assert_eq!(recording.header.options["outlier_us"], 500_000.0);
+    assert_eq!(
+        recording.header.options["outlier_floor_us"], 100_000.0,
+        "I/Os from 100 ms on are kept whatever --outlier is"
+    );
+    let report = run(
+        &["report", record.to_str().unwrap(), "--outlier-threshold", "50ms"],
+        dir.path(),
+    );
+    let text = String::from_utf8_lossy(&report.stdout);
+    assert!(
+        text.contains("kept I/Os one by one only from 100 ms on"),
+        "{text}"
+    );
     let results: Vec<_> = recording.records_of("result").collect();
     assert_eq!(results.len(), 1);
     let histograms = &results[0]["histograms"]["small"];

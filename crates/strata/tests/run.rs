@@ -65,6 +65,22 @@ fn read_only_run_with_a_limited_page_cache_reaches_the_device() {
     );
     let method = &document["environment"]["page_cache"]["method"];
     assert!(method == "cgroup_v1" || method == "cgroup_v2", "{method}");
+    let held = &result["page_cache_held"];
+    assert!(held["samples"].as_u64().unwrap() >= 4, "{held}");
+    let target = held["target_bytes"].as_f64().unwrap();
+    assert_eq!(target, (128u64 * 1024 * 1024 / 20) as f64, "a twentieth of 128 MiB");
+    assert!(
+        held["mean_bytes"].as_f64().unwrap() < target + 8.0 * 1024.0 * 1024.0,
+        "the page cache was not held near its target: {held}"
+    );
+    let outliers = &result["outliers"];
+    assert_eq!(outliers["floor_ms"], 100.0, "{outliers}");
+    let rule = outliers["threshold_rule"].as_str().unwrap();
+    assert!(
+        rule.starts_with("ten times the window's p99") || rule.starts_with("the 100 ms minimum"),
+        "{rule}"
+    );
+    assert!(outliers["threshold_ms"].as_f64().unwrap() >= 100.0);
     let recording = strata_core::recording::Recording::read(&record).unwrap();
     assert_eq!(recording.records_of("result").count(), 1);
     for layer in ["device", "cpu", "process", "postgres"] {
@@ -550,5 +566,61 @@ fn an_oom_kill_inside_strata_s_cgroup_fails_the_run_and_says_whose() {
             "the kernel's OOM killer ended 1 process(es) inside strata's own memory cgroup"
         ) && causes.contains(&cgroup.display().to_string()),
         "{causes}"
+    );
+}
+
+/// `--outlier-threshold` keeps every statement at least that slow with its
+/// moment, session, schema and operation; the report lists them, and says
+/// so when asked for a threshold under the one the run kept from.
+#[test]
+fn statements_over_the_outlier_threshold_are_kept_listed_and_reported() {
+    let dir = scratch();
+    let document = run_in(
+        dir.path(),
+        &[
+            "--duration",
+            "3s",
+            "--warmup",
+            "1s",
+            "--outlier-threshold",
+            "200us",
+            "--record",
+            "o.strata",
+        ],
+    );
+    let result = &document["result"];
+    let outliers = &result["outliers"];
+    assert_eq!(outliers["threshold_rule"], "--outlier-threshold");
+    assert_eq!(outliers["threshold_ms"], 0.2);
+    assert_eq!(outliers["floor_ms"], 0.2);
+    let statements = outliers["statements"].as_array().unwrap();
+    assert!(!statements.is_empty(), "{outliers}");
+    let window_s = result["window_s"].as_f64().unwrap();
+    for statement in statements {
+        let at_s = statement["at_s"].as_f64().unwrap();
+        assert!((0.0..=window_s).contains(&at_s), "{statement}");
+        assert!(statement["session"].as_u64().unwrap() < 2, "{statement}");
+        assert!(statement["schema"]
+            .as_str()
+            .unwrap()
+            .starts_with("strata_slob_"));
+        assert_eq!(statement["operation"], "select");
+        assert!(statement["latency_ms"].as_f64().unwrap() >= 0.2);
+    }
+    let report = run(&["report", "o.strata"], dir.path());
+    let text = String::from_utf8_lossy(&report.stdout);
+    assert!(
+        text.contains("Statements slower than 0.2 ms (workload layer, strata's sessions"),
+        "{text}"
+    );
+    assert!(text.contains("Slow statements: over 0.2 ms"), "{text}");
+    let lower = run(
+        &["report", "o.strata", "--outlier-threshold", "100us"],
+        dir.path(),
+    );
+    let text = String::from_utf8_lossy(&lower.stdout);
+    assert!(
+        text.contains("kept statements one by one only from 0.2 ms on"),
+        "{text}"
     );
 }

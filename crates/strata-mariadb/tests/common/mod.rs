@@ -67,6 +67,7 @@ pub fn driver(plan: SchemaPlan, update_pct: f64, threads_per_schema: u32) -> Dri
         },
         seed: 42,
         tolerate_failures: false,
+        outlier_threshold: None,
     }
 }
 

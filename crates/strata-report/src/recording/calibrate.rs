@@ -132,6 +132,11 @@ pub(crate) fn measured(
         .iter()
         .map(|device| device.name.clone())
         .collect();
+    let options = &recording.header.options;
+    measured.outlier_floor_ms = options["outlier_floor_us"]
+        .as_f64()
+        .or(options["outlier_us"].as_f64())
+        .map(|us| us / 1e3);
     measured.outliers = OutlierFigures {
         threshold_ms,
         count: Some(measured.outlier_events.len() as u64),
@@ -140,6 +145,7 @@ pub(crate) fn measured(
             .iter()
             .map(|event| event.latency_ms)
             .reduce(f64::max),
+        statements: false,
         device_spikes: layers::await_spikes(&within, &names, threshold_ms),
     };
     measured

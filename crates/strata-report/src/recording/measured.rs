@@ -29,9 +29,25 @@ pub(crate) struct Measured {
     pub outliers: OutlierFigures,
     /// The individual I/Os over the threshold (calibrate's `io_outlier`).
     pub outlier_events: Vec<OutlierEvent>,
+    /// The sessions' statements over the threshold (a run's
+    /// `statement_outlier`).
+    pub statement_outliers: Vec<StatementOutlierEvent>,
+    /// Nothing faster than this was recorded one by one, ms.
+    pub outlier_floor_ms: Option<f64>,
     pub steadiness: Option<RateSeries>,
     /// The database's block (or page) size: every "blocks" figure is in these.
     pub block_bytes: f64,
+}
+
+/// One of a run's statements over the threshold.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct StatementOutlierEvent {
+    /// Seconds from the recording's start.
+    pub t_s: f64,
+    pub session: u64,
+    pub schema: String,
+    pub operation: String,
+    pub latency_ms: f64,
 }
 
 /// strata's own sessions (run) over the window.
@@ -233,6 +249,8 @@ impl Measured {
             commit: None,
             outliers: OutlierFigures::default(),
             outlier_events: Vec::new(),
+            statement_outliers: Vec::new(),
+            outlier_floor_ms: None,
             steadiness: None,
             block_bytes: BLOCK_BYTES,
         }

@@ -34,6 +34,7 @@ pub(crate) fn measured(
         threshold_ms,
         count: None,
         worst_ms: None,
+        statements: false,
         device_spikes: layers::await_spikes(&within, &names, threshold_ms),
     };
     measured.steadiness = Some(device_iops(&within, &names));

@@ -7,7 +7,9 @@
 //! Not for: laying the figures out (`sections`, `latency`).
 
 use super::layers;
-use super::measured::{DatabaseTotals, Measured, WorkloadTotals, BLOCK_BYTES};
+use super::measured::{
+    DatabaseTotals, Measured, StatementOutlierEvent, WorkloadTotals, BLOCK_BYTES,
+};
 use super::samples::Timeline;
 use crate::document::Window;
 use crate::findings::{CommitFigures, DeviceWindow, OutlierFigures, RateSeries, Stripe};
@@ -106,10 +108,19 @@ fn fill_from_layers(
         .iter()
         .map(|device| device.name.clone())
         .collect();
+    measured.statement_outliers = statement_outliers(recording, measured.window, threshold_ms);
+    measured.outlier_floor_ms =
+        result(recording).and_then(|result| result["outliers"]["floor_ms"].as_f64());
+    let recorded = measured.outlier_floor_ms.is_some();
     measured.outliers = OutlierFigures {
         threshold_ms,
-        count: None,
-        worst_ms: None,
+        count: recorded.then_some(measured.statement_outliers.len() as u64),
+        worst_ms: measured
+            .statement_outliers
+            .iter()
+            .map(|outlier| outlier.latency_ms)
+            .reduce(f64::max),
+        statements: true,
         device_spikes: layers::await_spikes(within, &names, threshold_ms),
     };
     measured.steadiness = measured.workload.as_ref().map(|workload| RateSeries {
@@ -120,6 +131,38 @@ fn fill_from_layers(
             .map(|point| point[1])
             .collect(),
     });
+}
+
+/// The run's `statement_outlier` events at or over `threshold_ms` that
+/// finished inside `window` (their `at_s` counts from the run's measured
+/// window).
+fn statement_outliers(
+    recording: &Recording,
+    window: Window,
+    threshold_ms: f64,
+) -> Vec<StatementOutlierEvent> {
+    let Some(run_window) = measured_window(recording) else {
+        return Vec::new();
+    };
+    recording
+        .records_of("event")
+        .filter(|event| event["event"] == "statement_outlier")
+        .filter_map(|event| {
+            let outlier = &event["outlier"];
+            Some(StatementOutlierEvent {
+                t_s: run_window.from_s + outlier["at_s"].as_f64()?,
+                session: outlier["session"].as_u64().unwrap_or(0),
+                schema: outlier["schema"].as_str().unwrap_or("").to_string(),
+                operation: outlier["operation"].as_str().unwrap_or("").to_string(),
+                latency_ms: outlier["latency_ms"].as_f64()?,
+            })
+        })
+        .filter(|outlier| {
+            outlier.latency_ms >= threshold_ms
+                && outlier.t_s >= window.from_s
+                && outlier.t_s <= window.to_s
+        })
+        .collect()
 }
 
 /// The per-second workload samples (in `window` when given); second `k`

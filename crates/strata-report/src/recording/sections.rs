@@ -5,8 +5,9 @@
 //! Not for: latency and calibrate's own sections (`latency`, `calibrate`),
 //! the charts over time (`time_series`), or computing the totals.
 
-use super::measured::Measured;
+use super::measured::{Measured, StatementOutlierEvent};
 use crate::document::{Cell, Column, Section, Table};
+use crate::findings::ms_text;
 
 /// The layers as the reader knows them.
 pub(crate) const WORKLOAD: &str = "workload";
@@ -440,13 +441,28 @@ fn network_table(measured: &Measured) -> Option<Table> {
 
 /// [outliers] individual I/Os over the threshold, and device await spikes.
 pub(crate) fn outliers(measured: &Measured) -> Section {
-    let threshold = measured.outliers.threshold_ms;
+    let threshold = ms_text(measured.outliers.threshold_ms);
     let mut section = Section::new("outliers", "Outliers");
+    let items = match measured.outliers.statements {
+        true => "statement",
+        false => "I/O",
+    };
     if !measured.outlier_events.is_empty() {
         section = section.table(outlier_table(measured));
+    } else if !measured.statement_outliers.is_empty() {
+        section = section.table(statement_table(measured));
     } else if measured.outliers.count.is_some() {
         section = section.note(format!(
-            "No I/O took longer than {threshold} ms (workload layer)."
+            "No {items} took longer than {threshold} ms (workload layer)."
+        ));
+    }
+    let floor = measured
+        .outlier_floor_ms
+        .filter(|floor| measured.outliers.threshold_ms < *floor);
+    if let Some(floor) = floor.map(ms_text) {
+        section = section.note(format!(
+            "The recording kept {items}s one by one only from {floor} ms on: any between \
+             {threshold} ms and {floor} ms were not kept and cannot be listed."
         ));
     }
     if measured.outliers.device_spikes.is_empty() {
@@ -472,11 +488,51 @@ pub(crate) fn outliers(measured: &Measured) -> Section {
     section.table(table)
 }
 
+/// A report lists at most this many statements: the slowest, in time order.
+const STATEMENTS_SHOWN: usize = 200;
+
+fn statement_table(measured: &Measured) -> Table {
+    let all = measured.statement_outliers.len();
+    let which = match all > STATEMENTS_SHOWN {
+        true => format!("; the {STATEMENTS_SHOWN} slowest of {all}"),
+        false => String::new(),
+    };
+    let mut table = Table::new(
+        Some(&format!(
+            "Statements slower than {} ms (workload layer, strata's sessions{which})",
+            ms_text(measured.outliers.threshold_ms)
+        )),
+        vec![
+            Column::number("t", Some("s")),
+            Column::number("session", None),
+            Column::text("schema"),
+            Column::text("operation"),
+            Column::number("latency", Some("ms")),
+        ],
+    );
+    let mut shown: Vec<&StatementOutlierEvent> = measured.statement_outliers.iter().collect();
+    if shown.len() > STATEMENTS_SHOWN {
+        shown.sort_by(|a, b| b.latency_ms.total_cmp(&a.latency_ms));
+        shown.truncate(STATEMENTS_SHOWN);
+        shown.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
+    }
+    for outlier in shown {
+        table.push(vec![
+            Cell::number(outlier.t_s, 2, "s"),
+            Cell::number(outlier.session as f64, 0, ""),
+            Cell::text(outlier.schema.as_str()),
+            Cell::text(outlier.operation.as_str()),
+            Cell::number(outlier.latency_ms, 1, "ms"),
+        ]);
+    }
+    table
+}
+
 fn outlier_table(measured: &Measured) -> Table {
     let mut table = Table::new(
         Some(&format!(
             "I/Os slower than {} ms (workload layer, strata's own requests)",
-            measured.outliers.threshold_ms
+            ms_text(measured.outliers.threshold_ms)
         )),
         vec![
             Column::text("point"),

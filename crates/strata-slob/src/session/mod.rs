@@ -28,6 +28,7 @@ use crate::pg;
 use crate::schema::{schema_names, validate_plan, SchemaPlan, META_SCHEMA};
 use access::AccessPlan;
 use tally::{SharedTally, Window};
+pub use tally::{StatementOutlier, DEFAULT_OUTLIER_FLOOR};
 use worker::{open_session, Interrupt, Session, SessionConnection};
 pub use worker::{SessionEnd, SessionSpec};
 
@@ -91,6 +92,9 @@ pub struct DriverOptions {
     pub seed: u64,
     /// `--tolerate-failures`: failed sessions do not fail the run.
     pub tolerate_failures: bool,
+    /// `--outlier-threshold`: statements this slow are kept one by one
+    /// (default: ten times the window's p99, at least 100 ms).
+    pub outlier_threshold: Option<Duration>,
 }
 
 /// What a run tells the one who started it: its phases, the load's
@@ -164,6 +168,14 @@ pub struct RunOutcome {
     pub first_connection_lost: Option<(f64, String)>,
     /// The run was stopped from outside before it was over.
     pub interrupted: bool,
+    /// Every statement in the window at or over `outlier_floor`, in the
+    /// order they finished.
+    pub outliers: Vec<StatementOutlier>,
+    /// Outliers counted but not kept (past 2,000 per tally shard).
+    pub outliers_dropped: u64,
+    pub outlier_floor: Duration,
+    /// `--outlier-threshold`, when given.
+    pub outlier_threshold: Option<Duration>,
 }
 
 /// Connected sessions, ready to start together.
@@ -224,7 +236,7 @@ impl Driver {
         progress: Arc<Progress>,
     ) -> RunOutcome {
         let (window, loops_target) = window_of(&self.options.stop_after, start);
-        let tally = Arc::new(SharedTally::new(window));
+        let tally = Arc::new(SharedTally::new(window, self.options.outlier_threshold));
         let access = Arc::new(AccessPlan::new(
             self.options.plan.blocks_per_schema,
             &self.options.workload,
@@ -347,6 +359,13 @@ pub fn outcome(
         !failed_inside && !offline_inside
     };
     let failures = failures_of(ends, start);
+    let mut outliers = total.outliers;
+    for outlier in &mut outliers {
+        if let Some(end) = ends.iter().find(|end| end.index == outlier.session) {
+            outlier.schema.clone_from(&end.schema);
+        }
+    }
+    outliers.sort_by(|a, b| a.at_s.total_cmp(&b.at_s));
     RunOutcome {
         window_start: window.start,
         window_end,
@@ -366,6 +385,10 @@ pub fn outcome(
         reconnects: ends.iter().map(|end| end.reconnects).sum(),
         first_connection_lost: first_connection_lost(ends, start),
         interrupted,
+        outliers,
+        outliers_dropped: total.outliers_dropped,
+        outlier_floor: tally.outlier_floor,
+        outlier_threshold: tally.outlier_threshold,
     }
 }
 

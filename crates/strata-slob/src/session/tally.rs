@@ -1,7 +1,7 @@
 //! Counting what sessions completed inside the measurement window: latency
-//! histograms, statement and row counts, and per-second counts, in a few
-//! locked shards so a thousand sessions neither contend nor each carry their
-//! own histograms.
+//! histograms, statement and row counts, per-second counts and every
+//! statement slower than the outlier floor, in a few locked shards so a
+//! thousand sessions neither contend nor each carry their own histograms.
 //!
 //! Not for: deciding what a session does, or anything outside the window
 //! (warm-up work is dropped here).
@@ -15,6 +15,20 @@ use tokio::time::Instant;
 use super::SecondCounts;
 
 const SHARDS: usize = 32;
+/// Outliers kept per shard; past it they are counted, not kept.
+const OUTLIERS_PER_SHARD: usize = 2_000;
+
+/// One statement slower than the outlier floor.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct StatementOutlier {
+    /// When it finished, seconds after the window's start.
+    pub at_s: f64,
+    pub session: u32,
+    pub schema: String,
+    /// `select`, `update`, `commit` or `scan`.
+    pub operation: String,
+    pub latency_ms: f64,
+}
 
 /// The measurement window; `end` is unknown (None) in batch mode, where
 /// everything after `start` counts.
@@ -41,6 +55,19 @@ pub enum Event {
     LoopDone,
 }
 
+impl Event {
+    /// The statement's name and latency, for the events that time one.
+    fn timed(&self) -> Option<(&'static str, Duration)> {
+        match *self {
+            Event::Select { latency, .. } => Some(("select", latency)),
+            Event::Update { latency, .. } => Some(("update", latency)),
+            Event::Commit { latency } => Some(("commit", latency)),
+            Event::Scan { latency } => Some(("scan", latency)),
+            Event::Begin | Event::LoopDone => None,
+        }
+    }
+}
+
 #[derive(Default)]
 pub struct Tally {
     pub select: LatencyHistogram,
@@ -52,9 +79,22 @@ pub struct Tally {
     pub rows_selected: u64,
     pub rows_updated: u64,
     pub per_second: Vec<SecondCounts>,
+    /// Statements at or over the floor (schema not yet filled in), in the
+    /// order they finished per shard.
+    pub outliers: Vec<StatementOutlier>,
+    /// Outliers past what a shard keeps.
+    pub outliers_dropped: u64,
 }
 
 impl Tally {
+    fn keep_outlier(&mut self, outlier: StatementOutlier) {
+        if self.outliers.len() < OUTLIERS_PER_SHARD {
+            self.outliers.push(outlier);
+        } else {
+            self.outliers_dropped += 1;
+        }
+    }
+
     fn record(&mut self, second: usize, event: Event) {
         if self.per_second.len() <= second {
             self.per_second
@@ -101,6 +141,8 @@ impl Tally {
         self.sql_statements += other.sql_statements;
         self.rows_selected += other.rows_selected;
         self.rows_updated += other.rows_updated;
+        self.outliers.extend(other.outliers.iter().cloned());
+        self.outliers_dropped += other.outliers_dropped;
         if self.per_second.len() < other.per_second.len() {
             self.per_second
                 .resize_with(other.per_second.len(), SecondCounts::default);
@@ -117,13 +159,25 @@ impl Tally {
 /// The run's tally, shared by its sessions.
 pub struct SharedTally {
     window: Window,
+    /// `--outlier-threshold`, when given.
+    pub outlier_threshold: Option<Duration>,
+    /// Statements this slow or slower are kept one by one: the threshold
+    /// given, else [`DEFAULT_OUTLIER_FLOOR`].
+    pub outlier_floor: Duration,
     shards: Vec<Mutex<Tally>>,
 }
 
+/// The floor of the default outlier threshold (ten times the window's p99,
+/// or this, whichever is larger): without `--outlier-threshold`, statements
+/// this slow or slower are kept.
+pub const DEFAULT_OUTLIER_FLOOR: Duration = Duration::from_millis(100);
+
 impl SharedTally {
-    pub fn new(window: Window) -> Self {
+    pub fn new(window: Window, outlier_threshold: Option<Duration>) -> Self {
         SharedTally {
             window,
+            outlier_threshold,
+            outlier_floor: outlier_threshold.unwrap_or(DEFAULT_OUTLIER_FLOOR),
             shards: (0..SHARDS).map(|_| Mutex::new(Tally::default())).collect(),
         }
     }
@@ -134,11 +188,22 @@ impl SharedTally {
         if !self.window.contains(finished_at) {
             return;
         }
-        let second = finished_at.duration_since(self.window.start).as_secs() as usize;
-        self.shards[session % SHARDS]
+        let since_start = finished_at.duration_since(self.window.start);
+        let mut shard = self.shards[session % SHARDS]
             .lock()
-            .expect("tally shard lock")
-            .record(second, event);
+            .expect("tally shard lock");
+        shard.record(since_start.as_secs() as usize, event);
+        if let Some((operation, latency)) = event.timed() {
+            if latency >= self.outlier_floor {
+                shard.keep_outlier(StatementOutlier {
+                    at_s: since_start.as_secs_f64(),
+                    session: session as u32,
+                    schema: String::new(),
+                    operation: operation.to_string(),
+                    latency_ms: latency.as_secs_f64() * 1e3,
+                });
+            }
+        }
     }
 
     /// The sum of all shards, with `per_second` numbered and padded to
@@ -171,7 +236,7 @@ mod tests {
             start: start + Duration::from_secs(1),
             end: Some(start + Duration::from_secs(3)),
         };
-        let tally = SharedTally::new(window);
+        let tally = SharedTally::new(window, Some(Duration::from_millis(1)));
         let select = Event::Select {
             latency: Duration::from_micros(100),
             rows: 256,
@@ -189,5 +254,32 @@ mod tests {
             (total.per_second[0].selects, total.per_second[1].loops),
             (1, 1)
         );
+        assert!(total.outliers.is_empty());
+    }
+
+    #[test]
+    fn statements_at_or_over_the_floor_are_kept_with_their_moment() {
+        let start = Instant::now();
+        let window = Window {
+            start,
+            end: Some(start + Duration::from_secs(10)),
+        };
+        let tally = SharedTally::new(window, None);
+        let slow = Event::Commit {
+            latency: Duration::from_millis(250),
+        };
+        tally.record(7, start + Duration::from_millis(2500), slow);
+        tally.record(
+            8,
+            start + Duration::from_secs(3),
+            Event::Commit {
+                latency: Duration::from_millis(99),
+            },
+        );
+        let total = tally.total(10);
+        assert_eq!(total.outliers.len(), 1);
+        let outlier = &total.outliers[0];
+        assert_eq!((outlier.session, outlier.operation.as_str()), (7, "commit"));
+        assert!((outlier.at_s - 2.5).abs() < 1e-9 && (outlier.latency_ms - 250.0).abs() < 1e-9);
     }
 }

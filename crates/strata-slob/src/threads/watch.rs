@@ -38,7 +38,7 @@ impl<O: Opener> Watch<'_, O> {
         let _ = self.shared.timeline.set(Timeline {
             window,
             loops_target,
-            tally: SharedTally::new(window),
+            tally: SharedTally::new(window, driver.outlier_threshold),
         });
         observer.phase("running");
         self.shared.go.wait();

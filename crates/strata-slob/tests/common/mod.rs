@@ -121,5 +121,6 @@ pub fn driver_options(
         stop_after,
         seed: 42,
         tolerate_failures: false,
+        outlier_threshold: None,
     }
 }

@@ -61,6 +61,7 @@ pub fn config(
             stop_after,
             seed: 11,
             tolerate_failures: false,
+            outlier_threshold: None,
         },
         setup_only: false,
         record: None,
