@@ -130,6 +130,17 @@ fn run_on(
         server.map(ThrowawayServer::info),
         &config.driver.plan,
     )?;
+    let buffer_pool = CacheFit {
+        setting: "innodb_buffer_pool_size",
+        cache_bytes: environment.buffer_pool_bytes,
+        data_set_bytes: data_set_bytes_in_blocks_of(
+            &config.driver.plan,
+            u64::from(environment.page_bytes),
+        ),
+    };
+    if server.is_none() && !config.setup_only {
+        buffer_pool.warn_before_the_run();
+    }
     if config.setup_only {
         return Ok(MariaDbOutcome {
             environment,
@@ -166,16 +177,10 @@ fn run_on(
         figures.run.warnings.insert(0, death.clone());
         figures.leave_out_innodb_counters();
     }
-    let data_set_bytes =
-        data_set_bytes_in_blocks_of(&config.driver.plan, u64::from(environment.page_bytes));
     figures.run.verdict = judge(
         &figures.run,
         &VerdictFacts {
-            cache: Some(CacheFit {
-                setting: "innodb_buffer_pool_size",
-                cache_bytes: environment.buffer_pool_bytes,
-                data_set_bytes,
-            }),
+            cache: Some(buffer_pool),
             server_death,
             server_restart: strata_run::edge::restart_between(&measured.start.os, &measured.end.os),
             oom_kill: strata_run::edge::oom_cause(&measured.start.os, &measured.end.os, None),

@@ -440,6 +440,11 @@ async fn drive(
         if let Some(dir) = &environment.data_directory {
             check_free_space(dir, &config.driver.plan)?;
         }
+        if !config.setup_only {
+            if let Some(fit) = shared_buffers_fit(&client, &config.driver.plan).await {
+                fit.warn_before_the_run();
+            }
+        }
     }
     let pg_config = server.target.config();
     let load = load_if_needed(config, server, &pg_config, interrupt, observer).await?;
@@ -637,6 +642,18 @@ fn leave_out_counters_across_a_restart(figures: &mut RunFigures) {
                 .to_string(),
         );
     }
+}
+
+/// shared_buffers beside the data set, when the server says its size.
+async fn shared_buffers_fit(
+    client: &tokio_postgres::Client,
+    plan: &SchemaPlan,
+) -> Option<CacheFit> {
+    Some(CacheFit {
+        setting: "shared_buffers",
+        cache_bytes: shared_buffers_bytes(client).await?,
+        data_set_bytes: data_set_bytes(plan),
+    })
 }
 
 /// `shared_buffers` in bytes, as the server has it; `None` when it cannot

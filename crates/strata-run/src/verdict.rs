@@ -170,19 +170,40 @@ fn reason(code: &str, text: String) -> Option<Reason> {
     })
 }
 
+impl CacheFit {
+    /// "the data set (…) fits in the database's cache (setting = …)", when
+    /// it does.
+    pub fn fits(&self) -> Option<String> {
+        (self.data_set_bytes <= self.cache_bytes).then(|| {
+            format!(
+                "the data set ({}) fits in the database's cache ({} = {})",
+                format_size(self.data_set_bytes),
+                self.setting,
+                format_size(self.cache_bytes)
+            )
+        })
+    }
+
+    /// On a user's server (`--db`), before the run: the warning that the
+    /// run will measure the cache, when the data set fits in it.
+    pub fn warn_before_the_run(&self) {
+        if let Some(fits) = self.fits() {
+            let _ = std::io::Write::write_fmt(
+                &mut std::io::stderr().lock(),
+                format_args!(
+                    "strata: warning: {fits}: its reads will be cache hits and the verdict \
+                     \"not a storage result\"; give a larger --scale or --schemas\n"
+                ),
+            );
+        }
+    }
+}
+
 fn cache_reason(facts: &VerdictFacts) -> Option<Reason> {
-    let fit = facts
-        .cache
-        .as_ref()
-        .filter(|fit| fit.data_set_bytes <= fit.cache_bytes)?;
+    let fits = facts.cache.as_ref()?.fits()?;
     reason(
         "data_set_fits_in_database_cache",
-        format!(
-            "the data set ({}) fits in the database's cache ({} = {}): its reads are cache hits",
-            format_size(fit.data_set_bytes),
-            fit.setting,
-            format_size(fit.cache_bytes)
-        ),
+        format!("{fits}: its reads are cache hits"),
     )
 }
 

@@ -131,7 +131,12 @@ fn recording_holds_header_results_and_lossless_histograms() {
         "I/Os from 100 ms on are kept whatever --outlier is"
     );
     let report = run(
-        &["report", record.to_str().unwrap(), "--outlier-threshold", "50ms"],
+        &[
+            "report",
+            record.to_str().unwrap(),
+            "--outlier-threshold",
+            "50ms",
+        ],
         dir.path(),
     );
     let text = String::from_utf8_lossy(&report.stdout);

@@ -308,6 +308,14 @@ fn a_db_server_restarted_in_the_window_fails_the_run_by_its_start_time() {
         String::from_utf8_lossy(&stopped.stderr)
     );
     assert_eq!(ended.code, Some(1), "{}\n{}", ended.stderr, ended.stdout);
+    assert!(
+        ended.stderr.contains(
+            "strata: warning: the data set (32 MiB) fits in the database's cache \
+             (shared_buffers = 128 MiB): its reads will be cache hits"
+        ),
+        "a --db server's cache is checked before the run: {}",
+        ended.stderr
+    );
     let document: serde_json::Value = serde_json::from_str(&ended.stdout).unwrap();
     let causes = document["verdict"]["causes"].to_string();
     assert!(

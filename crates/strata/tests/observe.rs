@@ -219,6 +219,16 @@ fn bad_input_is_refused_by_name() {
         (vec!["observe", "--interval", "50ms"], "--interval"),
         (vec!["observe", "--count", "-1"], "--count"),
         (vec!["observe", "--device", "nosuchdisk0"], "vda"),
+        (
+            vec![
+                "observe",
+                "--count",
+                "1",
+                "--record",
+                "missing/dir/o.strata",
+            ],
+            "creating recording missing/dir/o.strata: No such file or directory",
+        ),
     ] {
         let output = run(&args, dir.path());
         assert!(!output.status.success(), "{args:?}");
@@ -228,6 +238,10 @@ fn bad_input_is_refused_by_name() {
             stderr_of(&output)
         );
     }
+    assert!(
+        !dir.path().join("missing").exists(),
+        "observe --record made a directory"
+    );
 }
 
 #[test]

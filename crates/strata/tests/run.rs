@@ -68,7 +68,11 @@ fn read_only_run_with_a_limited_page_cache_reaches_the_device() {
     let held = &result["page_cache_held"];
     assert!(held["samples"].as_u64().unwrap() >= 4, "{held}");
     let target = held["target_bytes"].as_f64().unwrap();
-    assert_eq!(target, (128u64 * 1024 * 1024 / 20) as f64, "a twentieth of 128 MiB");
+    assert_eq!(
+        target,
+        (128u64 * 1024 * 1024 / 20) as f64,
+        "a twentieth of 128 MiB"
+    );
     assert!(
         held["mean_bytes"].as_f64().unwrap() < target + 8.0 * 1024.0 * 1024.0,
         "the page cache was not held near its target: {held}"
