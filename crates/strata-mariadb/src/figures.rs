@@ -39,6 +39,8 @@ pub(crate) struct EdgeTaker {
     pub collector: MariaDbCollector,
     /// To connect again when the server went away between edges.
     pub url: String,
+    /// The throwaway server's process: once it died, nothing waits for it.
+    pub throwaway_pid: Option<u32>,
     /// A connection for KILL QUERY.
     pub admin: mysql::Conn,
     /// The server's process when it runs on this machine.
@@ -98,7 +100,10 @@ impl Watcher<u32> for EdgeTaker {
     fn take_edge(&mut self) -> WindowEdge {
         let mut innodb = self.innodb_counters();
         let deadline = std::time::Instant::now() + RECONNECT_LIMIT;
-        while innodb.is_err() && std::time::Instant::now() < deadline {
+        let throwaway_died = self
+            .throwaway_pid
+            .is_some_and(|pid| !strata_db::postgres::cluster::is_running(pid));
+        while innodb.is_err() && !throwaway_died && std::time::Instant::now() < deadline {
             match MariaDbCollector::connect(&self.url) {
                 Ok(collector) => {
                     self.collector = collector;

@@ -158,6 +158,7 @@ fn run_on(
         collector: MariaDbCollector::connect(target.url())
             .map_err(|error| anyhow::anyhow!(target.scrub(format!("{error:#}"))))?,
         url: target.url().to_string(),
+        throwaway_pid: server.map(|server| server.info().pid),
         admin,
         server_pids: environment.server_pid.into_iter().collect(),
     };

@@ -835,7 +835,10 @@ async fn measure(
         Some(edge) => edge,
         None => edge::take(client, version_num, &server.pids()).await,
     };
-    let reconnected = match client.is_closed() {
+    let throwaway_died = server
+        .cluster
+        .is_some_and(|cluster| cluster.death().is_some());
+    let reconnected = match client.is_closed() && !throwaway_died {
         true => reconnect(&server.target).await,
         false => None,
     };
