@@ -248,7 +248,7 @@ impl Calibration {
                 strata_observe::record::write_sample(writer, &sample)?;
             }
         }
-        let summary = Summary::of(&points, self.config.lat_target_us);
+        let summary = Summary::of(&points, self.config.lat_target_us, self.config.direct);
         if let Some(writer) = recording.as_mut() {
             writer.write("summary", &summary)?;
         }

@@ -13,4 +13,5 @@ pub mod plan;
 pub mod point;
 pub mod result;
 pub mod spec;
+pub mod verdict;
 pub mod worker;

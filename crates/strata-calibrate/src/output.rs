@@ -21,6 +21,8 @@ pub const JSON_SCHEMA_VERSION: u32 = 1;
 struct JsonDocument<'a> {
     schema: &'static str,
     schema_version: u32,
+    /// The summary's verdict, at the top as in `strata run --json`.
+    verdict: &'a strata_core::verdict::Verdict,
     interrupted: bool,
     target: &'a TargetDescription,
     options: &'a serde_json::Value,
@@ -32,6 +34,7 @@ pub fn json_document(outcome: &CalibrationOutcome, options: &serde_json::Value) 
     let document = JsonDocument {
         schema: JSON_SCHEMA,
         schema_version: JSON_SCHEMA_VERSION,
+        verdict: &outcome.summary.verdict,
         interrupted: outcome.interrupted,
         target: &outcome.target,
         options,

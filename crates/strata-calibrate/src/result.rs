@@ -226,6 +226,8 @@ pub struct Summary {
     /// The small-I/O-only point with the most IOPS per unit of mean latency
     /// (Kleinrock's "power"): past it, more queue buys latency, not IOPS.
     pub knee: Option<Best>,
+    /// Valid, not a storage result, or failed (`crate::verdict::judge`).
+    pub verdict: strata_core::verdict::Verdict,
 }
 
 fn best_by(
@@ -254,7 +256,7 @@ fn best_by(
 }
 
 impl Summary {
-    pub fn of(points: &[PointResult], lat_target_us: f64) -> Summary {
+    pub fn of(points: &[PointResult], lat_target_us: f64, direct: bool) -> Summary {
         let small_only = |point: &PointResult| point.groups.iter().all(|group| !group.is_large());
         let has_small =
             |point: &PointResult| point.small_groups().any(|group| group.all.requests > 0);
@@ -309,6 +311,7 @@ impl Summary {
                 p99_us,
             },
             knee,
+            verdict: crate::verdict::judge(points, direct),
         }
     }
 }

@@ -11,3 +11,4 @@ pub mod random;
 pub mod recording;
 pub mod time;
 pub mod units;
+pub mod verdict;

@@ -259,9 +259,20 @@ fn assemble(
 /// storage result: …` or `failed: …` with every reason or cause.
 fn run_verdict(recording: &Recording) -> Option<String> {
     let result = recording.records_of("result").next()?;
-    let verdict = &result["result"]["verdict"];
+    Some(verdict_text(&result["result"]["verdict"]))
+}
+
+/// A calibration's verdict, from its summary record; `None` for one that
+/// has no summary (interrupted before its end).
+fn calibrate_verdict(recording: &Recording) -> Option<String> {
+    let summary = recording.records_of("summary").next()?;
+    Some(verdict_text(&summary["verdict"]))
+}
+
+/// "valid", or the verdict's name and its reasons or causes.
+fn verdict_text(verdict: &serde_json::Value) -> String {
     let details: Vec<&str> = match verdict["verdict"].as_str() {
-        Some("valid") => return Some("valid".into()),
+        Some("valid") => return "valid".into(),
         Some("not_a_storage_result") => verdict["reasons"]
             .as_array()
             .into_iter()
@@ -274,13 +285,13 @@ fn run_verdict(recording: &Recording) -> Option<String> {
             .flatten()
             .filter_map(serde_json::Value::as_str)
             .collect(),
-        _ => return Some("not recorded (a Recording made before strata gave verdicts)".into()),
+        _ => return "not recorded (a Recording made before strata gave verdicts)".into(),
     };
     let name = verdict["verdict"]
         .as_str()
         .unwrap_or_default()
         .replace('_', " ");
-    Some(format!("{name}: {}", details.join("; ")))
+    format!("{name}: {}", details.join("; "))
 }
 
 /// The `stopped` event of a run stopped before its sessions ran, as a line.
@@ -447,7 +458,11 @@ fn calibrate_report(
     ];
     let extra = vec![calibrate::latency_over_time(recording, &points)];
     let series = time_series::section(&timeline.within(window), &measured, extra);
-    assemble(report, &measured, middle, series)
+    let mut report = assemble(report, &measured, middle, series);
+    if let Some(verdict) = calibrate_verdict(recording) {
+        report.about.insert(0, Fact::new("verdict", verdict));
+    }
+    report
 }
 
 fn observe_report(

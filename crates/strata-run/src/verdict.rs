@@ -10,8 +10,8 @@
 use crate::accounting::{
     RunFigures, ABSORBED_WARNING_PCT as ABSORBED_LIMIT_PCT, CPU_BOUND_IDLE_PCT,
 };
-use serde::{Deserialize, Serialize};
 use strata_core::units::format_size;
+pub use strata_core::verdict::{Reason, Verdict};
 
 /// Above this share of the devices' bytes done by other processes, the
 /// devices did not serve the database alone.
@@ -19,25 +19,6 @@ pub const OTHER_PROCESSES_LIMIT_PCT: f64 = 5.0;
 /// Fewer device read and write requests than this in the window are too
 /// few for rates and latencies to mean anything.
 pub const MIN_DEVICE_REQUESTS: f64 = 1000.0;
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "verdict", rename_all = "snake_case")]
-pub enum Verdict {
-    /// A storage result.
-    Valid,
-    /// The run worked, but what it measured is not the storage.
-    NotAStorageResult { reasons: Vec<Reason> },
-    /// The run went wrong: its figures are not one run's.
-    Failed { causes: Vec<String> },
-}
-
-/// One reason a run is not a storage result: a stable code and the
-/// sentence with its figures.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Reason {
-    pub code: String,
-    pub text: String,
-}
 
 /// The database's own cache beside the data set, when the engine knows both.
 #[derive(Clone, Debug)]
@@ -66,44 +47,12 @@ pub struct VerdictFacts {
     pub missing_counters: Option<String>,
 }
 
-impl Verdict {
-    /// `valid`, `not a storage result` or `failed`.
-    pub fn name(&self) -> &'static str {
-        match self {
-            Verdict::Valid => "valid",
-            Verdict::NotAStorageResult { .. } => "not a storage result",
-            Verdict::Failed { .. } => "failed",
-        }
-    }
-
-    /// The verdict and its reasons or causes, one per line, for the top of
-    /// the run's output and of `strata report`.
-    pub fn lines(&self) -> Vec<String> {
-        let details: Vec<&str> = match self {
-            Verdict::Valid => Vec::new(),
-            Verdict::NotAStorageResult { reasons } => {
-                reasons.iter().map(|reason| reason.text.as_str()).collect()
-            }
-            Verdict::Failed { causes } => causes.iter().map(String::as_str).collect(),
-        };
-        let mut lines = vec![format!("verdict: {}", self.name())];
-        lines.extend(details.iter().map(|detail| format!("  - {detail}")));
-        lines
-    }
-}
-
 /// Judges one window.
 pub fn judge(figures: &RunFigures, facts: &VerdictFacts) -> Verdict {
-    let causes = failures(figures, facts);
-    if !causes.is_empty() {
-        return Verdict::Failed { causes };
-    }
-    let reasons = not_storage_reasons(figures, facts);
-    if reasons.is_empty() {
-        Verdict::Valid
-    } else {
-        Verdict::NotAStorageResult { reasons }
-    }
+    Verdict::of(
+        failures(figures, facts),
+        not_storage_reasons(figures, facts),
+    )
 }
 
 fn failures(figures: &RunFigures, facts: &VerdictFacts) -> Vec<String> {
@@ -164,10 +113,7 @@ fn not_storage_reasons(figures: &RunFigures, facts: &VerdictFacts) -> Vec<Reason
 }
 
 fn reason(code: &str, text: String) -> Option<Reason> {
-    Some(Reason {
-        code: code.into(),
-        text,
-    })
+    Some(Reason::new(code, text))
 }
 
 impl CacheFit {

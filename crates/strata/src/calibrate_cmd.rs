@@ -15,6 +15,7 @@ use strata_calibrate::plan::{self, GroupOverrides, SweepOptions, Workload};
 use strata_calibrate::point::OUTLIER_FLOOR_NS;
 use strata_calibrate::spec::{Distribution, PointSpec, StopRule, SyncMode};
 use strata_core::units::{format_duration, format_size, GIB, KIB};
+use strata_core::verdict::Verdict;
 use strata_db::workdir::{WorkDir, WorkDirRequest};
 use strata_io::target::{kind_of, TargetKind};
 use strata_io::EngineKind;
@@ -137,6 +138,12 @@ pub struct CalibrateArgs {
     /// Print the result as a versioned JSON document (docs/calibrate.md) instead of tables
     #[arg(long)]
     json: bool,
+
+    /// Exit with status 3 when the verdict is "not a storage result"
+    /// (buffered I/O, a device that moved less or more than strata
+    /// completed, points without I/O); without it such a calibration exits 0
+    #[arg(long)]
+    strict: bool,
 
     /// Write points.csv and, for sweeps, ORION-style iops.csv, mbps.csv and lat.csv into DIR
     #[arg(long, value_name = "DIR")]
@@ -330,16 +337,15 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<i32> {
         outcome => outcome?,
     };
     print_outcome(&args, &outcome, &options_json, options.outlier_us)?;
-    Ok(exit_code(&outcome))
+    Ok(exit_code(&outcome, args.strict))
 }
 
-fn exit_code(outcome: &CalibrationOutcome) -> i32 {
-    if outcome.points.iter().any(|point| !point.errors.is_empty()) {
-        1
-    } else if outcome.interrupted {
-        interrupt::exit_code()
-    } else {
-        0
+fn exit_code(outcome: &CalibrationOutcome, strict: bool) -> i32 {
+    match &outcome.summary.verdict {
+        Verdict::Failed { .. } => 1,
+        _ if outcome.interrupted => interrupt::exit_code(),
+        Verdict::NotAStorageResult { .. } if strict => 3,
+        _ => 0,
     }
 }
 
@@ -513,6 +519,10 @@ fn print_outcome(
         crate::outln!("{}", output::json_document(outcome, options))?;
         return Ok(());
     }
+    for line in outcome.summary.verdict.lines() {
+        crate::outln!("{line}")?;
+    }
+    crate::outln!()?;
     crate::out!("{}", output::describe_target(&outcome.target))?;
     if outcome.interrupted {
         crate::outln!(

@@ -42,6 +42,12 @@ fn direct_reads_show_up_in_the_device_counters() {
         "the device saw {device_reads} read requests for strata's {engine_reads}"
     );
     assert_eq!(verification["verdict"], "consistent", "{verification}");
+    assert_eq!(
+        document["verdict"]["verdict"], "valid",
+        "{}",
+        document["verdict"]
+    );
+    assert_eq!(document["summary"]["verdict"], document["verdict"]);
 }
 
 #[test]
@@ -68,5 +74,23 @@ fn buffered_rereads_are_not_claimed_as_device_reads() {
     assert!(
         device_reads < 100,
         "an 8 MiB file read twice comes from the page cache: {device_reads}"
+    );
+    assert_eq!(document["verdict"]["verdict"], "not_a_storage_result");
+    assert_eq!(document["verdict"]["reasons"][0]["code"], "buffered_io");
+    let mut strict = args.to_vec();
+    strict.extend(["--strict", "--record", "small.strata"]);
+    let output = run(&strict, &dir);
+    assert_eq!(output.status.code(), Some(3), "{}", stderr_of(&output));
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        text.starts_with("verdict: not a storage result\n  - buffered I/O (--buffered)"),
+        "{text}"
+    );
+    let report = run(&["report", "small.strata"], &dir);
+    let report = String::from_utf8_lossy(&report.stdout);
+    let first_fact = report.lines().nth(2).unwrap_or_default();
+    assert!(
+        first_fact.starts_with("verdict           not a storage result: buffered I/O"),
+        "{report}"
     );
 }
