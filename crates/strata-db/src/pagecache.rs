@@ -95,14 +95,31 @@ impl CgroupVersion {
     }
 }
 
-/// A memory cgroup created by strata; removed on drop.
+/// A memory cgroup created by strata; removed on drop. Its files (limit,
+/// usage, statistics) are read and written through [`CgroupFiles`].
 #[derive(Debug)]
 pub struct MemoryCgroup {
-    dir: PathBuf,
+    files: CgroupFiles,
     procs_file: PathBuf,
-    version: CgroupVersion,
-    limit_bytes: std::sync::atomic::AtomicU64,
     removed: bool,
+}
+
+/// The files of a memory cgroup: its limit, usage and statistics. A clone
+/// reads and sets the same cgroup (from another thread, say) and shares its
+/// record of the limit; it never removes the cgroup.
+#[derive(Clone, Debug)]
+pub struct CgroupFiles {
+    dir: PathBuf,
+    version: CgroupVersion,
+    limit_bytes: std::sync::Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl std::ops::Deref for MemoryCgroup {
+    type Target = CgroupFiles;
+
+    fn deref(&self) -> &CgroupFiles {
+        &self.files
+    }
 }
 
 impl MemoryCgroup {
@@ -148,9 +165,11 @@ impl MemoryCgroup {
         std::fs::create_dir(&dir).with_context(|| format!("creating {}", dir.display()))?;
         let cgroup = MemoryCgroup {
             procs_file: dir.join("cgroup.procs"),
-            dir,
-            version,
-            limit_bytes: limit_bytes.into(),
+            files: CgroupFiles {
+                dir,
+                version,
+                limit_bytes: std::sync::Arc::new(limit_bytes.into()),
+            },
             removed: false,
         };
         cgroup.set_limit(limit_bytes)?;
@@ -162,6 +181,57 @@ impl MemoryCgroup {
         &self.procs_file
     }
 
+    /// Its files, to read and set from elsewhere.
+    pub fn files(&self) -> CgroupFiles {
+        self.files.clone()
+    }
+
+    /// Leaves the cgroup in place (for a server that keeps running) and
+    /// returns its directory.
+    pub fn keep(mut self) -> PathBuf {
+        self.removed = true;
+        self.files.dir.clone()
+    }
+
+    /// Moves any remaining processes to the parent cgroup and removes the
+    /// directory.
+    pub fn remove(mut self) -> Result<()> {
+        self.remove_now()
+    }
+
+    fn remove_now(&mut self) -> Result<()> {
+        if self.removed {
+            return Ok(());
+        }
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            self.move_processes_to_parent();
+            match std::fs::remove_dir(&self.dir) {
+                Ok(()) => break,
+                Err(error) if error.kind() == std::io::ErrorKind::NotFound => break,
+                Err(error) if Instant::now() >= deadline => {
+                    return Err(error).with_context(|| format!("removing {}", self.dir.display()))
+                }
+                Err(_) => std::thread::sleep(Duration::from_millis(50)),
+            }
+        }
+        self.removed = true;
+        Ok(())
+    }
+
+    fn move_processes_to_parent(&self) {
+        let Some(parent) = self.dir.parent() else {
+            return;
+        };
+        let parent_procs = parent.join("cgroup.procs");
+        let pids = std::fs::read_to_string(&self.procs_file).unwrap_or_default();
+        for pid in pids.split_whitespace() {
+            let _ = std::fs::write(&parent_procs, pid);
+        }
+    }
+}
+
+impl CgroupFiles {
     pub fn path(&self) -> &Path {
         &self.dir
     }
@@ -226,14 +296,24 @@ impl MemoryCgroup {
             .page_cache_keys()
             .iter()
             .find_map(|key| memory_stat_value(&stat, key))?;
-        let shmem_key = match self.version {
+        Some(cache.saturating_sub(self.shmem_in(&stat)))
+    }
+
+    /// Shared memory charged to the cgroup now: what its processes touched
+    /// of the shared memory they allocated.
+    pub fn shmem_bytes(&self) -> Option<u64> {
+        let stat = std::fs::read_to_string(self.dir.join("memory.stat")).ok()?;
+        Some(self.shmem_in(&stat))
+    }
+
+    fn shmem_in(&self, stat: &str) -> u64 {
+        let key = match self.version {
             CgroupVersion::V1 => "total_shmem",
             CgroupVersion::V2 => "shmem",
         };
-        let shmem = memory_stat_value(&stat, shmem_key)
-            .or_else(|| memory_stat_value(&stat, "shmem"))
-            .unwrap_or(0);
-        Some(cache.saturating_sub(shmem))
+        memory_stat_value(stat, key)
+            .or_else(|| memory_stat_value(stat, "shmem"))
+            .unwrap_or(0)
     }
 
     /// Processes the kernel's OOM killer ended inside this cgroup since it
@@ -246,50 +326,6 @@ impl MemoryCgroup {
         };
         let text = std::fs::read_to_string(self.dir.join(file)).ok()?;
         memory_stat_value(&text, "oom_kill")
-    }
-
-    /// Leaves the cgroup in place (for a server that keeps running) and
-    /// returns its directory.
-    pub fn keep(mut self) -> PathBuf {
-        self.removed = true;
-        self.dir.clone()
-    }
-
-    /// Moves any remaining processes to the parent cgroup and removes the
-    /// directory.
-    pub fn remove(mut self) -> Result<()> {
-        self.remove_now()
-    }
-
-    fn remove_now(&mut self) -> Result<()> {
-        if self.removed {
-            return Ok(());
-        }
-        let deadline = Instant::now() + Duration::from_secs(5);
-        loop {
-            self.move_processes_to_parent();
-            match std::fs::remove_dir(&self.dir) {
-                Ok(()) => break,
-                Err(error) if error.kind() == std::io::ErrorKind::NotFound => break,
-                Err(error) if Instant::now() >= deadline => {
-                    return Err(error).with_context(|| format!("removing {}", self.dir.display()))
-                }
-                Err(_) => std::thread::sleep(Duration::from_millis(50)),
-            }
-        }
-        self.removed = true;
-        Ok(())
-    }
-
-    fn move_processes_to_parent(&self) {
-        let Some(parent) = self.dir.parent() else {
-            return;
-        };
-        let parent_procs = parent.join("cgroup.procs");
-        let pids = std::fs::read_to_string(&self.procs_file).unwrap_or_default();
-        for pid in pids.split_whitespace() {
-            let _ = std::fs::write(&parent_procs, pid);
-        }
     }
 }
 

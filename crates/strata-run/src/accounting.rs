@@ -198,6 +198,9 @@ pub struct RunFigures {
     pub page_cache_held: Option<PageCacheHeld>,
     /// The statements at or over the outlier threshold, and which it is.
     pub outliers: crate::outliers::OutlierFigures,
+    /// How long after the window began its start edge was taken, seconds:
+    /// a host too busy to take it on time measured another span.
+    pub start_edge_late_s: f64,
 }
 
 /// The page cache of the server's files (the cgroup's page cache less its
@@ -515,6 +518,10 @@ pub fn account(
         verdict: crate::verdict::Verdict::Valid,
         page_cache_held: None,
         outliers: crate::outliers::outliers(outcome),
+        start_edge_late_s: start
+            .at
+            .saturating_duration_since(outcome.window_start.into_std())
+            .as_secs_f64(),
     };
     figures.tenants = tenants(start, end, &figures.devices);
     figures.warnings = warnings(&figures, end);

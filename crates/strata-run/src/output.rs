@@ -378,7 +378,7 @@ fn figures_text(figures: &RunFigures, outcome: &SlobOutcome) -> String {
 fn outliers_text(outliers: &crate::outliers::OutlierFigures) -> String {
     const SHOWN: usize = 10;
     let mut out = format!(
-        "  outliers: {} statements at or over {:.1} ms ({})",
+        "  outliers: {} statements at or over {:.1} ms — {}",
         outliers.statements.len(),
         outliers.threshold_ms,
         outliers.threshold_rule

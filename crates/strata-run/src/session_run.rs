@@ -19,7 +19,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use strata_core::units::format_size;
 use strata_db::collectors::PostgresCollector;
-use strata_db::pagecache::{drop_caches, PageCacheMethod};
+use strata_db::pagecache::{drop_caches, CgroupFiles, PageCacheMethod};
 use strata_db::postgres::cluster::{binaries_version_num, ClusterOptions, ThrowawayCluster};
 use strata_db::postgres::connect::{connect, ConnectionTarget};
 use strata_db::postgres::counters::server_version_num;
@@ -150,23 +150,30 @@ fn allowed_page_cache(choice: PageCacheChoice, plan: &SchemaPlan) -> Option<u64>
     }
 }
 
-/// The page-cache limit of a throwaway cluster, set from measurements:
-/// everything the cgroup holds now that is not page cache (the processes'
-/// private memory and the kernel's memory for them), plus all the shared
-/// memory PostgreSQL allocated (shared_buffers included, touched or not),
-/// plus the page cache allowed, plus room for each backend to grow (a
-/// backend past the limit is killed by the kernel, which takes the server
-/// down). The limit the cluster started with leaves slack that the page
-/// cache would fill. Once the sessions are connected the limit leaves
-/// 16 MiB and 512 KiB per session for the warm-up; from the window's start
-/// it is set again every second with 2 MiB and 4 KiB per session, so that
-/// the page cache stays at its target at any session count (the page cache
-/// itself is the first room a growing backend gets: the kernel reclaims it
-/// before it kills, and the next second's limit gives it back).
+/// The page-cache limit of a throwaway cluster, set from measurements, so
+/// that the page cache of the server's files stays at its target at any
+/// session count, and the server's own memory always has room (a backend
+/// past the limit is killed by the kernel, which takes the server down).
+///
+/// Once the sessions are connected (for the warm-up): what the cgroup holds
+/// that is not page cache (the processes' private memory and the kernel's
+/// memory for them), plus all the shared memory PostgreSQL allocated
+/// (`pg_shmem_allocations`, touched or not), plus the page cache allowed,
+/// plus 16 MiB and 512 KiB per session.
+///
+/// From the window's start, every second: what the cgroup holds that is not
+/// the page cache of files (private and touched shared memory), plus the
+/// part of shared_buffers not yet touched, plus the page cache allowed, plus
+/// 2 MiB and 4 KiB per session. Shared memory PostgreSQL allocated but never
+/// touches (sized for max_connections) gets no room the page cache could
+/// fill; a backend that grows takes its room from the page cache (the
+/// kernel reclaims it before it kills) until the next second gives it back.
 struct CacheLimit<'a> {
     cluster: &'a ThrowawayCluster,
     allowed_bytes: u64,
     sessions: u64,
+    /// shared_buffers in bytes, read once the sessions are connected.
+    shared_buffers_bytes: std::cell::Cell<u64>,
     /// The page cache of the server's files at each second of the window.
     file_cache_samples: std::cell::RefCell<Vec<u64>>,
 }
@@ -180,51 +187,45 @@ impl CacheLimit<'_> {
             cluster,
             allowed_bytes,
             sessions,
+            shared_buffers_bytes: Default::default(),
             file_cache_samples: Default::default(),
         }
     }
 
     /// The limit for the warm-up, once the sessions are connected.
     async fn apply(&self, client: &tokio_postgres::Client) -> anyhow::Result<()> {
-        self.set(client, 16 << 20, Self::WARMUP_GROWTH_PER_SESSION)
-            .await
-    }
-
-    /// The limit for the window, and a sample of the page cache it holds.
-    async fn hold(&self, client: &tokio_postgres::Client) -> anyhow::Result<()> {
-        self.set(client, 2 << 20, Self::WINDOW_GROWTH_PER_SESSION)
-            .await?;
-        if let Some(bytes) = self
-            .cluster
-            .memory_cgroup()
-            .and_then(|cgroup| cgroup.file_cache_bytes())
-        {
-            self.file_cache_samples.borrow_mut().push(bytes);
-        }
-        Ok(())
-    }
-
-    async fn set(
-        &self,
-        client: &tokio_postgres::Client,
-        fixed: u64,
-        per_session: u64,
-    ) -> anyhow::Result<()> {
         let Some(cgroup) = self.cluster.memory_cgroup() else {
             return Ok(());
         };
         let row = client
             .query_one(
-                "SELECT sum(allocated_size)::bigint FROM pg_shmem_allocations",
+                "SELECT sum(allocated_size)::bigint, \
+                        pg_size_bytes(current_setting('shared_buffers')) \
+                 FROM pg_shmem_allocations",
                 &[],
             )
             .await
-            .context("reading pg_shmem_allocations")?;
-        let shared_bytes = row.get::<_, i64>(0).max(0) as u64;
+            .context("reading pg_shmem_allocations and shared_buffers")?;
+        let allocated_bytes = row.get::<_, i64>(0).max(0) as u64;
+        self.shared_buffers_bytes
+            .set(row.get::<_, i64>(1).max(0) as u64);
         let usage_bytes = cgroup.usage_bytes().unwrap_or(0);
         let private_bytes = usage_bytes.saturating_sub(cgroup.page_cache_bytes().unwrap_or(0));
-        let margin = fixed + self.sessions * per_session;
-        cgroup.set_limit(private_bytes + shared_bytes + self.allowed_bytes + margin)
+        let margin = (16 << 20) + self.sessions * Self::WARMUP_GROWTH_PER_SESSION;
+        cgroup.set_limit(private_bytes + allocated_bytes + self.allowed_bytes + margin)
+    }
+
+    /// Holds the page cache at its target from now to the window's end:
+    /// once at once, then every second from a thread of its own, so that a
+    /// runtime busy with a thousand sessions never delays it.
+    fn hold_through_the_window(&self) -> Option<PageCacheHolder> {
+        let cgroup = self.cluster.memory_cgroup()?;
+        let limit = WindowLimit {
+            shared_buffers_bytes: self.shared_buffers_bytes.get(),
+            allowed_bytes: self.allowed_bytes,
+            margin_bytes: (2 << 20) + self.sessions * Self::WINDOW_GROWTH_PER_SESSION,
+        };
+        Some(PageCacheHolder::start(cgroup.files(), limit))
     }
 
     /// The page cache the window held beside its target.
@@ -796,13 +797,10 @@ async fn measure(
     };
     let stop = Arc::new(AtomicBool::new(false));
     let progress = Arc::new(Progress::default());
-    let mut holder = CacheHolder {
-        limit: cache_limit,
-        warned: false,
-    };
+    let mut holder = None;
     let mut start_edge = match stop_after {
         StopAfter::WorkLoops(_) => {
-            holder.hold(client).await;
+            holder = cache_limit.and_then(CacheLimit::hold_through_the_window);
             Some(edge::take(client, version_num, &server.pids()).await)
         }
         StopAfter::Duration { .. } => None,
@@ -811,16 +809,13 @@ async fn measure(
     let run = driver.run(start, stop.clone(), progress.clone());
     tokio::pin!(run);
     let mut tick = tokio::time::interval(Duration::from_millis(250));
-    let mut hold_tick = tokio::time::interval(Duration::from_secs(1));
-    hold_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     let outcome = loop {
         tokio::select! {
             outcome = &mut run => break outcome,
             _ = tokio::time::sleep_until(window_start), if start_edge.is_none() => {
-                holder.hold(client).await;
+                holder = cache_limit.and_then(CacheLimit::hold_through_the_window);
                 start_edge = Some(edge::take(client, version_num, &server.pids()).await);
             }
-            _ = hold_tick.tick(), if start_edge.is_some() => holder.hold(client).await,
             _ = tick.tick() => {
                 if interrupt.load(Ordering::Relaxed) {
                     stop.store(true, Ordering::Relaxed);
@@ -831,6 +826,9 @@ async fn measure(
             }
         }
     };
+    if let (Some(holder), Some(limit)) = (holder, cache_limit) {
+        *limit.file_cache_samples.borrow_mut() = holder.finish();
+    }
     let start_edge = match start_edge {
         Some(edge) => edge,
         None => edge::take(client, version_num, &server.pids()).await,
@@ -848,26 +846,78 @@ async fn measure(
     (outcome, start_edge, end_edge)
 }
 
-/// Holds the page cache at its target through the window; says once when
-/// it cannot.
-struct CacheHolder<'a> {
-    limit: Option<&'a CacheLimit<'a>>,
-    warned: bool,
+/// The window's limit beside what the cgroup holds: untouched
+/// shared_buffers, the page cache allowed, and the margin.
+struct WindowLimit {
+    shared_buffers_bytes: u64,
+    allowed_bytes: u64,
+    margin_bytes: u64,
 }
 
-impl CacheHolder<'_> {
-    async fn hold(&mut self, client: &tokio_postgres::Client) {
-        let Some(limit) = self.limit else { return };
-        if let Err(error) = limit.hold(client).await {
-            if !std::mem::replace(&mut self.warned, true) {
-                let _ = std::io::Write::write_fmt(
-                    &mut std::io::stderr().lock(),
-                    format_args!(
-                        "strata: warning: could not hold the page-cache limit: {error:#}\n"
-                    ),
-                );
-            }
+impl WindowLimit {
+    /// Sets the limit from what the cgroup holds now; returns the page cache
+    /// of files it then holds.
+    fn apply(&self, cgroup: &CgroupFiles) -> anyhow::Result<u64> {
+        let usage_bytes = cgroup.usage_bytes().unwrap_or(0);
+        let file_cache_bytes = cgroup.file_cache_bytes().unwrap_or(0);
+        let untouched_bytes = self
+            .shared_buffers_bytes
+            .saturating_sub(cgroup.shmem_bytes().unwrap_or(0));
+        cgroup.set_limit(
+            usage_bytes.saturating_sub(file_cache_bytes)
+                + untouched_bytes
+                + self.allowed_bytes
+                + self.margin_bytes,
+        )?;
+        Ok(cgroup.file_cache_bytes().unwrap_or(0))
+    }
+}
+
+/// Applies `limit` and keeps the page cache it holds; says once when it
+/// cannot.
+fn hold_once(limit: &WindowLimit, cgroup: &CgroupFiles, samples: &mut Vec<u64>, warned: &mut bool) {
+    match limit.apply(cgroup) {
+        Ok(bytes) => samples.push(bytes),
+        Err(error) if !std::mem::replace(warned, true) => {
+            let _ = std::io::Write::write_fmt(
+                &mut std::io::stderr().lock(),
+                format_args!("strata: warning: could not hold the page-cache limit: {error:#}\n"),
+            );
         }
+        Err(_) => {}
+    }
+}
+
+/// The thread that holds the page cache through the window, and the page
+/// cache it saw each second.
+struct PageCacheHolder {
+    stop: Arc<AtomicBool>,
+    thread: std::thread::JoinHandle<Vec<u64>>,
+}
+
+impl PageCacheHolder {
+    /// Applies the limit at once, then every second until `finish`.
+    fn start(cgroup: CgroupFiles, limit: WindowLimit) -> PageCacheHolder {
+        let stop = Arc::new(AtomicBool::new(false));
+        let stopped = Arc::clone(&stop);
+        let mut samples = Vec::new();
+        let mut warned = false;
+        hold_once(&limit, &cgroup, &mut samples, &mut warned);
+        let thread = std::thread::spawn(move || {
+            std::thread::park_timeout(Duration::from_secs(1));
+            while !stopped.load(Ordering::Relaxed) {
+                hold_once(&limit, &cgroup, &mut samples, &mut warned);
+                std::thread::park_timeout(Duration::from_secs(1));
+            }
+            samples
+        });
+        PageCacheHolder { stop, thread }
+    }
+
+    fn finish(self) -> Vec<u64> {
+        self.stop.store(true, Ordering::Relaxed);
+        self.thread.thread().unpark();
+        self.thread.join().unwrap_or_default()
     }
 }
 

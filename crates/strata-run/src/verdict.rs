@@ -19,6 +19,10 @@ pub const OTHER_PROCESSES_LIMIT_PCT: f64 = 5.0;
 /// Fewer device read and write requests than this in the window are too
 /// few for rates and latencies to mean anything.
 pub const MIN_DEVICE_REQUESTS: f64 = 1000.0;
+/// A start edge later than this and than [`LATE_EDGE_SHARE`] of the window
+/// fails the run.
+pub const LATE_EDGE_S: f64 = 1.0;
+pub const LATE_EDGE_SHARE: f64 = 0.05;
 
 /// The database's own cache beside the data set, when the engine knows both.
 #[derive(Clone, Debug)]
@@ -66,6 +70,9 @@ fn failures(figures: &RunFigures, facts: &VerdictFacts) -> Vec<String> {
     if let Some(oom_kill) = &facts.oom_kill {
         causes.push(oom_kill.clone());
     }
+    if let Some(late) = late_start_edge(figures) {
+        causes.push(late);
+    }
     let sessions = &figures.sessions;
     if sessions.reconnects > 0 {
         let when = sessions
@@ -97,6 +104,20 @@ fn failures(figures: &RunFigures, facts: &VerdictFacts) -> Vec<String> {
         ));
     }
     causes
+}
+
+/// A start edge taken more than a second and 5% of the window late: its
+/// counters are not the window's.
+fn late_start_edge(figures: &RunFigures) -> Option<String> {
+    let late_s = figures.start_edge_late_s;
+    (late_s > LATE_EDGE_S && late_s > figures.window_s * LATE_EDGE_SHARE).then(|| {
+        format!(
+            "the window's start edge was taken {late_s:.1} s after the window began (of \
+             {:.1} s): the host was too busy to take it on time, so the counters are not the \
+             window's",
+            figures.window_s
+        )
+    })
 }
 
 fn not_storage_reasons(figures: &RunFigures, facts: &VerdictFacts) -> Vec<Reason> {
