@@ -161,7 +161,7 @@ impl Recording {
             })?;
             check_order(&header, &record, number, result_line)
                 .with_context(|| format!("{}: line {number}", path.display()))?;
-            if header.kind == "run" && record["type"] == "result" {
+            if Some(record["type"].as_str().unwrap_or_default()) == final_record(&header.kind) {
                 result_line = Some(number);
             }
             records.push(record);
@@ -180,9 +180,19 @@ impl Recording {
     }
 }
 
+/// The record type that ends a Recording of `kind`: a run's `result`, a
+/// calibration's `summary`; an observation has none.
+fn final_record(kind: &str) -> Option<&'static str> {
+    match kind {
+        "run" => Some("result"),
+        "calibrate" => Some("summary"),
+        _ => None,
+    }
+}
+
 /// A Recording is one run of one command: a second header means two
 /// files were joined (`cat a.strata b.strata`), and nothing follows the
-/// `result` record that ends a run.
+/// record that ends it (a run's `result`, a calibration's `summary`).
 fn check_order(
     header: &Header,
     record: &serde_json::Value,
@@ -197,8 +207,9 @@ fn check_order(
     }
     if let Some(result) = result_line {
         bail!(
-            "a record after the result record of line {result}, which ends a `strata {}` \
+            "a record after the {} record of line {result}, which ends a `strata {}` \
              Recording (line {number} belongs to another run?)",
+            final_record(&header.kind).unwrap_or("final"),
             header.kind
         );
     }
@@ -295,6 +306,30 @@ mod tests {
         let error = format!("{:#}", Recording::read(&path).unwrap_err());
         assert!(
             error.contains("line 3: a record after the result record of line 2"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn records_after_a_calibration_s_summary_are_refused_by_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("calibrate.strata");
+        let header = Header::new("calibrate", vec!["strata".into(), "calibrate".into()]);
+        let mut writer = RecordingWriter::create(&path, &header).unwrap();
+        writer
+            .write("result", &serde_json::json!({"point": {}}))
+            .unwrap();
+        writer
+            .write("result", &serde_json::json!({"point": {}}))
+            .unwrap();
+        writer.write("summary", &serde_json::json!({})).unwrap();
+        drop(writer);
+        assert!(Recording::read(&path).is_ok(), "a result per point");
+        let one = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(&path, format!("{one}{{\"type\":\"result\"}}\n")).unwrap();
+        let error = format!("{:#}", Recording::read(&path).unwrap_err());
+        assert!(
+            error.contains("line 5: a record after the summary record of line 4"),
             "{error}"
         );
     }
