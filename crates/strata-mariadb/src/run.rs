@@ -184,7 +184,7 @@ fn run_on(
             cache: Some(buffer_pool),
             server_death,
             server_restart: strata_run::edge::restart_between(&measured.start.os, &measured.end.os),
-            oom_kill: strata_run::edge::oom_cause(&measured.start.os, &measured.end.os, None),
+            oom_kill: None,
             tolerate_failures: config.driver.tolerate_failures,
             missing_counters: [&measured.start.innodb, &measured.end.innodb]
                 .into_iter()

@@ -211,6 +211,10 @@ pub struct PageCacheHeld {
     pub mean_bytes: u64,
     pub max_bytes: u64,
     pub samples: usize,
+    /// Seconds into the window when the cgroup's OOM kill count first grew
+    /// (to the second).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_oom_kill_s: Option<f64>,
 }
 
 fn per_s(count: f64, seconds: f64) -> f64 {
@@ -525,6 +529,9 @@ pub fn account(
     };
     figures.tenants = tenants(start, end, &figures.devices);
     figures.warnings = warnings(&figures, end);
+    figures
+        .warnings
+        .extend(crate::edge::host_oom_warning(start, end));
     figures.verdict = crate::verdict::judge(&figures, &crate::verdict::VerdictFacts::default());
     figures
 }

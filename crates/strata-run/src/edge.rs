@@ -78,29 +78,44 @@ fn restart(before: &ServerStart, after: &ServerStart, window_s: f64) -> Option<S
     ))
 }
 
-/// Why the run failed when the kernel's OOM killer ended a process in the
-/// window: inside strata's own memory cgroup (`cgroup`: its directory,
-/// limit and kill count since it was made) or elsewhere on the host.
-pub fn oom_cause(
-    start: &Edge,
-    end: &Edge,
-    cgroup: Option<(&std::path::Path, u64, u64)>,
-) -> Option<String> {
-    if let Some((path, limit_bytes, kills)) = cgroup.filter(|(_, _, kills)| *kills > 0) {
-        return Some(format!(
-            "the kernel's OOM killer ended {kills} process(es) inside strata's own memory \
-             cgroup {} (limit {}): the limit that keeps the page cache small left too little \
-             room for the server's memory, which is strata's fault (--page-cache-limit none \
-             runs without the cgroup)",
-            path.display(),
-            strata_core::units::format_size(limit_bytes)
-        ));
-    }
+/// The OOM kills inside strata's own memory cgroup.
+pub struct CgroupOomKills<'a> {
+    pub path: &'a std::path::Path,
+    pub limit_bytes: u64,
+    /// Since the cgroup was made.
+    pub kills: u64,
+    /// Seconds into the window when the count first grew, to the second,
+    /// when it grew inside the window.
+    pub first_in_window_s: Option<f64>,
+}
+
+/// Why the run failed when the kernel's OOM killer ended a process inside
+/// strata's own memory cgroup: its directory, limit, and when.
+pub fn oom_cause(cgroup: Option<CgroupOomKills<'_>>) -> Option<String> {
+    let cgroup = cgroup.filter(|cgroup| cgroup.kills > 0)?;
+    let when = cgroup.first_in_window_s.map_or(String::new(), |seconds| {
+        format!(", the first about {seconds:.0} s into the window")
+    });
+    Some(format!(
+        "the kernel's OOM killer ended {} process(es) inside strata's own memory cgroup {} \
+         (limit {}){when}: the limit that keeps the page cache small left too little room \
+         for the server's memory, which is strata's fault (--page-cache-limit none runs \
+         without the cgroup)",
+        cgroup.kills,
+        cgroup.path.display(),
+        strata_core::units::format_size(cgroup.limit_bytes)
+    ))
+}
+
+/// OOM kills anywhere on the host in the window (`/proc/vmstat`
+/// `oom_kill`, which counts every cgroup's too), as a warning: whether one
+/// ended a process of the run shows in the sessions and the server.
+pub fn host_oom_warning(start: &Edge, end: &Edge) -> Option<String> {
     let kills = end.oom_kills?.checked_sub(start.oom_kills?)?;
     (kills > 0).then(|| {
         format!(
             "the kernel's OOM killer ended {kills} process(es) on this host in the window \
-             (/proc/vmstat oom_kill; not in a cgroup of strata's): the host ran out of memory"
+             (/proc/vmstat oom_kill, any cgroup's): memory ran short somewhere"
         )
     })
 }

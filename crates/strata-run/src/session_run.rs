@@ -144,7 +144,7 @@ pub fn data_set_bytes_in_blocks_of(plan: &SchemaPlan, block_bytes: u64) -> u64 {
 
 fn allowed_page_cache(choice: PageCacheChoice, plan: &SchemaPlan) -> Option<u64> {
     match choice {
-        PageCacheChoice::Auto => Some((data_set_bytes(plan) / 20).max(4 << 20)),
+        PageCacheChoice::Auto => Some((data_set_bytes(plan) / 20).max(CacheLimit::WINDOW_HEADROOM)),
         PageCacheChoice::Limit(bytes) => Some(bytes),
         PageCacheChoice::Unlimited => None,
     }
@@ -161,34 +161,41 @@ fn allowed_page_cache(choice: PageCacheChoice, plan: &SchemaPlan) -> Option<u64>
 /// (`pg_shmem_allocations`, touched or not), plus the page cache allowed,
 /// plus 16 MiB and 512 KiB per session.
 ///
-/// From the window's start, every second: what the cgroup holds that is not
-/// the page cache of files (private and touched shared memory), plus the
-/// part of shared_buffers not yet touched, plus the page cache allowed, plus
-/// 2 MiB and 4 KiB per session. Shared memory PostgreSQL allocated but never
-/// touches (sized for max_connections) gets no room the page cache could
-/// fill; a backend that grows takes its room from the page cache (the
-/// kernel reclaims it before it kills) until the next second gives it back.
+/// From the window's start, every second, from a thread of its own: what
+/// the cgroup holds that is not the page cache of files (private and
+/// touched shared memory), plus the shared memory PostgreSQL allocated and
+/// has not touched yet (touching shared memory can never be what the limit
+/// refuses: shared memory cannot be reclaimed, so the kernel would kill),
+/// plus the page cache allowed (at least 16 MiB) and 64 KiB per session.
+/// The page cache is the room a backend that grows takes (the kernel
+/// reclaims it before it kills), until the next second gives it back: so
+/// it is never less than what a server may add in a second (an autovacuum
+/// worker's 8 MiB `autovacuum_work_mem`, a sort's `work_mem`).
 struct CacheLimit<'a> {
     cluster: &'a ThrowawayCluster,
     allowed_bytes: u64,
     sessions: u64,
-    /// shared_buffers in bytes, read once the sessions are connected.
-    shared_buffers_bytes: std::cell::Cell<u64>,
-    /// The page cache of the server's files at each second of the window.
-    file_cache_samples: std::cell::RefCell<Vec<u64>>,
+    /// All shared memory PostgreSQL allocated (`pg_shmem_allocations`),
+    /// read once the sessions are connected.
+    allocated_shared_bytes: std::cell::Cell<u64>,
+    /// What the window's holder saw.
+    held_window: std::cell::RefCell<HeldWindow>,
 }
 
 impl CacheLimit<'_> {
     const WARMUP_GROWTH_PER_SESSION: u64 = 512 << 10;
-    const WINDOW_GROWTH_PER_SESSION: u64 = 4 << 10;
+    const WINDOW_GROWTH_PER_SESSION: u64 = 64 << 10;
+    /// The least page cache the window allows: the room a growing server
+    /// gets before the next second's limit.
+    const WINDOW_HEADROOM: u64 = 16 << 20;
 
     fn new(cluster: &ThrowawayCluster, allowed_bytes: u64, sessions: u64) -> CacheLimit<'_> {
         CacheLimit {
             cluster,
             allowed_bytes,
             sessions,
-            shared_buffers_bytes: Default::default(),
-            file_cache_samples: Default::default(),
+            allocated_shared_bytes: Default::default(),
+            held_window: Default::default(),
         }
     }
 
@@ -199,16 +206,13 @@ impl CacheLimit<'_> {
         };
         let row = client
             .query_one(
-                "SELECT sum(allocated_size)::bigint, \
-                        pg_size_bytes(current_setting('shared_buffers')) \
-                 FROM pg_shmem_allocations",
+                "SELECT sum(allocated_size)::bigint FROM pg_shmem_allocations",
                 &[],
             )
             .await
-            .context("reading pg_shmem_allocations and shared_buffers")?;
+            .context("reading pg_shmem_allocations")?;
         let allocated_bytes = row.get::<_, i64>(0).max(0) as u64;
-        self.shared_buffers_bytes
-            .set(row.get::<_, i64>(1).max(0) as u64);
+        self.allocated_shared_bytes.set(allocated_bytes);
         let usage_bytes = cgroup.usage_bytes().unwrap_or(0);
         let private_bytes = usage_bytes.saturating_sub(cgroup.page_cache_bytes().unwrap_or(0));
         let margin = (16 << 20) + self.sessions * Self::WARMUP_GROWTH_PER_SESSION;
@@ -221,22 +225,24 @@ impl CacheLimit<'_> {
     fn hold_through_the_window(&self) -> Option<PageCacheHolder> {
         let cgroup = self.cluster.memory_cgroup()?;
         let limit = WindowLimit {
-            shared_buffers_bytes: self.shared_buffers_bytes.get(),
-            allowed_bytes: self.allowed_bytes,
-            margin_bytes: (2 << 20) + self.sessions * Self::WINDOW_GROWTH_PER_SESSION,
+            allocated_shared_bytes: self.allocated_shared_bytes.get(),
+            allowed_bytes: self.allowed_bytes.max(Self::WINDOW_HEADROOM),
+            margin_bytes: self.sessions * Self::WINDOW_GROWTH_PER_SESSION,
         };
         Some(PageCacheHolder::start(cgroup.files(), limit))
     }
 
     /// The page cache the window held beside its target.
     fn held(&self) -> Option<PageCacheHeld> {
-        let samples = self.file_cache_samples.borrow();
+        let held = self.held_window.borrow();
+        let samples = &held.file_cache_samples;
         let max_bytes = *samples.iter().max()?;
         Some(PageCacheHeld {
-            target_bytes: self.allowed_bytes,
+            target_bytes: self.allowed_bytes.max(Self::WINDOW_HEADROOM),
             mean_bytes: samples.iter().sum::<u64>() / samples.len() as u64,
             max_bytes,
             samples: samples.len(),
+            first_oom_kill_s: held.first_oom_kill_s,
         })
     }
 
@@ -606,14 +612,20 @@ fn judge_postgres(
         .first_connection_lost
         .as_ref()
         .is_some_and(|(_, why)| why.contains("crash of another server process"));
+    let first_in_window_s = figures
+        .page_cache_held
+        .as_ref()
+        .and_then(|held| held.first_oom_kill_s);
     let cgroup = server
         .cluster
         .and_then(ThrowawayCluster::memory_cgroup)
-        .map(|cgroup| {
-            let kills = cgroup.oom_kills().unwrap_or(0);
-            (cgroup.path(), cgroup.limit_bytes(), kills)
+        .map(|cgroup| crate::edge::CgroupOomKills {
+            path: cgroup.path(),
+            limit_bytes: cgroup.limit_bytes(),
+            kills: cgroup.oom_kills().unwrap_or(0),
+            first_in_window_s,
         });
-    let oom_kill = crate::edge::oom_cause(edges[0], edges[1], cgroup);
+    let oom_kill = crate::edge::oom_cause(cgroup);
     if server_death.is_some() || server_restart.is_some() || crash_recovery {
         leave_out_counters_across_a_restart(figures);
     }
@@ -827,7 +839,7 @@ async fn measure(
         }
     };
     if let (Some(holder), Some(limit)) = (holder, cache_limit) {
-        *limit.file_cache_samples.borrow_mut() = holder.finish();
+        *limit.held_window.borrow_mut() = holder.finish();
     }
     let start_edge = match start_edge {
         Some(edge) => edge,
@@ -846,10 +858,10 @@ async fn measure(
     (outcome, start_edge, end_edge)
 }
 
-/// The window's limit beside what the cgroup holds: untouched
-/// shared_buffers, the page cache allowed, and the margin.
+/// The window's limit beside what the cgroup holds: untouched shared
+/// memory, the page cache allowed, and the margin.
 struct WindowLimit {
-    shared_buffers_bytes: u64,
+    allocated_shared_bytes: u64,
     allowed_bytes: u64,
     margin_bytes: u64,
 }
@@ -861,7 +873,7 @@ impl WindowLimit {
         let usage_bytes = cgroup.usage_bytes().unwrap_or(0);
         let file_cache_bytes = cgroup.file_cache_bytes().unwrap_or(0);
         let untouched_bytes = self
-            .shared_buffers_bytes
+            .allocated_shared_bytes
             .saturating_sub(cgroup.shmem_bytes().unwrap_or(0));
         cgroup.set_limit(
             usage_bytes.saturating_sub(file_cache_bytes)
@@ -892,7 +904,15 @@ fn hold_once(limit: &WindowLimit, cgroup: &CgroupFiles, samples: &mut Vec<u64>, 
 /// cache it saw each second.
 struct PageCacheHolder {
     stop: Arc<AtomicBool>,
-    thread: std::thread::JoinHandle<Vec<u64>>,
+    thread: std::thread::JoinHandle<HeldWindow>,
+}
+
+/// What the holder saw: the page cache each second, and when the cgroup's
+/// OOM kill count first grew.
+#[derive(Default)]
+struct HeldWindow {
+    file_cache_samples: Vec<u64>,
+    first_oom_kill_s: Option<f64>,
 }
 
 impl PageCacheHolder {
@@ -900,21 +920,26 @@ impl PageCacheHolder {
     fn start(cgroup: CgroupFiles, limit: WindowLimit) -> PageCacheHolder {
         let stop = Arc::new(AtomicBool::new(false));
         let stopped = Arc::clone(&stop);
-        let mut samples = Vec::new();
+        let started = std::time::Instant::now();
+        let kills_at_start = cgroup.oom_kills();
+        let mut held = HeldWindow::default();
         let mut warned = false;
-        hold_once(&limit, &cgroup, &mut samples, &mut warned);
+        hold_once(&limit, &cgroup, &mut held.file_cache_samples, &mut warned);
         let thread = std::thread::spawn(move || {
             std::thread::park_timeout(Duration::from_secs(1));
             while !stopped.load(Ordering::Relaxed) {
-                hold_once(&limit, &cgroup, &mut samples, &mut warned);
+                hold_once(&limit, &cgroup, &mut held.file_cache_samples, &mut warned);
+                if held.first_oom_kill_s.is_none() && cgroup.oom_kills() > kills_at_start {
+                    held.first_oom_kill_s = Some(started.elapsed().as_secs_f64());
+                }
                 std::thread::park_timeout(Duration::from_secs(1));
             }
-            samples
+            held
         });
         PageCacheHolder { stop, thread }
     }
 
-    fn finish(self) -> Vec<u64> {
+    fn finish(self) -> HeldWindow {
         self.stop.store(true, Ordering::Relaxed);
         self.thread.thread().unpark();
         self.thread.join().unwrap_or_default()

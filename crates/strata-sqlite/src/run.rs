@@ -220,7 +220,6 @@ fn run_on(
                 data_set_bytes: data_set_bytes_in_blocks_of(plan, u64::from(page_bytes)),
             }),
             tolerate_failures: config.driver.tolerate_failures,
-            oom_kill: strata_run::edge::oom_cause(&measured.start.os, &measured.end.os, None),
             ..VerdictFacts::default()
         },
     );

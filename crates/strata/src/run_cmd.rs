@@ -81,7 +81,7 @@ pub struct DataArgs {
     shared_buffers: Option<u64>,
 
     /// How much of the data set the OS page cache may hold: a size, `auto` (a
-    /// twentieth of the data set (at least 4 MiB), by a memory cgroup on the throwaway cluster's
+    /// twentieth of the data set (at least 16 MiB), by a memory cgroup on the throwaway cluster's
     /// processes; caches dropped before the run when no cgroup can be used) or
     /// `none` (test through the cache on purpose) [default: auto]
     #[arg(long, value_name = "SIZE|auto|none", value_parser = parse_page_cache)]

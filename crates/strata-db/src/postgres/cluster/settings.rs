@@ -41,6 +41,9 @@ pub fn server_settings(
         ("max_connections", MAX_CONNECTIONS.to_string()),
         ("track_io_timing", "on".to_string()),
         ("logging_collector", "off".to_string()),
+        // An autovacuum worker's memory must fit the room the memory cgroup
+        // leaves above the server's measured memory (64 MiB by default).
+        ("autovacuum_work_mem", "8MB".to_string()),
         ("log_destination", "stderr".to_string()),
     ]
     .into_iter()
