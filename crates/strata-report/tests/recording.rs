@@ -106,7 +106,10 @@ fn slow_ios_from_outlier_events_and_device_awaits() {
         "calibrate-sweep.strata",
         ReportOptions::default(),
         |lines| {
-            lines.push(
+            let summary = lines.len() - 1;
+            assert_eq!(lines[summary]["type"], "summary");
+            lines.insert(
+                summary,
                 json!({"type": "event", "event": "io_outlier", "point": "small=8 large=0",
             "outlier": {"t_s": 0.4, "group": "small", "operation": "read",
                         "offset_bytes": 81920, "size_bytes": 8192, "lat_us": 812000.0}}),

@@ -166,7 +166,7 @@ fn allowed_page_cache(choice: PageCacheChoice, plan: &SchemaPlan) -> Option<u64>
 /// touched shared memory), plus the shared memory PostgreSQL allocated and
 /// has not touched yet (touching shared memory can never be what the limit
 /// refuses: shared memory cannot be reclaimed, so the kernel would kill),
-/// plus the page cache allowed (at least 16 MiB) and 64 KiB per session.
+/// plus the page cache allowed (at least 16 MiB) and 16 KiB per session.
 /// The page cache is the room a backend that grows takes (the kernel
 /// reclaims it before it kills), until the next second gives it back: so
 /// it is never less than what a server may add in a second (an autovacuum
@@ -184,7 +184,7 @@ struct CacheLimit<'a> {
 
 impl CacheLimit<'_> {
     const WARMUP_GROWTH_PER_SESSION: u64 = 512 << 10;
-    const WINDOW_GROWTH_PER_SESSION: u64 = 64 << 10;
+    const WINDOW_GROWTH_PER_SESSION: u64 = 16 << 10;
     /// The least page cache the window allows: the room a growing server
     /// gets before the next second's limit.
     const WINDOW_HEADROOM: u64 = 16 << 20;
