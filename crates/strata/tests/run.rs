@@ -547,13 +547,15 @@ fn memory_cgroup_of(pid: u32) -> PathBuf {
 /// a memory hog the test puts there; in the issue it was a backend).
 #[test]
 fn an_oom_kill_inside_strata_s_cgroup_fails_the_run_and_says_whose() {
-    let dir = scratch();
+    // A directory the server's account reaches from any clone (under a
+    // 0700 one, a scratch directory would send the cluster to /var/tmp).
+    let (_device, dir) = own_filesystem(512);
     let mut args = vec!["run"];
     args.extend(SMALL);
     args.extend(["--duration", "12s", "--warmup", "0s", "--json"]);
-    let (child, lines) = spawn_with_stderr_lines(&args, dir.path());
+    let (child, lines) = spawn_with_stderr_lines(&args, &dir);
     wait_for_phase(&lines, "running");
-    let postmaster = wait_for_postmaster(dir.path(), Duration::from_secs(10));
+    let postmaster = wait_for_postmaster(&dir, Duration::from_secs(10));
     std::thread::sleep(Duration::from_secs(2));
     let cgroup = memory_cgroup_of(postmaster);
     let hog = format!(
