@@ -100,10 +100,21 @@ fn failures(figures: &RunFigures, facts: &VerdictFacts) -> Vec<String> {
     }
     if let Some(missing) = &facts.missing_counters {
         causes.push(format!(
-            "the database's counters at an edge of the window are missing: {missing}"
+            "the database's counters at an edge of the window are missing: {}",
+            what_and_why(missing)
         ));
     }
     causes
+}
+
+/// An error chain's first part (what was being done) and last (why),
+/// without the statements between them.
+fn what_and_why(error: &str) -> String {
+    let parts: Vec<&str> = error.split(": ").collect();
+    match parts.as_slice() {
+        [what, .., why] if parts.len() > 2 => format!("{what}: {why}"),
+        _ => error.to_string(),
+    }
 }
 
 /// A start edge taken more than a second and 5% of the window late: its
@@ -236,4 +247,18 @@ fn device_requests(figures: &RunFigures) -> f64 {
         .iter()
         .map(|device| (device.read_requests + device.write_requests) as f64)
         .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::what_and_why;
+
+    #[test]
+    fn a_missing_edge_says_what_and_why_without_the_statement() {
+        assert_eq!(
+            what_and_why("reading counters: SELECT (blks_read)::float8 FROM x: connection closed"),
+            "reading counters: connection closed"
+        );
+        assert_eq!(what_and_why("connection closed"), "connection closed");
+    }
 }
