@@ -63,7 +63,7 @@ impl EdgeTaker {
     /// start moved by more than two seconds saw a restarted server.
     fn server_start(&mut self) -> Option<ServerStart> {
         let uptime_s = self.collector.uptime_s().ok()?;
-        let now_s = strata_run::edge::unix_now_s();
+        let now_s = strata_core::time::unix_now_s();
         Some(ServerStart {
             unix_s: now_s - uptime_s,
             read_at_unix_s: now_s,

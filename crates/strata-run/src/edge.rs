@@ -120,13 +120,6 @@ pub fn host_oom_warning(start: &Edge, end: &Edge) -> Option<String> {
     })
 }
 
-/// This machine's clock in Unix seconds.
-pub fn unix_now_s() -> f64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0.0, |since| since.as_secs_f64())
-}
-
 async fn postmaster_start(client: &tokio_postgres::Client) -> Option<ServerStart> {
     let row = client
         .query_one(
@@ -137,7 +130,7 @@ async fn postmaster_start(client: &tokio_postgres::Client) -> Option<ServerStart
         .ok()?;
     Some(ServerStart {
         unix_s: row.get(0),
-        read_at_unix_s: unix_now_s(),
+        read_at_unix_s: strata_core::time::unix_now_s(),
         source: "pg_postmaster_start_time()",
         resolution_s: 0.001,
     })
