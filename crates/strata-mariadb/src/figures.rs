@@ -252,11 +252,7 @@ pub(crate) fn mariadb_figures(
         run.absorption = Some(absorption(innodb, reads, page_bytes));
         warn_about_reads(&mut run.warnings, reads);
     }
-    let mut figures = MariaDbFigures { run, innodb, reads };
-    if strata_run::edge::restart_between(&start.os, &end.os).is_some() {
-        figures.leave_out_innodb_counters();
-    }
-    figures
+    MariaDbFigures { run, innodb, reads }
 }
 
 impl MariaDbFigures {

@@ -176,6 +176,9 @@ fn run_on(
     let server_death = server.and_then(ThrowawayServer::death);
     if let Some(death) = &server_death {
         figures.run.warnings.insert(0, death.clone());
+    }
+    let server_restart = strata_run::edge::restart_between(&measured.start.os, &measured.end.os);
+    if server_death.is_some() || server_restart.is_some() {
         figures.leave_out_innodb_counters();
     }
     figures.run.verdict = judge(
@@ -183,7 +186,7 @@ fn run_on(
         &VerdictFacts {
             cache: Some(buffer_pool),
             server_death,
-            server_restart: strata_run::edge::restart_between(&measured.start.os, &measured.end.os),
+            server_restart,
             oom_kill: None,
             tolerate_failures: config.driver.tolerate_failures,
             missing_counters: [&measured.start.innodb, &measured.end.innodb]
