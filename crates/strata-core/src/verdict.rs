@@ -59,18 +59,22 @@ impl Verdict {
         }
     }
 
-    /// The verdict and its reasons or causes, one per line, for the top of
-    /// a command's output and of `strata report`.
-    pub fn lines(&self) -> Vec<String> {
-        let details: Vec<&str> = match self {
+    /// Its reasons' or causes' sentences; none for a valid one.
+    pub fn details(&self) -> Vec<&str> {
+        match self {
             Verdict::Valid => Vec::new(),
             Verdict::NotAStorageResult { reasons } => {
                 reasons.iter().map(|reason| reason.text.as_str()).collect()
             }
             Verdict::Failed { causes } => causes.iter().map(String::as_str).collect(),
-        };
+        }
+    }
+
+    /// The verdict and its reasons or causes, one per line, for the top of
+    /// a command's output.
+    pub fn lines(&self) -> Vec<String> {
         let mut lines = vec![format!("verdict: {}", self.name())];
-        lines.extend(details.iter().map(|detail| format!("  - {detail}")));
+        lines.extend(self.details().iter().map(|detail| format!("  - {detail}")));
         lines
     }
 }

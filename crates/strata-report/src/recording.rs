@@ -31,6 +31,7 @@ use measured::Measured;
 use samples::Timeline;
 use std::path::Path;
 use strata_core::recording::Recording;
+use strata_core::verdict::Verdict;
 
 /// The default threshold for outliers and device await spikes, ms.
 pub const DEFAULT_OUTLIER_THRESHOLD_MS: f64 = 500.0;
@@ -271,27 +272,11 @@ fn calibrate_verdict(recording: &Recording) -> Option<String> {
 
 /// "valid", or the verdict's name and its reasons or causes.
 fn verdict_text(verdict: &serde_json::Value) -> String {
-    let details: Vec<&str> = match verdict["verdict"].as_str() {
-        Some("valid") => return "valid".into(),
-        Some("not_a_storage_result") => verdict["reasons"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|reason| reason["text"].as_str())
-            .collect(),
-        Some("failed") => verdict["causes"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(serde_json::Value::as_str)
-            .collect(),
-        _ => return "not recorded (a Recording made before strata gave verdicts)".into(),
-    };
-    let name = verdict["verdict"]
-        .as_str()
-        .unwrap_or_default()
-        .replace('_', " ");
-    format!("{name}: {}", details.join("; "))
+    match serde_json::from_value::<Verdict>(verdict.clone()) {
+        Ok(Verdict::Valid) => "valid".into(),
+        Ok(verdict) => format!("{}: {}", verdict.name(), verdict.details().join("; ")),
+        Err(_) => "not recorded (a Recording made before strata gave verdicts)".into(),
+    }
 }
 
 /// The `stopped` event of a run stopped before its sessions ran, as a line.
