@@ -280,10 +280,7 @@ impl CgroupFiles {
     /// the kernel keeps in the page cache too).
     pub fn page_cache_bytes(&self) -> Option<u64> {
         let stat = std::fs::read_to_string(self.dir.join("memory.stat")).ok()?;
-        self.version
-            .page_cache_keys()
-            .iter()
-            .find_map(|key| memory_stat_value(&stat, key))
+        self.cache_in(&stat)
     }
 
     /// Page cache of files alone: the page cache less the shared memory the
@@ -291,19 +288,14 @@ impl CgroupFiles {
     /// `file − shmem` (v2) or `cache − shmem` (v1).
     pub fn file_cache_bytes(&self) -> Option<u64> {
         let stat = std::fs::read_to_string(self.dir.join("memory.stat")).ok()?;
-        let cache = self
-            .version
-            .page_cache_keys()
-            .iter()
-            .find_map(|key| memory_stat_value(&stat, key))?;
-        Some(cache.saturating_sub(self.shmem_in(&stat)))
+        Some(self.cache_in(&stat)?.saturating_sub(self.shmem_in(&stat)))
     }
 
-    /// Shared memory charged to the cgroup now: what its processes touched
-    /// of the shared memory they allocated.
-    pub fn shmem_bytes(&self) -> Option<u64> {
-        let stat = std::fs::read_to_string(self.dir.join("memory.stat")).ok()?;
-        Some(self.shmem_in(&stat))
+    fn cache_in(&self, stat: &str) -> Option<u64> {
+        self.version
+            .page_cache_keys()
+            .iter()
+            .find_map(|key| memory_stat_value(stat, key))
     }
 
     fn shmem_in(&self, stat: &str) -> u64 {

@@ -213,10 +213,12 @@ impl CacheLimit<'_> {
             .context("reading pg_shmem_allocations")?;
         let allocated_bytes = row.get::<_, i64>(0).max(0) as u64;
         self.allocated_shared_bytes.set(allocated_bytes);
-        let usage_bytes = cgroup.usage_bytes().unwrap_or(0);
-        let private_bytes = usage_bytes.saturating_sub(cgroup.page_cache_bytes().unwrap_or(0));
         let margin = (16 << 20) + self.sessions * Self::WARMUP_GROWTH_PER_SESSION;
-        cgroup.set_limit(private_bytes + allocated_bytes + self.allowed_bytes + margin)
+        cgroup.set_limit(server_limit(
+            cgroup,
+            allocated_bytes,
+            self.allowed_bytes + margin,
+        ))
     }
 
     /// Holds the page cache at its target from now to the window's end:
@@ -858,8 +860,8 @@ async fn measure(
     (outcome, start_edge, end_edge)
 }
 
-/// The window's limit beside what the cgroup holds: untouched shared
-/// memory, the page cache allowed, and the margin.
+/// The window's limit: all shared memory, the page cache allowed and the
+/// margin beside the cgroup's private memory ([`server_limit`]).
 struct WindowLimit {
     allocated_shared_bytes: u64,
     allowed_bytes: u64,
@@ -870,19 +872,25 @@ impl WindowLimit {
     /// Sets the limit from what the cgroup holds now; returns the page cache
     /// of files it then holds.
     fn apply(&self, cgroup: &CgroupFiles) -> anyhow::Result<u64> {
-        let usage_bytes = cgroup.usage_bytes().unwrap_or(0);
-        let file_cache_bytes = cgroup.file_cache_bytes().unwrap_or(0);
-        let untouched_bytes = self
-            .allocated_shared_bytes
-            .saturating_sub(cgroup.shmem_bytes().unwrap_or(0));
-        cgroup.set_limit(
-            usage_bytes.saturating_sub(file_cache_bytes)
-                + untouched_bytes
-                + self.allowed_bytes
-                + self.margin_bytes,
-        )?;
+        cgroup.set_limit(server_limit(
+            cgroup,
+            self.allocated_shared_bytes,
+            self.allowed_bytes + self.margin_bytes,
+        ))?;
         Ok(cgroup.file_cache_bytes().unwrap_or(0))
     }
+}
+
+/// A cgroup limit that leaves `room_bytes` for the page cache of files:
+/// what the cgroup holds besides its page cache (private memory and the
+/// kernel's memory for it), plus all the shared memory PostgreSQL
+/// allocated, touched or not (the kernel keeps touched shared memory in
+/// the page cache but cannot reclaim it, so untouched shared memory must
+/// have room too), plus `room_bytes`.
+fn server_limit(cgroup: &CgroupFiles, allocated_shared_bytes: u64, room_bytes: u64) -> u64 {
+    let usage_bytes = cgroup.usage_bytes().unwrap_or(0);
+    let private_bytes = usage_bytes.saturating_sub(cgroup.page_cache_bytes().unwrap_or(0));
+    private_bytes + allocated_shared_bytes + room_bytes
 }
 
 /// Applies `limit` and keeps the page cache it holds; says once when it
