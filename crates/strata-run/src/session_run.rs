@@ -221,6 +221,12 @@ impl CacheLimit<'_> {
         ))
     }
 
+    /// The page cache the window allows: the allowed, and never less than
+    /// the room a growing server needs.
+    fn window_target_bytes(&self) -> u64 {
+        self.allowed_bytes.max(Self::WINDOW_HEADROOM)
+    }
+
     /// Holds the page cache at its target from now to the window's end:
     /// once at once, then every second from a thread of its own, so that a
     /// runtime busy with a thousand sessions never delays it.
@@ -228,7 +234,7 @@ impl CacheLimit<'_> {
         let cgroup = self.cluster.memory_cgroup()?;
         let limit = WindowLimit {
             allocated_shared_bytes: self.allocated_shared_bytes.get(),
-            allowed_bytes: self.allowed_bytes.max(Self::WINDOW_HEADROOM),
+            allowed_bytes: self.window_target_bytes(),
             margin_bytes: self.sessions * Self::WINDOW_GROWTH_PER_SESSION,
         };
         Some(PageCacheHolder::start(cgroup.files(), limit))
@@ -240,7 +246,7 @@ impl CacheLimit<'_> {
         let samples = &held.file_cache_samples;
         let max_bytes = *samples.iter().max()?;
         Some(PageCacheHeld {
-            target_bytes: self.allowed_bytes.max(Self::WINDOW_HEADROOM),
+            target_bytes: self.window_target_bytes(),
             mean_bytes: samples.iter().sum::<u64>() / samples.len() as u64,
             max_bytes,
             samples: samples.len(),
