@@ -248,7 +248,8 @@ impl Calibration {
                 strata_observe::record::write_sample(writer, &sample)?;
             }
         }
-        let summary = Summary::of(&points, self.config.lat_target_us, self.config.direct);
+        let verdict = crate::verdict::judge(&points, self.config.direct);
+        let summary = Summary::of(&points, self.config.lat_target_us, verdict);
         if let Some(writer) = recording.as_mut() {
             writer.write("summary", &summary)?;
         }
@@ -282,7 +283,7 @@ impl Calibration {
             })?;
             observer.point_finished(&result);
             if let Some(writer) = recording.as_mut() {
-                crate::output::record_point(writer, &result)?;
+                crate::record::record_point(writer, &result)?;
             }
             let failed = !result.errors.is_empty();
             points.push(result);

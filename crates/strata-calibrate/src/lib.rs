@@ -11,6 +11,7 @@ pub mod offsets;
 pub mod output;
 pub mod plan;
 pub mod point;
+pub mod record;
 pub mod result;
 pub mod spec;
 pub mod verdict;

@@ -1,6 +1,5 @@
 //! How a calibration is shown and kept: the human tables, the versioned JSON
-//! document (`docs/calibrate.md`), ORION-style CSV files, and the records a
-//! point adds to the Recording (`docs/recording.md`).
+//! document (`docs/calibrate.md`) and ORION-style CSV files.
 //!
 //! Not for: deciding anything; every figure here was computed in `result`.
 
@@ -10,7 +9,6 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
-use strata_core::recording::RecordingWriter;
 use strata_core::units::{format_latency_ns, format_size};
 
 /// Name and version of the `--json` document.
@@ -42,41 +40,6 @@ pub fn json_document(outcome: &CalibrationOutcome, options: &serde_json::Value) 
         summary: &outcome.summary,
     };
     serde_json::to_string_pretty(&document).expect("results serialize")
-}
-
-/// Writes one finished point into the Recording.
-pub fn record_point(writer: &mut RecordingWriter, point: &PointResult) -> anyhow::Result<()> {
-    let histograms: BTreeMap<String, serde_json::Value> = point
-        .groups
-        .iter()
-        .map(|group| {
-            let encoded = serde_json::json!({
-                "read_lat_ns_hdr": group.histograms.read.to_base64(),
-                "write_lat_ns_hdr": group.histograms.write.to_base64(),
-            });
-            (group.label.clone(), encoded)
-        })
-        .collect();
-    for sample in &point.per_second {
-        writer.write(
-            "sample",
-            &serde_json::json!({"layer": "workload", "point": point.name, "sample": sample}),
-        )?;
-    }
-    for device in &point.devices {
-        let sample = serde_json::json!({"layer": "window_device", "point": point.name, "interval_s": point.window_s, "sample": device});
-        writer.write("sample", &sample)?;
-    }
-    for outlier in &point.slow_ios {
-        writer.write(
-            "event",
-            &serde_json::json!({"event": "io_outlier", "point": point.name, "outlier": outlier}),
-        )?;
-    }
-    writer.write(
-        "result",
-        &serde_json::json!({"point": point, "histograms": histograms}),
-    )
 }
 
 fn group_row_name(point: &PointResult, group: &GroupResult) -> String {

@@ -9,6 +9,7 @@ use crate::worker::{Tally, WorkerOutcome};
 use serde::Serialize;
 use strata_core::histogram::{LatencyHistogram, LatencySummary};
 use strata_core::units::mb_per_s;
+use strata_core::verdict::Verdict;
 pub use strata_probe::diskstats::IostatFigures as DeviceFigures;
 
 /// Requests, throughput and latency of one operation (or of all of them).
@@ -226,8 +227,8 @@ pub struct Summary {
     /// The small-I/O-only point with the most IOPS per unit of mean latency
     /// (Kleinrock's "power"): past it, more queue buys latency, not IOPS.
     pub knee: Option<Best>,
-    /// Valid, not a storage result, or failed (`crate::verdict::judge`).
-    pub verdict: strata_core::verdict::Verdict,
+    /// Valid, not a storage result, or failed (`verdict::judge`).
+    pub verdict: Verdict,
 }
 
 fn best_by(
@@ -256,7 +257,9 @@ fn best_by(
 }
 
 impl Summary {
-    pub fn of(points: &[PointResult], lat_target_us: f64, direct: bool) -> Summary {
+    /// The summary of `points`, with the verdict judged on them
+    /// (`verdict::judge`).
+    pub fn of(points: &[PointResult], lat_target_us: f64, verdict: Verdict) -> Summary {
         let small_only = |point: &PointResult| point.groups.iter().all(|group| !group.is_large());
         let has_small =
             |point: &PointResult| point.small_groups().any(|group| group.all.requests > 0);
@@ -311,7 +314,7 @@ impl Summary {
                 p99_us,
             },
             knee,
-            verdict: crate::verdict::judge(points, direct),
+            verdict,
         }
     }
 }

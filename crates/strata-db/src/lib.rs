@@ -1,16 +1,14 @@
-//! strata-db: the databases strata measures storage through.
+//! strata-db: what every database engine's throwaway server and run share.
 //!
-//! For: provisioning a throwaway PostgreSQL cluster on the storage under test,
-//! keeping the OS page cache from holding its data set, connecting to a
-//! PostgreSQL server (throwaway or the user's own) and reading its raw
-//! monotonic I/O counters; the `postgres` and `mariadb` collectors the
-//! sampler polls.
+//! For: the OS account and cgroup a throwaway server's programs run as
+//! (`account`), keeping the OS page cache from holding a data set
+//! (`pagecache`), where a throwaway server's files live (`workdir`), and
+//! masking passwords in connection strings that did not parse (`secrets`).
 //!
-//! Not for: turning counters into rates or findings (`strata-probe` and the
-//! reporting crates do that), or generating load (`strata-slob`).
+//! Not for: any one engine (strata-postgres, strata-sqlite, strata-mariadb),
+//! turning counters into rates or findings, or generating load.
 
-pub mod collectors;
+pub mod account;
 pub mod pagecache;
-pub mod postgres;
 pub mod secrets;
 pub mod workdir;

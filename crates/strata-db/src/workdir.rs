@@ -9,7 +9,7 @@
 //! server makes its directory inside the work directory and removes it), or
 //! changing the permissions of the user's directories.
 
-use crate::postgres::cluster::ServerAccount;
+use crate::account::ServerAccount;
 use anyhow::{bail, Context, Result};
 use serde::Serialize;
 use std::ffi::CString;

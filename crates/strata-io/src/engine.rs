@@ -1,15 +1,12 @@
 //! The I/O engine plug-in point: one small trait, modelled on fio's
 //! `ioengine_ops` (queue, then commit and reap). Each engine lives in its own
-//! file; adding one touches nothing else but [`EngineKind`].
+//! file; adding one touches nothing else but `kind::EngineKind`.
 //!
 //! An engine instance belongs to one worker thread and owns that worker's
 //! buffers, one per slot. Not for: choosing offsets or timing requests; the
 //! workload driver does that.
 
-use crate::buffer::AlignedBuffer;
-use std::fmt;
 use std::io;
-use std::os::fd::RawFd;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Operation {
@@ -50,67 +47,4 @@ pub trait IoEngine {
         min_complete: usize,
         completions: &mut Vec<IoCompletion>,
     ) -> io::Result<()>;
-}
-
-/// The engines strata has.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum EngineKind {
-    /// Linux io_uring: one thread keeps many requests in flight.
-    IoUring,
-    /// pread/pwrite: one thread per outstanding request, like fio's psync.
-    Psync,
-}
-
-impl EngineKind {
-    pub const NAMES: &'static [&'static str] = &["io_uring", "psync"];
-
-    pub fn parse(name: &str) -> Option<Self> {
-        match name {
-            "io_uring" | "io-uring" | "uring" => Some(EngineKind::IoUring),
-            "psync" | "sync" => Some(EngineKind::Psync),
-            _ => None,
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            EngineKind::IoUring => "io_uring",
-            EngineKind::Psync => "psync",
-        }
-    }
-
-    /// How deep one instance may go: psync does one request at a time.
-    pub fn depth_per_instance(self, wanted: usize) -> usize {
-        match self {
-            EngineKind::IoUring => wanted,
-            EngineKind::Psync => 1,
-        }
-    }
-
-    /// Makes an engine over `fd` with `depth` slots of `buffer_len` bytes;
-    /// buffers for writes are filled with random data.
-    pub fn open(self, fd: RawFd, depth: usize, buffer_len: usize) -> io::Result<Box<dyn IoEngine>> {
-        let buffers = make_buffers(depth, buffer_len);
-        Ok(match self {
-            EngineKind::IoUring => Box::new(crate::uring::UringEngine::new(fd, buffers)?),
-            EngineKind::Psync => Box::new(crate::psync::PsyncEngine::new(fd, buffers)),
-        })
-    }
-}
-
-impl fmt::Display for EngineKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-fn make_buffers(depth: usize, buffer_len: usize) -> Vec<AlignedBuffer> {
-    let mut rng = strata_core::random::FastRng::from_entropy();
-    (0..depth)
-        .map(|_| {
-            let mut buffer = AlignedBuffer::new(buffer_len);
-            rng.fill(buffer.as_mut_slice());
-            buffer
-        })
-        .collect()
 }

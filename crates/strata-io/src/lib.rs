@@ -8,8 +8,10 @@
 
 pub mod buffer;
 pub mod engine;
+pub mod kind;
 pub mod psync;
 pub mod target;
 pub mod uring;
 
-pub use engine::{EngineKind, IoCompletion, IoEngine, IoRequest, Operation};
+pub use engine::{IoCompletion, IoEngine, IoRequest, Operation};
+pub use kind::EngineKind;

@@ -10,8 +10,8 @@ use crate::run::{run, MariaDbOutcome, MariaDbRunConfig};
 use std::sync::atomic::AtomicBool;
 use strata_db::pagecache::PageCacheMethod;
 use strata_run::engine::{DatabaseEngine, EngineFigures, EngineKind};
+use strata_run::outcome::{RunEnvironment, RunObserver, SlobOutcome};
 use strata_run::read_path::ReadPath;
-use strata_run::session_run::{RunEnvironment, RunObserver, SlobOutcome};
 
 /// MariaDB (or MySQL) with InnoDB: a throwaway `mariadbd` or the user's server.
 pub struct MariaDbEngine(pub MariaDbRunConfig);

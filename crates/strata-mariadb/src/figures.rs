@@ -14,11 +14,11 @@
 //! Not for: taking the edges at the right moments (strata-slob's
 //! `threads`) or printing.
 
+use crate::collector::MariaDbCollector;
 use mysql::prelude::Queryable;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use strata_core::metrics::{Collected, Collector};
-use strata_db::collectors::MariaDbCollector;
 use strata_probe::cpu::{own_cpu_seconds, HostCpu};
 use strata_probe::diskstats::read_diskstats;
 use strata_run::accounting::{account, Absorption, RunDevices, RunFigures};
@@ -102,7 +102,7 @@ impl Watcher<u32> for EdgeTaker {
         let deadline = std::time::Instant::now() + RECONNECT_LIMIT;
         let throwaway_died = self
             .throwaway_pid
-            .is_some_and(|pid| !strata_db::postgres::cluster::is_running(pid));
+            .is_some_and(|pid| !strata_probe::collectors::is_running(pid));
         while innodb.is_err() && !throwaway_died && std::time::Instant::now() < deadline {
             match MariaDbCollector::connect(&self.url) {
                 Ok(collector) => {
@@ -236,7 +236,7 @@ pub(crate) fn mariadb_figures(
     devices: &RunDevices,
     page_bytes: u32,
 ) -> MariaDbFigures {
-    let mut run = account(&start.os, &end.os, outcome, devices);
+    let mut run = account(&start.os, &end.os, None, outcome, devices);
     let seconds = (end.os.at - start.os.at).as_secs_f64();
     let innodb = match (&start.innodb, &end.innodb) {
         (Ok(before), Ok(after)) => Some(innodb_figures(&delta(before, after), seconds)),

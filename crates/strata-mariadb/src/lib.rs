@@ -12,6 +12,7 @@
 //!
 //! Not for: parsing options, printing, or PostgreSQL.
 
+pub mod collector;
 pub mod engine;
 pub mod environment;
 pub mod figures;

@@ -6,17 +6,17 @@
 //! Not for: parsing options or drawing progress (the binary passes resolved
 //! settings and an observer).
 
+use crate::collector::MariaDbCollector;
 use anyhow::{ensure, Result};
 use serde::Serialize;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 use strata_core::metrics::Collector;
-use strata_db::collectors::MariaDbCollector;
 use strata_observe::background::BackgroundSampler;
 use strata_probe::collectors::all_os_collectors;
-use strata_run::session_run::data_set_bytes_in_blocks_of;
-use strata_run::session_run::RunObserver;
+use strata_run::outcome::data_set_bytes_in_blocks_of;
+use strata_run::outcome::RunObserver;
 use strata_run::verdict::{judge, CacheFit, VerdictFacts};
 use strata_slob::session::{validate_options, DriverOptions, RunOutcome};
 use strata_slob::threads::measure;

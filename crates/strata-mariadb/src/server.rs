@@ -18,8 +18,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::target::MariaDbTarget;
-use strata_db::postgres::cluster::{is_running, ServerAccount};
+use strata_db::account::ServerAccount;
 use strata_db::workdir::{first_unreachable, WorkDir};
+use strata_probe::collectors::is_running;
 
 /// The buffer pool of a throwaway server by default: small, so that a
 /// data set of a few hundred MiB is read from the device.

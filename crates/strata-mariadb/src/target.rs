@@ -6,13 +6,11 @@
 //!
 //! Not for: starting servers (`server`) or creating anything (`setup`).
 
+use crate::collector::{parse_url, redact, scrub_secret, unparsed_url_error, url_password};
 use anyhow::{anyhow, Result};
 use mysql::{Conn, Opts, OptsBuilder};
 use std::path::Path;
 use std::time::Duration;
-use strata_db::collectors::mariadb::{
-    parse_url, redact, scrub_secret, unparsed_url_error, url_password,
-};
 
 use crate::schema::DEFAULT_DATABASE;
 

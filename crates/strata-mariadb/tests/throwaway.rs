@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use strata_core::recording::Recording;
 use strata_mariadb::{run, MariaDbServer, ThrowawayServer};
-use strata_run::session_run::RunObserver;
+use strata_run::outcome::RunObserver;
 use strata_slob::load::LoadProgress;
 
 /// One throwaway server at a time, so one test's loading does not show in

@@ -10,6 +10,7 @@ use crate::processes::{groups_between, server_ticks_between, ProcessGroupFigures
 use serde::Serialize;
 use std::collections::BTreeMap;
 use strata_core::histogram::{LatencyHistogram, LatencySummary};
+use strata_core::verdict::Verdict;
 use strata_probe::collectors::DeviceFilter;
 use strata_probe::diskstats::{find, DeviceDelta, IostatFigures};
 use strata_slob::session::RunOutcome;
@@ -191,7 +192,7 @@ pub struct RunFigures {
     pub tenants: Option<crate::tenants::TenantFigures>,
     /// Valid, not a storage result, or failed: judged once the engine has
     /// added what it knows (`verdict::judge`).
-    pub verdict: crate::verdict::Verdict,
+    pub verdict: Verdict,
     /// The page cache strata's memory cgroup held through the window,
     /// beside its target; `None` without such a cgroup.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -217,7 +218,8 @@ pub struct PageCacheHeld {
     pub first_oom_kill_s: Option<f64>,
 }
 
-fn per_s(count: f64, seconds: f64) -> f64 {
+/// `count` per second of `seconds`; 0 over no time.
+pub fn per_s(count: f64, seconds: f64) -> f64 {
     if seconds > 0.0 {
         count / seconds
     } else {
@@ -269,119 +271,6 @@ fn sessions(outcome: &RunOutcome) -> SessionFigures {
             })
             .collect(),
     }
-}
-
-fn database(start: &Edge, end: &Edge, seconds: f64) -> Option<DatabaseFigures> {
-    if crate::edge::restart_between(start, end).is_some() {
-        return None;
-    }
-    let counters = end.database.as_ref()?.delta(start.database.as_ref()?);
-    let value = |key: &str| counters.get(key).copied().unwrap_or(0.0);
-    let optional = |key: &str| counters.get(key).copied();
-    let blocks_read = value("database.blks_read");
-    let blocks_hit = value("database.blks_hit");
-    let total_blocks = blocks_read + blocks_hit;
-    let read_requests = relation_io_total(&counters, "reads", end.version_num);
-    let read_bytes = relation_io_total(&counters, "read_bytes", end.version_num);
-    let figures = DatabaseFigures {
-        blocks_read,
-        blocks_read_per_s: per_s(blocks_read, seconds),
-        read_requests,
-        read_requests_per_s: read_requests.map(|requests| per_s(requests, seconds)),
-        read_bytes,
-        read_mb_per_s: read_bytes.map(|bytes| per_s(bytes / 1e6, seconds)),
-        blocks_hit,
-        buffer_hit_pct: if total_blocks > 0.0 {
-            blocks_hit * 100.0 / total_blocks
-        } else {
-            0.0
-        },
-        commits: value("database.xact_commit"),
-        commits_per_s: per_s(value("database.xact_commit"), seconds),
-        wal_bytes: value("wal.bytes"),
-        wal_mb_per_s: per_s(value("wal.bytes") / 1e6, seconds),
-        wal_writes: optional("wal.write"),
-        wal_syncs: optional("wal.sync"),
-        wal_write_time_ms: optional("wal.write_time_ms"),
-        wal_sync_time_ms: optional("wal.sync_time_ms"),
-        block_read_time_ms: value("database.blk_read_time_ms"),
-        block_read_time_us_per_block: if blocks_read > 0.0 {
-            value("database.blk_read_time_ms") * 1e3 / blocks_read
-        } else {
-            0.0
-        },
-        temp_files: value("database.temp_files"),
-        temp_bytes: value("database.temp_bytes"),
-        deadlocks: value("database.deadlocks"),
-        unavailable: BTreeMap::new(),
-        counters,
-    };
-    Some(with_reasons(figures, end.version_num))
-}
-
-/// pg_stat_io's `io.<backend_type>.<column>` summed over backend types;
-/// `None` before 18, where `reads` counts blocks, not requests.
-fn relation_io_total(
-    counters: &BTreeMap<String, f64>,
-    column: &str,
-    version_num: u32,
-) -> Option<f64> {
-    if version_num < 180000 {
-        return None;
-    }
-    let suffix = format!(".{column}");
-    let values: Vec<f64> = counters
-        .iter()
-        .filter(|(key, _)| key.starts_with("io.") && key.ends_with(&suffix))
-        .map(|(_, value)| *value)
-        .collect();
-    (!values.is_empty()).then(|| values.iter().sum())
-}
-
-/// Says why each absent figure is absent on this server version.
-fn with_reasons(mut figures: DatabaseFigures, version_num: u32) -> DatabaseFigures {
-    let version = strata_db::postgres::read_path::version_text(version_num);
-    let requests_reason = match version_num {
-        v if v < 160000 => format!(
-            "PostgreSQL {version} does not count read requests (pg_stat_io arrived in 16, its read requests and read_bytes in 18)"
-        ),
-        v if v < 180000 => format!(
-            "PostgreSQL {version} counts pg_stat_io reads in 8 KiB blocks, not requests (requests and read_bytes arrived in 18); the blocks are in counters io.<backend_type>.reads"
-        ),
-        _ => "pg_stat_io gave no relation reads".to_string(),
-    };
-    let wal_reason = match version_num {
-        v if v < 140000 => format!(
-            "PostgreSQL {version} does not count WAL writes and syncs (pg_stat_wal arrived in 14)"
-        ),
-        _ => "the server gave no WAL write and sync counters".to_string(),
-    };
-    let absent = [
-        (
-            "read_requests",
-            figures.read_requests.is_none(),
-            &requests_reason,
-        ),
-        ("read_bytes", figures.read_bytes.is_none(), &requests_reason),
-        ("wal_writes", figures.wal_writes.is_none(), &wal_reason),
-        ("wal_syncs", figures.wal_syncs.is_none(), &wal_reason),
-        (
-            "wal_write_time_ms",
-            figures.wal_write_time_ms.is_none(),
-            &wal_reason,
-        ),
-        (
-            "wal_sync_time_ms",
-            figures.wal_sync_time_ms.is_none(),
-            &wal_reason,
-        ),
-    ];
-    for (field, is_absent, reason) in absent {
-        if is_absent {
-            figures.unavailable.insert(field, reason.clone());
-        }
-    }
-    figures
 }
 
 fn devices(start: &Edge, end: &Edge, run_devices: &RunDevices, seconds: f64) -> Vec<IostatFigures> {
@@ -493,16 +382,19 @@ fn tenants(
     ))
 }
 
-/// Accounts for one window.
+/// Accounts for one window; `database` is what the engine's own counters
+/// gave between the two edges (PostgreSQL's), `None` for engines whose
+/// figures go to `SlobOutcome::engine_figures`. The verdict is left for
+/// the engine to judge with what it knows (`verdict::judge`).
 pub fn account(
     start: &Edge,
     end: &Edge,
+    database: Option<DatabaseFigures>,
     outcome: &RunOutcome,
     run_devices: &RunDevices,
 ) -> RunFigures {
     let seconds = (outcome.window_end - outcome.window_start).as_secs_f64();
     let edge_seconds = (end.at - start.at).as_secs_f64();
-    let database = database(start, end, edge_seconds);
     let devices = devices(start, end, run_devices, edge_seconds);
     let absorption = database
         .as_ref()
@@ -519,7 +411,7 @@ pub fn account(
         per_second: serde_json::to_value(&outcome.per_second).unwrap_or_default(),
         warnings: Vec::new(),
         tenants: None,
-        verdict: crate::verdict::Verdict::Valid,
+        verdict: Verdict::Valid,
         page_cache_held: None,
         outliers: crate::outliers::outliers(outcome),
         start_edge_late_s: start
@@ -532,7 +424,6 @@ pub fn account(
     figures
         .warnings
         .extend(crate::edge::host_oom_warning(start, end));
-    figures.verdict = crate::verdict::judge(&figures, &crate::verdict::VerdictFacts::default());
     figures
 }
 

@@ -5,19 +5,40 @@
 //! sampler, a later issue).
 
 use crate::processes::ServerProcesses;
+use std::collections::BTreeMap;
 use std::time::Instant;
-use strata_db::postgres::counters::{snapshot, PgSnapshot};
-use strata_db::postgres::read_path::backend_types;
 use strata_probe::cpu::HostCpu;
-use strata_probe::diskstats::{read_diskstats, DiskStat};
+use strata_probe::diskstats::DiskStat;
+
+/// A database's raw monotonic counters at one moment, by name (PostgreSQL's
+/// `view.column`).
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct DatabaseCounters {
+    pub values: BTreeMap<String, f64>,
+}
+
+impl DatabaseCounters {
+    /// `self − earlier` for every key present in both.
+    pub fn delta(&self, earlier: &DatabaseCounters) -> BTreeMap<String, f64> {
+        self.values
+            .iter()
+            .filter_map(|(key, after)| {
+                let before = earlier.values.get(key)?;
+                Some((key.clone(), after - before))
+            })
+            .collect()
+    }
+}
 
 /// Every layer's raw counters at one moment.
 pub struct Edge {
     pub at: Instant,
-    /// `server_version_num` of the server asked.
+    /// The server's version as a number (PostgreSQL's `server_version_num`);
+    /// 0 for an engine that has none.
     pub version_num: u32,
-    /// None when the server could not be asked (it went away).
-    pub database: Option<PgSnapshot>,
+    /// None when the server could not be asked (it went away) or the
+    /// engine's counters are accounted apart (`SlobOutcome::engine_figures`).
+    pub database: Option<DatabaseCounters>,
     pub database_error: Option<String>,
     pub disks: Vec<DiskStat>,
     pub host_cpu: HostCpu,
@@ -118,54 +139,6 @@ pub fn host_oom_warning(start: &Edge, end: &Edge) -> Option<String> {
              (/proc/vmstat oom_kill, any cgroup's): memory ran short somewhere"
         )
     })
-}
-
-async fn postmaster_start(client: &tokio_postgres::Client) -> Option<ServerStart> {
-    let row = client
-        .query_one(
-            "SELECT extract(epoch FROM pg_postmaster_start_time())::float8",
-            &[],
-        )
-        .await
-        .ok()?;
-    Some(ServerStart {
-        unix_s: row.get(0),
-        read_at_unix_s: strata_core::time::unix_now_s(),
-        source: "pg_postmaster_start_time()",
-        resolution_s: 0.001,
-    })
-}
-
-/// Takes an edge (`server_pids` starts with the postmaster's); the
-/// database is asked first, then the OS counters, so the
-/// OS figures are never older than the database's.
-pub async fn take(client: &tokio_postgres::Client, version_num: u32, server_pids: &[u32]) -> Edge {
-    let (database, database_error) = match snapshot(client, version_num).await {
-        Ok(values) => (Some(values), None),
-        Err(error) => (None, Some(format!("{error:#}"))),
-    };
-    let kinds = if server_pids.is_empty() {
-        Default::default()
-    } else {
-        backend_types(client).await.unwrap_or_default()
-    };
-    let server_start = postmaster_start(client).await;
-    Edge {
-        at: Instant::now(),
-        version_num,
-        database,
-        database_error,
-        server_start,
-        oom_kills: strata_probe::collectors::host_oom_kills(),
-        disks: read_diskstats().unwrap_or_default(),
-        host_cpu: HostCpu::read().unwrap_or_default(),
-        server: ServerProcesses::read(server_pids, kinds),
-        own_cpu_s: {
-            let (user, system) = strata_probe::cpu::own_cpu_seconds();
-            user + system
-        },
-        processes_io: crate::tenants::ProcessIoSnapshot::read(),
-    }
 }
 
 #[cfg(test)]

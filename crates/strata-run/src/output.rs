@@ -6,7 +6,7 @@
 
 use crate::accounting::RunFigures;
 use crate::engine::EngineKind;
-use crate::session_run::{KeptInfo, RunEnvironment, SlobConfig, SlobOutcome};
+use crate::outcome::{KeptInfo, RunEnvironment, SlobOutcome};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -138,34 +138,6 @@ pub fn histograms(outcome: &RunOutcome) -> serde_json::Value {
         "commit_lat_ns_hdr": outcome.commit.to_base64(),
         "scan_lat_ns_hdr": outcome.scan.to_base64(),
     })
-}
-
-/// A PostgreSQL run's Recording.
-pub fn write_recording(
-    path: &Path,
-    config: &SlobConfig,
-    environment: &RunEnvironment,
-    load: Option<&LoadReport>,
-    figures: &RunFigures,
-    outcome: &RunOutcome,
-    samples: &[strata_observe::sampler::Sample],
-) -> anyhow::Result<()> {
-    let recording = RunRecording {
-        command: &config.command,
-        options: &config.options,
-        environment: serde_json::to_value(environment)?,
-        load: load.map(serde_json::to_value).transpose()?,
-        database_counters: figures
-            .database
-            .as_ref()
-            .map(|database| serde_json::to_value(&database.counters))
-            .transpose()?,
-        samples,
-        result: serde_json::to_value(figures)?,
-        figures,
-        outcome,
-    };
-    write_run_recording(path, &recording)
 }
 
 /// Whose bytes the devices moved: the server's processes, strata, others.

@@ -1,18 +1,11 @@
-//! `--io-method` and `--direct-io`: giving the throwaway cluster the read
-//! path asked for (a restart with the settings), refusing to change the
-//! user's server, and saying in the result which path the data-file reads
-//! took and which processes issued them.
+//! The path a run's data-file reads took and which processes issued them,
+//! as the result says it for every engine.
 //!
-//! Not for: reading or checking the server's settings (`strata-db`'s
-//! `postgres::read_path`).
+//! Not for: reading or changing a server's settings (each engine's crate:
+//! PostgreSQL's `read_path`).
 
-use anyhow::Context;
 use serde::Serialize;
 use std::collections::BTreeMap;
-use strata_db::postgres::cluster::ThrowawayCluster;
-use strata_db::postgres::connect::{connect, ConnectionTarget};
-use strata_db::postgres::counters::server_version_num;
-use strata_db::postgres::read_path::{version_text, ReadPathRequest, ReadPathSettings};
 
 /// The path the run's data-file reads took.
 #[derive(Clone, Debug, Serialize)]
@@ -31,33 +24,6 @@ pub struct ReadPath {
 }
 
 impl ReadPath {
-    pub fn of(settings: &ReadPathSettings) -> ReadPath {
-        let mut unavailable = BTreeMap::new();
-        if settings.io_method.is_none() {
-            unavailable.insert(
-                "io_method",
-                format!(
-                    "PostgreSQL {} has no io_method (it arrived in 18): each backend reads for itself",
-                    version_text(settings.version_num)
-                ),
-            );
-        }
-        ReadPath {
-            reads_issued_by: match settings.io_method.as_deref() {
-                Some("worker") => "io workers (processes of backend_type 'io worker')",
-                Some("io_uring") => "the backends, through io_uring",
-                _ => "the backends (client backend processes)",
-            },
-            io_method: settings.io_method.clone(),
-            data_files: if settings.direct_data == Some(true) {
-                "direct"
-            } else {
-                "buffered"
-            },
-            unavailable,
-        }
-    }
-
     /// `io_method=worker, data files buffered, reads issued by …`
     pub fn text(&self) -> String {
         format!(
@@ -67,34 +33,4 @@ impl ReadPath {
             self.reads_issued_by
         )
     }
-}
-
-/// The settings that give the throwaway cluster the path asked for (to
-/// restart it with); refuses what its version or build cannot do.
-pub async fn cluster_settings(
-    cluster: &ThrowawayCluster,
-    request: &ReadPathRequest,
-) -> anyhow::Result<Vec<(String, String)>> {
-    if request == &ReadPathRequest::default() {
-        return Ok(Vec::new());
-    }
-    let target = ConnectionTarget::parse(&cluster.connection_string())?;
-    let client = connect(&target).await?;
-    let version_num = server_version_num(&client).await?;
-    let settings = ReadPathSettings::read(&client, version_num).await?;
-    settings.check_offered(request)?;
-    Ok(settings.settings_for(request))
-}
-
-/// Restarts the cluster with `settings` when there are any.
-pub fn restart_with(
-    cluster: &mut ThrowawayCluster,
-    settings: &[(String, String)],
-) -> anyhow::Result<()> {
-    if settings.is_empty() {
-        return Ok(());
-    }
-    cluster.restart_with(settings).context(
-        "restarting the throwaway cluster with the read path asked for (--io-method, --direct-io)",
-    )
 }

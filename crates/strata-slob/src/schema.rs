@@ -1,32 +1,14 @@
-//! What a SLOB data set is: the plan (how many schemas, how big), the names
-//! strata gives the schemas, the table shape that puts exactly one row in
-//! each 8 KiB heap page, and the shuffle that keeps key order apart from
-//! block order.
+//! What a SLOB data set is, whatever the engine: the plan (how many
+//! schemas, how big), the names strata gives the schemas, and the shuffle
+//! that keeps key order apart from block order.
 //!
-//! Not for: creating or loading anything (that is `load`) or running
-//! sessions (that is `session`).
+//! Not for: an engine's table shape or loading (each engine's crate), or
+//! running sessions (`session`).
 
 use serde::Serialize;
 
-/// PostgreSQL's block size; the SLOB tables assume the default build.
+/// The unit of a plan and of pgio.conf sizes: PostgreSQL's 8 KiB block.
 pub const BLOCK_BYTES: u64 = 8192;
-
-/// The schema holding `loads`, strata's record of the schemas it made.
-pub const META_SCHEMA: &str = "strata_slob_meta";
-
-/// Bytes of `pad` in every row. With the tuple header (24), `key` and `n`
-/// (16), the 4-byte varlena header and the line pointer, a row takes 3,948
-/// bytes of a page's 8,168. With `fillfactor = 50` an insert leaves a page
-/// once its free space would drop under 4,096 bytes, so exactly one row lands
-/// in each block; the other half stays free so that an UPDATE writes the new
-/// row version into the same block (a HOT update): updates dirty random
-/// blocks in place, as SLOB intends, and the table never grows. Half of each
-/// page is random data, the other half the free space updates need. `pad` is
-/// `STORAGE PLAIN`: never compressed, never toasted.
-pub const PAD_BYTES: usize = 3900;
-
-/// See [`PAD_BYTES`].
-pub const FILLFACTOR: u32 = 50;
 
 /// The size of a SLOB data set.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -70,27 +52,6 @@ pub fn validate_plan(plan: &SchemaPlan) -> anyhow::Result<()> {
         plan.blocks_per_schema
     );
     Ok(())
-}
-
-/// The SQL naming `table` in `schema`, quoted.
-pub(crate) fn qualified(schema: &str, table: &str) -> String {
-    format!("{}.{}", quote_ident(schema), quote_ident(table))
-}
-
-pub(crate) fn quote_ident(name: &str) -> String {
-    format!("\"{}\"", name.replace('"', "\"\""))
-}
-
-/// DDL for one SLOB table (`slob` or `scan`): no index; `pad` kept plain
-/// and left out of ANALYZE (sorting 8 KB random values would only cost time).
-pub(crate) fn create_table_sql(schema: &str, table: &str) -> String {
-    let name = qualified(schema, table);
-    format!(
-        "CREATE TABLE {name} (key bigint NOT NULL, n bigint NOT NULL, pad bytea NOT NULL) \
-         WITH (fillfactor = {FILLFACTOR}); \
-         ALTER TABLE {name} ALTER COLUMN pad SET STORAGE PLAIN, \
-         ALTER COLUMN pad SET STATISTICS 0"
-    )
 }
 
 /// A bijection from row numbers `0..rows` to keys `1..=rows` that looks

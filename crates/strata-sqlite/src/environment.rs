@@ -9,8 +9,8 @@ use std::path::Path;
 use strata_db::pagecache::PageCacheMethod;
 use strata_probe::blockdev::{device_of_path, physical_devices};
 use strata_run::accounting::RunDevices;
+use strata_run::outcome::RunEnvironment;
 use strata_run::read_path::ReadPath;
-use strata_run::session_run::RunEnvironment;
 use strata_slob::schema::SchemaPlan;
 
 /// `RunEnvironment::server` of a SQLite run: there is no server, only the file.

@@ -101,7 +101,7 @@ pub fn sqlite_figures(
     page_bytes: u32,
     scan_table_pages: u64,
 ) -> RunFigures {
-    let mut figures = account(&start.os, &end.os, outcome, devices);
+    let mut figures = account(&start.os, &end.os, None, outcome, devices);
     figures.cpu.server_processes.push(ProcessGroupFigures {
         backend_type: STRATA_PROCESS.to_string(),
         processes: 1,

@@ -39,8 +39,8 @@ impl strata_run::engine::DatabaseEngine for SqliteEngine {
     fn run(
         self: Box<Self>,
         interrupt: &std::sync::atomic::AtomicBool,
-        observer: &mut dyn strata_run::session_run::RunObserver,
-    ) -> anyhow::Result<strata_run::session_run::SlobOutcome> {
+        observer: &mut dyn strata_run::outcome::RunObserver,
+    ) -> anyhow::Result<strata_run::outcome::SlobOutcome> {
         run(&self.0, observer, interrupt)
     }
 }

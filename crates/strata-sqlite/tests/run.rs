@@ -6,7 +6,7 @@ mod common;
 use common::{config, entries, plan, timed, Quiet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
-use strata_run::session_run::PageCacheChoice;
+use strata_run::outcome::PageCacheChoice;
 use strata_slob::session::StopAfter;
 use strata_sqlite::{run, setup, SetupOptions, SqliteDatabase};
 

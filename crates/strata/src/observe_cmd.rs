@@ -11,9 +11,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use strata_core::metrics::Collector;
 use strata_core::recording::{Header, RecordingWriter};
-use strata_db::postgres::connect::ConnectionTarget;
 use strata_observe::sampler::{Sample, Sampler};
 use strata_observe::{prometheus, record, view};
+use strata_postgres::connect::ConnectionTarget;
 use strata_probe::collectors::{all_os_collectors, DeviceFilter};
 
 #[derive(Args, Debug)]
@@ -153,14 +153,14 @@ fn collectors(args: &ObserveArgs) -> anyhow::Result<Vec<Box<dyn Collector>>> {
     }
     let mut collectors = all_os_collectors(filter, pids)?;
     if let Some(target) = &target {
-        collectors.push(Box::new(strata_db::collectors::PostgresCollector::start(
-            target,
-        )?));
+        collectors.push(Box::new(
+            strata_postgres::collector::PostgresCollector::start(target)?,
+        ));
     }
     if let Some(url) = &args.mariadb {
-        collectors.push(Box::new(strata_db::collectors::MariaDbCollector::connect(
-            url,
-        )?));
+        collectors.push(Box::new(
+            strata_mariadb::collector::MariaDbCollector::connect(url)?,
+        ));
     }
     Ok(collectors)
 }
@@ -174,7 +174,7 @@ fn local_backend_pids(target: &ConnectionTarget) -> anyhow::Result<Vec<u32>> {
         .enable_all()
         .build()?;
     let pids: Vec<u32> = runtime.block_on(async {
-        let client = strata_db::postgres::connect::connect(target).await?;
+        let client = strata_postgres::connect::connect(target).await?;
         let rows = client
             .query(
                 "SELECT pid FROM pg_stat_activity WHERE pid <> pg_backend_pid()",

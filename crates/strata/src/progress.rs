@@ -188,7 +188,7 @@ impl RunProgress {
     }
 }
 
-impl strata_run::session_run::RunObserver for RunProgress {
+impl strata_run::outcome::RunObserver for RunProgress {
     /// Phases are lines on stderr on a terminal and when piped alike: a
     /// few lines a run, so a log shows where a run stopped.
     fn phase(&mut self, message: &str) {

@@ -9,12 +9,14 @@ use serde::Serialize;
 use std::path::PathBuf;
 use std::time::Duration;
 use strata_core::units::{KIB, MIB};
-use strata_db::postgres::cluster::ServerAccount;
-use strata_db::postgres::connect::ConnectionTarget;
-use strata_db::postgres::read_path::ReadPathRequest;
+use strata_db::account::ServerAccount;
 use strata_db::workdir::{WorkDir, WorkDirRequest};
-use strata_run::engine::{DatabaseEngine, EngineKind, PostgresEngine};
-use strata_run::session_run::{Database, PageCacheChoice, SlobConfig, SlobOutcome};
+use strata_postgres::connect::ConnectionTarget;
+use strata_postgres::engine::PostgresEngine;
+use strata_postgres::read_path::ReadPathRequest;
+use strata_postgres::run::{Database, SlobConfig};
+use strata_run::engine::{DatabaseEngine, EngineKind};
+use strata_run::outcome::{PageCacheChoice, SlobOutcome};
 use strata_slob::schema::SchemaPlan;
 use strata_slob::session::{
     AccessDistribution, DriverOptions, Hotspot, StopAfter, WorkloadOptions,
@@ -409,7 +411,7 @@ fn refuse_a_data_set_in_the_cache(
         ),
     };
     let data_set_bytes =
-        strata_run::session_run::data_set_bytes_in_blocks_of(plan, u64::from(block_bytes(kind)));
+        strata_run::outcome::data_set_bytes_in_blocks_of(plan, u64::from(block_bytes(kind)));
     if data_set_bytes > cache_bytes {
         return Ok(());
     }
@@ -486,7 +488,7 @@ fn database(data: &DataArgs, conf: &ConfDefaults) -> anyhow::Result<Database> {
         None => Ok(Database::Embedded {
             work_dir: work_dir(
                 data,
-                ServerAccount::for_this_process(data.os_user.as_deref())?,
+                strata_postgres::cluster::server_account(data.os_user.as_deref())?,
             )?,
             os_user: data.os_user.clone(),
             shared_buffers_bytes: data.shared_buffers.unwrap_or(128 * MIB),
@@ -839,7 +841,7 @@ fn engine_kind(data: &DataArgs) -> EngineKind {
         Some(_) => return EngineKind::Postgresql,
         None => {}
     }
-    match strata_db::postgres::cluster::binaries_version_num(data.pg_bin.as_deref()) {
+    match strata_postgres::cluster::binaries_version_num(data.pg_bin.as_deref()) {
         Ok(_) => EngineKind::Postgresql,
         Err(_) if data.pg_bin.is_some() => EngineKind::Postgresql,
         Err(error) => {
@@ -969,7 +971,7 @@ const SECRET_OPTIONS: [&str; 2] = ["--db", "--mariadb"];
 /// not parse.
 fn redact(value: &str) -> String {
     if is_mariadb_url(value) {
-        return strata_db::collectors::mariadb::redact(value);
+        return strata_mariadb::collector::redact(value);
     }
     ConnectionTarget::parse(value).map_or("***".into(), |target| target.redacted())
 }
@@ -977,7 +979,7 @@ fn redact(value: &str) -> String {
 /// A MariaDB URL without its password; a SQLite file name as it is.
 fn redact_unless_file(value: &str) -> String {
     match is_mariadb_url(value) {
-        true => strata_db::collectors::mariadb::redact(value),
+        true => strata_mariadb::collector::redact(value),
         false => value.to_string(),
     }
 }

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use strata_mariadb::{MariaDbRunConfig, MariaDbServer, ServerOptions};
-use strata_run::session_run::RunObserver;
+use strata_run::outcome::RunObserver;
 use strata_slob::load::LoadProgress;
 use strata_slob::schema::SchemaPlan;
 use strata_slob::session::{AccessDistribution, DriverOptions, StopAfter, WorkloadOptions};

@@ -219,3 +219,14 @@ pub fn parse_proc_io(text: &str) -> anyhow::Result<Vec<(String, u64)>> {
     })?;
     Ok(fields)
 }
+
+/// The process exists and is not a zombie: alive, as far as work goes.
+pub fn is_running(pid: u32) -> bool {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return false;
+    };
+    let state = stat
+        .rsplit_once(')')
+        .and_then(|(_, rest)| rest.split_whitespace().next());
+    !matches!(state, None | Some("Z") | Some("X"))
+}

@@ -8,6 +8,7 @@
 //!
 //! Not for: styling choices by the reader; there are no themes or options.
 
+use super::markup::escape;
 use super::svg::chart_svg;
 use super::{source_fact, Renderer, COULD_NOT_READ, NO_FINDINGS};
 use crate::document::{Block, Cell, Column, Fact, Finding, Report, Section, Severity, Table};
@@ -32,23 +33,6 @@ impl Renderer for HtmlRenderer {
         ));
         page
     }
-}
-
-/// `text` with `&`, `<`, `>`, `"` and `'` replaced by entities: safe in
-/// element content and in quoted attribute values.
-pub fn escape(text: &str) -> String {
-    let mut escaped = String::with_capacity(text.len());
-    for character in text.chars() {
-        match character {
-            '&' => escaped.push_str("&amp;"),
-            '<' => escaped.push_str("&lt;"),
-            '>' => escaped.push_str("&gt;"),
-            '"' => escaped.push_str("&quot;"),
-            '\'' => escaped.push_str("&#39;"),
-            _ => escaped.push(character),
-        }
-    }
-    escaped
 }
 
 const STYLE: &str = include_str!("report.css");
@@ -237,14 +221,6 @@ fn cell_html(cell: Option<&Cell>, column: &Column) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn escapes_markup_and_quotes() {
-        assert_eq!(
-            escape(r#"<b>"x" & 'y'</b>"#),
-            "&lt;b&gt;&quot;x&quot; &amp; &#39;y&#39;&lt;/b&gt;"
-        );
-    }
 
     #[test]
     fn a_page_has_no_script_and_no_external_resource() {

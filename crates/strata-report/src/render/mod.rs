@@ -10,6 +10,7 @@ use crate::document::{format_number, Axis, Chart, Fact, Report, Source};
 
 pub mod html;
 pub mod json;
+mod markup;
 pub mod sparkline;
 mod svg;
 mod svg_scale;

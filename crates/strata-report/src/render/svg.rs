@@ -11,7 +11,7 @@
 //!
 //! Not for: interactivity; there is no script.
 
-use super::html::escape;
+use super::markup::escape;
 use super::svg_scale::{ticks, Scale};
 use super::{axis_text, finite_point_count, finite_points, format_chart_value, with_unit};
 use crate::document::{Axis, Chart, ChartKind, Mark, Series};

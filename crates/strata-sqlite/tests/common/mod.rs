@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 use std::time::Duration;
-use strata_run::session_run::{PageCacheChoice, RunObserver};
+use strata_run::outcome::{PageCacheChoice, RunObserver};
 use strata_slob::load::LoadProgress;
 use strata_slob::schema::SchemaPlan;
 use strata_slob::session::{AccessDistribution, DriverOptions, StopAfter, WorkloadOptions};

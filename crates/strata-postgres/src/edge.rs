@@ -1,0 +1,61 @@
+//! PostgreSQL's edge of the measured window: its counters, its processes'
+//! backend types and its start time, then every OS layer.
+//!
+//! Not for: turning two edges into figures (`figures`, and
+//! `strata_run::accounting` for the layers every engine shares).
+
+use crate::counters::snapshot;
+use crate::read_path::backend_types;
+use std::time::Instant;
+use strata_probe::cpu::HostCpu;
+use strata_probe::diskstats::read_diskstats;
+use strata_run::edge::{Edge, ServerStart};
+use strata_run::processes::ServerProcesses;
+
+async fn postmaster_start(client: &tokio_postgres::Client) -> Option<ServerStart> {
+    let row = client
+        .query_one(
+            "SELECT extract(epoch FROM pg_postmaster_start_time())::float8",
+            &[],
+        )
+        .await
+        .ok()?;
+    Some(ServerStart {
+        unix_s: row.get(0),
+        read_at_unix_s: strata_core::time::unix_now_s(),
+        source: "pg_postmaster_start_time()",
+        resolution_s: 0.001,
+    })
+}
+
+/// Takes an edge (`server_pids` starts with the postmaster's); the
+/// database is asked first, then the OS counters, so the
+/// OS figures are never older than the database's.
+pub async fn take(client: &tokio_postgres::Client, version_num: u32, server_pids: &[u32]) -> Edge {
+    let (database, database_error) = match snapshot(client, version_num).await {
+        Ok(values) => (Some(values), None),
+        Err(error) => (None, Some(format!("{error:#}"))),
+    };
+    let kinds = if server_pids.is_empty() {
+        Default::default()
+    } else {
+        backend_types(client).await.unwrap_or_default()
+    };
+    let server_start = postmaster_start(client).await;
+    Edge {
+        at: Instant::now(),
+        version_num,
+        database,
+        database_error,
+        server_start,
+        oom_kills: strata_probe::collectors::host_oom_kills(),
+        disks: read_diskstats().unwrap_or_default(),
+        host_cpu: HostCpu::read().unwrap_or_default(),
+        server: ServerProcesses::read(server_pids, kinds),
+        own_cpu_s: {
+            let (user, system) = strata_probe::cpu::own_cpu_seconds();
+            user + system
+        },
+        processes_io: strata_run::tenants::ProcessIoSnapshot::read(),
+    }
+}

@@ -1,0 +1,953 @@
+//! One `strata run` or `strata setup` from start to end: provision or
+//! connect, check free space, load, run the sessions while taking the two
+//! edges of the measured window, account, record, and clean up — also when
+//! interrupted, so no server or directory strata made is left behind.
+//!
+//! Not for: parsing options or drawing progress (the binary passes resolved
+//! settings and an observer).
+
+use crate::cluster::{binaries_version_num, ClusterOptions, ThrowawayCluster};
+use crate::collector::PostgresCollector;
+use crate::connect::{connect, ConnectionTarget};
+use crate::counters::server_version_num;
+use crate::load::{loads_complete, setup, LoadOptions, LoadReport};
+use crate::read_path::{self, backend_types, read_path_of, ReadPathRequest, ReadPathSettings};
+use crate::sessions::Driver;
+use anyhow::{bail, Context};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use strata_core::units::format_size;
+use strata_db::pagecache::{drop_caches, CgroupFiles, PageCacheMethod};
+use strata_db::workdir::WorkDir;
+use strata_observe::background::BackgroundSampler;
+use strata_probe::blockdev::{device_of_path, physical_devices, BlockDevice};
+use strata_probe::collectors::{all_os_collectors, ProcessDelayCollector};
+use strata_run::accounting::{account, PageCacheHeld, RunDevices, RunFigures};
+use strata_run::edge::Edge;
+use strata_run::outcome::{
+    data_set_bytes, KeptInfo, PageCacheChoice, RunEnvironment, RunObserver, SlobOutcome,
+};
+use strata_run::output::{write_run_recording, RunRecording};
+use strata_run::verdict::{judge, CacheFit, VerdictFacts};
+use strata_slob::schema::SchemaPlan;
+use strata_slob::session::{DriverOptions, Progress, RunOutcome, StopAfter};
+use tokio::time::Instant;
+
+/// Which server the run uses.
+pub enum Database {
+    /// A throwaway cluster made by initdb in `work_dir`, removed at the end
+    /// unless `keep`.
+    Embedded {
+        work_dir: WorkDir,
+        os_user: Option<String>,
+        shared_buffers_bytes: u64,
+        keep: bool,
+        /// The server binaries; `None`: `$STRATA_PG_BIN`, `pg_config`, or
+        /// the newest `/usr/lib/postgresql/*/bin`.
+        bin_dir: Option<PathBuf>,
+    },
+    /// The user's server.
+    External { target: Box<ConnectionTarget> },
+}
+
+pub struct SlobConfig {
+    pub database: Database,
+    pub page_cache: PageCacheChoice,
+    pub load_parallel: usize,
+    pub replace: bool,
+    pub driver: DriverOptions,
+    /// `--io-method`, `--direct-io`.
+    pub read_path: ReadPathRequest,
+    pub setup_only: bool,
+    pub record: Option<PathBuf>,
+    pub command: Vec<String>,
+    pub options: serde_json::Value,
+}
+
+fn allowed_page_cache(choice: PageCacheChoice, plan: &SchemaPlan) -> Option<u64> {
+    match choice {
+        PageCacheChoice::Auto => Some((data_set_bytes(plan) / 20).max(CacheLimit::WINDOW_HEADROOM)),
+        PageCacheChoice::Limit(bytes) => Some(bytes),
+        PageCacheChoice::Unlimited => None,
+    }
+}
+
+/// The page-cache limit of a throwaway cluster, set from measurements, so
+/// that the page cache of the server's files stays at its target at any
+/// session count, and the server's own memory always has room (a backend
+/// past the limit is killed by the kernel, which takes the server down).
+///
+/// Once the sessions are connected (for the warm-up): what the cgroup holds
+/// that is not page cache (the processes' private memory and the kernel's
+/// memory for them), plus all the shared memory PostgreSQL allocated
+/// (`pg_shmem_allocations`, touched or not), plus the page cache allowed,
+/// plus 16 MiB and 512 KiB per session.
+///
+/// From the window's start, every second, from a thread of its own: what
+/// the cgroup holds that is not the page cache of files (private and
+/// touched shared memory), plus the shared memory PostgreSQL allocated and
+/// has not touched yet (touching shared memory can never be what the limit
+/// refuses: shared memory cannot be reclaimed, so the kernel would kill),
+/// plus the page cache allowed (at least 16 MiB) and 16 KiB per session.
+/// The page cache is the room a backend that grows takes (the kernel
+/// reclaims it before it kills), until the next second gives it back: so
+/// it is never less than what a server may add in a second (an autovacuum
+/// worker's 8 MiB `autovacuum_work_mem`, a sort's `work_mem`).
+struct CacheLimit<'a> {
+    cluster: &'a ThrowawayCluster,
+    allowed_bytes: u64,
+    sessions: u64,
+    /// All shared memory PostgreSQL allocated (`pg_shmem_allocations`),
+    /// read once the sessions are connected.
+    allocated_shared_bytes: std::cell::Cell<u64>,
+    /// What the window's holder saw.
+    held_window: std::cell::RefCell<HeldWindow>,
+}
+
+impl CacheLimit<'_> {
+    const WARMUP_GROWTH_PER_SESSION: u64 = 512 << 10;
+    const WINDOW_GROWTH_PER_SESSION: u64 = 16 << 10;
+    /// The least page cache the window allows: the room a growing server
+    /// gets before the next second's limit.
+    const WINDOW_HEADROOM: u64 = 16 << 20;
+
+    fn new(cluster: &ThrowawayCluster, allowed_bytes: u64, sessions: u64) -> CacheLimit<'_> {
+        CacheLimit {
+            cluster,
+            allowed_bytes,
+            sessions,
+            allocated_shared_bytes: Default::default(),
+            held_window: Default::default(),
+        }
+    }
+
+    /// The limit for the warm-up, once the sessions are connected.
+    async fn apply(&self, client: &tokio_postgres::Client) -> anyhow::Result<()> {
+        let Some(cgroup) = self.cluster.memory_cgroup() else {
+            return Ok(());
+        };
+        let row = client
+            .query_one(
+                "SELECT sum(allocated_size)::bigint FROM pg_shmem_allocations",
+                &[],
+            )
+            .await
+            .context("reading pg_shmem_allocations")?;
+        let allocated_bytes = row.get::<_, i64>(0).max(0) as u64;
+        self.allocated_shared_bytes.set(allocated_bytes);
+        let margin = (16 << 20) + self.sessions * Self::WARMUP_GROWTH_PER_SESSION;
+        cgroup.set_limit(server_limit(
+            cgroup,
+            allocated_bytes,
+            self.allowed_bytes + margin,
+        ))
+    }
+
+    /// The page cache the window allows: the allowed, and never less than
+    /// the room a growing server needs.
+    fn window_target_bytes(&self) -> u64 {
+        self.allowed_bytes.max(Self::WINDOW_HEADROOM)
+    }
+
+    /// Holds the page cache at its target from now to the window's end:
+    /// once at once, then every second from a thread of its own, so that a
+    /// runtime busy with a thousand sessions never delays it.
+    fn hold_through_the_window(&self) -> Option<PageCacheHolder> {
+        let cgroup = self.cluster.memory_cgroup()?;
+        let limit = WindowLimit {
+            allocated_shared_bytes: self.allocated_shared_bytes.get(),
+            allowed_bytes: self.window_target_bytes(),
+            margin_bytes: self.sessions * Self::WINDOW_GROWTH_PER_SESSION,
+        };
+        Some(PageCacheHolder::start(cgroup.files(), limit))
+    }
+
+    /// The page cache the window held beside its target.
+    fn held(&self) -> Option<PageCacheHeld> {
+        let held = self.held_window.borrow();
+        let samples = &held.file_cache_samples;
+        let max_bytes = *samples.iter().max()?;
+        Some(PageCacheHeld {
+            target_bytes: self.window_target_bytes(),
+            mean_bytes: samples.iter().sum::<u64>() / samples.len() as u64,
+            max_bytes,
+            samples: samples.len(),
+            first_oom_kill_s: held.first_oom_kill_s,
+        })
+    }
+
+    fn method(&self) -> PageCacheMethod {
+        self.cluster.memory_cgroup().map_or_else(
+            || self.cluster.page_cache().clone(),
+            |cgroup| cgroup.method(),
+        )
+    }
+}
+
+/// Private memory a backend uses, which the memory cgroup charges beside
+/// the page cache (measured: about 1.5 MiB per idle backend).
+const BACKEND_MEMORY_BYTES: u64 = 2 << 20;
+
+/// Memory a loader may use while it builds an index or vacuums
+/// (maintenance_work_mem, 64 MiB by default, and its working set).
+const LOADER_MEMORY_BYTES: u64 = 192 << 20;
+
+/// What the cgroup allows at start on top of shared_buffers and the server's
+/// fixed overhead: the page cache the user allows plus every session's
+/// backend and every loader's working memory, so the load and the
+/// connecting sessions are never squeezed. `tighten_page_cache` replaces it
+/// with a measured limit before the run.
+fn page_cache_limit(
+    choice: PageCacheChoice,
+    plan: &SchemaPlan,
+    sessions: u32,
+    loaders: usize,
+) -> Option<u64> {
+    let working = u64::from(sessions) * BACKEND_MEMORY_BYTES + loaders as u64 * LOADER_MEMORY_BYTES;
+    allowed_page_cache(choice, plan).map(|allowed| allowed + working)
+}
+
+/// Refuses a data set that would not fit (heap plus ~10% for indexes);
+/// returns the free bytes it found.
+fn check_free_space(dir: &Path, plan: &SchemaPlan) -> anyhow::Result<u64> {
+    let needed = needed_bytes(plan);
+    let free = strata_io::target::free_bytes(dir)?;
+    if needed > free {
+        bail!(
+            "--scale: the data set needs about {} but {} has {} free; choose a smaller --scale or --schemas",
+            format_size(needed),
+            dir.display(),
+            format_size(free)
+        );
+    }
+    Ok(free)
+}
+
+fn needed_bytes(plan: &SchemaPlan) -> u64 {
+    data_set_bytes(plan) + data_set_bytes(plan) / 10
+}
+
+/// A server error that says its filesystem filled up (PostgreSQL's
+/// SQLSTATE 53100, or ENOSPC), given the figures the user needs: what was
+/// free when the run started and what the data set needs.
+fn name_a_full_filesystem(
+    error: anyhow::Error,
+    dir: &Path,
+    free: u64,
+    plan: &SchemaPlan,
+) -> anyhow::Error {
+    let text = format!("{error:#}");
+    if !(text.contains("53100") || text.contains("No space left on device")) {
+        return error;
+    }
+    error.context(format!(
+        "the filesystem of {} is full: it had {} free when the run started, and the data set \
+         needs about {} plus the cluster's own files (catalogs, WAL); give --work-dir a \
+         directory with more space, or choose a smaller --scale or --schemas",
+        dir.display(),
+        format_size(free),
+        format_size(needed_bytes(plan))
+    ))
+}
+
+/// Runs `strata run` (or `strata setup` when `setup_only`).
+pub fn run_slob(
+    config: SlobConfig,
+    interrupt: &AtomicBool,
+    observer: &mut dyn RunObserver,
+) -> anyhow::Result<SlobOutcome> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let plan = config.driver.plan.clone();
+    match &config.database {
+        Database::Embedded {
+            work_dir,
+            os_user,
+            shared_buffers_bytes,
+            keep,
+            bin_dir,
+        } => {
+            let free_at_start = check_free_space(&work_dir.path, &plan)?;
+            let binaries = binaries_version_num(bin_dir.as_deref())?;
+            crate::read_path::check_version(binaries, &config.read_path)?;
+            observer.phase("starting a throwaway PostgreSQL cluster");
+            let mut cluster = ThrowawayCluster::start(&ClusterOptions {
+                parent_dir: work_dir.path.clone(),
+                os_user: os_user.clone(),
+                shared_buffers_bytes: *shared_buffers_bytes,
+                settings: vec![(
+                    "max_connections".into(),
+                    (sessions(&config.driver) + 20).to_string(),
+                )],
+                page_cache_limit_bytes: page_cache_limit(
+                    config.page_cache,
+                    &plan,
+                    sessions(&config.driver),
+                    config.load_parallel,
+                ),
+                bin_dir: bin_dir.clone(),
+            })?;
+            let read_settings =
+                runtime.block_on(read_path::cluster_settings(&cluster, &config.read_path))?;
+            read_path::restart_with(&mut cluster, &read_settings)?;
+            let target = ConnectionTarget::parse(&cluster.connection_string())?;
+            let server = Server {
+                target,
+                kind: "throwaway cluster",
+                work_dir: Some(work_dir.clone()),
+                data_directory: Some(cluster.data_dir().to_path_buf()),
+                wal_directory: Some(cluster.wal_dir()),
+                page_cache: cluster.page_cache().clone(),
+                cluster: Some(&cluster),
+            };
+            let mut outcome = runtime
+                .block_on(drive(&config, &server, interrupt, observer))
+                .map_err(|error| {
+                    name_a_full_filesystem(error, &work_dir.path, free_at_start, &plan)
+                })?;
+            if *keep {
+                let kept = cluster.keep();
+                outcome.kept = Some(KeptInfo {
+                    connection_string: kept.connection_string.clone(),
+                    data_directory: kept.data_dir.clone(),
+                    how_to_connect: kept.how_to_connect(),
+                    how_to_stop: kept.how_to_stop(),
+                });
+            } else {
+                observer.phase("stopping and removing the throwaway cluster");
+                cluster.stop_and_remove()?;
+            }
+            Ok(outcome)
+        }
+        Database::External { target } => {
+            let server = Server {
+                target: (**target).clone(),
+                kind: "external server",
+                work_dir: None,
+                data_directory: None,
+                wal_directory: None,
+                page_cache: PageCacheMethod::Unlimited,
+                cluster: None,
+            };
+            runtime.block_on(drive(&config, &server, interrupt, observer))
+        }
+    }
+}
+
+fn sessions(driver: &DriverOptions) -> u32 {
+    match driver.sessions {
+        Some(sessions) if driver.plan.single_schema => sessions,
+        _ => driver.plan.schemas * driver.threads_per_schema,
+    }
+}
+
+struct Server<'a> {
+    target: ConnectionTarget,
+    kind: &'static str,
+    work_dir: Option<WorkDir>,
+    data_directory: Option<PathBuf>,
+    wal_directory: Option<PathBuf>,
+    page_cache: PageCacheMethod,
+    cluster: Option<&'a ThrowawayCluster>,
+}
+
+impl Server<'_> {
+    fn pids(&self) -> Vec<u32> {
+        self.cluster
+            .map(|cluster| cluster.server_pids())
+            .unwrap_or_default()
+    }
+}
+
+async fn drive(
+    config: &SlobConfig,
+    server: &Server<'_>,
+    interrupt: &AtomicBool,
+    observer: &mut dyn RunObserver,
+) -> anyhow::Result<SlobOutcome> {
+    let client = connect(&server.target).await?;
+    let version_num = server_version_num(&client).await?;
+    let read_settings = ReadPathSettings::read(&client, version_num).await?;
+    if server.cluster.is_none() {
+        read_settings.check_unchanged(&config.read_path, &server.target.redacted())?;
+    }
+    let mut environment = environment(config, server, &client, &read_settings).await;
+    if server.cluster.is_none() {
+        if let Some(dir) = &environment.data_directory {
+            check_free_space(dir, &config.driver.plan)?;
+        }
+        if !config.setup_only {
+            if let Some(fit) = shared_buffers_fit(&client, &config.driver.plan).await {
+                fit.warn_before_the_run();
+            }
+        }
+    }
+    let pg_config = server.target.config();
+    let load = load_if_needed(config, server, &pg_config, interrupt, observer).await?;
+    if config.setup_only {
+        return Ok(SlobOutcome {
+            environment,
+            load,
+            figures: None,
+            kept: None,
+            engine_figures: None,
+        });
+    }
+    environment.page_cache = keep_cache_out(config.page_cache, &server.page_cache, observer)?;
+    observer.phase("connecting the sessions");
+    let driver = Driver::connect(&pg_config, config.driver.clone()).await?;
+    let cache_limit = match (
+        server.cluster,
+        allowed_page_cache(config.page_cache, &config.driver.plan),
+    ) {
+        (Some(cluster), Some(allowed_bytes)) => Some(CacheLimit::new(
+            cluster,
+            allowed_bytes,
+            driver.session_count() as u64,
+        )),
+        _ => None,
+    };
+    if let Some(limit) = &cache_limit {
+        limit.apply(&client).await?;
+    }
+    let sampler = match config.record {
+        Some(_) => {
+            let kinds = backend_types(&client).await.unwrap_or_default();
+            Some(layer_sampler(server, &environment.devices, kinds))
+        }
+        None => None,
+    };
+    let shared_buffers = shared_buffers_bytes(&client).await;
+    let (outcome, start, end) = measure(
+        driver,
+        &client,
+        version_num,
+        server,
+        cache_limit.as_ref(),
+        &config.driver.stop_after,
+        interrupt,
+        observer,
+    )
+    .await;
+    if let Some(limit) = &cache_limit {
+        environment.page_cache = limit.method();
+    }
+    let mut figures = account(
+        &start,
+        &end,
+        crate::figures::database_figures(&start, &end),
+        &outcome,
+        &environment.devices,
+    );
+    figures.page_cache_held = cache_limit.as_ref().and_then(CacheLimit::held);
+    judge_postgres(&mut figures, config, server, shared_buffers, [&start, &end]);
+    if let Some(path) = &config.record {
+        let samples = sampler.map(BackgroundSampler::finish).unwrap_or_default();
+        write_recording(
+            path,
+            config,
+            &environment,
+            load.as_ref(),
+            &figures,
+            &outcome,
+            &samples,
+        )?;
+    }
+    Ok(SlobOutcome {
+        environment,
+        load,
+        figures: Some(figures),
+        kept: None,
+        engine_figures: None,
+    })
+}
+
+/// The run's Recording, in the shape every engine writes.
+fn write_recording(
+    path: &Path,
+    config: &SlobConfig,
+    environment: &RunEnvironment,
+    load: Option<&LoadReport>,
+    figures: &RunFigures,
+    outcome: &RunOutcome,
+    samples: &[strata_observe::sampler::Sample],
+) -> anyhow::Result<()> {
+    let recording = RunRecording {
+        command: &config.command,
+        options: &config.options,
+        environment: serde_json::to_value(environment)?,
+        load: load.map(serde_json::to_value).transpose()?,
+        database_counters: figures
+            .database
+            .as_ref()
+            .map(|database| serde_json::to_value(&database.counters))
+            .transpose()?,
+        samples,
+        result: serde_json::to_value(figures)?,
+        figures,
+        outcome,
+    };
+    write_run_recording(path, &recording)
+}
+
+/// Every layer sampled each second during the run, for the Recording: the
+/// devices under the data and WAL directories, the server's processes (their
+/// run-queue delay, labelled with their backend types), and PostgreSQL
+/// itself with its wait events at 10 Hz.
+fn layer_sampler(
+    server: &Server<'_>,
+    devices: &RunDevices,
+    backend_types: BTreeMap<u32, String>,
+) -> BackgroundSampler {
+    let mut collectors =
+        all_os_collectors(devices.sampler_filter(), Vec::new()).unwrap_or_default();
+    let pids = server.pids();
+    if !pids.is_empty() {
+        let backend_types = strata_run::processes::name_every_process(&pids, backend_types);
+        let processes = ProcessDelayCollector::new(pids).with_backend_types(backend_types);
+        collectors.push(Box::new(processes));
+    }
+    if let Ok(postgres) = PostgresCollector::start(&server.target) {
+        collectors.push(Box::new(postgres));
+    }
+    BackgroundSampler::start(collectors, Duration::from_secs(1))
+}
+
+async fn environment(
+    config: &SlobConfig,
+    server: &Server<'_>,
+    client: &tokio_postgres::Client,
+    read_settings: &ReadPathSettings,
+) -> RunEnvironment {
+    let data_directory = match &server.data_directory {
+        Some(dir) => Some(dir.clone()),
+        None => local_data_directory(client).await,
+    };
+    let wal_directory = server
+        .wal_directory
+        .clone()
+        .or_else(|| data_directory.as_ref().map(|dir| dir.join("pg_wal")))
+        .map(|dir| std::fs::canonicalize(&dir).unwrap_or(dir));
+    let (devices, device_details, device_note) =
+        resolve_devices(data_directory.as_deref(), wal_directory.as_deref());
+    RunEnvironment {
+        engine: strata_run::engine::EngineKind::Postgresql,
+        block_bytes: strata_slob::schema::BLOCK_BYTES as u32,
+        server_version: crate::read_path::version_text(read_settings.version_num),
+        server: server.kind,
+        connection: server.target.redacted(),
+        server_version_num: read_settings.version_num,
+        work_directory: server.work_dir.clone(),
+        data_directory,
+        wal_directory,
+        devices,
+        device_details,
+        device_note,
+        page_cache: server.page_cache.clone(),
+        read_path: read_path_of(read_settings),
+        plan: config.driver.plan.clone(),
+    }
+}
+
+/// The verdict on a PostgreSQL window: what the figures say, plus
+/// shared_buffers beside the data set and a throwaway server that died or
+/// restarted (also the first warning).
+fn judge_postgres(
+    figures: &mut RunFigures,
+    config: &SlobConfig,
+    server: &Server<'_>,
+    shared_buffers: Option<u64>,
+    edges: [&Edge; 2],
+) {
+    let server_death = server.cluster.and_then(|cluster| {
+        cluster.death().or_else(|| {
+            cluster
+                .restart_in_log()
+                .map(|lines| format!("PostgreSQL restarted its processes in the run: {lines}"))
+        })
+    });
+    if let Some(death) = &server_death {
+        figures.warnings.insert(0, death.clone());
+    }
+    let server_restart = strata_run::edge::restart_between(edges[0], edges[1]);
+    let crash_recovery = figures
+        .sessions
+        .first_connection_lost
+        .as_ref()
+        .is_some_and(|(_, why)| why.contains("crash of another server process"));
+    let first_in_window_s = figures
+        .page_cache_held
+        .as_ref()
+        .and_then(|held| held.first_oom_kill_s);
+    let cgroup = server
+        .cluster
+        .and_then(ThrowawayCluster::memory_cgroup)
+        .map(|cgroup| strata_run::edge::CgroupOomKills {
+            path: cgroup.path(),
+            limit_bytes: cgroup.limit_bytes(),
+            kills: cgroup.oom_kills().unwrap_or(0),
+            first_in_window_s,
+        });
+    let oom_kill = strata_run::edge::oom_cause(cgroup);
+    if server_death.is_some() || server_restart.is_some() || crash_recovery {
+        leave_out_counters_across_a_restart(figures);
+    }
+    let facts = VerdictFacts {
+        cache: shared_buffers.map(|cache_bytes| CacheFit {
+            setting: "shared_buffers",
+            cache_bytes,
+            data_set_bytes: data_set_bytes(&config.driver.plan),
+        }),
+        server_death,
+        server_restart,
+        oom_kill,
+        tolerate_failures: config.driver.tolerate_failures,
+        missing_counters: edges.iter().find_map(|edge| edge.database_error.clone()),
+    };
+    figures.verdict = judge(figures, &facts);
+}
+
+/// A restart resets or rebuilds the server's counters: the two edges'
+/// counters are not one run's, so they are never subtracted.
+fn leave_out_counters_across_a_restart(figures: &mut RunFigures) {
+    if figures.database.take().is_some() {
+        figures.absorption = None;
+        figures.warnings.push(
+            "the database's counters are left out: the server restarted inside the window, and \
+             counters from both sides of a restart are not one run"
+                .to_string(),
+        );
+    }
+}
+
+/// shared_buffers beside the data set, when the server says its size.
+async fn shared_buffers_fit(
+    client: &tokio_postgres::Client,
+    plan: &SchemaPlan,
+) -> Option<CacheFit> {
+    Some(CacheFit {
+        setting: "shared_buffers",
+        cache_bytes: shared_buffers_bytes(client).await?,
+        data_set_bytes: data_set_bytes(plan),
+    })
+}
+
+/// `shared_buffers` in bytes, as the server has it; `None` when it cannot
+/// be read.
+async fn shared_buffers_bytes(client: &tokio_postgres::Client) -> Option<u64> {
+    let row = client
+        .query_one(
+            "SELECT pg_size_bytes(current_setting('shared_buffers'))",
+            &[],
+        )
+        .await
+        .ok()?;
+    u64::try_from(row.get::<_, i64>(0)).ok()
+}
+
+/// The server's data directory, when the server is on this machine and
+/// strata may read it (superuser or pg_read_all_settings).
+async fn local_data_directory(client: &tokio_postgres::Client) -> Option<PathBuf> {
+    let row = client.query_one("SHOW data_directory", &[]).await.ok()?;
+    let dir = PathBuf::from(row.get::<_, String>(0));
+    dir.exists().then_some(dir)
+}
+
+fn resolve_devices(
+    data: Option<&Path>,
+    wal: Option<&Path>,
+) -> (RunDevices, Vec<BlockDevice>, Option<String>) {
+    let mut details: Vec<BlockDevice> = Vec::new();
+    let mut notes = Vec::new();
+    let mut physical_names = |dir: Option<&Path>| -> Vec<String> {
+        let Some(dir) = dir else {
+            notes.push(
+                "the data directory is not on this machine: device figures are unavailable"
+                    .to_string(),
+            );
+            return Vec::new();
+        };
+        match device_of_path(dir).and_then(|device| physical_devices(&device)) {
+            Ok(devices) => {
+                let names = devices.iter().map(|device| device.name.clone()).collect();
+                details.extend(devices);
+                names
+            }
+            Err(error) => {
+                notes.push(format!("{}: {error:#}", dir.display()));
+                Vec::new()
+            }
+        }
+    };
+    let data_devices = physical_names(data);
+    let wal_devices = physical_names(wal);
+    details.sort_by(|a, b| a.name.cmp(&b.name));
+    details.dedup_by(|a, b| a.name == b.name);
+    notes.dedup();
+    let note = (!notes.is_empty()).then(|| notes.join("; "));
+    (
+        RunDevices {
+            data: data_devices,
+            wal: wal_devices,
+        },
+        details,
+        note,
+    )
+}
+
+async fn load_if_needed(
+    config: &SlobConfig,
+    server: &Server<'_>,
+    pg_config: &tokio_postgres::Config,
+    interrupt: &AtomicBool,
+    observer: &mut dyn RunObserver,
+) -> anyhow::Result<Option<LoadReport>> {
+    let plan = &config.driver.plan;
+    if server.cluster.is_none() && !config.setup_only {
+        if loads_complete(pg_config, plan).await? {
+            return Ok(None);
+        }
+        bail!(
+            "the schemas for this plan are not loaded (or a load was interrupted) on {}: run `strata setup` with the same --db, --schemas and --scale first",
+            server.target.redacted()
+        );
+    }
+    observer.phase("loading the SLOB schemas");
+    let options = LoadOptions {
+        plan: plan.clone(),
+        parallel: config.load_parallel,
+        replace: config.replace,
+    };
+    let observer_cell = std::sync::Mutex::new(observer);
+    let report = setup(
+        pg_config,
+        &options,
+        &|progress| {
+            if let Ok(mut observer) = observer_cell.lock() {
+                observer.loading(&progress);
+            }
+        },
+        interrupt,
+    )
+    .await?;
+    Ok(Some(report))
+}
+
+/// Makes sure the page cache does not hold the data set when the run starts.
+fn keep_cache_out(
+    choice: PageCacheChoice,
+    method: &PageCacheMethod,
+    observer: &mut dyn RunObserver,
+) -> anyhow::Result<PageCacheMethod> {
+    match (choice, method) {
+        (PageCacheChoice::Unlimited, _) => Ok(PageCacheMethod::Unlimited),
+        (_, PageCacheMethod::CgroupV1 { .. } | PageCacheMethod::CgroupV2 { .. }) => {
+            Ok(method.clone())
+        }
+        _ => {
+            observer.phase(
+                "dropping the page cache before the run (no memory cgroup limits this server)",
+            );
+            drop_caches().context("--page-cache-limit: cannot limit this server's page cache with a cgroup, and dropping caches failed; run as root or use --page-cache-limit none")?;
+            Ok(PageCacheMethod::DropCaches)
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn measure(
+    driver: Driver,
+    client: &tokio_postgres::Client,
+    version_num: u32,
+    server: &Server<'_>,
+    cache_limit: Option<&CacheLimit<'_>>,
+    stop_after: &StopAfter,
+    interrupt: &AtomicBool,
+    observer: &mut dyn RunObserver,
+) -> (RunOutcome, Edge, Edge) {
+    let start = Instant::now() + Duration::from_millis(200);
+    let (window_start, expected) = match stop_after {
+        StopAfter::Duration { warmup, duration } => (start + *warmup, Some(*warmup + *duration)),
+        StopAfter::WorkLoops(_) => (start, None),
+    };
+    let stop = Arc::new(AtomicBool::new(false));
+    let progress = Arc::new(Progress::default());
+    let mut holder = None;
+    let mut start_edge = match stop_after {
+        StopAfter::WorkLoops(_) => {
+            holder = cache_limit.and_then(CacheLimit::hold_through_the_window);
+            Some(crate::edge::take(client, version_num, &server.pids()).await)
+        }
+        StopAfter::Duration { .. } => None,
+    };
+    observer.phase("running");
+    let run = driver.run(start, stop.clone(), progress.clone());
+    tokio::pin!(run);
+    let mut tick = tokio::time::interval(Duration::from_millis(250));
+    let outcome = loop {
+        tokio::select! {
+            outcome = &mut run => break outcome,
+            _ = tokio::time::sleep_until(window_start), if start_edge.is_none() => {
+                holder = cache_limit.and_then(CacheLimit::hold_through_the_window);
+                start_edge = Some(crate::edge::take(client, version_num, &server.pids()).await);
+            }
+            _ = tick.tick() => {
+                if interrupt.load(Ordering::Relaxed) {
+                    stop.store(true, Ordering::Relaxed);
+                }
+                let loops = progress.loops.load(Ordering::Relaxed);
+                let alive = progress.sessions_alive.load(Ordering::Relaxed);
+                observer.running(start.elapsed(), expected, loops, alive);
+            }
+        }
+    };
+    if let (Some(holder), Some(limit)) = (holder, cache_limit) {
+        *limit.held_window.borrow_mut() = holder.finish();
+    }
+    let start_edge = match start_edge {
+        Some(edge) => edge,
+        None => crate::edge::take(client, version_num, &server.pids()).await,
+    };
+    let throwaway_died = server
+        .cluster
+        .is_some_and(|cluster| cluster.death().is_some());
+    let reconnected = match client.is_closed() && !throwaway_died {
+        true => reconnect(&server.target).await,
+        false => None,
+    };
+    let edge_client = reconnected.as_ref().unwrap_or(client);
+    wait_for_sessions_to_exit(edge_client).await;
+    let end_edge = crate::edge::take(edge_client, version_num, &server.pids()).await;
+    (outcome, start_edge, end_edge)
+}
+
+/// The window's limit: all shared memory, the page cache allowed and the
+/// margin beside the cgroup's private memory ([`server_limit`]).
+struct WindowLimit {
+    allocated_shared_bytes: u64,
+    allowed_bytes: u64,
+    margin_bytes: u64,
+}
+
+impl WindowLimit {
+    /// Sets the limit from what the cgroup holds now; returns the page cache
+    /// of files it then holds.
+    fn apply(&self, cgroup: &CgroupFiles) -> anyhow::Result<u64> {
+        cgroup.set_limit(server_limit(
+            cgroup,
+            self.allocated_shared_bytes,
+            self.allowed_bytes + self.margin_bytes,
+        ))?;
+        Ok(cgroup.file_cache_bytes().unwrap_or(0))
+    }
+}
+
+/// A cgroup limit that leaves `room_bytes` for the page cache of files:
+/// what the cgroup holds besides its page cache (private memory and the
+/// kernel's memory for it), plus all the shared memory PostgreSQL
+/// allocated, touched or not (the kernel keeps touched shared memory in
+/// the page cache but cannot reclaim it, so untouched shared memory must
+/// have room too), plus `room_bytes`.
+fn server_limit(cgroup: &CgroupFiles, allocated_shared_bytes: u64, room_bytes: u64) -> u64 {
+    let usage_bytes = cgroup.usage_bytes().unwrap_or(0);
+    let private_bytes = usage_bytes.saturating_sub(cgroup.page_cache_bytes().unwrap_or(0));
+    private_bytes + allocated_shared_bytes + room_bytes
+}
+
+/// Applies `limit` and keeps the page cache it holds; says once when it
+/// cannot.
+fn hold_once(limit: &WindowLimit, cgroup: &CgroupFiles, samples: &mut Vec<u64>, warned: &mut bool) {
+    match limit.apply(cgroup) {
+        Ok(bytes) => samples.push(bytes),
+        Err(error) if !std::mem::replace(warned, true) => {
+            let _ = std::io::Write::write_fmt(
+                &mut std::io::stderr().lock(),
+                format_args!("strata: warning: could not hold the page-cache limit: {error:#}\n"),
+            );
+        }
+        Err(_) => {}
+    }
+}
+
+/// The thread that holds the page cache through the window, and the page
+/// cache it saw each second.
+struct PageCacheHolder {
+    stop: Arc<AtomicBool>,
+    thread: std::thread::JoinHandle<HeldWindow>,
+}
+
+/// What the holder saw: the page cache each second, and when the cgroup's
+/// OOM kill count first grew.
+#[derive(Default)]
+struct HeldWindow {
+    file_cache_samples: Vec<u64>,
+    first_oom_kill_s: Option<f64>,
+}
+
+impl PageCacheHolder {
+    /// Applies the limit at once, then every second until `finish`.
+    fn start(cgroup: CgroupFiles, limit: WindowLimit) -> PageCacheHolder {
+        let stop = Arc::new(AtomicBool::new(false));
+        let stopped = Arc::clone(&stop);
+        let started = std::time::Instant::now();
+        let kills_at_start = cgroup.oom_kills();
+        let mut held = HeldWindow::default();
+        let mut warned = false;
+        hold_once(&limit, &cgroup, &mut held.file_cache_samples, &mut warned);
+        let thread = std::thread::spawn(move || {
+            std::thread::park_timeout(Duration::from_secs(1));
+            while !stopped.load(Ordering::Relaxed) {
+                hold_once(&limit, &cgroup, &mut held.file_cache_samples, &mut warned);
+                if held.first_oom_kill_s.is_none() && cgroup.oom_kills() > kills_at_start {
+                    held.first_oom_kill_s = Some(started.elapsed().as_secs_f64());
+                }
+                std::thread::park_timeout(Duration::from_secs(1));
+            }
+            held
+        });
+        PageCacheHolder { stop, thread }
+    }
+
+    fn finish(self) -> HeldWindow {
+        self.stop.store(true, Ordering::Relaxed);
+        self.thread.thread().unpark();
+        self.thread.join().unwrap_or_default()
+    }
+}
+
+/// A new connection for the end edge when the server dropped the first one:
+/// waits up to 15 s for a restarting server (crash recovery), so that a
+/// restart is named as one rather than as missing counters.
+async fn reconnect(target: &ConnectionTarget) -> Option<tokio_postgres::Client> {
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        match connect(target).await {
+            Ok(client) => return Some(client),
+            Err(_) if Instant::now() < deadline => {
+                tokio::time::sleep(Duration::from_millis(200)).await
+            }
+            Err(_) => return None,
+        }
+    }
+}
+
+/// PostgreSQL backends publish their statistics at most once a second while
+/// busy and at exit; the end edge waits until the sessions' backends have
+/// exited (up to 5 s), so their last work is in the counters.
+async fn wait_for_sessions_to_exit(client: &tokio_postgres::Client) {
+    const OTHERS: &str =
+        "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend' \
+                          AND pid <> pg_backend_pid() AND application_name = 'strata slob'";
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while Instant::now() < deadline {
+        match client.query_one(OTHERS, &[]).await {
+            Ok(row) if row.get::<_, i64>(0) == 0 => return,
+            Ok(_) => tokio::time::sleep(Duration::from_millis(50)).await,
+            Err(_) => return,
+        }
+    }
+}
