@@ -8,7 +8,7 @@
 
 use crate::figures::{window_figures, LoadFigures, Rate};
 use crate::model::{AwrReport, WaitEvent};
-use strata_report::document::{format_number, Cell, Column, Fact, Report, Section, Table};
+use strata_output::document::{format_number, Cell, Column, Fact, Report, Section, Table};
 
 mod iostat;
 mod labels;
@@ -29,6 +29,7 @@ pub fn report(awr: &AwrReport) -> Report {
     };
     let mut report = Report::new(title(awr), kind, vec![awr.name.clone()]);
     report.about = about(awr);
+    report.figures = crate::figures::named_figures(awr, None);
     report.sections.push(load_profile(awr));
     report.sections.push(misleading_labels(awr));
     report.sections.push(waits::top_waits(awr));
@@ -41,7 +42,7 @@ pub fn report(awr: &AwrReport) -> Report {
 }
 
 /// Shared findings, then the AWR-only ones.
-pub fn findings(awr: &AwrReport) -> Vec<strata_report::document::Finding> {
+pub fn findings(awr: &AwrReport) -> Vec<strata_output::document::Finding> {
     let mut found = strata_report::findings::evaluate(&window_figures(awr));
     found.extend(crate::findings::evaluate(awr));
     found

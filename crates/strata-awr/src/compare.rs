@@ -6,7 +6,7 @@
 use crate::build::KEY_EVENTS;
 use crate::figures::LoadFigures;
 use crate::model::AwrReport;
-use strata_report::document::{Cell, Column, Fact, Report, Section, Table};
+use strata_output::document::{Cell, Column, Fact, Report, Section, Table};
 
 /// A headline figure: its label, unit and value in one report.
 pub struct Headline {
@@ -62,6 +62,8 @@ pub fn report(a: &AwrReport, b: &AwrReport) -> Report {
     );
     for (mark, awr) in [("A", a), ("B", b)] {
         report.about.push(Fact::new(mark, describe(awr)));
+        let figures = crate::figures::named_figures(awr, Some(mark));
+        report.figures.extend(figures);
     }
     report.sections.push(load_profile(a, b));
     report.sections.push(key_waits(a, b));

@@ -10,6 +10,7 @@
 //! Not for: layout (see `build`).
 
 use crate::model::AwrReport;
+use strata_output::document::Figure;
 use strata_report::findings::{CommitFigures, CpuEvidence, DatabaseIo, TempFigures, WindowFigures};
 
 /// A per-second rate and the statistic or Load Profile row it came from.
@@ -80,6 +81,52 @@ impl LoadFigures {
             block_size,
         )
     }
+}
+
+/// The load profile as named figures (`read_requests_per_s`,
+/// `blocks_read_per_s`, `read_bytes_per_s`, …), each with its unit, layer
+/// and the statistic it came from; `scope` names the report among several.
+pub fn named_figures(report: &AwrReport, scope: Option<&str>) -> Vec<Figure> {
+    let load = LoadFigures::of(report);
+    let block = report.header.block_size_bytes;
+    let rates = [
+        ("read_requests_per_s", &load.read_requests, "requests/s"),
+        ("blocks_read_per_s", &load.blocks_read, "blocks/s"),
+        ("read_bytes_per_s", &load.read_bytes, "bytes/s"),
+        ("write_requests_per_s", &load.write_requests, "requests/s"),
+        ("blocks_written_per_s", &load.blocks_written, "blocks/s"),
+        ("write_bytes_per_s", &load.write_bytes, "bytes/s"),
+        ("redo_bytes_per_s", &load.redo_bytes, "bytes/s"),
+        ("redo_writes_per_s", &load.redo_writes, "writes/s"),
+        ("commits_per_s", &load.commits, "commits/s"),
+        ("transactions_per_s", &load.transactions, "transactions/s"),
+    ];
+    let mut figures: Vec<Figure> = rates
+        .into_iter()
+        .filter_map(|(name, rate, unit)| {
+            let rate = rate.as_ref()?;
+            let mut figure = Figure::new(name, rate.per_second, unit, "database");
+            figure.source_label = Some(rate.source.clone());
+            Some(figure)
+        })
+        .collect();
+    let sizes = [
+        ("read_request_bytes", load.read_request_bytes(block)),
+        ("write_request_bytes", load.write_request_bytes(block)),
+        ("block_bytes", block),
+        ("elapsed_s", report.header.elapsed_s),
+        ("db_time_s", report.header.db_time_s),
+    ];
+    for (name, value) in sizes {
+        if let Some(value) = value {
+            let unit = if name.ends_with("_s") { "s" } else { "bytes" };
+            figures.push(Figure::new(name, value, unit, "database"));
+        }
+    }
+    for figure in &mut figures {
+        figure.scope = scope.map(str::to_string);
+    }
+    figures
 }
 
 fn request_bytes(

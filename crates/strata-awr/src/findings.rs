@@ -6,7 +6,7 @@
 //! Not for: findings any source can give (those live in strata-report).
 
 use crate::model::AwrReport;
-use strata_report::document::{Evidence, Finding, Severity};
+use strata_output::document::{Evidence, Finding, Severity};
 
 /// Single-block read events: the classic one, and Exadata's.
 const SINGLE_BLOCK_EVENTS: [&str; 2] =

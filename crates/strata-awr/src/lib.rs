@@ -6,7 +6,8 @@
 //!
 //! [`parse`] reads one report into an [`AwrReport`] (what the report says);
 //! [`build::report`] judges it; [`compare::report`] and [`series::report`]
-//! handle two or many reports.
+//! handle two or many reports. [`measured`] reads the inputs of `strata
+//! model --from` out of a report or a strata Recording.
 //!
 //! Not for: reading the AWR repository itself (no database connection), or
 //! measuring anything.
@@ -17,6 +18,7 @@ pub mod extract;
 pub mod figures;
 pub mod findings;
 pub mod html;
+pub mod measured;
 pub mod model;
 pub mod number;
 pub mod series;
@@ -24,7 +26,7 @@ pub mod table;
 pub mod text;
 
 pub use model::{AwrReport, Format};
-pub use strata_report::document::Report;
+pub use strata_output::document::Report;
 
 use anyhow::bail;
 

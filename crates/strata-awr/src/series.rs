@@ -6,7 +6,7 @@
 
 use crate::compare::headlines;
 use crate::model::AwrReport;
-use strata_report::document::{
+use strata_output::document::{
     Axis, Cell, Chart, ChartKind, Column, Report, Section, Series, Table,
 };
 
@@ -20,6 +20,10 @@ pub fn report(reports: &[AwrReport]) -> Report {
         "series",
         files,
     );
+    for awr in &ordered {
+        let figures = crate::figures::named_figures(awr, Some(&awr.name));
+        report.figures.extend(figures);
+    }
     report.sections.push(intervals(&ordered));
     report.sections.push(charts(&ordered));
     report
@@ -153,7 +157,7 @@ fn chart(reports: &[&AwrReport], start: f64, id: &str, title: &str, unit: &str) 
 
 fn findings_per_interval(
     reports: &[&AwrReport],
-    all: &mut Vec<strata_report::document::Finding>,
+    all: &mut Vec<strata_output::document::Finding>,
 ) -> Section {
     let mut table = Table::new(
         None,

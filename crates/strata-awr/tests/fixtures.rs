@@ -496,7 +496,7 @@ fn large_reports_parse_fast() {
 /// that docs/report.schema.json accepts, and as text within 100 columns.
 #[test]
 fn every_fixture_report_matches_the_report_schema() {
-    use strata_report::render::{json::JsonRenderer, text::TextRenderer, Renderer};
+    use strata_output::render::{json::JsonRenderer, text::TextRenderer, Renderer};
     let schema_path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/report.schema.json");
     let schema: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(schema_path).unwrap()).unwrap();

@@ -9,11 +9,11 @@ use std::path::PathBuf;
 use strata_awr::number::{data_mib, first_number, millis, number, size_bytes, snap_time_s};
 use strata_core::fuzz::{mutate, noise, run, FuzzBudget};
 use strata_core::random::FastRng;
-use strata_report::document::Report;
-use strata_report::render::html::HtmlRenderer;
-use strata_report::render::json::JsonRenderer;
-use strata_report::render::text::TextRenderer;
-use strata_report::render::Renderer;
+use strata_output::document::Report;
+use strata_output::render::html::HtmlRenderer;
+use strata_output::render::json::JsonRenderer;
+use strata_output::render::text::TextRenderer;
+use strata_output::render::Renderer;
 
 /// Every report in shared/fixtures; those of `awr/` must parse as they are
 /// (`awr-real/` holds some strata does not read yet).

@@ -12,6 +12,7 @@ pub mod output;
 pub mod plan;
 pub mod point;
 pub mod record;
+pub mod request;
 pub mod result;
 pub mod spec;
 pub mod verdict;

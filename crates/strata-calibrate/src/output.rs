@@ -330,6 +330,14 @@ fn write_matrix(
 }
 
 fn write_points_csv(dir: &Path, points: &[PointResult]) -> anyhow::Result<std::path::PathBuf> {
+    let path = dir.join("points.csv");
+    std::fs::write(&path, points_csv(points))?;
+    Ok(path)
+}
+
+/// One row per group of every point: the workload's requests, rates and
+/// latency percentiles, and strata's CPU per I/O (`points.csv`).
+pub fn points_csv(points: &[PointResult]) -> String {
     let mut out = String::from(
         "point,group,rw,block_size_bytes,queue_depth,jobs,window_s,requests,iops,mb_per_s,lat_mean_us,lat_p50_us,lat_p90_us,lat_p99_us,lat_p99_9_us,lat_max_us,cpu_user_us_per_io,cpu_system_us_per_io\n",
     );
@@ -346,7 +354,60 @@ fn write_points_csv(dir: &Path, points: &[PointResult]) -> anyhow::Result<std::p
             );
         }
     }
-    let path = dir.join("points.csv");
-    std::fs::write(&path, out)?;
-    Ok(path)
+    out
+}
+
+/// The whole calibration as text: the verdict first, the target, strata's
+/// own counts, the device's, each point's checks and errors, the summary
+/// and the slowest requests (at most 20).
+pub fn report_text(outcome: &CalibrationOutcome, outlier_us: f64) -> String {
+    let mut out = String::new();
+    for line in outcome.summary.verdict.lines() {
+        let _ = writeln!(out, "{line}");
+    }
+    out.push('\n');
+    out.push_str(&describe_target(&outcome.target));
+    if outcome.interrupted {
+        let _ = writeln!(
+            out,
+            "INTERRUPTED: partial result ({} points)",
+            outcome.points.len()
+        );
+    }
+    out.push_str(
+        "\nWorkload — strata's own count of its requests (IOPS = requests/s, MB/s = 10^6 bytes/s)\n",
+    );
+    out.push_str(&workload_table(&outcome.points));
+    out.push_str(
+        "\nDevice — /proc/diskstats over the same measured windows (iostat -x definitions)\n",
+    );
+    out.push_str(&device_table(&outcome.points));
+    for point in &outcome.points {
+        if let Some(verification) = &point.verification {
+            let _ = writeln!(out, "  [{}] check: {}", point.name, verification.note);
+        }
+        for error in &point.errors {
+            let _ = writeln!(out, "  [{}] ERROR: {error}", point.name);
+        }
+    }
+    out.push('\n');
+    out.push_str(&summary_text(&outcome.summary));
+    out.push('\n');
+    out.push_str(&outliers_text(&outcome.points, outlier_us, 20));
+    out
+}
+
+/// The calibration's outputs: its text, its JSON document and, as CSV,
+/// its points; the HTML page is the report of its Recording.
+pub fn calibration_output(
+    outcome: &CalibrationOutcome,
+    options: &serde_json::Value,
+    outlier_us: f64,
+) -> strata_output::Output {
+    strata_output::Output {
+        text: Some(report_text(outcome, outlier_us)),
+        json: Some(format!("{}\n", json_document(outcome, options))),
+        csv: Some(points_csv(&outcome.points)),
+        document: None,
+    }
 }

@@ -6,7 +6,9 @@
 
 pub mod fuzz;
 pub mod histogram;
+pub mod input;
 pub mod metrics;
+pub mod note;
 pub mod random;
 pub mod recording;
 pub mod time;

@@ -13,6 +13,7 @@
 //! Not for: parsing options, printing, or PostgreSQL.
 
 pub mod collector;
+pub mod configure;
 pub mod engine;
 pub mod environment;
 pub mod figures;

@@ -11,6 +11,7 @@ use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 use strata_mariadb::{remove, setup, MariaDbTarget, SetupOptions};
 use strata_slob::load::LoadAction;
+use strata_testkit::slob::plan;
 
 fn database_name(what: &str) -> String {
     format!("strata_test_{what}_{}", std::process::id())

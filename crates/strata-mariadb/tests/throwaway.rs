@@ -14,6 +14,8 @@ use strata_core::recording::Recording;
 use strata_mariadb::{run, MariaDbServer, ThrowawayServer};
 use strata_run::outcome::RunObserver;
 use strata_slob::load::LoadProgress;
+use strata_testkit::observer::Quiet;
+use strata_testkit::slob::plan;
 
 /// One throwaway server at a time, so one test's loading does not show in
 /// another's device counts.

@@ -2,7 +2,8 @@
 //! average commit wait after the log write I/O and the log writer's own CPU
 //! is time spent waking the session and getting it back on a CPU.
 //!
-//! Not for: reading the inputs from a Recording or an AWR report (later).
+//! Not for: reading the inputs from a Recording or an AWR report
+//! (strata-awr's `measured`).
 
 use crate::{invalid, require_non_negative, require_positive, ModelError};
 use serde::Serialize;

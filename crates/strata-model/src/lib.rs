@@ -2,14 +2,20 @@
 //! RAID back-end load, remote replication latency, queueing, rotating disk
 //! IOPS, flash cache sizing, workload clustering and commit wait breakdown.
 //!
-//! Every function here is pure: numbers in, numbers out, with the inputs
-//! checked. Not for: parsing command lines, printing, or measuring anything;
-//! the `strata model` subcommand does the first two and other crates measure.
+//! Every model function here is pure: numbers in, numbers out, with the
+//! inputs checked. [`command`] runs each `strata model` subcommand on its
+//! resolved inputs and lays out what it prints (text, `--explain`, JSON, and
+//! a report for CSV and HTML); [`input`] parses option values.
+//!
+//! Not for: command-line definitions or writing the output (the binary), or
+//! measuring anything (other crates measure; strata-awr reads `--from`).
 
 pub mod cluster;
+pub mod command;
 pub mod commit;
 pub mod disk;
 pub mod flash_cache;
+pub mod input;
 pub mod queue;
 pub mod raid;
 pub mod replication;

@@ -11,4 +11,6 @@ pub mod background;
 pub mod prometheus;
 pub mod record;
 pub mod sampler;
+pub mod stream;
 pub mod view;
+pub mod watch;

@@ -341,6 +341,31 @@ fn metric_name(key: &str) -> String {
     key.replace('.', "_")
 }
 
+/// The PostgreSQL server's processes present now, when they run on this
+/// machine (their pids are in /proc with a postgres command name): their
+/// run-queue delay and I/O join the process layer. Backends that start later
+/// are not followed.
+pub fn local_backend_pids(target: &crate::connect::ConnectionTarget) -> anyhow::Result<Vec<u32>> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let pids: Vec<u32> = runtime.block_on(async {
+        let client = crate::connect::connect(target).await?;
+        let rows = client
+            .query(
+                "SELECT pid FROM pg_stat_activity WHERE pid <> pg_backend_pid()",
+                &[],
+            )
+            .await?;
+        anyhow::Ok(rows.iter().map(|row| row.get::<_, i32>(0) as u32).collect())
+    })?;
+    let is_postgres = |pid: &u32| {
+        std::fs::read_to_string(format!("/proc/{pid}/comm"))
+            .is_ok_and(|comm| comm.starts_with("postgres"))
+    };
+    Ok(pids.into_iter().filter(is_postgres).collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,11 +1,16 @@
-//! PostgreSQL behind strata's database-engine plug-in point.
+//! PostgreSQL behind strata's database-engine plug-in point: its block
+//! and cache for the request's checks, and its configuration from the
+//! request.
 //!
 //! Not for: the run itself (`run`).
 
-use crate::run::{run_slob, SlobConfig};
+use crate::connect::ConnectionTarget;
+use crate::run::{run_slob, Database, SlobConfig};
+use anyhow::bail;
 use std::sync::atomic::AtomicBool;
 use strata_run::engine::{DatabaseEngine, EngineKind};
 use strata_run::outcome::{RunObserver, SlobOutcome};
+use strata_run::request::{DataRequest, EngineDefaults, EngineRequest, DEFAULT_SHARED_BUFFERS};
 
 /// PostgreSQL: a throwaway cluster or the user's server.
 pub struct PostgresEngine(pub SlobConfig);
@@ -22,4 +27,61 @@ impl DatabaseEngine for PostgresEngine {
     ) -> anyhow::Result<SlobOutcome> {
         run_slob(self.0, interrupt, observer)
     }
+}
+
+/// PostgreSQL's block and its cache: shared_buffers, `--shared-buffers`
+/// when given.
+pub fn defaults(data: &DataRequest) -> EngineDefaults {
+    EngineDefaults {
+        block_bytes: strata_slob::schema::BLOCK_BYTES as u32,
+        cache: "the throwaway cluster's shared_buffers",
+        cache_bytes: data.shared_buffers.unwrap_or(DEFAULT_SHARED_BUFFERS),
+        ways_out: "a smaller --shared-buffers, or --page-cache-limit none to measure the \
+                   cache on purpose",
+    }
+}
+
+/// PostgreSQL's engine for `data` (`--db`, else a throwaway cluster),
+/// after every check that needs no work.
+pub fn configure(data: &DataRequest, request: EngineRequest) -> anyhow::Result<PostgresEngine> {
+    Ok(PostgresEngine(SlobConfig {
+        database: database(data)?,
+        page_cache: request.page_cache,
+        load_parallel: data.load_parallel.unwrap_or(2),
+        replace: data.replace,
+        driver: request.driver,
+        read_path: request.read_path,
+        setup_only: request.setup_only,
+        record: request.record,
+        command: request.command,
+        options: request.options,
+    }))
+}
+
+/// PostgreSQL's server: the user's (`--db`), or a throwaway cluster.
+fn database(data: &DataRequest) -> anyhow::Result<Database> {
+    let Some(text) = &data.db else {
+        let account = crate::cluster::server_account(data.os_user.as_deref())?;
+        return Ok(Database::Embedded {
+            work_dir: strata_run::request::work_dir(data, account)?,
+            os_user: data.os_user.clone(),
+            shared_buffers_bytes: data.shared_buffers.unwrap_or(DEFAULT_SHARED_BUFFERS),
+            keep: data.keep,
+            bin_dir: data.pg_bin.clone(),
+        });
+    };
+    for (flag, given) in [
+        ("--keep", data.keep),
+        ("--shared-buffers", data.shared_buffers.is_some()),
+        ("--os-user", data.os_user.is_some()),
+        ("--pg-bin", data.pg_bin.is_some()),
+        ("--work-dir", data.work_dir.is_some()),
+    ] {
+        if given {
+            bail!("{flag} applies to the throwaway cluster, not to --db");
+        }
+    }
+    Ok(Database::External {
+        target: Box::new(ConnectionTarget::parse(text)?),
+    })
 }

@@ -9,22 +9,15 @@
 //! server start; the throwaway cluster writes them into its configuration).
 
 use anyhow::{bail, Context, Result};
-use serde::Serialize;
 use std::collections::BTreeMap;
 use strata_run::read_path::ReadPath;
+pub use strata_run::read_path::ReadPathRequest;
 use tokio_postgres::Client;
 
 pub const IO_METHOD_SINCE: u32 = 180000;
 pub const DIRECT_IO_SINCE: u32 = 160000;
 /// Every `io_method` PostgreSQL 18 knows; a build may offer fewer.
 pub const IO_METHODS: [&str; 3] = ["sync", "worker", "io_uring"];
-
-/// The read path a run asks for.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct ReadPathRequest {
-    pub io_method: Option<String>,
-    pub direct_io: bool,
-}
 
 /// What a server runs with now.
 #[derive(Clone, Debug, PartialEq)]

@@ -8,6 +8,7 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use strata_postgres::cluster::ThrowawayCluster;
+use strata_testkit::process::{is_running, process_uid, running_as_root, uid_of};
 
 struct Leftovers {
     dirs: Vec<PathBuf>,

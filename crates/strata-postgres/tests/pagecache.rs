@@ -7,6 +7,7 @@ mod common;
 use common::*;
 use strata_db::pagecache::{server_memory_limit_bytes, PageCacheMethod};
 use strata_postgres::cluster::ThrowawayCluster;
+use strata_testkit::process::process_cgroups;
 
 const MIB: u64 = 1 << 20;
 

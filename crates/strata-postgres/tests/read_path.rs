@@ -7,6 +7,7 @@ mod common;
 use common::*;
 use strata_postgres::cluster::ThrowawayCluster;
 use strata_postgres::read_path::{backend_types, ReadPathRequest, ReadPathSettings};
+use strata_testkit::process::is_running;
 
 async fn settings_of(cluster: &ThrowawayCluster) -> ReadPathSettings {
     let client = client_for(&cluster.connection_string()).await;

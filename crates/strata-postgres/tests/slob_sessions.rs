@@ -7,11 +7,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::slob::{
-    client, driver_options, load, number, plan, read_only_workload, start_server, timed,
-};
+use common::slob::{client, load, number, start_server};
 use strata_postgres::sessions::Driver;
 use strata_slob::session::{AccessDistribution, Hotspot, Progress, RunOutcome, StopAfter};
+use strata_testkit::slob::{driver_options, plan, read_only_workload, timed};
 use tokio::time::Instant;
 
 async fn run(driver: Driver) -> (RunOutcome, Arc<Progress>) {

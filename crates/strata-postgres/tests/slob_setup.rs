@@ -8,8 +8,9 @@ mod common;
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use common::slob::{client, load, number, plan, start_server};
+use common::slob::{client, load, number, start_server};
 use strata_postgres::load::{check_layout, setup, LoadAction, LoadOptions};
+use strata_testkit::slob::plan;
 
 fn actions(report: &strata_slob::load::LoadReport) -> Vec<LoadAction> {
     report

@@ -3,13 +3,15 @@
 
 mod common;
 
-use common::{run, write_mbr, LoopDevice, MIB};
+use common::write_mbr;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use strata_probe::blockdev::{
     device_by_number, device_of_node, device_of_path, partitions_and_holders, physical_devices,
     DeviceKind,
 };
+use strata_testkit::command::run;
+use strata_testkit::loopdev::{LoopDevice, MIB};
 
 #[test]
 fn root_filesystem_resolves_to_its_real_device() {

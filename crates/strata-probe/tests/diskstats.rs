@@ -7,6 +7,7 @@ use std::os::unix::fs::OpenOptionsExt;
 use strata_io::buffer::AlignedBuffer;
 use strata_probe::blockdev::device_of_path;
 use strata_probe::diskstats::{find, parse_diskstats, read_diskstats, DeviceDelta, DiskStat};
+use strata_testkit::loopdev::MIB;
 
 const FIXTURE_20_FIELDS: &str = include_str!("fixtures/diskstats-20fields.txt");
 
@@ -226,7 +227,7 @@ fn live_diskstats_list_the_root_device() {
 
 #[test]
 fn direct_write_shows_up_in_the_file_systems_device_counters() {
-    const WRITE_BYTES: u64 = 4 * common::MIB;
+    const WRITE_BYTES: u64 = 4 * MIB;
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let path = dir.path().join("direct.bin");
     let mut file = std::fs::OpenOptions::new()
@@ -236,15 +237,15 @@ fn direct_write_shows_up_in_the_file_systems_device_counters() {
         .open(&path)
         .unwrap();
     let device = device_of_path(&path).unwrap();
-    let mut chunk = AlignedBuffer::new(common::MIB as usize);
+    let mut chunk = AlignedBuffer::new(MIB as usize);
     chunk
         .as_mut_slice()
-        .copy_from_slice(&common::pseudo_random_bytes(common::MIB as usize, 7));
+        .copy_from_slice(&common::pseudo_random_bytes(MIB as usize, 7));
 
     let before = find(&read_diskstats().unwrap(), &device.name)
         .unwrap()
         .clone();
-    for _ in 0..WRITE_BYTES / common::MIB {
+    for _ in 0..WRITE_BYTES / MIB {
         file.write_all(chunk.as_mut_slice()).unwrap();
     }
     file.sync_all().unwrap();

@@ -2,12 +2,14 @@
 
 mod common;
 
-use common::{pseudo_random_bytes, run, write_mbr, LoopDevice, MIB};
+use common::{pseudo_random_bytes, write_mbr};
 use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 use strata_probe::blockdev::device_of_path;
 use strata_probe::safety::{check_device_writable, mounted_numbers, swap_paths, Refusal};
+use strata_testkit::command::run;
+use strata_testkit::loopdev::{LoopDevice, MIB};
 
 fn refusal_message(node: &Path) -> String {
     let error = check_device_writable(node).expect_err("device should be refused");

@@ -14,7 +14,7 @@
 //!
 //! Not for: reading sources, or formatting beyond the evidence's own text.
 
-use crate::document::{format_number, Evidence, Finding, Severity};
+use strata_output::document::{format_number, Evidence, Finding, Severity};
 
 /// Everything the findings look at, for one window, from any source.
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -7,7 +7,7 @@
 //! findings' [`crate::findings::WindowFigures`] are made; the run's latency
 //! and calibrate's curves come from their own records.
 //!
-//! Not for: rendering (`crate::render`) or deciding findings
+//! Not for: rendering (strata-output) or deciding findings
 //! (`crate::findings`).
 
 mod calibrate;
@@ -24,7 +24,6 @@ mod time_series;
 
 pub use compare::compare;
 
-use crate::document::{Fact, Report, Section, Window};
 use crate::findings::WindowFigures;
 use anyhow::bail;
 use measured::Measured;
@@ -32,6 +31,7 @@ use samples::Timeline;
 use std::path::Path;
 use strata_core::recording::Recording;
 use strata_core::verdict::Verdict;
+use strata_output::document::{Fact, Report, Section, Window};
 
 /// The default threshold for outliers and device await spikes, ms.
 pub const DEFAULT_OUTLIER_THRESHOLD_MS: f64 = 500.0;

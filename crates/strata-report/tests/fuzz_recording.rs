@@ -10,13 +10,13 @@ use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use strata_core::fuzz::{mutate, run, FuzzBudget, FuzzReport};
 use strata_core::random::FastRng;
-use strata_report::document::{Axis, Block, Chart, ChartKind, Mark, Report, Section, Series};
+use strata_output::document::{Axis, Block, Chart, ChartKind, Mark, Report, Section, Series};
+use strata_output::render::finite_point_count;
+use strata_output::render::html::HtmlRenderer;
+use strata_output::render::json::JsonRenderer;
+use strata_output::render::text::TextRenderer;
+use strata_output::render::Renderer;
 use strata_report::recording::{report_with, ReportOptions};
-use strata_report::render::finite_point_count;
-use strata_report::render::html::HtmlRenderer;
-use strata_report::render::json::JsonRenderer;
-use strata_report::render::text::TextRenderer;
-use strata_report::render::Renderer;
 
 fn fixtures() -> Vec<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");

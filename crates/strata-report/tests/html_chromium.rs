@@ -14,10 +14,10 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-use strata_report::document::Report;
+use strata_output::document::Report;
+use strata_output::render::html::HtmlRenderer;
+use strata_output::render::Renderer;
 use strata_report::recording::report_from_recording;
-use strata_report::render::html::HtmlRenderer;
-use strata_report::render::Renderer;
 
 const CHROMIUM_TIMEOUT: Duration = Duration::from_secs(120);
 

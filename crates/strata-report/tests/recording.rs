@@ -4,7 +4,7 @@
 
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
-use strata_report::document::{Report, Window};
+use strata_output::document::{Report, Window};
 use strata_report::recording::{compare, report_from_recording, report_with, ReportOptions};
 
 fn fixture(name: &str) -> PathBuf {

@@ -5,10 +5,10 @@ mod common;
 
 use common::{finite_points, rich_report};
 use serde_json::Value;
-use strata_report::render::html::HtmlRenderer;
-use strata_report::render::json::JsonRenderer;
-use strata_report::render::text::TextRenderer;
-use strata_report::render::Renderer;
+use strata_output::render::html::HtmlRenderer;
+use strata_output::render::json::JsonRenderer;
+use strata_output::render::text::TextRenderer;
+use strata_output::render::Renderer;
 
 fn schema() -> Value {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/report.schema.json");

@@ -13,7 +13,7 @@ use strata_core::histogram::{LatencyHistogram, LatencySummary};
 use strata_core::verdict::Verdict;
 use strata_probe::collectors::DeviceFilter;
 use strata_probe::diskstats::{find, DeviceDelta, IostatFigures};
-use strata_slob::session::RunOutcome;
+use strata_slob::session::{RunOutcome, SecondCounts};
 
 /// PostgreSQL's block size; the data set is laid out one row per block.
 pub const BLOCK_BYTES: u64 = 8192;
@@ -184,7 +184,7 @@ pub struct RunFigures {
     pub absorption: Option<Absorption>,
     pub cpu: CpuFigures,
     /// Per second of the window: loops, selects, updates, scans.
-    pub per_second: serde_json::Value,
+    pub per_second: Vec<SecondCounts>,
     /// Reasons this is not (only) a storage result, or that figures are missing.
     pub warnings: Vec<String>,
     /// Block-layer bytes of the server, strata and every other process
@@ -408,7 +408,7 @@ pub fn account(
         devices,
         absorption,
         cpu: cpu(start, end),
-        per_second: serde_json::to_value(&outcome.per_second).unwrap_or_default(),
+        per_second: outcome.per_second.clone(),
         warnings: Vec::new(),
         tenants: None,
         verdict: Verdict::Valid,

@@ -11,10 +11,12 @@
 pub mod accounting;
 pub mod edge;
 pub mod engine;
+pub mod formats;
 pub mod outcome;
 pub mod outliers;
 pub mod output;
 pub mod processes;
 pub mod read_path;
+pub mod request;
 pub mod tenants;
 pub mod verdict;

@@ -83,7 +83,7 @@ pub fn write_run_recording(path: &Path, recording: &RunRecording<'_>) -> anyhow:
         writer.write("event", &serde_json::json!({"event": "load", "load": load}))?;
     }
     let figures = recording.figures;
-    for second in figures.per_second.as_array().into_iter().flatten() {
+    for second in &figures.per_second {
         writer.write(
             "sample",
             &serde_json::json!({"layer": "workload", "sample": second}),
@@ -128,6 +128,25 @@ pub fn write_stopped_recording(
         "event",
         &serde_json::json!({"event": "stopped", "phase": phase, "reason": reason}),
     )
+}
+
+/// Writes the stopped run's Recording to `record` unless it was not to
+/// write one or has already, and says on stderr where it went or why not.
+pub fn record_the_stop(
+    record: Option<&Path>,
+    command: &[String],
+    options: &serde_json::Value,
+    phase: &str,
+    reason: &str,
+) {
+    let Some(path) = record.filter(|path| !path.exists()) else {
+        return;
+    };
+    let note = match write_stopped_recording(path, command, options, phase, reason) {
+        Ok(()) => format!("strata: recording written to {}", path.display()),
+        Err(error) => format!("strata: the Recording could not be written: {error:#}"),
+    };
+    strata_core::note::note(&note);
 }
 
 /// The sessions' latency histograms: HdrHistogram V2, base64, nanoseconds.

@@ -7,6 +7,13 @@
 use serde::Serialize;
 use std::collections::BTreeMap;
 
+/// The read path a run asks for (`--io-method`, `--direct-io`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct ReadPathRequest {
+    pub io_method: Option<String>,
+    pub direct_io: bool,
+}
+
 /// The path the run's data-file reads took.
 #[derive(Clone, Debug, Serialize)]
 pub struct ReadPath {

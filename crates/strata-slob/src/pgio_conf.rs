@@ -1,8 +1,8 @@
 //! Reading pgio's `pgio.conf` (shell `NAME=value` lines) so people who
 //! already run pgio can run the same test with strata.
 //!
-//! Not for: deciding what the settings mean for a run (the binary maps
-//! them onto a plan and workload) or writing pgio.conf.
+//! Not for: deciding what the defaults mean for a run (strata-run's
+//! request applies them to a plan and workload) or writing pgio.conf.
 
 use anyhow::{bail, Context as _};
 use serde::Serialize;
@@ -122,6 +122,60 @@ fn parse_scale_blocks(value: &str) -> anyhow::Result<u64> {
         }
     }
     Ok(upper.parse()?)
+}
+
+/// Defaults taken from a pgio.conf, applied where an option was not given.
+#[derive(Clone, Debug, Default)]
+pub struct Defaults {
+    pub db: Option<String>,
+    pub schemas: Option<u32>,
+    pub scale_blocks: Option<u64>,
+    pub threads_per_schema: Option<u32>,
+    pub work_unit: Option<u32>,
+    pub update_pct: Option<f64>,
+    pub update_work_unit: Option<u32>,
+    pub duration: Option<std::time::Duration>,
+    /// Names the file sets that strata does not use.
+    pub ignored: Vec<String>,
+}
+
+impl Defaults {
+    /// The defaults of the pgio.conf at `path` (`--pgio-conf`); none
+    /// without one.
+    pub fn read(path: Option<&std::path::Path>) -> anyhow::Result<Defaults> {
+        let Some(path) = path else {
+            return Ok(Defaults::default());
+        };
+        let text = std::fs::read_to_string(path)
+            .map_err(|error| anyhow::anyhow!("--pgio-conf {}: {error}", path.display()))?;
+        Ok(Defaults::of(parse(&text)?))
+    }
+
+    fn of(conf: PgioConf) -> Defaults {
+        let db = conf
+            .connect_string
+            .clone()
+            .or(conf.dbname.clone())
+            .map(|value| {
+                if value.contains('=') || value.contains("://") {
+                    value
+                } else {
+                    format!("dbname={value}")
+                }
+            });
+        Defaults {
+            db,
+            schemas: conf.num_schemas,
+            scale_blocks: conf.scale_blocks,
+            threads_per_schema: conf.num_threads,
+            // pgio reads `BETWEEN k AND k + WORK_UNIT`: WORK_UNIT + 1 blocks.
+            work_unit: conf.work_unit.map(|work_unit| work_unit + 1),
+            update_pct: conf.update_pct,
+            update_work_unit: conf.update_work_unit,
+            duration: conf.run_time_seconds.map(std::time::Duration::from_secs),
+            ignored: conf.unknown,
+        }
+    }
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@
 //! Not for: parsing options, printing, or PostgreSQL.
 
 pub mod cache;
+pub mod configure;
 pub mod connection;
 pub mod environment;
 pub mod figures;

@@ -4,10 +4,13 @@
 
 mod common;
 
-use common::{config, entries, plan, timed, Quiet};
+use common::config;
 use std::sync::atomic::AtomicBool;
 use strata_sqlite::figures::STRATA_PROCESS;
 use strata_sqlite::{run, SqliteDatabase};
+use strata_testkit::files::entries;
+use strata_testkit::observer::Quiet;
+use strata_testkit::slob::{plan, timed};
 
 #[test]
 fn a_read_run_reads_from_the_device_about_once_per_row_and_leaves_nothing() {
@@ -23,7 +26,7 @@ fn a_read_run_reads_from_the_device_about_once_per_row_and_leaves_nothing() {
         0.0,
         timed(500, 2000),
     );
-    let outcome = run(&config, &mut Quiet::default(), &AtomicBool::new(false)).unwrap();
+    let outcome = run(&config, &mut Quiet, &AtomicBool::new(false)).unwrap();
     assert!(
         entries(parent.path()).is_empty(),
         "left behind: {:?}",

@@ -3,12 +3,15 @@
 
 mod common;
 
-use common::{config, entries, plan, timed, Quiet};
+use common::config;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 use strata_run::outcome::PageCacheChoice;
 use strata_slob::session::StopAfter;
 use strata_sqlite::{run, setup, SetupOptions, SqliteDatabase};
+use strata_testkit::files::entries;
+use strata_testkit::observer::Quiet;
+use strata_testkit::slob::{plan, timed};
 
 fn temporary_in(dir: &tempfile::TempDir) -> SqliteDatabase {
     SqliteDatabase::Temporary {
@@ -44,7 +47,7 @@ fn updates_write_and_sync_the_wal() {
         100.0,
         timed(200, 1000),
     );
-    let figures = run(&config, &mut Quiet::default(), &AtomicBool::new(false))
+    let figures = run(&config, &mut Quiet, &AtomicBool::new(false))
         .unwrap()
         .figures
         .unwrap();
@@ -87,7 +90,7 @@ fn work_loops_are_exact_and_every_session_does_them() {
         StopAfter::WorkLoops(7),
     );
     config.driver.threads_per_schema = 2;
-    let figures = run(&config, &mut Quiet::default(), &AtomicBool::new(false))
+    let figures = run(&config, &mut Quiet, &AtomicBool::new(false))
         .unwrap()
         .figures
         .unwrap();
@@ -119,7 +122,7 @@ fn bad_options_are_refused_before_any_file_is_made() {
         (scan_without_table, "scan table"),
         (odd_page, "power of two"),
     ] {
-        let Err(error) = run(&bad, &mut Quiet::default(), &AtomicBool::new(false)) else {
+        let Err(error) = run(&bad, &mut Quiet, &AtomicBool::new(false)) else {
             panic!("{says}: accepted");
         };
         assert!(format!("{error:#}").contains(says), "{error:#}");
@@ -139,7 +142,7 @@ fn an_interrupt_ends_the_run_early_and_still_removes_the_file() {
             std::thread::sleep(Duration::from_millis(1500));
             interrupt.store(true, Ordering::Relaxed);
         });
-        run(&config, &mut Quiet::default(), &interrupt).unwrap()
+        run(&config, &mut Quiet, &interrupt).unwrap()
     });
     assert!(began.elapsed() < Duration::from_secs(20));
     let figures = outcome.figures.unwrap();

@@ -1,11 +1,9 @@
 //! Setup on real SQLite files in a temporary directory.
 
-mod common;
-
-use common::plan;
 use std::sync::atomic::AtomicBool;
 use strata_slob::load::LoadAction;
 use strata_sqlite::{check_layout, setup, SetupOptions};
+use strata_testkit::slob::plan;
 
 fn options(path: std::path::PathBuf, pages: u64) -> SetupOptions {
     SetupOptions {

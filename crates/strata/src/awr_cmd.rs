@@ -1,5 +1,5 @@
 //! `strata awr`: reads Oracle AWR and STATSPACK reports and prints their
-//! honest I/O reading through the same renderers as `strata report`. One
+//! honest I/O reading through the same output path as `strata report`. One
 //! file gives its report, two are compared, a directory or three or more
 //! files (or `--series`) become a time series.
 
@@ -7,23 +7,16 @@ use anyhow::{bail, Context};
 use clap::Args;
 use std::path::{Path, PathBuf};
 use strata_awr::AwrReport;
-use strata_report::document::Report;
-use strata_report::render::html::HtmlRenderer;
-use strata_report::render::json::JsonRenderer;
-use strata_report::render::text::TextRenderer;
-use strata_report::render::Renderer;
+use strata_output::args::OutputArgs;
+use strata_output::Output;
 
 #[derive(Args)]
 pub struct AwrArgs {
     /// AWR or STATSPACK reports (HTML or text), or a directory of them
     #[arg(required = true)]
     pub inputs: Vec<PathBuf>,
-    /// Print the report as JSON (schema strata.report) instead of text
-    #[arg(long)]
-    pub json: bool,
-    /// Also write the report as one self-contained HTML page to FILE
-    #[arg(long, value_name = "FILE")]
-    pub html: Option<PathBuf>,
+    #[command(flatten)]
+    pub output: OutputArgs,
     /// Treat the reports as a time series even when there are only one or two
     #[arg(long)]
     pub series: bool,
@@ -43,7 +36,7 @@ pub fn run(args: AwrArgs) -> anyhow::Result<i32> {
     for problem in &report.problems {
         crate::note!("strata: warning: {problem}");
     }
-    print(&report, &args)?;
+    crate::output::print(&args.output, &Output::document(report))?;
     Ok(0)
 }
 
@@ -99,18 +92,4 @@ fn read(file: &Path) -> anyhow::Result<AwrReport> {
 
 fn show(path: &Path) -> String {
     path.display().to_string()
-}
-
-fn print(report: &Report, args: &AwrArgs) -> anyhow::Result<()> {
-    if let Some(page) = &args.html {
-        std::fs::write(page, HtmlRenderer.render(report))
-            .with_context(|| format!("writing {}", show(page)))?;
-    }
-    let output = if args.json {
-        JsonRenderer.render(report)
-    } else {
-        TextRenderer::default().render(report)
-    };
-    crate::out!("{output}")?;
-    Ok(())
 }

@@ -3,14 +3,15 @@
 
 mod awr_cmd;
 mod calibrate_cmd;
+mod engines;
 mod interrupt;
 mod model_cmd;
-mod model_from;
 mod observe_cmd;
-mod parse;
+mod output;
 mod progress;
 mod report_cmd;
 mod run_cmd;
+mod shell_cmd;
 mod stdout;
 
 use clap::{Parser, Subcommand};
@@ -19,7 +20,7 @@ use clap::{Parser, Subcommand};
 /// under their database.
 #[derive(Parser)]
 #[command(name = "strata", version, about, long_about = None, max_term_width = 110)]
-struct Cli {
+pub struct Cli {
     #[command(subcommand)]
     command: Command,
 }
@@ -48,6 +49,10 @@ enum Command {
     /// Read Oracle AWR and STATSPACK reports and print the honest I/O reading of
     /// them: requests vs blocks, decimal vs binary units, commit waits decomposed.
     Awr(Box<awr_cmd::AwrArgs>),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
+    Completions(shell_cmd::CompletionsArgs),
+    /// Print the manual page strata(1), or write every page with --dir
+    Man(shell_cmd::ManArgs),
 }
 
 fn main() {
@@ -60,6 +65,8 @@ fn main() {
         Command::Model(args) => model_cmd::run(*args),
         Command::Report(args) => report_cmd::run(*args),
         Command::Awr(args) => awr_cmd::run(*args),
+        Command::Completions(args) => shell_cmd::completions(args),
+        Command::Man(args) => shell_cmd::man(args),
     };
     let result = result.and_then(|code| Ok(stdout::flush().map(|()| code)?));
     match result {

@@ -1,19 +1,17 @@
 //! `strata report`: reads a Recording (or two, to compare) and prints the
-//! report as text, JSON or a self-contained HTML page.
+//! report in any output format (`crate::output`).
 //!
 //! Not for: computing anything; `strata_report::recording` builds the
 //! document and the renderers lay it out.
 
-use anyhow::{bail, Context};
+use anyhow::bail;
 use clap::Args;
 use std::path::PathBuf;
 use std::time::Duration;
-use strata_report::document::Window;
+use strata_output::args::OutputArgs;
+use strata_output::document::Window;
+use strata_output::Output;
 use strata_report::recording::{compare, report_with, ReportOptions};
-use strata_report::render::html::HtmlRenderer;
-use strata_report::render::json::JsonRenderer;
-use strata_report::render::text::TextRenderer;
-use strata_report::render::Renderer;
 
 #[derive(Args)]
 pub struct ReportArgs {
@@ -25,21 +23,17 @@ pub struct ReportArgs {
     pub compare: Option<Vec<PathBuf>>,
     /// Start of the window from the recording's start: seconds, or a duration
     /// (90s, 2m) (default: a run's measured window, or the whole recording)
-    #[arg(long, value_name = "TIME", requires = "to", value_parser = crate::parse::duration)]
+    #[arg(long, value_name = "TIME", requires = "to", value_parser = strata_core::input::duration)]
     pub from: Option<Duration>,
     /// End of the window from the recording's start: seconds, or a duration
-    #[arg(long, value_name = "TIME", requires = "from", value_parser = crate::parse::duration)]
+    #[arg(long, value_name = "TIME", requires = "from", value_parser = strata_core::input::duration)]
     pub to: Option<Duration>,
     /// I/Os and per-second device awaits slower than this are outliers (50ms)
     /// [default: calibrate's own --outlier, else 500ms]
-    #[arg(long, value_name = "TIME", value_parser = crate::parse::duration)]
+    #[arg(long, value_name = "TIME", value_parser = strata_core::input::duration)]
     pub outlier_threshold: Option<Duration>,
-    /// Print the report as JSON (schema strata.report)
-    #[arg(long, conflicts_with = "html")]
-    pub json: bool,
-    /// Write the report as one self-contained HTML page to FILE
-    #[arg(long, value_name = "FILE")]
-    pub html: Option<PathBuf>,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 pub fn run(args: ReportArgs) -> anyhow::Result<i32> {
@@ -55,15 +49,7 @@ pub fn run(args: ReportArgs) -> anyhow::Result<i32> {
         (None, Some(path)) => report_with(path, &options)?,
         (None, None) => bail!("give a RECORDING, or --compare A B"),
     };
-    if let Some(path) = &args.html {
-        std::fs::write(path, HtmlRenderer.render(&report))
-            .with_context(|| format!("--html: writing {}", path.display()))?;
-        crate::note!("strata: report written to {}", path.display());
-    } else if args.json {
-        crate::out!("{}", JsonRenderer.render(&report))?;
-    } else {
-        crate::out!("{}", TextRenderer::default().render(&report))?;
-    }
+    crate::output::print(&args.output, &Output::document(report))?;
     Ok(0)
 }
 

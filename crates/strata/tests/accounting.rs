@@ -5,12 +5,10 @@
 mod common;
 
 use common::*;
+use strata_testkit::loopdev::{own_filesystem, LoopDevice};
 
 fn filesystem_of_its_own() -> (LoopDevice, std::path::PathBuf) {
-    let mut device = LoopDevice::new(256);
-    device.make_ext4();
-    let mount_point = device.mount();
-    (device, mount_point)
+    own_filesystem(256)
 }
 
 #[test]
@@ -31,7 +29,7 @@ fn direct_reads_show_up_in_the_device_counters() {
         &dir,
     );
     let verification = &document["points"][0]["verification"];
-    let device_name = device.node.trim_start_matches("/dev/");
+    let device_name = device.name();
     assert_eq!(verification["device"], device_name);
     assert_eq!(document["target"]["device"]["name"], device_name);
     let engine_reads = verification["engine_read_requests"].as_u64().unwrap();

@@ -5,13 +5,14 @@
 mod common;
 
 use common::*;
+use strata_testkit::loopdev::{own_filesystem, LoopDevice, MIB};
 
 fn write_to(device: &LoopDevice, allow: bool) -> std::process::Output {
     let dir = scratch();
     let mut args = vec![
         "calibrate",
         "--target",
-        &device.node,
+        device.node.to_str().unwrap(),
         "--workload",
         "random-write",
         "--ios",
@@ -25,7 +26,7 @@ fn write_to(device: &LoopDevice, allow: bool) -> std::process::Output {
 
 #[test]
 fn writes_to_a_device_need_the_flag() {
-    let device = LoopDevice::new(64);
+    let device = LoopDevice::attach(64 * MIB, false, |_| {});
     let output = write_to(&device, false);
     assert!(!output.status.success());
     assert!(
@@ -37,9 +38,7 @@ fn writes_to_a_device_need_the_flag() {
 
 #[test]
 fn writes_to_a_mounted_device_are_refused_even_with_the_flag() {
-    let mut device = LoopDevice::new(64);
-    device.make_ext4();
-    let mount_point = device.mount();
+    let (device, mount_point) = own_filesystem(64);
     std::fs::write(mount_point.join("data"), b"keep").unwrap();
     let output = write_to(&device, true);
     assert!(!output.status.success());
@@ -53,8 +52,8 @@ fn writes_to_a_mounted_device_are_refused_even_with_the_flag() {
 
 #[test]
 fn writes_to_a_device_holding_a_filesystem_are_refused() {
-    let device = LoopDevice::new(64);
-    device.make_ext4();
+    let device = LoopDevice::attach(64 * MIB, false, |_| {});
+    device.make_ext4(&device.node);
     let output = write_to(&device, true);
     assert!(!output.status.success());
     assert!(
@@ -66,7 +65,7 @@ fn writes_to_a_device_holding_a_filesystem_are_refused() {
 
 #[test]
 fn a_blank_device_is_written_with_the_flag_and_read_without_it() {
-    let device = LoopDevice::new(64);
+    let device = LoopDevice::attach(64 * MIB, false, |_| {});
     let output = write_to(&device, true);
     assert!(output.status.success(), "{}", stderr_of(&output));
     let dir = scratch();
@@ -74,7 +73,7 @@ fn a_blank_device_is_written_with_the_flag_and_read_without_it() {
         &[
             "calibrate",
             "--target",
-            &device.node,
+            device.node.to_str().unwrap(),
             "--workload",
             "small-random-read",
             "--range",
@@ -87,6 +86,6 @@ fn a_blank_device_is_written_with_the_flag_and_read_without_it() {
     assert_eq!(document["target"]["kind"], "block_device");
     assert_eq!(document["target"]["range"]["end_bytes"], 32 << 20);
     assert_eq!(document["points"][0]["groups"][0]["all"]["requests"], 200);
-    let device_name = device.node.trim_start_matches("/dev/");
+    let device_name = device.name();
     assert_eq!(document["points"][0]["verification"]["device"], device_name);
 }

@@ -7,14 +7,7 @@
 mod common;
 
 use common::{run, run_json, scratch, stderr_of, strata_processes_in};
-use std::path::Path;
-
-fn entries(dir: &Path) -> Vec<String> {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
-        .collect()
-}
+use strata_testkit::files::names as entries;
 
 #[test]
 fn sqlite_engine_runs_the_method_and_leaves_no_file_behind() {

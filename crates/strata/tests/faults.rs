@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
+use strata_testkit::files::names as entries;
 
 /// A tmpfs of `size_mib` mounted on a directory of its own; unmounted on drop.
 struct Tmpfs {
@@ -40,13 +41,6 @@ impl Drop for Tmpfs {
     fn drop(&mut self) {
         let _ = Command::new("umount").arg(&self.point).status();
     }
-}
-
-fn entries(dir: &Path) -> Vec<String> {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
-        .collect()
 }
 
 /// The end of a run: exit code, stdout, all of stderr, and how long after `since`.

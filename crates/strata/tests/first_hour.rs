@@ -9,6 +9,7 @@ use common::*;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use strata_testkit::loopdev::own_filesystem;
 
 /// A fresh directory of mode 0700 in the temporary directory, holding a
 /// clone of this project.

@@ -397,3 +397,57 @@ fn queue_takes_a_measured_device_and_shows_its_await() {
         &["--device sdz", "vda"],
     );
 }
+
+#[test]
+fn raid_prints_its_rows_as_csv() {
+    let csv = stdout(&[
+        "raid",
+        "--raid",
+        "5",
+        "--disks",
+        "10",
+        "--iops",
+        "1000",
+        "--read-pct",
+        "80",
+        "--format",
+        "csv",
+    ]);
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().expect("a header").split(',').collect();
+    assert!(header.contains(&"disks"), "{csv}");
+    let per_disk = header
+        .iter()
+        .position(|name| *name == "IOPS per disk")
+        .expect("an IOPS per disk column");
+    let row: Vec<&str> = lines.next().expect("one row").split(',').collect();
+    assert_eq!(row[per_disk], "160", "{csv}");
+    assert_eq!(lines.next(), None, "{csv}");
+}
+
+#[test]
+fn raid_writes_an_html_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("raid.html");
+    let printed = stdout(&[
+        "raid",
+        "--raid",
+        "5",
+        "--disks",
+        "10",
+        "--iops",
+        "1000",
+        "--read-pct",
+        "80",
+        "--explain",
+        "--format",
+        "html",
+        "--output",
+        page.to_str().unwrap(),
+    ]);
+    assert_eq!(printed, "", "the page goes to the file, not stdout");
+    let html = std::fs::read_to_string(&page).expect("the page was written");
+    assert!(html.starts_with("<!DOCTYPE html>"), "{html}");
+    assert!(html.contains("<table"), "{html}");
+    assert!(html.contains("(800 + 4 × 200) / 10 = 160.0 IOPS"), "{html}");
+}

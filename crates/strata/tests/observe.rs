@@ -8,6 +8,7 @@ use common::*;
 use std::io::{Read, Write};
 use std::process::{Command, Stdio};
 use std::time::Duration;
+use strata_testkit::loopdev::own_filesystem;
 
 fn observe_output(args: &[&str], dir: &std::path::Path) -> String {
     let output = run(args, dir);
@@ -56,9 +57,7 @@ fn record_then_replay_prints_the_same_lines() {
 
 #[test]
 fn direct_io_moves_the_right_device() {
-    let mut device = LoopDevice::new(256);
-    device.make_ext4();
-    let mount_point = device.mount();
+    let (device, mount_point) = own_filesystem(256);
     let record = mount_point.join("observe.strata");
     let observer = strata()
         .args(["observe", "--interval", "500ms", "--count", "6", "--path"])
@@ -86,7 +85,7 @@ fn direct_io_moves_the_right_device() {
     assert!(load.status.success(), "{}", stderr_of(&load));
     let status = observer.wait_with_output().unwrap();
     assert!(status.status.success());
-    let name = device.node.trim_start_matches("/dev/");
+    let name = device.name();
     let recording = strata_core::recording::Recording::read(&record).unwrap();
     let written: f64 = recording
         .records_of("sample")

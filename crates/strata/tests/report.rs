@@ -7,7 +7,7 @@ mod common;
 
 use common::*;
 use std::path::{Path, PathBuf};
-use strata_report::document::Report;
+use strata_output::document::Report;
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

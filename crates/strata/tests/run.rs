@@ -9,6 +9,7 @@ use common::*;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
+use strata_testkit::loopdev::own_filesystem;
 
 const SMALL: [&str; 8] = [
     "--schemas",
@@ -47,7 +48,7 @@ fn read_only_run_with_a_limited_page_cache_reaches_the_device() {
     assert_eq!(result["sessions"]["failed"], 0);
     assert_eq!(result["sessions"]["alive_through_window"], 2);
     assert!(result["workload"]["loops"].as_u64().unwrap() > 0);
-    let device_name = device.node.trim_start_matches("/dev/");
+    let device_name = device.name();
     let devices = result["devices"].as_array().unwrap();
     assert_eq!(devices.len(), 1, "{devices:?}");
     assert_eq!(devices[0]["device"], device_name);
@@ -479,10 +480,7 @@ fn setup_then_run_against_an_existing_server() {
     );
     assert_eq!(result["environment"]["server"], "external server");
     assert_eq!(result["result"]["workload"]["loops"], 6);
-    assert_eq!(
-        result["environment"]["devices"]["data"][0],
-        device.node.trim_start_matches("/dev/")
-    );
+    assert_eq!(result["environment"]["devices"]["data"][0], device.name());
     assert!(
         result["load"].is_null(),
         "the loaded schemas were used as they were"
@@ -497,7 +495,7 @@ fn setup_then_run_against_an_existing_server() {
 fn another_process_reading_the_same_disk_is_named_with_its_share() {
     let (device, dir) = own_filesystem(768);
     let mut tenant = std::process::Command::new("dd")
-        .arg(format!("if={}", device.node))
+        .arg(format!("if={}", device.node.display()))
         .args(["of=/dev/null", "bs=2k", "iflag=direct"])
         .stderr(std::process::Stdio::null())
         .spawn()

@@ -11,6 +11,8 @@ mod common;
 use common::*;
 use serde_json::Value;
 use std::path::Path;
+use strata_testkit::loopdev::own_filesystem;
+use strata_testkit::postgres::pg18_bin_dir;
 
 const SMALL: [&str; 10] = [
     "--schemas",

@@ -10,6 +10,7 @@ mod common;
 use common::*;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+use strata_testkit::loopdev::own_filesystem;
 
 struct Stopped {
     code: Option<i32>,

@@ -5,7 +5,7 @@
 
 use super::{MB, MIB};
 use crate::model::{AwrReport, IoRow};
-use strata_report::document::{Cell, Column, Section, Table};
+use strata_output::document::{Cell, Column, Section, Table};
 
 /// An average column: its heading and how a row gives it, in ms.
 type Average = (&'static str, fn(&IoRow) -> Option<f64>);

@@ -5,7 +5,7 @@
 
 use crate::figures::LoadFigures;
 use crate::model::AwrReport;
-use strata_report::document::{format_number, Section};
+use strata_output::document::{format_number, Section};
 
 pub fn misleading_labels(awr: &AwrReport) -> Section {
     let mut section = Section::new("misleading_labels", "Labels in the report that mislead");

@@ -4,7 +4,7 @@
 use super::event_row;
 use crate::figures::{COMMIT_LABEL, LOG_WRITE_LABEL};
 use crate::model::AwrReport;
-use strata_report::document::{Cell, Column, Section, Table};
+use strata_output::document::{Cell, Column, Section, Table};
 
 /// Events whose averages say something about storage or commits.
 pub const KEY_EVENTS: [&str; 8] = [

@@ -1,74 +1,30 @@
-//! What the MariaDB tests share: a silent observer, run options, the
-//! machine's server, and checks that a throwaway server left nothing behind.
+//! What the MariaDB tests share beyond strata-testkit: the machine's server,
+//! run options, where throwaway servers live, and checks that a throwaway
+//! server left nothing behind.
 
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 use strata_mariadb::{MariaDbRunConfig, MariaDbServer, ServerOptions};
-use strata_run::outcome::RunObserver;
-use strata_slob::load::LoadProgress;
 use strata_slob::schema::SchemaPlan;
-use strata_slob::session::{AccessDistribution, DriverOptions, StopAfter, WorkloadOptions};
+use strata_slob::session::{DriverOptions, WorkloadOptions};
+use strata_testkit::process::processes_naming;
+use strata_testkit::slob::{driver_options, read_only_workload, timed};
 
 /// The MariaDB running on the machine.
 pub const MACHINE_URL: &str = "mysql://root@127.0.0.1:3306";
 pub const START_HINT: &str =
     "start it with: start-stop-daemon --start --oknodo --background --exec /usr/sbin/mariadbd";
 
-pub struct Quiet;
-
-impl RunObserver for Quiet {
-    fn phase(&mut self, _message: &str) {}
-    fn loading(&mut self, _progress: &LoadProgress) {}
-    fn running(
-        &mut self,
-        _elapsed: Duration,
-        _expected: Option<Duration>,
-        _loops: u64,
-        _alive: u64,
-    ) {
-    }
-}
-
-pub fn plan(schemas: u32, blocks: u64) -> SchemaPlan {
-    SchemaPlan {
-        schemas,
-        single_schema: false,
-        blocks_per_schema: blocks,
-        scan_table_blocks: 0,
-        random_data: true,
-    }
-}
-
-pub fn workload(update_pct: f64) -> WorkloadOptions {
-    WorkloadOptions {
-        work_unit: 16,
+/// The runs' driver options: selects of 16 keys, `update_pct` percent
+/// updates of 4 keys, half a second of warm-up, 2 s measured, seed 42.
+pub fn driver(plan: SchemaPlan, update_pct: f64, threads_per_schema: u32) -> DriverOptions {
+    let workload = WorkloadOptions {
         update_pct,
         update_work_unit: 4,
-        scan_pct: 0.0,
-        think_time: None,
-        think_every: 1,
-        hotspot: None,
-        hot_schema_every: None,
-        distribution: AccessDistribution::Uniform,
-    }
-}
-
-pub fn driver(plan: SchemaPlan, update_pct: f64, threads_per_schema: u32) -> DriverOptions {
-    DriverOptions {
-        plan,
-        workload: workload(update_pct),
-        threads_per_schema,
-        sessions: None,
-        stop_after: StopAfter::Duration {
-            warmup: Duration::from_millis(500),
-            duration: Duration::from_secs(2),
-        },
-        seed: 42,
-        tolerate_failures: false,
-        outlier_threshold: None,
-    }
+        ..read_only_workload(16)
+    };
+    driver_options(plan, workload, threads_per_schema, timed(500, 2000))
 }
 
 /// A directory for throwaway servers, in cargo's scratch space.
@@ -112,16 +68,7 @@ pub fn config(server: MariaDbServer, driver: DriverOptions) -> MariaDbRunConfig 
 
 /// Entries strata made in `parent` (none should outlive a run).
 pub fn leftovers(parent: &Path) -> Vec<PathBuf> {
-    std::fs::read_dir(parent)
-        .unwrap()
-        .map(|entry| entry.unwrap().path())
-        .filter(|path| {
-            path.file_name()
-                .unwrap()
-                .to_string_lossy()
-                .starts_with("strata-mariadb-")
-        })
-        .collect()
+    strata_testkit::files::leftovers(parent, "strata-mariadb-")
 }
 
 /// Whether a process `pid` exists and is a mariadbd.
@@ -130,15 +77,10 @@ pub fn mariadbd_alive(pid: u32) -> bool {
         .is_ok_and(|name| name.starts_with("mariadbd"))
 }
 
-/// mariadbd processes whose command line names `dir`.
+/// The processes (mariadbd among them) whose command line names `dir`.
 pub fn servers_in(dir: &Path) -> Vec<u32> {
-    let needle = dir.to_string_lossy().to_string();
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| {
-            std::fs::read(format!("/proc/{pid}/cmdline"))
-                .is_ok_and(|line| String::from_utf8_lossy(&line).contains(&needle))
-        })
+    processes_naming(dir)
+        .into_iter()
+        .map(|(pid, _)| pid)
         .collect()
 }

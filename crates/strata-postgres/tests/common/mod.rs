@@ -1,5 +1,5 @@
-//! Helpers shared by the integration tests: where clusters live, what
-//! /proc says about a process, and connecting.
+//! Helpers shared by the integration tests beyond strata-testkit: where
+//! clusters live, which binaries they run, and connecting.
 #![allow(dead_code)]
 
 pub mod slob;
@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use strata_db::workdir::{WorkDir, WorkDirRequest};
 use strata_postgres::cluster::{server_account, ClusterOptions};
 use strata_postgres::connect::{connect, ConnectionTarget};
+use strata_testkit::postgres::pg18_bin_dir;
 
 /// Clusters live under the target directory, or, when the checkout sits
 /// under a directory the `postgres` account cannot reach (a clone in
@@ -33,45 +34,6 @@ pub fn work_dir() -> PathBuf {
         .path
 }
 
-pub fn running_as_root() -> bool {
-    unsafe { libc::geteuid() == 0 }
-}
-
-/// A process is running when /proc has it and it is not a zombie.
-pub fn is_running(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => {
-            let state = stat
-                .rsplit_once(')')
-                .and_then(|(_, rest)| rest.split_whitespace().next());
-            !matches!(state, Some("Z") | Some("X") | None)
-        }
-        Err(_) => false,
-    }
-}
-
-/// The real uid from /proc/<pid>/status.
-pub fn process_uid(pid: u32) -> u32 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("reading status");
-    let line = status
-        .lines()
-        .find(|line| line.starts_with("Uid:"))
-        .expect("Uid line");
-    line.split_whitespace().nth(1).unwrap().parse().unwrap()
-}
-
-pub fn uid_of(user: &str) -> u32 {
-    let name = std::ffi::CString::new(user).unwrap();
-    let entry = unsafe { libc::getpwnam(name.as_ptr()) };
-    assert!(!entry.is_null(), "OS account {user} does not exist");
-    unsafe { (*entry).pw_uid }
-}
-
-/// The lines of /proc/<pid>/cgroup.
-pub fn process_cgroups(pid: u32) -> String {
-    std::fs::read_to_string(format!("/proc/{pid}/cgroup")).expect("reading /proc/PID/cgroup")
-}
-
 pub async fn client_for(conninfo: &str) -> tokio_postgres::Client {
     let target = ConnectionTarget::parse(conninfo).expect("parsing conninfo");
     connect(&target).await.expect("connecting")
@@ -83,21 +45,6 @@ pub async fn show(client: &tokio_postgres::Client, setting: &str) -> String {
         .await
         .unwrap();
     row.get(0)
-}
-
-/// Where scripts/install-test-deps puts PostgreSQL 18's server binaries
-/// (`$STRATA_PG18_BIN` overrides it).
-pub fn pg18_bin_dir() -> PathBuf {
-    let dir = std::env::var_os("STRATA_PG18_BIN").map_or_else(
-        || PathBuf::from("/opt/strata/postgresql-18/bin"),
-        PathBuf::from,
-    );
-    assert!(
-        dir.join("postgres").is_file() && dir.join("initdb").is_file(),
-        "PostgreSQL 18 server binaries are not in {}: run scripts/install-test-deps as root",
-        dir.display()
-    );
-    dir
 }
 
 /// [`cluster_options`] with PostgreSQL 18's binaries.

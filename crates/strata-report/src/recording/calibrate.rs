@@ -15,10 +15,12 @@ use super::run::{describe, device_of_record};
 use super::samples::Timeline;
 use super::sections::{number, WORKLOAD};
 use super::time_series::line;
-use crate::document::{Axis, Cell, Chart, ChartKind, Column, Mark, Section, Series, Table, Window};
 use crate::findings::{DeviceWindow, OutlierFigures};
 use serde_json::Value;
 use strata_core::recording::Recording;
+use strata_output::document::{
+    Axis, Cell, Chart, ChartKind, Column, Mark, Section, Series, Table, Window,
+};
 
 /// One calibrate point and where its measured window lies.
 pub(crate) struct Point<'a> {

@@ -5,7 +5,7 @@
 //! sources with a load profile compare.
 
 use super::sections::number;
-use crate::document::{Cell, Column, Fact, Finding, Report, Section, Table};
+use strata_output::document::{Cell, Column, Fact, Finding, Report, Section, Table};
 
 /// (metric with its unit per second, layer, value per second).
 fn per_second_rows(report: &Report) -> Vec<(String, String, Option<f64>)> {

@@ -48,8 +48,8 @@ fn network(measured: &Measured) -> Option<NetworkIo> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::document::Window;
     use crate::recording::measured::DatabaseTotals;
+    use strata_output::document::Window;
 
     #[test]
     fn the_database_read_requests_of_postgresql_18_reach_the_findings() {

@@ -5,9 +5,9 @@
 //! Not for: calibrate's per-point latency (`calibrate`).
 
 use super::sections::{number, WORKLOAD};
-use crate::document::{Axis, Cell, Chart, ChartKind, Column, Section, Series, Table};
 use serde_json::Value;
 use strata_core::histogram::LatencyHistogram;
+use strata_output::document::{Axis, Cell, Chart, ChartKind, Column, Section, Series, Table};
 
 const OPERATIONS: [&str; 4] = ["select", "update", "commit", "scan"];
 

@@ -5,8 +5,8 @@
 //! Not for: reading records (the `run`, `calibrate`, `observe` and `layers`
 //! modules fill it) or laying it out (`sections`).
 
-use crate::document::Window;
 use crate::findings::{CommitFigures, CpuEvidence, DeviceWindow, OutlierFigures, RateSeries};
+use strata_output::document::Window;
 
 /// PostgreSQL's block size, the default of a recording that names none.
 pub(crate) const BLOCK_BYTES: f64 = 8192.0;

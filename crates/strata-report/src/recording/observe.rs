@@ -7,9 +7,9 @@
 use super::layers;
 use super::measured::Measured;
 use super::samples::{Labels, Timeline};
-use crate::document::Window;
 use crate::findings::{OutlierFigures, RateSeries};
 use strata_core::recording::Recording;
+use strata_output::document::Window;
 
 pub(crate) fn measured(
     recording: &Recording,

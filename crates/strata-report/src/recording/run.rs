@@ -11,10 +11,10 @@ use super::measured::{
     DatabaseTotals, Measured, StatementOutlierEvent, WorkloadTotals, BLOCK_BYTES,
 };
 use super::samples::Timeline;
-use crate::document::Window;
 use crate::findings::{CommitFigures, DeviceWindow, OutlierFigures, RateSeries, Stripe};
 use serde_json::Value;
 use strata_core::recording::Recording;
+use strata_output::document::Window;
 
 /// The run's measured window on the recording's timeline: the layer
 /// samples start with the sessions, the window after the warmup.

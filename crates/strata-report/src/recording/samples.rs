@@ -7,9 +7,9 @@
 //! write besides these (`window_device`, `workload`, `result`); their
 //! builders read those.
 
-use crate::document::Window;
 use std::collections::BTreeMap;
 use strata_core::recording::Recording;
+use strata_output::document::Window;
 
 /// One series of one layer sample: the raw value and its rate per second
 /// since the previous sample (none in the first sample).

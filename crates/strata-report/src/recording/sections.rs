@@ -6,8 +6,8 @@
 //! the charts over time (`time_series`), or computing the totals.
 
 use super::measured::{Measured, StatementOutlierEvent};
-use crate::document::{Cell, Column, Section, Table};
 use crate::findings::ms_text;
+use strata_output::document::{Cell, Column, Section, Table};
 
 /// The layers as the reader knows them.
 pub(crate) const WORKLOAD: &str = "workload";

@@ -6,7 +6,7 @@
 
 use super::measured::Measured;
 use super::samples::{Labels, Timeline};
-use crate::document::{Axis, Chart, ChartKind, Section, Series};
+use strata_output::document::{Axis, Chart, ChartKind, Section, Series};
 
 pub(crate) fn line(
     id: &str,

@@ -2,7 +2,7 @@
 //! kind, a log axis, marks, missing values, an empty series, a table wider
 //! than 100 columns, long notes, findings of both severities and problems.
 
-use strata_report::document::{
+use strata_output::document::{
     Axis, Cell, Chart, ChartKind, Column, Evidence, Fact, Finding, Mark, Report, Section, Series,
     Severity, Table, Window,
 };

@@ -1,6 +1,6 @@
-//! Renderers: lay a [`Report`] out as text (100 columns), JSON or one
-//! self-contained HTML page. They compute nothing; every figure and every
-//! label comes from the report.
+//! Renderers: lay a [`Report`] out as text (100 columns), JSON, CSV or one
+//! self-contained HTML page ([`Format`]). They compute nothing; every figure
+//! and every label comes from the report.
 //!
 //! This module also holds the few wordings and number formats that the text
 //! and HTML renderers must agree on. Not for: anything a JSON reader would
@@ -8,6 +8,7 @@
 
 use crate::document::{format_number, Axis, Chart, Fact, Report, Source};
 
+pub mod csv;
 pub mod html;
 pub mod json;
 mod markup;
@@ -22,6 +23,49 @@ mod wrap;
 /// Turns a report into one output format.
 pub trait Renderer {
     fn render(&self, report: &Report) -> String;
+}
+
+/// The output formats every command prints in (`--format`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Text,
+    Json,
+    Csv,
+    Html,
+}
+
+impl Format {
+    /// The accepted values of `--format`.
+    pub const NAMES: [&'static str; 4] = ["text", "json", "csv", "html"];
+
+    pub fn parse(name: &str) -> Option<Format> {
+        match name {
+            "text" => Some(Format::Text),
+            "json" => Some(Format::Json),
+            "csv" => Some(Format::Csv),
+            "html" => Some(Format::Html),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        Format::NAMES[self as usize]
+    }
+
+    /// The renderer of this format (text at 100 columns).
+    pub fn renderer(self) -> Box<dyn Renderer> {
+        match self {
+            Format::Text => Box::new(text::TextRenderer::default()),
+            Format::Json => Box::new(json::JsonRenderer),
+            Format::Csv => Box::new(csv::CsvRenderer),
+            Format::Html => Box::new(html::HtmlRenderer),
+        }
+    }
+}
+
+/// `report` in `format`.
+pub fn render(report: &Report, format: Format) -> String {
+    format.renderer().render(report)
 }
 
 /// Printed instead of findings when the report has none, so that "no

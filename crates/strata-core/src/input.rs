@@ -1,8 +1,12 @@
-//! clap value parsers for strata's units, so that a bad value is refused by
-//! the option's name with the accepted forms, before any work starts.
+//! Command-line values in strata's units: each parser takes the text of
+//! one option's value and gives the value or a message naming the accepted
+//! forms, so that a bad value is refused by the option's name before any
+//! work starts (the binary's clap definitions call these).
+//!
+//! Not for: deciding what a value means for a command.
 
+use crate::units;
 use std::time::Duration;
-use strata_core::units;
 
 pub fn size(input: &str) -> Result<u64, String> {
     units::parse_size(input).map_err(|error| error.to_string())

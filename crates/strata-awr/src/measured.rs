@@ -1,13 +1,16 @@
-//! Inputs for `strata model` taken from what was measured: the window of a
-//! strata Recording (the same figures its report's findings rest on) or an
-//! Oracle AWR or STATSPACK report.
+//! Inputs for `strata model --from`, taken from what was measured: the
+//! window of a strata Recording (the same figures its report's findings rest
+//! on) or an Oracle AWR or STATSPACK report, as the measured parts of
+//! strata-model's requests.
 //!
-//! Not for: any model arithmetic, or reading a figure the source lacks as
-//! zero — a missing figure is an error naming what is missing.
+//! Not for: any model arithmetic (strata-model), or reading a figure the
+//! source lacks as zero — a missing figure is an error naming what is
+//! missing.
 
 use anyhow::{bail, Context};
 use std::io::Read;
 use std::path::Path;
+use strata_model::command::{commit::MeasuredCommit, queue::MeasuredDevice, raid::MeasuredLoad};
 use strata_report::findings::WindowFigures;
 use strata_report::recording::{figures_with, ReportOptions};
 
@@ -19,9 +22,9 @@ pub fn read(path: &Path) -> anyhow::Result<WindowFigures> {
     }
     let name = path.display().to_string();
     let text = std::fs::read_to_string(path).with_context(|| format!("--from {name}"))?;
-    let awr = strata_awr::parse(&text, &name)
+    let awr = crate::parse(&text, &name)
         .with_context(|| format!("--from {name}: neither a strata Recording nor"))?;
-    Ok(strata_awr::figures::window_figures(&awr))
+    Ok(crate::figures::window_figures(&awr))
 }
 
 fn is_recording(path: &Path) -> anyhow::Result<bool> {
@@ -34,15 +37,8 @@ fn is_recording(path: &Path) -> anyhow::Result<bool> {
 }
 
 /// The average commit wait and the average log write time, ms, with what
-/// each one is.
-pub struct CommitInputs {
-    pub commit_wait_ms: f64,
-    pub commit_label: String,
-    pub log_write_ms: f64,
-    pub log_write_label: String,
-}
-
-pub fn commit_inputs(figures: &WindowFigures, path: &Path) -> anyhow::Result<CommitInputs> {
+/// each one is called.
+pub fn commit_inputs(figures: &WindowFigures, path: &Path) -> anyhow::Result<MeasuredCommit> {
     let Some(commit) = figures.commit.as_ref() else {
         bail!(
             "--from {}: no commit figures (no commits timed, or no log file sync wait)",
@@ -55,7 +51,7 @@ pub fn commit_inputs(figures: &WindowFigures, path: &Path) -> anyhow::Result<Com
             path.display()
         );
     };
-    Ok(CommitInputs {
+    Ok(MeasuredCommit {
         commit_wait_ms: commit.commit_avg_ms,
         commit_label: commit.commit_label.clone(),
         log_write_ms,
@@ -65,13 +61,7 @@ pub fn commit_inputs(figures: &WindowFigures, path: &Path) -> anyhow::Result<Com
 
 /// Front-end requests/s and the read share, from the devices the host
 /// sees (the RAID set's front end).
-pub struct FrontEndLoad {
-    pub iops: f64,
-    pub read_pct: f64,
-    pub devices: Vec<String>,
-}
-
-pub fn front_end_load(figures: &WindowFigures, path: &Path) -> anyhow::Result<FrontEndLoad> {
+pub fn front_end_load(figures: &WindowFigures, path: &Path) -> anyhow::Result<MeasuredLoad> {
     let reads: f64 = figures
         .devices
         .iter()
@@ -88,7 +78,7 @@ pub fn front_end_load(figures: &WindowFigures, path: &Path) -> anyhow::Result<Fr
             path.display()
         );
     }
-    Ok(FrontEndLoad {
+    Ok(MeasuredLoad {
         iops: (reads + writes) / figures.window_s,
         read_pct: reads / (reads + writes) * 100.0,
         devices: figures
@@ -99,24 +89,13 @@ pub fn front_end_load(figures: &WindowFigures, path: &Path) -> anyhow::Result<Fr
     })
 }
 
-/// One device's queue as measured: what an open queueing model needs, and
-/// what the device's own response time was.
-#[derive(Debug, serde::Serialize)]
-pub struct DeviceQueue {
-    pub device: String,
-    pub requests_per_s: f64,
-    pub service_time_ms: f64,
-    pub util_pct: f64,
-    pub await_ms: f64,
-    pub queue_size: f64,
-}
-
-/// The named device, or the busiest one, of a Recording's window.
+/// The named device, or the busiest one, of a Recording's window: what an
+/// open queueing model needs, and what the device's own response time was.
 pub fn device_queue(
     figures: &WindowFigures,
     path: &Path,
     name: Option<&str>,
-) -> anyhow::Result<DeviceQueue> {
+) -> anyhow::Result<MeasuredDevice> {
     let names: Vec<&str> = figures.devices.iter().map(|d| d.name.as_str()).collect();
     let device = match name {
         Some(name) => figures.devices.iter().find(|device| device.name == name),
@@ -158,7 +137,7 @@ pub fn device_queue(
             device.name
         );
     }
-    Ok(DeviceQueue {
+    Ok(MeasuredDevice {
         device: device.name.clone(),
         requests_per_s: requests / figures.window_s,
         service_time_ms,

@@ -7,7 +7,7 @@
 //! (`docs/report.md`, `schema: "strata.report"`).
 //!
 //! Not for: computing figures (the builders do) or deciding what is wrong
-//! (`crate::findings` does).
+//! (strata-report's `findings` does).
 
 use serde::{Deserialize, Deserializer, Serialize};
 
@@ -27,6 +27,11 @@ pub struct Report {
     pub source: Source,
     /// Header facts: host, database, release, snapshot times, command line.
     pub about: Vec<Fact>,
+    /// The report's figures by name, each with its unit and layer, for
+    /// programs: `read_requests_per_s` is read by name, not found among
+    /// table cells by its label.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub figures: Vec<Figure>,
     pub sections: Vec<Section>,
     /// Findings that connect the layers; empty when none applies (the
     /// renderers then say so).
@@ -34,6 +39,42 @@ pub struct Report {
     /// Parts of the input that could not be read, each named: a report is
     /// printed with what could be read, never with a silent zero.
     pub problems: Vec<String>,
+}
+
+/// One named figure: what it counts, in which unit, at which layer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Figure {
+    /// Stable and unique within its scope: `read_requests_per_s`,
+    /// `blocks_read_per_s`, `read_bytes_per_s`.
+    pub name: String,
+    #[serde(deserialize_with = "f64_or_nan")]
+    pub value: f64,
+    /// `requests/s`, `blocks/s`, `bytes/s`, `ms`, `%`.
+    pub unit: String,
+    /// Where it was counted: `database`, `device`, `host`, `network`.
+    pub layer: String,
+    /// What the source calls it, when that differs from what it counts
+    /// (AWR's "Physical read IO requests").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_label: Option<String>,
+    /// Which part of the input it belongs to when the report covers
+    /// several (a compare's `A`/`B`, a series' interval); `None` for the
+    /// whole report.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<String>,
+}
+
+impl Figure {
+    pub fn new(name: &str, value: f64, unit: &str, layer: &str) -> Figure {
+        Figure {
+            name: name.to_string(),
+            value,
+            unit: unit.to_string(),
+            layer: layer.to_string(),
+            source_label: None,
+            scope: None,
+        }
+    }
 }
 
 /// Where the report's numbers come from.
@@ -228,6 +269,7 @@ impl Report {
                 window: None,
             },
             about: Vec::new(),
+            figures: Vec::new(),
             sections: Vec::new(),
             findings: Vec::new(),
             problems: Vec::new(),

@@ -1,0 +1,55 @@
+//! MariaDB's engine from a run's request: `--db mysql://…` or a throwaway
+//! `mariadbd`, after every check that needs no work.
+//!
+//! Not for: running it (`run`).
+
+use crate::MariaDbEngine;
+use anyhow::bail;
+use strata_run::engine::EngineKind;
+use strata_run::request::{
+    refuse_postgres_options, work_dir, DataRequest, EngineDefaults, EngineRequest,
+};
+
+/// InnoDB's page and its cache: the throwaway server's buffer pool.
+pub fn defaults() -> EngineDefaults {
+    EngineDefaults {
+        block_bytes: crate::schema::DEFAULT_PAGE_BYTES,
+        cache: "the throwaway mariadbd's innodb_buffer_pool_size",
+        cache_bytes: crate::DEFAULT_BUFFER_POOL_BYTES,
+        ways_out: "or a server of your own with --db",
+    }
+}
+
+/// MariaDB's engine: `--db mysql://…` or a throwaway `mariadbd`, once no
+/// PostgreSQL-only option was given and its own checks pass.
+pub fn configure(data: &DataRequest, request: EngineRequest) -> anyhow::Result<MariaDbEngine> {
+    refuse_postgres_options(data, &request.read_path, EngineKind::Mariadb)?;
+    if data.performance_schema && data.db.is_some() {
+        bail!(
+            "--performance-schema starts strata's throwaway mariadbd with it; a server given with \
+             --db must be started with performance_schema=ON itself (strata reads it when it is on)"
+        );
+    }
+    let server = match &data.db {
+        Some(_) if data.work_dir.is_some() => {
+            bail!("--work-dir applies to the throwaway mariadbd, not to --db")
+        }
+        Some(url) => crate::MariaDbServer::External(crate::MariaDbTarget::from_url(url)?),
+        None => crate::MariaDbServer::Throwaway(crate::ServerOptions {
+            work_dir: work_dir(data, crate::server_os_account())?,
+            buffer_pool_bytes: crate::DEFAULT_BUFFER_POOL_BYTES,
+            performance_schema: data.performance_schema,
+        }),
+    };
+    let config = crate::MariaDbRunConfig {
+        server,
+        replace: data.replace,
+        driver: request.driver,
+        setup_only: request.setup_only,
+        record: request.record,
+        command: request.command,
+        options: request.options,
+    };
+    crate::check_config(&config)?;
+    Ok(crate::MariaDbEngine(config))
+}

@@ -1,0 +1,121 @@
+//! Samples as a machine-readable stream, one sample at a time as it is
+//! taken: JSON lines (one object per sample: `t_s`, `unix_s`,
+//! `interval_s` and every layer with its raw metrics and per-second
+//! rates) or CSV rows (one per metric per sample, the rate beside the raw
+//! value).
+//!
+//! Not for: the text for people (`view`) or the Recording (`record`).
+
+use crate::sampler::{LayerSample, Sample};
+use strata_core::metrics::MetricKind;
+
+/// One sample as one line of JSON.
+pub fn json_line(sample: &Sample) -> String {
+    let mut line = serde_json::to_string(sample).expect("a sample serializes");
+    line.push('\n');
+    line
+}
+
+/// The heading of the CSV stream.
+pub const CSV_HEADING: [&str; 9] = [
+    "unix_s",
+    "t_s",
+    "interval_s",
+    "layer",
+    "name",
+    "labels",
+    "kind",
+    "value",
+    "rate_per_s",
+];
+
+/// The CSV rows of one sample: every metric of every layer with values,
+/// its labels as `key=value;…`, and its rate per second where there is one
+/// (none in the first sample, none for gauges).
+pub fn csv_rows(sample: &Sample) -> String {
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    for (layer, data) in &sample.layers {
+        let LayerSample::Values { metrics, rates } = data else {
+            continue;
+        };
+        for metric in metrics {
+            let labels: Vec<String> = metric
+                .labels
+                .iter()
+                .map(|(key, value)| format!("{key}={value}"))
+                .collect();
+            let rate = rates
+                .get(&metric.series_key())
+                .map(|rate| format!("{rate}"));
+            let kind = match metric.kind {
+                MetricKind::Counter => "counter",
+                MetricKind::Gauge => "gauge",
+            };
+            let row = [
+                format!("{}", sample.unix_s),
+                format!("{}", sample.t_s),
+                format!("{}", sample.interval_s),
+                layer.clone(),
+                metric.name.clone(),
+                labels.join(";"),
+                kind.to_string(),
+                format!("{}", metric.value),
+                rate.unwrap_or_default(),
+            ];
+            writer.write_record(&row).expect("writing CSV to memory");
+        }
+    }
+    let bytes = writer.into_inner().expect("flushing CSV to memory");
+    String::from_utf8(bytes).expect("CSV of UTF-8 text is UTF-8")
+}
+
+/// The heading line of the CSV stream.
+pub fn csv_heading() -> String {
+    format!("{}\n", CSV_HEADING.join(","))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+    use strata_core::metrics::Metric;
+
+    fn sample() -> Sample {
+        let metric = Metric {
+            name: "read_requests".into(),
+            labels: [("device".to_string(), "vda".to_string())].into(),
+            kind: MetricKind::Counter,
+            value: 120.0,
+        };
+        let rates = [(metric.series_key(), 40.0)].into();
+        Sample {
+            t_s: 3.0,
+            unix_s: 1_700_000_000.5,
+            interval_s: 1.0,
+            layers: BTreeMap::from([(
+                "device".to_string(),
+                LayerSample::Values {
+                    metrics: vec![metric],
+                    rates,
+                },
+            )]),
+        }
+    }
+
+    #[test]
+    fn a_csv_row_carries_the_raw_value_and_its_rate() {
+        assert_eq!(
+            csv_rows(&sample()),
+            "1700000000.5,3,1,device,read_requests,device=vda,counter,120,40\n"
+        );
+        assert_eq!(csv_heading().split(',').count(), 9);
+    }
+
+    #[test]
+    fn a_json_line_reads_back_as_the_sample() {
+        let line = json_line(&sample());
+        assert!(line.ends_with('\n') && !line.trim_end().contains('\n'));
+        let back: Sample = serde_json::from_str(&line).unwrap();
+        assert_eq!(back, sample());
+    }
+}

@@ -1,0 +1,183 @@
+//! `strata observe`'s loop: every layer sampled on one clock, each sample
+//! shown in the format asked for as it is taken, written to the Recording
+//! and served to Prometheus, until the count is reached or Ctrl-C.
+//!
+//! Not for: choosing the collectors (the binary knows every database
+//! engine) or where the shown text goes (the binary's output path).
+
+use crate::sampler::{Sample, Sampler};
+use crate::{prometheus, record, stream, view};
+use anyhow::bail;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use strata_core::input;
+use strata_core::metrics::Collector;
+use strata_core::recording::RecordingWriter;
+
+/// The options of one `strata observe`.
+#[derive(clap::Args, Clone, Debug, Default)]
+pub struct ObserveRequest {
+    /// Time between samples (at least 100ms) [default: 1s]
+    #[arg(long, value_name = "DURATION", value_parser = input::duration)]
+    pub interval: Option<Duration>,
+
+    /// Stop after N intervals [default: run until Ctrl-C]
+    #[arg(long, value_name = "N", value_parser = input::count, allow_hyphen_values = true)]
+    pub count: Option<u64>,
+
+    /// Show every layer, also those with no activity
+    #[arg(long)]
+    pub all: bool,
+
+    /// Only these block devices (repeat the option for more)
+    #[arg(long, value_name = "NAME", conflicts_with = "path")]
+    pub device: Vec<String>,
+
+    /// Only the block devices under this path (the filesystem's device and the disks under it)
+    #[arg(long, value_name = "PATH")]
+    pub path: Option<PathBuf>,
+
+    /// Also these processes: run-queue delay (time waiting for a CPU) and logical vs physical I/O
+    #[arg(long, value_name = "PID")]
+    pub pid: Vec<u32>,
+
+    /// Also a PostgreSQL server: its counters, where its active sessions wait (sampled at
+    /// 10 Hz), and, when it runs on this machine, the run-queue delay and I/O of its processes
+    #[arg(long, value_name = "URL")]
+    pub db: Option<String>,
+
+    /// Also a MariaDB/MySQL server (mysql://user@host:port/db): InnoDB's I/O counters
+    #[arg(long, value_name = "URL")]
+    pub mariadb: Option<String>,
+
+    /// Write every sample to this Recording
+    #[arg(long, value_name = "FILE")]
+    pub record: Option<PathBuf>,
+
+    /// Show a Recording made with --record again, instead of sampling
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["record", "prometheus", "db", "mariadb", "pid", "device", "path", "count", "interval"])]
+    pub replay: Option<PathBuf>,
+
+    /// Serve the latest sample at http://ADDR/metrics in Prometheus's text format (e.g. 127.0.0.1:9477)
+    #[arg(long, value_name = "ADDR")]
+    pub prometheus: Option<String>,
+}
+
+impl ObserveRequest {
+    /// `--interval`, else 1 s; refused under 100 ms.
+    pub fn interval(&self) -> anyhow::Result<Duration> {
+        let interval = self.interval.unwrap_or(Duration::from_secs(1));
+        if interval < Duration::from_millis(100) {
+            bail!("--interval {:?} is too short: use 100ms or more", interval);
+        }
+        Ok(interval)
+    }
+}
+
+/// How samples are shown: text (a live screen every `live` interval, or
+/// timestamped lines), JSON lines, CSV rows, or nothing (an HTML page is
+/// made of the Recording afterwards).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shape {
+    Live(Duration),
+    Lines,
+    Json,
+    Csv,
+    Nothing,
+}
+
+/// Where shown samples go: the text of each, in order.
+pub type Sink<'a> = Box<dyn FnMut(&str) -> anyhow::Result<()> + 'a>;
+
+/// Each sample, shown in its shape, handed to `write`.
+pub struct Shown<'a> {
+    shape: Shape,
+    all: bool,
+    lines: view::PlainLines,
+    heading_written: bool,
+    write: Sink<'a>,
+}
+
+impl<'a> Shown<'a> {
+    pub fn new(
+        shape: Shape,
+        all: bool,
+        write: impl FnMut(&str) -> anyhow::Result<()> + 'a,
+    ) -> Self {
+        Shown {
+            shape,
+            all,
+            lines: view::PlainLines::default(),
+            heading_written: false,
+            write: Box::new(write),
+        }
+    }
+
+    pub fn sample(&mut self, sample: &Sample) -> anyhow::Result<()> {
+        let text = match self.shape {
+            Shape::Nothing => return Ok(()),
+            Shape::Json => stream::json_line(sample),
+            Shape::Csv if !self.heading_written => {
+                self.heading_written = true;
+                stream::csv_heading() + &stream::csv_rows(sample)
+            }
+            Shape::Csv => stream::csv_rows(sample),
+            Shape::Live(interval) => format!(
+                "\x1b[2J\x1b[H{}",
+                view::live_screen(sample, self.all, interval.as_secs_f64())
+            ),
+            Shape::Lines => self.lines.render(sample, self.all),
+        };
+        (self.write)(&text)
+    }
+}
+
+/// Samples every `request.interval()` until `--count` or `interrupt`.
+pub fn watch(
+    request: &ObserveRequest,
+    collectors: Vec<Box<dyn Collector>>,
+    interrupt: &AtomicBool,
+    mut recording: Option<RecordingWriter>,
+    shown: &mut Shown,
+) -> anyhow::Result<()> {
+    let interval = request.interval()?;
+    let latest = Arc::new(Mutex::new(String::new()));
+    if let Some(address) = &request.prometheus {
+        let bound = prometheus::serve(address, latest.clone())?;
+        strata_core::note::note(&format!(
+            "strata: serving Prometheus metrics at http://{bound}/metrics"
+        ));
+    }
+    let mut sampler = Sampler::new(collectors);
+    let samples_wanted = request.count.map(|count| count + 1);
+    let mut taken = 0u64;
+    let mut next = Instant::now();
+    while samples_wanted.is_none_or(|wanted| taken < wanted) && !interrupt.load(Ordering::Relaxed) {
+        let sample = sampler.sample();
+        taken += 1;
+        if let Some(writer) = recording.as_mut() {
+            record::write_sample(writer, &sample)?;
+        }
+        *latest.lock().expect("no thread panics holding it") = prometheus::exposition(&sample);
+        shown.sample(&sample)?;
+        next += interval;
+        sleep_until(next, interrupt);
+    }
+    Ok(())
+}
+
+/// A Recording made with `--record` shown again.
+pub fn replay(path: &std::path::Path, shown: &mut Shown) -> anyhow::Result<()> {
+    for sample in record::read_samples(path)? {
+        shown.sample(&sample)?;
+    }
+    Ok(())
+}
+
+fn sleep_until(deadline: Instant, interrupt: &AtomicBool) {
+    while Instant::now() < deadline && !interrupt.load(Ordering::Relaxed) {
+        std::thread::sleep((deadline - Instant::now()).min(Duration::from_millis(50)));
+    }
+}

@@ -1,0 +1,52 @@
+//! SQLite's engine from a run's request: `--db FILE` or a temporary file
+//! in the work directory, after every check that needs no work.
+//!
+//! Not for: running it (`run`).
+
+use crate::SqliteEngine;
+use anyhow::bail;
+use std::path::PathBuf;
+use strata_run::engine::EngineKind;
+use strata_run::request::{
+    refuse_postgres_options, work_dir, DataRequest, EngineDefaults, EngineRequest,
+};
+
+/// SQLite's page and its cache: each session's cache_size.
+pub fn defaults() -> EngineDefaults {
+    EngineDefaults {
+        block_bytes: crate::schema::DEFAULT_PAGE_BYTES,
+        cache: "each SQLite session's cache_size",
+        cache_bytes: crate::DEFAULT_SESSION_CACHE_BYTES,
+        ways_out: "or --page-cache-limit none to measure the cache on purpose",
+    }
+}
+
+/// SQLite's engine on `--db FILE` or a temporary file in the work
+/// directory, once no PostgreSQL-only option was given and its own checks
+/// pass: all before any work starts.
+pub fn configure(data: &DataRequest, request: EngineRequest) -> anyhow::Result<SqliteEngine> {
+    refuse_postgres_options(data, &request.read_path, EngineKind::Sqlite)?;
+    let database = match &data.db {
+        Some(_) if data.work_dir.is_some() => {
+            bail!("--work-dir applies to SQLite's temporary file, not to --db FILE")
+        }
+        Some(file) => crate::SqliteDatabase::File(PathBuf::from(file)),
+        None => crate::SqliteDatabase::Temporary {
+            work_dir: work_dir(data, None)?,
+        },
+    };
+    let config = crate::SqliteRunConfig {
+        database,
+        page_cache: request.page_cache,
+        session_cache_bytes: crate::DEFAULT_SESSION_CACHE_BYTES,
+        page_bytes: None,
+        replace: data.replace,
+        driver: request.driver,
+        setup_only: request.setup_only,
+        record: request.record,
+        command: request.command,
+        options: request.options,
+    };
+    crate::check_config(&config)?;
+    Ok(crate::SqliteEngine(config))
+}

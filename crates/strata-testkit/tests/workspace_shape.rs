@@ -1,0 +1,815 @@
+//! The workspace's shape, read from its sources and manifests:
+//!
+//! 1. no module of any crate under crates/*/src imports a module that
+//!    imports it back, directly or through a longer cycle. An import is a
+//!    `crate::` or `super::` path (grouped `use` trees included) outside
+//!    comments, string literals and `#[cfg(test)]` items; it imports the
+//!    longest prefix of the path that is a module (the crate root when none
+//!    is). A parent declaring `mod child;` is not an import.
+//! 2. every `[dependencies]` entry of every crates/*/Cargo.toml is named in
+//!    that crate's src, and every `[dev-dependencies]` entry in its src,
+//!    tests or benches (as an identifier outside plain comments; doc
+//!    comments count, since doc tests use dependencies).
+//!
+//! The checks read text; they do not run the compiler. The `analyzer_*`
+//! tests feed them small made-up crates, so that a check that could never
+//! fail shows up here.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+type ModulePath = Vec<String>;
+
+#[test]
+fn no_module_imports_a_module_that_imports_it_back() {
+    let mut report = String::new();
+    for crate_dir in crate_dirs() {
+        let modules = read_modules(&crate_dir.join("src"));
+        for cycle in module_cycles(&modules) {
+            writeln!(report, "{}: {cycle}", crate_name(&crate_dir)).unwrap();
+        }
+    }
+    assert!(report.is_empty(), "modules importing each other:\n{report}");
+}
+
+#[test]
+fn every_dependency_is_used() {
+    let mut report = String::new();
+    for crate_dir in crate_dirs() {
+        let manifest = std::fs::read_to_string(crate_dir.join("Cargo.toml")).unwrap();
+        let sources = |dirs: &[&str]| -> Vec<String> {
+            dirs.iter()
+                .flat_map(|dir| rust_files(&crate_dir.join(dir)))
+                .map(|file| std::fs::read_to_string(file).unwrap())
+                .collect()
+        };
+        let src = sources(&["src"]);
+        let dev = sources(&["src", "tests", "benches"]);
+        for (kind, name) in unused_dependencies(&manifest, &src, &dev) {
+            writeln!(
+                report,
+                "{}: [{kind}] {name} is named nowhere in {}",
+                crate_name(&crate_dir),
+                match kind {
+                    DependencyKind::Normal => "src",
+                    DependencyKind::Dev => "src, tests or benches",
+                }
+            )
+            .unwrap();
+        }
+    }
+    assert!(report.is_empty(), "unused dependencies:\n{report}");
+}
+
+#[test]
+fn the_workspace_is_found_and_has_crates() {
+    let dirs = crate_dirs();
+    assert!(
+        dirs.iter().any(|dir| crate_name(dir) == "strata-testkit"),
+        "{dirs:?}"
+    );
+    assert!(dirs.len() > 5, "{dirs:?}");
+    assert!(dirs
+        .iter()
+        .all(|dir| !read_modules(&dir.join("src")).is_empty()));
+}
+
+#[test]
+fn analyzer_finds_a_direct_cycle_and_names_its_modules() {
+    let modules = made_up(&[
+        ("", "pub mod a;\npub mod b;\n"),
+        ("a", "use crate::b::Thing;\n"),
+        ("b", "pub struct Thing;\nuse super::a::other;\n"),
+    ]);
+    let cycles = module_cycles(&modules);
+    assert_eq!(cycles.len(), 1, "{cycles:?}");
+    assert_eq!(cycles[0].modules, ["a", "b"]);
+    let shown = cycles[0].to_string();
+    assert!(
+        shown.contains("a -> b") && shown.contains("b -> a"),
+        "{shown}"
+    );
+}
+
+#[test]
+fn analyzer_finds_a_longer_cycle_through_grouped_imports() {
+    let modules = made_up(&[
+        ("", "mod x;\nmod y;\nmod z;\npub fn helper() {}\n"),
+        ("x", "use crate::{y::{self, Y as Why}, helper as h};\n"),
+        ("y", "use crate::z::*;\n"),
+        ("z", "use crate::{\n    x::X,\n};\n"),
+        ("z::inner", "use super::super::helper;\n"),
+    ]);
+    let cycles = module_cycles(&modules);
+    assert_eq!(cycles.len(), 1, "{cycles:?}");
+    assert_eq!(cycles[0].modules, ["x", "y", "z"]);
+}
+
+#[test]
+fn analyzer_finds_a_module_and_the_root_importing_each_other() {
+    let modules = made_up(&[
+        ("", "mod a;\npub use crate::a::A;\npub struct Root;\n"),
+        ("a", "pub struct A(crate::Root);\n"),
+    ]);
+    assert_eq!(module_cycles(&modules)[0].modules, ["a", "crate"]);
+}
+
+#[test]
+fn analyzer_ignores_comments_strings_tests_and_children() {
+    let modules = made_up(&[
+        ("", "mod a;\nmod b;\n"),
+        (
+            "a",
+            "// crate::b::Thing\n/* crate::b */\nconst S: &str = \"crate::b::x\";\n\
+             const R: &str = r#\"super::b\"#;\nconst C: char = '{';\n\
+             use self::child::C;\nmod child;\nuse crate::{helper::Y as b};\n\
+             #[cfg(test)]\nmod tests {\n    use crate::b::Thing;\n}\n\
+             pub fn after_the_tests<'a>(x: &'a str) -> &'a str { x }\n",
+        ),
+        ("a::child", "use super::S;\n"),
+        (
+            "b",
+            "pub struct Thing;\nuse crate::a::after_the_tests;\n\
+             #[cfg(test)]\nuse crate::a::S;\n",
+        ),
+    ]);
+    let cycles = module_cycles(&modules);
+    assert!(cycles.is_empty(), "{cycles:?}");
+}
+
+#[test]
+fn analyzer_sees_code_after_a_test_item() {
+    let modules = made_up(&[
+        ("", "mod a;\nmod b;\n"),
+        (
+            "a",
+            "#[cfg(test)]\nfn only_in_tests() { let _ = crate::b::B; }\nuse crate::b::B;\n",
+        ),
+        ("b", "pub struct B;\nuse crate::a::A;\n"),
+    ]);
+    assert_eq!(module_cycles(&modules).len(), 1);
+}
+
+#[test]
+fn analyzer_reports_unused_dependencies_and_only_those() {
+    let manifest = "\
+[package]
+name = \"made-up\"
+
+[dependencies]
+used-lib.workspace = true
+# commented-out = \"1\"
+unused-lib = { version = \"1\", features = [
+    \"not-a-dependency\",
+] }
+only_in_a_comment = \"1\"
+in-docs = \"1\"
+
+[dependencies.table-form]
+version = \"1\"
+
+[dev-dependencies]
+used-lib.workspace = true
+dev-only = \"1\"
+dev_unused = \"1\"
+
+[features]
+feature-name = []
+";
+    let src = vec![
+        "use used_lib::X;\n// only_in_a_comment\n/// [`in_docs::Y`]\nfn f() { table_form::g() }\n"
+            .to_string(),
+    ];
+    let dev = [src.clone(), vec!["use dev_only::Z;\n".to_string()]].concat();
+    let unused = unused_dependencies(manifest, &src, &dev);
+    assert_eq!(
+        unused,
+        [
+            (DependencyKind::Normal, "unused-lib".to_string()),
+            (DependencyKind::Normal, "only_in_a_comment".to_string()),
+            (DependencyKind::Dev, "dev_unused".to_string()),
+        ]
+    );
+}
+
+fn made_up(modules: &[(&str, &str)]) -> BTreeMap<ModulePath, String> {
+    modules
+        .iter()
+        .map(|(path, text)| {
+            let path = path
+                .split("::")
+                .filter(|segment| !segment.is_empty())
+                .map(str::to_string)
+                .collect();
+            (path, text.to_string())
+        })
+        .collect()
+}
+
+// ---- the workspace on disk ----
+
+fn workspace_root() -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .expect("the workspace root");
+    let manifest = std::fs::read_to_string(root.join("Cargo.toml")).expect("the root Cargo.toml");
+    assert!(
+        manifest.lines().any(|line| line.trim() == "[workspace]"),
+        "{} is not the workspace root",
+        root.display()
+    );
+    root
+}
+
+/// crates/*, each with a Cargo.toml, in name order.
+fn crate_dirs() -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(workspace_root().join("crates"))
+        .expect("reading crates/")
+        .map(|entry| entry.unwrap().path())
+        .filter(|dir| dir.join("Cargo.toml").is_file())
+        .collect();
+    dirs.sort();
+    dirs
+}
+
+fn crate_name(dir: &Path) -> String {
+    dir.file_name().unwrap().to_string_lossy().into_owned()
+}
+
+/// Every .rs file under `dir` (none when `dir` does not exist), sorted.
+fn rust_files(dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return found;
+    };
+    for entry in entries {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            found.extend(rust_files(&path));
+        } else if path.extension().is_some_and(|extension| extension == "rs") {
+            found.push(path);
+        }
+    }
+    found.sort();
+    found
+}
+
+/// The modules of the crate whose sources are in `src`, by path, with
+/// their text: `a/b.rs` and `a/b/mod.rs` are `a::b`, lib.rs and main.rs the
+/// root (both, when a crate has both, as one).
+fn read_modules(src: &Path) -> BTreeMap<ModulePath, String> {
+    let mut modules: BTreeMap<ModulePath, String> = BTreeMap::new();
+    for file in rust_files(src) {
+        let relative = file.strip_prefix(src).unwrap().with_extension("");
+        let mut path: ModulePath = relative
+            .components()
+            .map(|part| part.as_os_str().to_string_lossy().into_owned())
+            .collect();
+        if matches!(
+            path.last().map(String::as_str),
+            Some("mod" | "lib" | "main")
+        ) {
+            path.pop();
+        }
+        let text = std::fs::read_to_string(&file).unwrap();
+        let module = modules.entry(path).or_default();
+        module.push_str(&text);
+        module.push('\n');
+    }
+    modules
+}
+
+// ---- check 1: modules importing each other ----
+
+#[derive(Debug, PartialEq)]
+struct Cycle {
+    /// Module paths (`crate` for the root), sorted.
+    modules: Vec<String>,
+    /// The imports between them.
+    edges: Vec<(String, String)>,
+}
+
+impl std::fmt::Display for Cycle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "cycle [{}]:", self.modules.join(", "))?;
+        for (from, to) in &self.edges {
+            write!(f, " {from} -> {to};")?;
+        }
+        Ok(())
+    }
+}
+
+fn show(module: &[String]) -> String {
+    if module.is_empty() {
+        "crate".to_string()
+    } else {
+        module.join("::")
+    }
+}
+
+/// The strongly connected components of more than one module of the
+/// import graph.
+fn module_cycles(modules: &BTreeMap<ModulePath, String>) -> Vec<Cycle> {
+    let graph: BTreeMap<ModulePath, BTreeSet<ModulePath>> = modules
+        .iter()
+        .map(|(module, text)| (module.clone(), imports(module, text, modules)))
+        .collect();
+    let mut cycles: Vec<Cycle> = strongly_connected(&graph)
+        .into_iter()
+        .filter(|component| component.len() > 1)
+        .map(|component| {
+            let members: BTreeSet<&ModulePath> = component.iter().collect();
+            let mut modules: Vec<String> = component.iter().map(|m| show(m)).collect();
+            modules.sort();
+            let mut edges = Vec::new();
+            for from in &members {
+                for to in &graph[*from] {
+                    if members.contains(to) {
+                        edges.push((show(from), show(to)));
+                    }
+                }
+            }
+            edges.sort();
+            Cycle { modules, edges }
+        })
+        .collect();
+    cycles.sort_by(|a, b| a.modules.cmp(&b.modules));
+    cycles
+}
+
+/// The modules that `module` imports through `crate::` and `super::`
+/// paths, itself excluded.
+fn imports(
+    module: &ModulePath,
+    text: &str,
+    modules: &BTreeMap<ModulePath, String>,
+) -> BTreeSet<ModulePath> {
+    let code: Vec<char> = without_test_items(&strip(text, false, true))
+        .chars()
+        .collect();
+    let mut paths = Vec::new();
+    let mut at = 0;
+    while at < code.len() {
+        let before = at.checked_sub(1).map(|i| code[i]);
+        let starts_path = !matches!(before, Some(c) if is_word(c) || c == ':');
+        let prefix = if starts_path && starts_with(&code, at, "crate::") {
+            Some((Vec::new(), "crate::".len()))
+        } else if starts_path && starts_with(&code, at, "super::") {
+            let mut parent = module.clone();
+            parent.pop();
+            Some((parent, "super::".len()))
+        } else {
+            None
+        };
+        match prefix {
+            Some((base, skip)) => at = use_tree(&code, at + skip, base, &mut paths),
+            None => at += 1,
+        }
+    }
+    let mut targets = BTreeSet::new();
+    for path in paths {
+        let longest = (0..=path.len())
+            .rev()
+            .map(|length| &path[..length])
+            .find(|prefix| modules.contains_key(*prefix));
+        if let Some(target) = longest {
+            targets.insert(target.to_vec());
+        }
+    }
+    targets.remove(module);
+    targets
+}
+
+/// Parses the use tree (or expression path) at `at` below `prefix`, pushing
+/// every path it names; returns where it ends.
+fn use_tree(code: &[char], at: usize, prefix: ModulePath, paths: &mut Vec<ModulePath>) -> usize {
+    let mut at = skip_space(code, at);
+    match code.get(at) {
+        Some('{') => {
+            at += 1;
+            loop {
+                at = skip_space(code, at);
+                match code.get(at) {
+                    None => return at,
+                    Some('}') => return at + 1,
+                    Some(',') => at += 1,
+                    Some(_) => {
+                        let next = use_tree(code, at, prefix.clone(), paths);
+                        // Something that is no path (`as name`): step over it.
+                        at = if next == at { at + 1 } else { next };
+                    }
+                }
+            }
+        }
+        Some('*') => {
+            paths.push(prefix);
+            at + 1
+        }
+        _ => {
+            let start = at;
+            while at < code.len() && is_word(code[at]) {
+                at += 1;
+            }
+            if at == start {
+                paths.push(prefix);
+                return at;
+            }
+            let segment: String = code[start..at].iter().collect();
+            let mut path = prefix;
+            match segment.as_str() {
+                "self" => {}
+                "super" => {
+                    path.pop();
+                }
+                _ => path.push(segment),
+            }
+            let after = skip_space(code, at);
+            if starts_with(code, after, "::") {
+                let next = skip_space(code, after + 2);
+                if code
+                    .get(next)
+                    .is_some_and(|&c| is_word(c) || c == '{' || c == '*')
+                {
+                    return use_tree(code, next, path, paths);
+                }
+            }
+            paths.push(path);
+            // `… as name`: the name is no path.
+            if starts_with(code, after, "as")
+                && code.get(after + 2).is_some_and(|c| c.is_whitespace())
+            {
+                let mut end = skip_space(code, after + 2);
+                while code.get(end).is_some_and(|&c| is_word(c)) {
+                    end += 1;
+                }
+                return end;
+            }
+            at
+        }
+    }
+}
+
+/// Tarjan's algorithm; components in no particular order.
+fn strongly_connected(graph: &BTreeMap<ModulePath, BTreeSet<ModulePath>>) -> Vec<Vec<ModulePath>> {
+    struct State<'g> {
+        graph: &'g BTreeMap<ModulePath, BTreeSet<ModulePath>>,
+        index: BTreeMap<&'g ModulePath, usize>,
+        low: BTreeMap<&'g ModulePath, usize>,
+        stack: Vec<&'g ModulePath>,
+        on_stack: BTreeSet<&'g ModulePath>,
+        components: Vec<Vec<ModulePath>>,
+    }
+    fn visit<'g>(state: &mut State<'g>, node: &'g ModulePath) {
+        let number = state.index.len();
+        state.index.insert(node, number);
+        state.low.insert(node, number);
+        state.stack.push(node);
+        state.on_stack.insert(node);
+        for next in &state.graph[node] {
+            if !state.index.contains_key(next) {
+                visit(state, next);
+                let low = state.low[node].min(state.low[next]);
+                state.low.insert(node, low);
+            } else if state.on_stack.contains(next) {
+                let low = state.low[node].min(state.index[next]);
+                state.low.insert(node, low);
+            }
+        }
+        if state.low[node] == state.index[node] {
+            let mut component = Vec::new();
+            loop {
+                let member = state.stack.pop().unwrap();
+                state.on_stack.remove(member);
+                component.push(member.clone());
+                if member == node {
+                    break;
+                }
+            }
+            state.components.push(component);
+        }
+    }
+    let mut state = State {
+        graph,
+        index: BTreeMap::new(),
+        low: BTreeMap::new(),
+        stack: Vec::new(),
+        on_stack: BTreeSet::new(),
+        components: Vec::new(),
+    };
+    for node in graph.keys() {
+        if !state.index.contains_key(node) {
+            visit(&mut state, node);
+        }
+    }
+    state.components
+}
+
+// ---- check 2: unused dependencies ----
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum DependencyKind {
+    Normal,
+    Dev,
+}
+
+impl std::fmt::Display for DependencyKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            DependencyKind::Normal => "dependencies",
+            DependencyKind::Dev => "dev-dependencies",
+        })
+    }
+}
+
+/// The entries of the manifest's `[dependencies]` that `src` does not name
+/// and of its `[dev-dependencies]` that `dev` does not name, in manifest
+/// order.
+fn unused_dependencies(
+    manifest: &str,
+    src: &[String],
+    dev: &[String],
+) -> Vec<(DependencyKind, String)> {
+    let named = |sources: &[String], identifier: &str| {
+        sources
+            .iter()
+            .any(|text| names_word(&strip(text, true, false), identifier))
+    };
+    dependencies(manifest)
+        .into_iter()
+        .filter(|(kind, name)| {
+            let identifier = name.replace('-', "_");
+            match kind {
+                DependencyKind::Normal => !named(src, &identifier),
+                DependencyKind::Dev => !named(dev, &identifier),
+            }
+        })
+        .collect()
+}
+
+/// The manifest's `[dependencies]` and `[dev-dependencies]` entries
+/// (target-specific tables and `[dependencies.name]` tables included).
+fn dependencies(manifest: &str) -> Vec<(DependencyKind, String)> {
+    let kind_of = |table: &str| match table {
+        "dependencies" => Some(DependencyKind::Normal),
+        "dev-dependencies" => Some(DependencyKind::Dev),
+        _ => None,
+    };
+    let mut found = Vec::new();
+    let mut section = None;
+    let mut depth = 0i32;
+    for line in manifest.lines() {
+        let line = line.trim();
+        if depth > 0 {
+            depth += nesting(line);
+            continue;
+        }
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        if let Some(header) = line.strip_prefix('[') {
+            let header = header.trim_start_matches('[');
+            let header = header[..header.find(']').unwrap_or(header.len())].trim();
+            let parts: Vec<&str> = header.split('.').map(str::trim).collect();
+            section = None;
+            match parts.as_slice() {
+                [table] => section = kind_of(table),
+                [table, name] => {
+                    if let Some(kind) = kind_of(table) {
+                        found.push((kind, name.trim_matches('"').to_string()));
+                    }
+                }
+                ["target", .., table] => section = kind_of(table),
+                _ => {}
+            }
+            continue;
+        }
+        let Some(kind) = section else {
+            continue;
+        };
+        let key_end = line
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '"'))
+            .unwrap_or(line.len());
+        let rest = line[key_end..].trim_start();
+        if key_end > 0 && (rest.starts_with('=') || rest.starts_with('.')) {
+            found.push((kind, line[..key_end].trim_matches('"').to_string()));
+        }
+        depth += nesting(line);
+    }
+    found
+}
+
+/// How many more brackets and braces `line` opens than closes, outside
+/// strings and comments.
+fn nesting(line: &str) -> i32 {
+    let mut depth = 0;
+    let mut in_string = false;
+    let mut escaped = false;
+    for c in line.chars() {
+        if in_string {
+            match (escaped, c) {
+                (false, '\\') => escaped = true,
+                (false, '"') => in_string = false,
+                _ => escaped = false,
+            }
+            continue;
+        }
+        match c {
+            '"' => in_string = true,
+            '#' => break,
+            '[' | '{' => depth += 1,
+            ']' | '}' => depth -= 1,
+            _ => {}
+        }
+    }
+    depth
+}
+
+/// Whether `identifier` occurs in `text` as a whole word.
+fn names_word(text: &str, identifier: &str) -> bool {
+    text.match_indices(identifier).any(|(at, _)| {
+        let before = text[..at].chars().next_back();
+        let after = text[at + identifier.len()..].chars().next();
+        !before.is_some_and(is_word) && !after.is_some_and(is_word)
+    })
+}
+
+// ---- reading Rust text ----
+
+fn is_word(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
+fn starts_with(code: &[char], at: usize, pattern: &str) -> bool {
+    pattern
+        .chars()
+        .enumerate()
+        .all(|(offset, expected)| code.get(at + offset) == Some(&expected))
+}
+
+fn skip_space(code: &[char], mut at: usize) -> usize {
+    while code.get(at).is_some_and(|c| c.is_whitespace()) {
+        at += 1;
+    }
+    at
+}
+
+/// `text` without its comments (doc comments kept when `keep_docs`), and
+/// with the contents of string and char literals removed when
+/// `blank_strings` (the quotes stay).
+fn strip(text: &str, keep_docs: bool, blank_strings: bool) -> String {
+    let code: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    while at < code.len() {
+        let c = code[at];
+        if starts_with(&code, at, "//") {
+            let end = code[at..]
+                .iter()
+                .position(|&c| c == '\n')
+                .map_or(code.len(), |offset| at + offset);
+            let doc = (starts_with(&code, at, "///") && !starts_with(&code, at, "////"))
+                || starts_with(&code, at, "//!");
+            if doc && keep_docs {
+                out.extend(&code[at..end]);
+            }
+            at = end;
+        } else if starts_with(&code, at, "/*") {
+            let doc = (starts_with(&code, at, "/**") && !starts_with(&code, at, "/**/"))
+                || starts_with(&code, at, "/*!");
+            let mut depth = 0;
+            let start = at;
+            while at < code.len() {
+                if starts_with(&code, at, "/*") {
+                    depth += 1;
+                    at += 2;
+                } else if starts_with(&code, at, "*/") {
+                    depth -= 1;
+                    at += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    at += 1;
+                }
+            }
+            if doc && keep_docs {
+                out.extend(&code[start..at]);
+            } else {
+                out.push(' ');
+            }
+        } else if let Some(hashes) = raw_string_start(&code, at) {
+            // r"…", r#"…"#, br#"…"#: the prefix is already out.
+            let open = at + 1 + hashes;
+            let close = format!("\"{}", "#".repeat(hashes));
+            let mut end = open + 1;
+            while end < code.len() && !starts_with(&code, end, &close) {
+                end += 1;
+            }
+            let end = (end + close.len()).min(code.len());
+            if blank_strings {
+                out.push_str("r\"\"");
+            } else {
+                out.extend(&code[at..end]);
+            }
+            at = end;
+        } else if c == '"' {
+            let mut end = at + 1;
+            while end < code.len() && code[end] != '"' {
+                end += if code[end] == '\\' { 2 } else { 1 };
+            }
+            let end = (end + 1).min(code.len());
+            if blank_strings {
+                out.push_str("\"\"");
+            } else {
+                out.extend(&code[at..end]);
+            }
+            at = end;
+        } else if c == '\'' {
+            // A char literal ('x', '\n', '\u{7f}'), or a lifetime or label.
+            let end = if code.get(at + 1) == Some(&'\\') {
+                code.get(at + 3..)
+                    .and_then(|rest| rest.iter().position(|&c| c == '\''))
+                    .map(|offset| at + 3 + offset + 1)
+            } else if code.get(at + 2) == Some(&'\'') {
+                Some(at + 3)
+            } else {
+                None
+            };
+            match end {
+                Some(end) => {
+                    if blank_strings {
+                        out.push_str("''");
+                    } else {
+                        out.extend(&code[at..end]);
+                    }
+                    at = end;
+                }
+                None => {
+                    out.push(c);
+                    at += 1;
+                }
+            }
+        } else {
+            out.push(c);
+            at += 1;
+        }
+    }
+    out
+}
+
+/// At `r` of a raw string literal (`r"`, `r#"`, `br"`, …), its number of
+/// `#`s.
+fn raw_string_start(code: &[char], at: usize) -> Option<usize> {
+    if code[at] != 'r' {
+        return None;
+    }
+    let before = at.checked_sub(1).map(|i| code[i]);
+    let prefix_ok = match before {
+        Some('b' | 'c') => !matches!(at.checked_sub(2).map(|i| code[i]), Some(c) if is_word(c)),
+        Some(c) => !is_word(c),
+        None => true,
+    };
+    if !prefix_ok {
+        return None;
+    }
+    let hashes = code[at + 1..].iter().take_while(|&&c| c == '#').count();
+    (code.get(at + 1 + hashes) == Some(&'"')).then_some(hashes)
+}
+
+/// `code` (comments and literals already stripped) without the items,
+/// statements and fields marked `#[cfg(test)]`.
+fn without_test_items(code: &str) -> String {
+    const MARK: &str = "#[cfg(test)]";
+    let mut out = String::with_capacity(code.len());
+    let mut rest = code;
+    while let Some(start) = rest.find(MARK) {
+        out.push_str(&rest[..start]);
+        let item = &rest[start + MARK.len()..];
+        let mut depth = 0i32;
+        let mut end = item.len();
+        for (index, c) in item.char_indices() {
+            match c {
+                '(' | '[' => depth += 1,
+                ')' | ']' => depth -= 1,
+                '{' => depth += 1,
+                '}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = index + 1;
+                        break;
+                    }
+                }
+                ';' | ',' if depth == 0 => {
+                    end = index + 1;
+                    break;
+                }
+                _ => {}
+            }
+        }
+        rest = &item[end..];
+    }
+    out.push_str(rest);
+    out
+}
