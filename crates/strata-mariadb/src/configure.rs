@@ -6,9 +6,8 @@
 use crate::MariaDbEngine;
 use anyhow::bail;
 use strata_run::engine::EngineKind;
-use strata_run::request::{
-    refuse_postgres_options, work_dir, DataRequest, EngineDefaults, EngineRequest,
-};
+use strata_run::options::DataRequest;
+use strata_run::request::{refuse_postgres_options, work_dir, EngineDefaults, EngineRequest};
 
 /// InnoDB's page and its cache: the throwaway server's buffer pool.
 pub fn defaults() -> EngineDefaults {

@@ -9,8 +9,9 @@ use crate::run::{run_slob, Database, SlobConfig};
 use anyhow::bail;
 use std::sync::atomic::AtomicBool;
 use strata_run::engine::{DatabaseEngine, EngineKind};
+use strata_run::options::DataRequest;
 use strata_run::outcome::{RunObserver, SlobOutcome};
-use strata_run::request::{DataRequest, EngineDefaults, EngineRequest, DEFAULT_SHARED_BUFFERS};
+use strata_run::request::{EngineDefaults, EngineRequest, DEFAULT_SHARED_BUFFERS};
 
 /// PostgreSQL: a throwaway cluster or the user's server.
 pub struct PostgresEngine(pub SlobConfig);

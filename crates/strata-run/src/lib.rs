@@ -12,6 +12,7 @@ pub mod accounting;
 pub mod edge;
 pub mod engine;
 pub mod formats;
+pub mod options;
 pub mod outcome;
 pub mod outliers;
 pub mod output;

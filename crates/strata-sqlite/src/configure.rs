@@ -7,9 +7,8 @@ use crate::SqliteEngine;
 use anyhow::bail;
 use std::path::PathBuf;
 use strata_run::engine::EngineKind;
-use strata_run::request::{
-    refuse_postgres_options, work_dir, DataRequest, EngineDefaults, EngineRequest,
-};
+use strata_run::options::DataRequest;
+use strata_run::request::{refuse_postgres_options, work_dir, EngineDefaults, EngineRequest};
 
 /// SQLite's page and its cache: each session's cache_size.
 pub fn defaults() -> EngineDefaults {

@@ -9,7 +9,8 @@
 use anyhow::bail;
 use strata_postgres::connect::ConnectionTarget;
 use strata_run::engine::{DatabaseEngine, EngineKind};
-use strata_run::request::{DataRequest, EngineDefaults, EngineRequest};
+use strata_run::options::DataRequest;
+use strata_run::request::{EngineDefaults, EngineRequest};
 
 /// The engine asked for, or PostgreSQL, or SQLite when no PostgreSQL server
 /// binaries are here and no --db names a server: the embedded default

@@ -12,9 +12,10 @@ use std::path::PathBuf;
 use strata_output::args::OutputArgs;
 use strata_output::render::Format;
 use strata_run::engine::EngineKind;
+use strata_run::options::{DataRequest, WorkloadRequest};
 use strata_run::outcome::{PageCacheChoice, SlobOutcome};
 use strata_run::read_path::ReadPathRequest;
-use strata_run::request::{self, DataRequest, EngineRequest, ResolvedOptions, WorkloadRequest};
+use strata_run::request::{self, EngineRequest, ResolvedOptions};
 use strata_slob::pgio_conf::Defaults;
 use strata_slob::session::DriverOptions;
 

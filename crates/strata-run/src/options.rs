@@ -1,0 +1,310 @@
+//! The options of `strata run` and `strata setup` as clap reads them (the
+//! doc comments are the `--help` text and the manual page), and the value
+//! parsers of those that take strata's units.
+//!
+//! Not for: what the options resolve to (`request`).
+
+use crate::engine::EngineKind;
+use crate::outcome::PageCacheChoice;
+use std::path::PathBuf;
+use std::time::Duration;
+use strata_core::input;
+use strata_slob::schema::BLOCK_BYTES;
+use strata_slob::session::{AccessDistribution, Hotspot};
+
+/// A table's size as given: bytes on disk, or a count of the engine's blocks.
+#[derive(Clone, Copy, Debug)]
+pub enum TableSize {
+    Bytes(u64),
+    Blocks(u64),
+}
+
+impl TableSize {
+    /// Rows of one block each for an engine whose blocks are `block_bytes`.
+    pub fn blocks(self, block_bytes: u32) -> u64 {
+        match self {
+            TableSize::Bytes(bytes) => (bytes / u64::from(block_bytes)).max(1),
+            TableSize::Blocks(blocks) => blocks,
+        }
+    }
+}
+
+/// Where the data lives and how it is loaded: shared by `setup` and `run`.
+#[derive(clap::Args, Clone, Debug, Default)]
+pub struct DataRequest {
+    /// The database engine: postgresql, sqlite or mariadb [default: postgresql;
+    /// mariadb for a mysql:// or mariadb:// --db; sqlite when no PostgreSQL
+    /// server binaries are on this machine and no --db is given]
+    #[arg(long, value_name = "ENGINE", value_parser = parse_engine)]
+    pub engine: Option<EngineKind>,
+
+    /// PostgreSQL: a connection string (postgres://user:pass@host:port/db or
+    /// "host=… dbname=…"); MariaDB: mysql://user:pass@host:port/db; the password
+    /// never appears in any output. SQLite: the database file. Default: a
+    /// throwaway cluster made with initdb (MariaDB: mariadb-install-db;
+    /// SQLite: a file) in the current directory, removed at the end
+    #[arg(long, value_name = "URL|FILE")]
+    pub db: Option<String>,
+
+    /// Schemas, each with its own table (SLOB's multi-schema model) [default: 4]
+    #[arg(long, value_name = "N", value_parser = |s: &str| input::bounded(s, 1, 1024).map(|v| v as u32))]
+    pub schemas: Option<u32>,
+
+    /// One shared schema for every session (SLOB's single-schema model; use --sessions)
+    #[arg(long)]
+    pub single_schema: bool,
+
+    /// Size of each schema's table on disk: a size (8GiB; IEC for k/m/g), one
+    /// row per block of the engine (8 KiB for PostgreSQL and SQLite, 16 KiB
+    /// for InnoDB), or a count of blocks [default: 256MiB]
+    #[arg(long, value_name = "SIZE|BLOCKS", value_parser = parse_table_size)]
+    pub scale: Option<TableSize>,
+
+    /// Size of each schema's scan table for multiblock reads (--scan-pct) [default: none]
+    #[arg(long, value_name = "SIZE", value_parser = parse_table_size)]
+    pub scan_table_size: Option<TableSize>,
+
+    /// Fill rows with random bytes, so storage compression and deduplication can't fake results
+    #[arg(long)]
+    pub random_data: bool,
+
+    /// Loaders working at once [default: 2]
+    #[arg(long, value_name = "N", value_parser = |s: &str| input::bounded(s, 1, 64).map(|v| v as usize))]
+    pub load_parallel: Option<usize>,
+
+    /// Drop and reload strata's schemas even when they are complete (never touches anything strata did not create)
+    #[arg(long)]
+    pub replace: bool,
+
+    /// Where the throwaway server's files (MariaDB, PostgreSQL) or SQLite's
+    /// temporary file go: a directory on the storage to test. [default: the
+    /// current directory; when the server's OS account cannot reach it, a
+    /// directory on the same filesystem that it can, said on the first lines]
+    #[arg(long, value_name = "DIR")]
+    pub work_dir: Option<PathBuf>,
+
+    /// Throwaway cluster: shared_buffers [default: 128MiB]
+    #[arg(long, value_name = "SIZE", value_parser = input::size)]
+    pub shared_buffers: Option<u64>,
+
+    /// How much of the data set the OS page cache may hold: a size, `auto` (a
+    /// twentieth of the data set (at least 16 MiB), by a memory cgroup on the throwaway cluster's
+    /// processes; caches dropped before the run when no cgroup can be used) or
+    /// `none` (test through the cache on purpose) [default: auto]
+    #[arg(long, value_name = "SIZE|auto|none", value_parser = parse_page_cache)]
+    pub page_cache_limit: Option<PageCacheChoice>,
+
+    /// Throwaway cluster: the OS account the server runs as when strata runs as root [default: postgres]
+    #[arg(long, value_name = "USER")]
+    pub os_user: Option<String>,
+
+    /// Throwaway cluster: leave it running at the end and print how to connect
+    #[arg(long)]
+    pub keep: bool,
+
+    /// Throwaway cluster: the directory with the server binaries (initdb,
+    /// postgres); the server's version is what it reports [default:
+    /// $STRATA_PG_BIN, else pg_config --bindir, else the newest
+    /// /usr/lib/postgresql/*/bin]
+    #[arg(long, value_name = "DIR")]
+    pub pg_bin: Option<PathBuf>,
+
+    /// MariaDB's throwaway server: start it with performance_schema on, for
+    /// per-file I/O counts and timings (redo writes and fsyncs, data reads)
+    #[arg(long)]
+    pub performance_schema: bool,
+
+    /// Read defaults from a pgio.conf (UPDATE_PCT, RUN_TIME, NUM_SCHEMAS, NUM_THREADS,
+    /// WORK_UNIT, UPDATE_WORK_UNIT, SCALE, DBNAME, CONNECT_STRING); options given here win
+    #[arg(long, value_name = "FILE")]
+    pub pgio_conf: Option<PathBuf>,
+}
+
+/// The workload: `run` only.
+#[derive(clap::Args, Clone, Debug, Default)]
+pub struct WorkloadRequest {
+    /// Sessions per schema [default: 1]
+    #[arg(long, value_name = "N", value_parser = |s: &str| input::bounded(s, 1, 10_000).map(|v| v as u32))]
+    pub threads_per_schema: Option<u32>,
+
+    /// Sessions in the single-schema model (--single-schema) [default: 4]
+    #[arg(long, value_name = "N", value_parser = |s: &str| input::bounded(s, 1, 10_000).map(|v| v as u32))]
+    pub sessions: Option<u32>,
+
+    /// Blocks (keys) each select loop reads through the index [default: 256]
+    #[arg(long, value_name = "BLOCKS", value_parser = |s: &str| input::bounded(s, 1, 1 << 20).map(|v| v as u32))]
+    pub work_unit: Option<u32>,
+
+    /// Percentage of loops that UPDATE --update-work-unit rows and COMMIT (0-100) [default: 0]
+    #[arg(long, value_name = "PCT", value_parser = input::percent)]
+    pub update_pct: Option<f64>,
+
+    /// Rows each update loop changes [default: 8]
+    #[arg(long, value_name = "ROWS", value_parser = |s: &str| input::bounded(s, 1, 1 << 20).map(|v| v as u32))]
+    pub update_work_unit: Option<u32>,
+
+    /// Percentage of loops that scan the scan table (needs --scan-table-size at setup) (0-100) [default: 0]
+    #[arg(long, value_name = "PCT", value_parser = input::percent)]
+    pub scan_pct: Option<f64>,
+
+    /// Think time MIN-MAX between loops (e.g. 10ms-50ms) [default: none]
+    #[arg(long, value_name = "MIN-MAX", value_parser = parse_think_time)]
+    pub think_time: Option<(Duration, Duration)>,
+
+    /// Think after every N loops [default: 1]
+    #[arg(long, value_name = "N", value_parser = |s: &str| input::bounded(s, 1, 1 << 30).map(|v| v as u32))]
+    pub think_every: Option<u32>,
+
+    /// Hot spot OFFSET:SIZE:EVERY (blocks or sizes; every Nth loop reads inside it)
+    #[arg(long, value_name = "OFFSET:SIZE:EVERY", value_parser = parse_hotspot)]
+    pub hotspot: Option<Hotspot>,
+
+    /// Every Nth loop goes to schema 1 instead of the session's own
+    #[arg(long, value_name = "N", value_parser = |s: &str| input::bounded(s, 1, 1 << 30).map(|v| v as u32))]
+    pub hot_schema_every: Option<u32>,
+
+    /// Where loops land: uniform or zipf:THETA [default: uniform]
+    #[arg(long, value_name = "DIST", value_parser = parse_distribution)]
+    pub distribution: Option<AccessDistribution>,
+
+    /// Measured time [default: 30s]
+    #[arg(long, value_name = "DURATION", value_parser = input::duration)]
+    pub duration: Option<Duration>,
+
+    /// Warm-up excluded from the figures [default: 5s]
+    #[arg(long, value_name = "DURATION", value_parser = input::duration)]
+    pub warmup: Option<Duration>,
+
+    /// Batch mode: every session runs exactly N loops; the elapsed time is the result
+    #[arg(long, value_name = "N", value_parser = input::count, conflicts_with_all = ["duration", "warmup"])]
+    pub work_loops: Option<u64>,
+
+    /// Keep every statement at least this slow, with its moment, session,
+    /// schema and operation [default: ten times the window's p99, at least
+    /// 100ms]
+    #[arg(long, value_name = "DURATION", value_parser = input::duration)]
+    pub outlier_threshold: Option<Duration>,
+
+    /// Failed sessions do not fail the run: the verdict and the exit status
+    /// stay as the rest of the run makes them (the failures are still reported)
+    #[arg(long)]
+    pub tolerate_failures: bool,
+
+    /// Exit with status 3 when the verdict is "not a storage result" (the
+    /// data set fit in a cache, the page cache absorbed reads, the host was
+    /// CPU-bound, too few device requests); without it such a run exits 0
+    #[arg(long)]
+    pub strict: bool,
+
+    /// Write the Recording here [default: strata-run-<UTC time>.strata in the current directory]
+    #[arg(long, value_name = "FILE")]
+    pub record: Option<PathBuf>,
+
+    /// Seed for the sessions' random keys [default: random]
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+
+    /// PostgreSQL 18+: how the server issues data-file reads: sync (each
+    /// backend), worker (io worker processes) or io_uring, as the build
+    /// offers; with --db only the method the server already uses (it changes
+    /// only with a restart) [default: the server's]
+    #[arg(long, value_name = "METHOD", value_parser = ["sync", "worker", "io_uring"])]
+    pub io_method: Option<String>,
+
+    /// PostgreSQL 16+: read data files with direct I/O, bypassing the OS
+    /// page cache (debug_io_direct=data); with --db only when the server
+    /// already does
+    #[arg(long)]
+    pub direct_io: bool,
+}
+
+/// `--scale`, `--scan-table-size`: a size on disk, or a count of blocks.
+pub fn parse_table_size(text: &str) -> Result<TableSize, String> {
+    if text.trim().chars().all(|c| c.is_ascii_digit()) {
+        return Ok(TableSize::Blocks(input::bounded(
+            text,
+            1,
+            u64::MAX / BLOCK_BYTES,
+        )?));
+    }
+    let bytes = input::size(text)?;
+    if bytes < BLOCK_BYTES {
+        return Err(format!("'{text}' is less than one 8 KiB block"));
+    }
+    Ok(TableSize::Bytes(bytes))
+}
+
+/// A count of 8 KiB blocks, or a size in them.
+pub fn parse_scale(text: &str) -> Result<u64, String> {
+    let blocks = if text.trim().chars().all(|c| c.is_ascii_digit()) {
+        input::bounded(text, 1, u64::MAX / BLOCK_BYTES)?
+    } else {
+        let bytes = input::size(text)?;
+        if bytes < BLOCK_BYTES {
+            return Err(format!("'{text}' is less than one 8 KiB block"));
+        }
+        bytes / BLOCK_BYTES
+    };
+    Ok(blocks)
+}
+
+/// `--page-cache-limit`: a size, `auto`, or `none`.
+pub fn parse_page_cache(text: &str) -> Result<PageCacheChoice, String> {
+    match text {
+        "auto" => Ok(PageCacheChoice::Auto),
+        "none" | "unlimited" => Ok(PageCacheChoice::Unlimited),
+        size => input::size(size)
+            .map(PageCacheChoice::Limit)
+            .map_err(|error| format!("{error}; or use auto or none")),
+    }
+}
+
+/// `--think-time MIN-MAX`, or one duration for both.
+pub fn parse_think_time(text: &str) -> Result<(Duration, Duration), String> {
+    let (min, max) = text.split_once('-').unwrap_or((text, text));
+    let (min, max) = (input::duration(min)?, input::duration(max)?);
+    if min > max {
+        return Err(format!("'{text}': MIN must not exceed MAX"));
+    }
+    Ok((min, max))
+}
+
+/// `--hotspot OFFSET:SIZE:EVERY`.
+pub fn parse_hotspot(text: &str) -> Result<Hotspot, String> {
+    let parts: Vec<&str> = text.split(':').collect();
+    let [offset, size, every] = parts.as_slice() else {
+        return Err(format!("'{text}' is not OFFSET:SIZE:EVERY"));
+    };
+    Ok(Hotspot {
+        offset_blocks: parse_scale(offset).or_else(|_| {
+            if *offset == "0" {
+                Ok(0)
+            } else {
+                Err(format!("bad OFFSET '{offset}'"))
+            }
+        })?,
+        size_blocks: parse_scale(size)?,
+        every: input::bounded(every, 1, 1 << 30)? as u32,
+    })
+}
+
+/// `--distribution uniform` or `zipf:THETA`.
+pub fn parse_distribution(text: &str) -> Result<AccessDistribution, String> {
+    match text.split_once(':') {
+        None if text == "uniform" => Ok(AccessDistribution::Uniform),
+        Some(("zipf", theta)) => Ok(AccessDistribution::Zipf {
+            theta: input::zipf_theta(theta)?,
+        }),
+        _ => Err(format!("'{text}' is not one of: uniform, zipf:THETA")),
+    }
+}
+
+/// `--engine`.
+pub fn parse_engine(text: &str) -> Result<EngineKind, String> {
+    EngineKind::parse(text).ok_or_else(|| {
+        format!(
+            "'{text}' is not an engine; accepted values: {}",
+            EngineKind::NAMES.join(", ")
+        )
+    })
+}
