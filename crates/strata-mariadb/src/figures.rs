@@ -1,5 +1,5 @@
 //! The figures of a MariaDB run: InnoDB's own counters over the window
-//! (`SHOW GLOBAL STATUS` through strata-db's `mariadb` collector, and
+//! (`SHOW GLOBAL STATUS` through this crate's `collector`, and
 //! performance_schema's file summaries when it is on) beside strata-run's
 //! accounting of the OS edges (devices under the data and redo directories,
 //! host, server and strata CPU, the sessions' workload), and the

@@ -1,7 +1,7 @@
 //! Where strata reaches a MariaDB (or MySQL) server: a `mysql://` URL given
 //! by the user or the private socket of a throwaway server, the database the
 //! SLOB tables live in, and connections whose errors never carry the
-//! password (the URL's own parsing, timeouts and redaction are strata-db's,
+//! password (the URL's own parsing, timeouts and redaction are `collector`'s,
 //! shared with the `mariadb` collector).
 //!
 //! Not for: starting servers (`server`) or creating anything (`setup`).
@@ -82,7 +82,7 @@ impl MariaDbTarget {
         self.local
     }
 
-    /// The URL with its password, for strata-db's collector only.
+    /// The URL with its password, for the collector only.
     pub(crate) fn url(&self) -> &str {
         &self.url
     }

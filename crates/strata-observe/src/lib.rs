@@ -1,11 +1,12 @@
 //! strata-observe: every layer of the I/O stack on one clock. The sampler
 //! asks every collector once per interval, turns counters into rates in one
 //! place, and hands the sample to the outputs: iostat-style text (live on a
-//! terminal, timestamped lines when piped), the Recording, and a Prometheus
-//! endpoint.
+//! terminal, timestamped lines when piped), JSON lines and CSV rows, the
+//! Recording, and a Prometheus endpoint; `watch` is `strata observe`'s loop
+//! and options.
 //!
 //! Not for: reading /proc or databases (the collectors in `strata-probe`
-//! and `strata-db` do that) or diagnosing anything (`strata report`).
+//! and each engine's crate do that) or diagnosing anything (`strata report`).
 
 pub mod background;
 pub mod prometheus;

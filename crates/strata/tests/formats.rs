@@ -348,3 +348,36 @@ fn a_run_prints_its_seconds_as_csv_and_its_recording_as_html() {
     );
     assert_nothing_left_behind(dir.path());
 }
+
+/// Recordings of format version 1, one of each kind, still report through
+/// the binary in every format, with the sections their kind has.
+#[test]
+fn version_one_recordings_of_every_kind_still_report_in_every_format() {
+    let dir = scratch();
+    let kinds = [
+        ("run-update.strata", "run", "load_profile"),
+        ("calibrate-sweep.strata", "calibrate", "calibrate"),
+        ("observe-db.strata", "observe", "time_series"),
+    ];
+    for (file, kind, section) in kinds {
+        let path = recording_fixture(file);
+        let first_line = std::fs::read_to_string(&path).unwrap();
+        let header: serde_json::Value =
+            serde_json::from_str(first_line.lines().next().unwrap()).unwrap();
+        assert_eq!(header["version"], 1, "{file} is a version-1 Recording");
+        let json = stdout_of(&run(&["report", &path, "--format", "json"], dir.path()));
+        let json: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(json["source"]["kind"], kind, "{file}");
+        let ids: Vec<&str> = json["sections"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|section| section["id"].as_str().unwrap())
+            .collect();
+        assert!(ids.contains(&section), "{file}: {ids:?}");
+        for format in ["text", "csv", "html"] {
+            let output = stdout_of(&run(&["report", &path, "--format", format], dir.path()));
+            assert!(output.len() > 200, "{file} as {format}: {output}");
+        }
+    }
+}
