@@ -102,7 +102,17 @@ fn with_reasons(mut figures: DatabaseFigures, version_num: u32) -> DatabaseFigur
             figures.read_requests.is_none(),
             &requests_reason,
         ),
+        (
+            "read_requests_per_s",
+            figures.read_requests_per_s.is_none(),
+            &requests_reason,
+        ),
         ("read_bytes", figures.read_bytes.is_none(), &requests_reason),
+        (
+            "read_mb_per_s",
+            figures.read_mb_per_s.is_none(),
+            &requests_reason,
+        ),
         ("wal_writes", figures.wal_writes.is_none(), &wal_reason),
         ("wal_syncs", figures.wal_syncs.is_none(), &wal_reason),
         (

@@ -94,7 +94,8 @@ pub struct RunEnvironment {
     pub engine: EngineKind,
     /// The engine's version as its users write it (`15.20`, `3.50.4`).
     pub server_version: String,
-    /// How strata reached it: `throwaway cluster`, `external server`, `file`.
+    /// How strata reached it: `throwaway cluster`, `throwaway server`,
+    /// `external server`, `database file`.
     pub server: &'static str,
     /// The size of the engine's block or page, bytes (8192 for PostgreSQL,
     /// 16384 for InnoDB's default, the file's page size for SQLite): one row

@@ -165,8 +165,18 @@ fn pg15_lacks_the_18_only_figures_with_their_reason_and_refuses_18_only_options(
     for field in ["read_requests", "read_bytes", "read_requests_per_s"] {
         assert!(database.get(field).is_none(), "{field} on 15: {database}");
     }
-    let reason = database["unavailable"]["read_requests"].as_str().unwrap();
-    assert!(reason.contains("pg_stat_io arrived in 16"), "{reason}");
+    for field in [
+        "read_requests",
+        "read_requests_per_s",
+        "read_bytes",
+        "read_mb_per_s",
+    ] {
+        let reason = database["unavailable"][field].as_str().unwrap_or_default();
+        assert!(
+            reason.contains("pg_stat_io arrived in 16"),
+            "{field}: {reason}"
+        );
+    }
     assert!(
         database["wal_syncs"].is_number(),
         "pg_stat_wal has them on 15"
