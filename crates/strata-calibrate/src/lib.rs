@@ -8,6 +8,7 @@
 
 pub mod calibration;
 pub mod offsets;
+pub mod options;
 pub mod output;
 pub mod plan;
 pub mod point;

@@ -7,8 +7,9 @@
 use crate::{interrupt, progress::CalibrateProgress};
 use clap::Args;
 use strata_calibrate::calibration::{Calibration, CalibrationOutcome};
+use strata_calibrate::options::CalibrateRequest;
 use strata_calibrate::output;
-use strata_calibrate::request::{self, CalibrateRequest};
+use strata_calibrate::request;
 use strata_core::verdict::Verdict;
 use strata_output::args::{OutputArgs, Recording};
 use strata_output::render::Format;

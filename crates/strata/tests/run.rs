@@ -567,10 +567,17 @@ fn an_oom_kill_inside_strata_s_cgroup_fails_the_run_and_says_whose() {
     assert_eq!(output.status.code(), Some(1), "{}", stderr_of(&output));
     let document: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     let causes = document["verdict"]["causes"].to_string();
+    // The kernel may end both ends of the hog's pipe: at least one kill.
+    let kills: u64 = causes
+        .split("the kernel's OOM killer ended ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|count| count.parse().ok())
+        .unwrap_or(0);
     assert!(
-        causes.contains(
-            "the kernel's OOM killer ended 1 process(es) inside strata's own memory cgroup"
-        ) && causes.contains(&cgroup.display().to_string())
+        kills >= 1
+            && causes.contains("process(es) inside strata's own memory cgroup")
+            && causes.contains(&cgroup.display().to_string())
             && causes.contains("the first about "),
         "{causes}"
     );
