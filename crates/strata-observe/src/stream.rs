@@ -8,6 +8,7 @@
 
 use crate::sampler::{LayerSample, Sample};
 use strata_core::metrics::MetricKind;
+use strata_output::render::csv::csv_text;
 
 /// One sample as one line of JSON.
 pub fn json_line(sample: &Sample) -> String {
@@ -33,7 +34,7 @@ pub const CSV_HEADING: [&str; 9] = [
 /// its labels as `key=value;…`, and its rate per second where there is one
 /// (none in the first sample, none for gauges).
 pub fn csv_rows(sample: &Sample) -> String {
-    let mut writer = csv::Writer::from_writer(Vec::new());
+    let mut rows = Vec::new();
     for (layer, data) in &sample.layers {
         let LayerSample::Values { metrics, rates } = data else {
             continue;
@@ -51,7 +52,7 @@ pub fn csv_rows(sample: &Sample) -> String {
                 MetricKind::Counter => "counter",
                 MetricKind::Gauge => "gauge",
             };
-            let row = [
+            rows.push(vec![
                 format!("{}", sample.unix_s),
                 format!("{}", sample.t_s),
                 format!("{}", sample.interval_s),
@@ -61,12 +62,10 @@ pub fn csv_rows(sample: &Sample) -> String {
                 kind.to_string(),
                 format!("{}", metric.value),
                 rate.unwrap_or_default(),
-            ];
-            writer.write_record(&row).expect("writing CSV to memory");
+            ]);
         }
     }
-    let bytes = writer.into_inner().expect("flushing CSV to memory");
-    String::from_utf8(bytes).expect("CSV of UTF-8 text is UTF-8")
+    csv_text(&rows)
 }
 
 /// The heading line of the CSV stream.

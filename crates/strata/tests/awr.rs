@@ -4,15 +4,6 @@
 mod common;
 
 use common::*;
-use std::path::PathBuf;
-
-fn fixture(name: &str) -> String {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/fixtures/awr")
-        .join(name)
-        .to_string_lossy()
-        .into_owned()
-}
 
 const RAC: &str = "12.1.0.2-rac-html-dataextraction_found.html";
 const TEXT: &str = "12.2.0.1-single-text-jas-min.txt";
@@ -21,7 +12,7 @@ const STATSPACK: &str = "12.1.0.2-statspack-text-jas-min.txt";
 fn awr_json(files: &[&str]) -> serde_json::Value {
     let dir = scratch();
     let mut args = vec!["awr".to_string()];
-    args.extend(files.iter().map(|name| fixture(name)));
+    args.extend(files.iter().map(|name| awr_fixture(name)));
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     run_json(&args, dir.path())
 }
@@ -29,7 +20,7 @@ fn awr_json(files: &[&str]) -> serde_json::Value {
 #[test]
 fn text_output_labels_blocks_and_requests() {
     let dir = scratch();
-    let output = run(&["awr", &fixture(RAC)], dir.path());
+    let output = run(&["awr", &awr_fixture(RAC)], dir.path());
     assert!(output.status.success(), "{}", stderr_of(&output));
     let stdout = String::from_utf8_lossy(&output.stdout);
     let text = stdout.split_whitespace().collect::<Vec<_>>().join(" ");
@@ -100,7 +91,7 @@ fn html_page_is_written() {
     let dir = scratch();
     let page = dir.path().join("awr.html");
     let output = run(
-        &["awr", &fixture(TEXT), "--html", page.to_str().unwrap()],
+        &["awr", &awr_fixture(TEXT), "--html", page.to_str().unwrap()],
         dir.path(),
     );
     assert!(output.status.success(), "{}", stderr_of(&output));
@@ -138,7 +129,7 @@ fn two_reports_are_compared() {
 fn a_directory_is_a_series() {
     let dir = scratch();
     for name in [TEXT, STATSPACK, RAC] {
-        std::fs::copy(fixture(name), dir.path().join(name)).unwrap();
+        std::fs::copy(awr_fixture(name), dir.path().join(name)).unwrap();
     }
     std::fs::write(dir.path().join("README.md"), "not a report").unwrap();
     let json = run_json(&["awr", dir.path().to_str().unwrap()], dir.path());
@@ -199,7 +190,7 @@ fn html_that_is_not_awr_is_refused() {
 #[test]
 fn a_report_cut_in_half_prints_what_it_has_and_names_the_rest() {
     let dir = scratch();
-    let whole = std::fs::read(fixture(TEXT)).unwrap();
+    let whole = std::fs::read(awr_fixture(TEXT)).unwrap();
     let half = dir.path().join("half.txt");
     std::fs::write(&half, &whole[..whole.len() / 3]).unwrap();
     let output = run(&["awr", half.to_str().unwrap(), "--json"], dir.path());

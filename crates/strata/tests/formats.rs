@@ -6,23 +6,7 @@
 mod common;
 
 use common::*;
-use std::path::{Path, PathBuf};
-
-fn awr_fixture(name: &str) -> String {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/fixtures/awr")
-        .join(name)
-        .to_string_lossy()
-        .into_owned()
-}
-
-fn recording_fixture(name: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../strata-report/tests/fixtures")
-        .join(name)
-        .to_string_lossy()
-        .into_owned()
-}
+use std::path::Path;
 
 const AWR_TEXT: &str = "12.2.0.1-single-text-jas-min.txt";
 

@@ -4,30 +4,13 @@
 mod common;
 
 use common::*;
-use std::path::PathBuf;
 use std::process::Stdio;
-
-fn shared_awr(name: &str) -> String {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/fixtures/awr")
-        .join(name)
-        .to_string_lossy()
-        .into_owned()
-}
-
-fn recording(name: &str) -> String {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../strata-report/tests/fixtures")
-        .join(name)
-        .to_string_lossy()
-        .into_owned()
-}
 
 #[test]
 fn a_full_stdout_is_an_error_with_exit_code_1_for_every_command() {
     let dir = scratch();
-    let awr = shared_awr("11.2.0.3-single-html-sarthi2020.html");
-    let run = recording("run-page-cache.strata");
+    let awr = awr_fixture("11.2.0.3-single-html-sarthi2020.html");
+    let run = recording_fixture("run-page-cache.strata");
     let commands: Vec<Vec<&str>> = vec![
         vec!["awr", &awr],
         vec!["awr", &awr, "--json"],

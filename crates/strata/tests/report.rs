@@ -6,14 +6,8 @@
 mod common;
 
 use common::*;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use strata_output::document::Report;
-
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../strata-report/tests/fixtures")
-        .join(name)
-}
 
 fn report_json(args: &[&str], dir: &Path) -> Report {
     let mut all = vec!["report"];
@@ -58,7 +52,7 @@ fn text_fits_100_columns() {
         "calibrate-sweep.strata",
         "observe-db.strata",
     ] {
-        let output = run(&["report", fixture(name).to_str().unwrap()], dir.path());
+        let output = run(&["report", &recording_fixture(name)], dir.path());
         assert!(output.status.success(), "{}", stderr_of(&output));
         let text = String::from_utf8(output.stdout).unwrap();
         assert!(text.lines().count() > 10, "{text}");
@@ -75,17 +69,12 @@ fn text_fits_100_columns() {
 #[test]
 fn json_and_html() {
     let dir = scratch();
-    let path = fixture("calibrate-sweep.strata");
-    let report = report_json(&[path.to_str().unwrap()], dir.path());
+    let path = recording_fixture("calibrate-sweep.strata");
+    let report = report_json(&[&path], dir.path());
     assert_eq!(report.source.kind, "calibrate");
     let html = dir.path().join("r.html");
     let output = run(
-        &[
-            "report",
-            path.to_str().unwrap(),
-            "--html",
-            html.to_str().unwrap(),
-        ],
+        &["report", &path, "--html", html.to_str().unwrap()],
         dir.path(),
     );
     assert!(output.status.success(), "{}", stderr_of(&output));
@@ -95,8 +84,8 @@ fn json_and_html() {
 #[test]
 fn bad_windows_and_files_are_refused() {
     let dir = scratch();
-    let path = fixture("run-update.strata");
-    let path = path.to_str().unwrap();
+    let path = recording_fixture("run-update.strata");
+    let path = path.as_str();
     for (from, to, option) in [("8", "4", "--from"), ("1", "60", "--to")] {
         let output = run(&["report", path, "--from", from, "--to", to], dir.path());
         assert_eq!(output.status.code(), Some(2));
@@ -120,35 +109,21 @@ fn bad_windows_and_files_are_refused() {
 #[test]
 fn a_window_and_a_comparison() {
     let dir = scratch();
-    let a = fixture("run-update.strata");
-    let b = fixture("run-page-cache.strata");
-    let window = report_json(
-        &[a.to_str().unwrap(), "--from", "4", "--to", "8"],
-        dir.path(),
-    );
+    let a = recording_fixture("run-update.strata");
+    let b = recording_fixture("run-page-cache.strata");
+    let window = report_json(&[&a, "--from", "4", "--to", "8"], dir.path());
     assert_eq!(window.source.window.unwrap().from_s, 4.0);
-    let both = report_json(
-        &["--compare", a.to_str().unwrap(), b.to_str().unwrap()],
-        dir.path(),
-    );
+    let both = report_json(&["--compare", &a, &b], dir.path());
     assert_eq!(both.source.kind, "compare");
     assert_eq!(both.source.files.len(), 2);
-    let output = run(
-        &[
-            "report",
-            "--compare",
-            a.to_str().unwrap(),
-            b.to_str().unwrap(),
-        ],
-        dir.path(),
-    );
+    let output = run(&["report", "--compare", &a, &b], dir.path());
     assert!(output.status.success(), "{}", stderr_of(&output));
 }
 
 #[test]
 fn two_recordings_joined_with_cat_are_refused_naming_the_line() {
     let dir = scratch();
-    let one = std::fs::read_to_string(fixture("run-scan.strata")).unwrap();
+    let one = std::fs::read_to_string(recording_fixture("run-scan.strata")).unwrap();
     let lines = one.lines().count();
     let joined = dir.path().join("joined.strata");
     std::fs::write(&joined, format!("{one}{one}")).unwrap();

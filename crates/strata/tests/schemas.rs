@@ -317,17 +317,10 @@ fn model_shape(schema: &Value, shape: &str) -> Value {
     narrowed
 }
 
-fn fixture(relative: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join(relative)
-        .to_string_lossy()
-        .into_owned()
-}
-
 /// Every `strata model` subcommand's arguments, with the shape its JSON has.
 fn model_commands(csv: &str) -> Vec<(&'static str, Vec<String>)> {
-    let run = fixture("../strata-report/tests/fixtures/run-update.strata");
-    let awr = fixture("../../../shared/fixtures/awr/19c-single-html-lucky29011.html");
+    let run = recording_fixture("run-update.strata");
+    let awr = awr_fixture("19c-single-html-lucky29011.html");
     let commands: Vec<(&str, Vec<&str>)> = vec![
         (
             "raid",

@@ -96,7 +96,9 @@ fn number(value: f64) -> String {
     }
 }
 
-fn csv_text(rows: &[Vec<String>]) -> String {
+/// `rows` as CSV text, each field quoted where it must be; rows may
+/// differ in length.
+pub fn csv_text(rows: &[Vec<String>]) -> String {
     let mut writer = csv::WriterBuilder::new()
         .flexible(true)
         .from_writer(Vec::new());

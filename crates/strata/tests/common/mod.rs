@@ -124,3 +124,21 @@ pub fn wait_for_phase(lines: &std::sync::mpsc::Receiver<String>, phase: &str) ->
         }
     }
 }
+
+/// An AWR or STATSPACK report of `../shared/fixtures/awr`.
+pub fn awr_fixture(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/fixtures/awr")
+        .join(name)
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// A Recording of strata-report's fixtures (`docs` in its README).
+pub fn recording_fixture(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../strata-report/tests/fixtures")
+        .join(name)
+        .to_string_lossy()
+        .into_owned()
+}
