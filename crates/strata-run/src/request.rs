@@ -304,10 +304,12 @@ pub struct ResolvedOptions<'a> {
 }
 
 impl<'a> ResolvedOptions<'a> {
-    /// The options of a run (`setup_only`: of a setup) of `driver` on `kind`.
+    /// The options of a run (`setup_only`: of a setup) of `driver` on
+    /// `kind`; `db` is the database as it may be shown (no password).
     pub fn of(
         kind: EngineKind,
         data: &'a DataRequest,
+        db: Option<String>,
         driver: &'a DriverOptions,
         read_path: &'a ReadPathRequest,
         setup_only: bool,
@@ -316,7 +318,7 @@ impl<'a> ResolvedOptions<'a> {
         ResolvedOptions {
             command: if setup_only { "setup" } else { "run" },
             engine: kind,
-            db: None,
+            db,
             plan: &driver.plan,
             page_cache_limit: data.page_cache_limit.unwrap_or(PageCacheChoice::Auto),
             shared_buffers_bytes: data.shared_buffers,

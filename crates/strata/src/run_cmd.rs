@@ -105,16 +105,17 @@ fn execute(data: &DataRequest, output: &OutputArgs, job: Job) -> anyhow::Result<
         db: data.db.clone().or(job.conf.db.clone()),
         ..data.clone()
     };
-    let mut options = ResolvedOptions::of(
+    let shown_db = engines::shown_db(job.kind, &data)?;
+    let options = serde_json::to_value(ResolvedOptions::of(
         job.kind,
         &data,
+        shown_db,
         &job.driver,
         &job.read_path,
         job.setup_only,
         job.strict,
-    );
-    options.db = engines::shown_db(job.kind, &data)?;
-    let options = serde_json::to_value(options)?;
+    ))?;
+    let command = engines::redacted_command_line();
     let request = EngineRequest {
         page_cache: data.page_cache_limit.unwrap_or(PageCacheChoice::Auto),
         driver: job.driver,
@@ -122,7 +123,7 @@ fn execute(data: &DataRequest, output: &OutputArgs, job: Job) -> anyhow::Result<
         setup_only: job.setup_only,
         record: job.record.clone(),
         options: options.clone(),
-        command: engines::redacted_command_line(),
+        command: command.clone(),
     };
     let engine = engines::build(job.kind, &data, request)?;
     let mut progress = RunProgress::new();
@@ -136,7 +137,6 @@ fn execute(data: &DataRequest, output: &OutputArgs, job: Job) -> anyhow::Result<
                  any, was removed"
             );
             let reason = format!("stopped by {}", interrupt::signal_name());
-            let command = engines::redacted_command_line();
             let (record, phase) = (job.record.as_deref(), progress.phase());
             strata_run::output::record_the_stop(record, &command, &options, phase, &reason);
             return Ok(interrupt::exit_code());
