@@ -14,13 +14,13 @@ use anyhow::{bail, Context};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use strata_core::recording::{Header, RecordingWriter};
 use strata_core::units::format_size;
 use strata_io::target::{self, Preparation, TargetKind, TemporaryFile};
 use strata_io::EngineKind;
 use strata_observe::background::BackgroundSampler;
 use strata_probe::blockdev::{self, BlockDevice};
 use strata_probe::collectors::{all_os_collectors, DeviceFilter};
+use strata_recording::{Header, Kind, Record, RecordingWriter};
 
 /// What to measure.
 #[derive(Clone, Debug)]
@@ -251,7 +251,7 @@ impl Calibration {
         let verdict = crate::verdict::judge(&points, self.config.direct);
         let summary = Summary::of(&points, self.config.lat_target_us, verdict);
         if let Some(writer) = recording.as_mut() {
-            writer.write("summary", &summary)?;
+            writer.write(&Record::Summary(summary.clone()))?;
         }
         let interrupted = interrupt.load(Ordering::Relaxed) || points.iter().any(|p| p.interrupted);
         Ok(CalibrationOutcome {
@@ -351,7 +351,7 @@ impl Calibration {
         let Some(path) = &self.config.record else {
             return Ok(None);
         };
-        let mut header = Header::new("calibrate", self.config.command.clone());
+        let mut header = Header::new(Kind::Calibrate, self.config.command.clone());
         header.options = self.config.options.clone();
         header.environment = serde_json::json!({ "target": description });
         Ok(Some(RecordingWriter::create(path, &header)?))

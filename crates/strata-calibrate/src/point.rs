@@ -277,7 +277,7 @@ fn merge(
         .enumerate()
         .map(|(index, group)| {
             let mine: Vec<&WorkerOutcome> = outcomes.iter().filter(|o| o.group == index).collect();
-            GroupResult::from_outcomes(group, &mine, seconds)
+            crate::result::group_result(group, &mine, seconds)
         })
         .collect();
     let total_requests: u64 = groups.iter().map(|group| group.all.requests).sum();
@@ -374,7 +374,7 @@ fn verify(groups: &[GroupResult], device: &DeviceFigures, direct: bool) -> Verif
         device_read_bytes: device.read_bytes,
         engine_write_bytes,
         device_write_bytes: device.write_bytes,
-        verdict,
+        verdict: verdict.to_string(),
         note,
     }
 }
@@ -460,9 +460,9 @@ fn outlier_records(spec: &PointSpec, outcomes: &[WorkerOutcome]) -> Vec<OutlierR
                     t_s,
                     group: group.label.clone(),
                     operation: if operation == Operation::Read {
-                        "read"
+                        "read".to_string()
                     } else {
-                        "write"
+                        "write".to_string()
                     },
                     offset_bytes,
                     size_bytes,

@@ -1,320 +1,52 @@
-//! What a point measured and what a calibration concluded, in the shapes
-//! the table, the JSON document, the CSV files and the Recording print.
-//! Every field name carries its unit (`_us`, `_bytes`, `_per_s`, `_pct`).
+//! What a point measured, from its workers' tallies, in the shapes of
+//! strata-recording's calibrate types (the table, the JSON document, the
+//! CSV files and the Recording print those).
 //!
 //! Not for: measuring; the numbers come from `point`.
 
-use crate::spec::{GroupSpec, MatrixCell, SyncMode};
+use crate::spec::GroupSpec;
 use crate::worker::{Tally, WorkerOutcome};
-use serde::Serialize;
-use strata_core::histogram::{LatencyHistogram, LatencySummary};
 use strata_core::units::mb_per_s;
-use strata_core::verdict::Verdict;
 pub use strata_probe::diskstats::IostatFigures as DeviceFigures;
+pub use strata_recording::calibrate::{
+    per_second, Best, CpuFigures, GroupHistograms, GroupResult, LatencyTargetResult, OpFigures,
+    OutlierRecord, PointResult, SecondSample, Summary, Verification,
+};
 
-/// Requests, throughput and latency of one operation (or of all of them).
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct OpFigures {
-    pub requests: u64,
-    pub bytes: u64,
-    pub iops: f64,
-    pub mb_per_s: f64,
-    #[serde(flatten)]
-    pub latency: LatencySummary,
-}
-
-impl OpFigures {
-    pub fn from_tally(tally: &Tally, seconds: f64) -> Self {
-        OpFigures {
-            requests: tally.requests,
-            bytes: tally.bytes,
-            iops: per_second(tally.requests, seconds),
-            mb_per_s: mb_per_s(tally.bytes, seconds),
-            latency: tally.latency.summary(),
-        }
+/// Requests, throughput and latency of one operation over `seconds`.
+pub fn op_figures(tally: &Tally, seconds: f64) -> OpFigures {
+    OpFigures {
+        requests: tally.requests,
+        bytes: tally.bytes,
+        iops: per_second(tally.requests, seconds),
+        mb_per_s: mb_per_s(tally.bytes, seconds),
+        latency: tally.latency.summary(),
     }
 }
 
-pub fn per_second(count: u64, seconds: f64) -> f64 {
-    if seconds > 0.0 {
-        count as f64 / seconds
-    } else {
-        0.0
+/// One group's figures from its workers' outcomes over `seconds`.
+pub fn group_result(spec: &GroupSpec, outcomes: &[&WorkerOutcome], seconds: f64) -> GroupResult {
+    let mut reads = Tally::default();
+    let mut writes = Tally::default();
+    for outcome in outcomes {
+        reads.merge(&outcome.reads);
+        writes.merge(&outcome.writes);
     }
-}
-
-/// Histograms kept for the Recording (lossless, mergeable).
-#[derive(Clone, Debug, Default)]
-pub struct GroupHistograms {
-    pub read: LatencyHistogram,
-    pub write: LatencyHistogram,
-}
-
-#[derive(Clone, Debug, Serialize)]
-pub struct GroupResult {
-    pub label: String,
-    pub rw: &'static str,
-    pub block_size_bytes: u32,
-    pub queue_depth: usize,
-    pub jobs: usize,
-    pub sync: SyncMode,
-    /// Reads and writes together.
-    pub all: OpFigures,
-    pub reads: OpFigures,
-    pub writes: OpFigures,
-    #[serde(skip)]
-    pub histograms: GroupHistograms,
-}
-
-impl GroupResult {
-    pub fn from_outcomes(spec: &GroupSpec, outcomes: &[&WorkerOutcome], seconds: f64) -> Self {
-        let mut reads = Tally::default();
-        let mut writes = Tally::default();
-        for outcome in outcomes {
-            reads.merge(&outcome.reads);
-            writes.merge(&outcome.writes);
-        }
-        let mut all = reads.clone();
-        all.merge(&writes);
-        GroupResult {
-            label: spec.label.clone(),
-            rw: spec.rw_name(),
-            block_size_bytes: spec.block_size_bytes,
-            queue_depth: spec.queue_depth,
-            jobs: spec.jobs,
-            sync: spec.sync,
-            all: OpFigures::from_tally(&all, seconds),
-            reads: OpFigures::from_tally(&reads, seconds),
-            writes: OpFigures::from_tally(&writes, seconds),
-            histograms: GroupHistograms {
-                read: reads.latency,
-                write: writes.latency,
-            },
-        }
-    }
-
-    /// Large streams measure bandwidth; everything else measures IOPS.
-    pub fn is_large(&self) -> bool {
-        self.label == "large"
-    }
-}
-
-/// strata's own CPU time over the measured window (all threads).
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct CpuFigures {
-    pub user_s: f64,
-    pub system_s: f64,
-    pub user_us_per_io: f64,
-    pub system_us_per_io: f64,
-}
-
-/// strata's count of its own requests against the device's counters.
-#[derive(Clone, Debug, Serialize)]
-pub struct Verification {
-    pub device: String,
-    pub engine_read_requests: u64,
-    pub device_read_requests: u64,
-    pub engine_write_requests: u64,
-    pub device_write_requests: u64,
-    pub engine_read_bytes: u64,
-    pub device_read_bytes: u64,
-    pub engine_write_bytes: u64,
-    pub device_write_bytes: u64,
-    /// `consistent`, `device_saw_less` or `device_saw_more`, `not_checked`
-    /// (buffered I/O) or `nothing_to_check` (no I/O completed), with the
-    /// reason in `note`.
-    pub verdict: &'static str,
-    pub note: String,
-}
-
-/// One second of the measured window, all groups together.
-#[derive(Clone, Debug, Serialize)]
-pub struct SecondSample {
-    pub t_s: u64,
-    pub read_iops: u64,
-    pub write_iops: u64,
-    pub read_mb_per_s: f64,
-    pub write_mb_per_s: f64,
-    pub lat_mean_us: f64,
-    pub lat_max_us: f64,
-}
-
-#[derive(Clone, Debug, Serialize)]
-pub struct OutlierRecord {
-    pub t_s: f64,
-    pub group: String,
-    pub operation: &'static str,
-    pub offset_bytes: u64,
-    pub size_bytes: u32,
-    pub lat_us: f64,
-}
-
-#[derive(Clone, Debug, Serialize)]
-pub struct PointResult {
-    pub name: String,
-    pub cell: Option<MatrixCell>,
-    /// Stopped early by Ctrl-C or an error.
-    pub interrupted: bool,
-    pub window_s: f64,
-    pub groups: Vec<GroupResult>,
-    pub cpu: CpuFigures,
-    pub devices: Vec<DeviceFigures>,
-    pub verification: Option<Verification>,
-    pub per_second: Vec<SecondSample>,
-    /// I/Os at or over `--outlier`.
-    pub outliers: Vec<OutlierRecord>,
-    /// I/Os at or over the floor (`--outlier` or 100 ms, whichever is
-    /// less): the Recording's `io_outlier` events.
-    #[serde(skip)]
-    pub slow_ios: Vec<OutlierRecord>,
-    /// I/Os at or over the floor counted but not kept.
-    pub outliers_dropped: u64,
-    pub errors: Vec<String>,
-}
-
-impl PointResult {
-    pub fn total_requests(&self) -> u64 {
-        self.groups.iter().map(|group| group.all.requests).sum()
-    }
-
-    /// IOPS of the small-I/O groups (everything but large streams).
-    pub fn small_iops(&self) -> f64 {
-        self.small_groups().map(|group| group.all.iops).sum()
-    }
-
-    pub fn mb_per_s(&self) -> f64 {
-        self.groups.iter().map(|group| group.all.mb_per_s).sum()
-    }
-
-    pub fn small_groups(&self) -> impl Iterator<Item = &GroupResult> {
-        self.groups.iter().filter(|group| !group.is_large())
-    }
-
-    /// Latency of all small-I/O requests of the point together.
-    pub fn small_latency(&self) -> LatencyHistogram {
-        let mut merged = LatencyHistogram::new();
-        for group in self.small_groups() {
-            merged.merge(&group.histograms.read);
-            merged.merge(&group.histograms.write);
-        }
-        merged
-    }
-}
-
-/// A best point and its figure.
-#[derive(Clone, Debug, Serialize, PartialEq)]
-pub struct Best {
-    pub point: String,
-    pub value: f64,
-    pub unit: &'static str,
-}
-
-#[derive(Clone, Debug, Serialize)]
-pub struct LatencyTargetResult {
-    pub lat_target_us: f64,
-    /// The highest small-I/O IOPS of a point whose small-I/O p99 met the target.
-    pub best: Option<Best>,
-    pub p99_us: Option<f64>,
-}
-
-/// The CALIBRATE_IO / ORION summary.
-#[derive(Clone, Debug, Serialize)]
-pub struct Summary {
-    pub max_iops: Option<Best>,
-    pub max_mb_per_s: Option<Best>,
-    pub min_latency: Option<Best>,
-    pub iops_under_latency_target: LatencyTargetResult,
-    /// The small-I/O-only point with the most IOPS per unit of mean latency
-    /// (Kleinrock's "power"): past it, more queue buys latency, not IOPS.
-    pub knee: Option<Best>,
-    /// Valid, not a storage result, or failed (`verdict::judge`).
-    pub verdict: Verdict,
-}
-
-fn best_by(
-    points: &[PointResult],
-    unit: &'static str,
-    figure: impl Fn(&PointResult) -> Option<f64>,
-    prefer_low: bool,
-) -> Option<Best> {
-    points
-        .iter()
-        .filter_map(|point| figure(point).map(|value| (point, value)))
-        .filter(|(_, value)| value.is_finite() && *value > 0.0)
-        .max_by(|a, b| {
-            let order = a.1.total_cmp(&b.1);
-            if prefer_low {
-                order.reverse()
-            } else {
-                order
-            }
-        })
-        .map(|(point, value)| Best {
-            point: point.name.clone(),
-            value,
-            unit,
-        })
-}
-
-impl Summary {
-    /// The summary of `points`, with the verdict judged on them
-    /// (`verdict::judge`).
-    pub fn of(points: &[PointResult], lat_target_us: f64, verdict: Verdict) -> Summary {
-        let small_only = |point: &PointResult| point.groups.iter().all(|group| !group.is_large());
-        let has_small =
-            |point: &PointResult| point.small_groups().any(|group| group.all.requests > 0);
-        let max_iops = best_by(
-            points,
-            "IOPS",
-            |p| has_small(p).then(|| p.small_iops()),
-            false,
-        );
-        let max_mb_per_s = best_by(points, "MB/s", |p| Some(p.mb_per_s()), false);
-        let min_latency = best_by(
-            points,
-            "us (mean)",
-            |p| has_small(p).then(|| p.small_latency().mean_ns() / 1e3),
-            true,
-        );
-        let meets_target = |point: &PointResult| {
-            let p99_us = point.small_latency().percentile_ns(99.0) as f64 / 1e3;
-            (has_small(point) && p99_us <= lat_target_us).then(|| point.small_iops())
-        };
-        let under_target = best_by(points, "IOPS", meets_target, false);
-        let p99_us = under_target.as_ref().and_then(|best| {
-            let point = points.iter().find(|point| point.name == best.point)?;
-            Some(point.small_latency().percentile_ns(99.0) as f64 / 1e3)
-        });
-        let knee = best_by(
-            points,
-            "IOPS",
-            |p| {
-                let mean_ns = p.small_latency().mean_ns();
-                (small_only(p) && has_small(p) && mean_ns > 0.0).then(|| p.small_iops() / mean_ns)
-            },
-            false,
-        )
-        .map(|best| {
-            let point = points
-                .iter()
-                .find(|point| point.name == best.point)
-                .expect("found above");
-            Best {
-                value: point.small_iops(),
-                ..best
-            }
-        });
-        Summary {
-            max_iops,
-            max_mb_per_s,
-            min_latency,
-            iops_under_latency_target: LatencyTargetResult {
-                lat_target_us,
-                best: under_target,
-                p99_us,
-            },
-            knee,
-            verdict,
-        }
+    let mut all = reads.clone();
+    all.merge(&writes);
+    GroupResult {
+        label: spec.label.clone(),
+        rw: spec.rw_name().to_string(),
+        block_size_bytes: spec.block_size_bytes,
+        queue_depth: spec.queue_depth,
+        jobs: spec.jobs,
+        sync: spec.sync,
+        all: op_figures(&all, seconds),
+        reads: op_figures(&reads, seconds),
+        writes: op_figures(&writes, seconds),
+        histograms: GroupHistograms {
+            read: reads.latency,
+            write: writes.latency,
+        },
     }
 }

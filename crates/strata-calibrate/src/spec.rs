@@ -7,6 +7,8 @@
 
 use serde::Serialize;
 use std::time::Duration;
+use strata_core::units::serialize_seconds;
+pub use strata_recording::calibrate::{MatrixCell, SyncMode};
 
 /// Where in the target's range the offsets of a random group fall.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -35,30 +37,6 @@ pub enum AccessPattern {
     },
     /// Each job streams from its own start point, wrapping at the range end.
     Sequential,
-}
-
-/// How writes are made durable.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum SyncMode {
-    None,
-    /// The target is opened with O_DSYNC.
-    Dsync,
-    /// Each write is followed by fdatasync and completes with it.
-    Fdatasync,
-}
-
-impl SyncMode {
-    pub const NAMES: &'static [&'static str] = &["none", "dsync", "fdatasync"];
-
-    pub fn parse(name: &str) -> Option<Self> {
-        match name {
-            "none" => Some(SyncMode::None),
-            "dsync" | "o_dsync" => Some(SyncMode::Dsync),
-            "fdatasync" => Some(SyncMode::Fdatasync),
-            _ => None,
-        }
-    }
 }
 
 /// One kind of load inside a point.
@@ -103,15 +81,6 @@ impl GroupSpec {
     }
 }
 
-/// Where a point sits in an ORION matrix.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-pub struct MatrixCell {
-    /// Outstanding small I/Os.
-    pub small_outstanding: usize,
-    /// Concurrent large-I/O streams.
-    pub large_streams: usize,
-}
-
 /// One measurement: groups that run together for one window.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct PointSpec {
@@ -126,16 +95,12 @@ pub struct PointSpec {
 pub enum StopRule {
     /// Run `ramp` unmeasured, then measure for `duration`.
     Timed {
-        #[serde(rename = "ramp_s", serialize_with = "seconds")]
+        #[serde(rename = "ramp_s", serialize_with = "serialize_seconds")]
         ramp: Duration,
-        #[serde(rename = "duration_s", serialize_with = "seconds")]
+        #[serde(rename = "duration_s", serialize_with = "serialize_seconds")]
         duration: Duration,
     },
     /// Complete exactly `ios` requests per group (split over its jobs), all
     /// measured; the elapsed time is the result.
     Count { ios: u64 },
-}
-
-fn seconds<S: serde::Serializer>(duration: &Duration, serializer: S) -> Result<S::Ok, S::Error> {
-    serializer.serialize_f64(duration.as_secs_f64())
 }

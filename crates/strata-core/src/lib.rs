@@ -1,8 +1,8 @@
 //! strata-core: what every strata command shares — units and their printing,
-//! latency histograms, and the Recording format.
+//! latency histograms, metrics, verdicts.
 //!
-//! Not for: measuring anything or talking to a database; it does no I/O
-//! except reading and writing recordings.
+//! Not for: measuring anything, talking to a database, or the Recording
+//! (strata-recording); it does no I/O.
 
 pub mod fuzz;
 pub mod histogram;
@@ -10,7 +10,6 @@ pub mod input;
 pub mod metrics;
 pub mod note;
 pub mod random;
-pub mod recording;
 pub mod time;
 pub mod units;
 pub mod verdict;

@@ -95,6 +95,23 @@ fn scaled_integer(number: &str, multiplier: u64) -> Option<(u128, bool)> {
 }
 
 /// Parses a size in bytes (see the module doc for the rules).
+/// Serializes a duration as seconds, a number: for fields named `…_s`.
+pub fn serialize_seconds<S: serde::Serializer>(
+    duration: &Duration,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    serializer.serialize_f64(duration.as_secs_f64())
+}
+
+/// Serializes a range of durations as `[from, to]` seconds, or null.
+pub fn serialize_seconds_range<S: serde::Serializer>(
+    range: &Option<(Duration, Duration)>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    let seconds = range.map(|(from, to)| [from.as_secs_f64(), to.as_secs_f64()]);
+    serde::Serialize::serialize(&seconds, serializer)
+}
+
 pub fn parse_size(input: &str) -> Result<u64, UnitError> {
     let trimmed = input.trim();
     let (number, suffix) = split_number(trimmed);

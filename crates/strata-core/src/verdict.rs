@@ -18,6 +18,9 @@ pub enum Verdict {
     NotAStorageResult { reasons: Vec<Reason> },
     /// The run went wrong: its figures are not one run's.
     Failed { causes: Vec<String> },
+    /// Made before strata gave verdicts (a version 1 Recording): nothing
+    /// was judged.
+    NotRecorded,
 }
 
 /// One reason a run is not a storage result: a stable code and the
@@ -50,12 +53,18 @@ impl Verdict {
         }
     }
 
-    /// `valid`, `not a storage result` or `failed`.
+    /// What a Recording made before strata gave verdicts holds.
+    pub fn not_recorded() -> Verdict {
+        Verdict::NotRecorded
+    }
+
+    /// `valid`, `not a storage result`, `failed` or `not recorded`.
     pub fn name(&self) -> &'static str {
         match self {
             Verdict::Valid => "valid",
             Verdict::NotAStorageResult { .. } => "not a storage result",
             Verdict::Failed { .. } => "failed",
+            Verdict::NotRecorded => "not recorded",
         }
     }
 
@@ -67,6 +76,7 @@ impl Verdict {
                 reasons.iter().map(|reason| reason.text.as_str()).collect()
             }
             Verdict::Failed { causes } => causes.iter().map(String::as_str).collect(),
+            Verdict::NotRecorded => vec!["a Recording made before strata gave verdicts"],
         }
     }
 

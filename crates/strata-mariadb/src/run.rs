@@ -200,14 +200,16 @@ fn run_on(
             command: &config.command,
             options: &config.options,
             environment: serde_json::to_value(&environment)?,
-            load: Some(serde_json::to_value(&setup.load)?),
+            load: Some(setup.load.clone()),
             database_counters: figures
                 .innodb
                 .as_ref()
-                .map(|innodb| serde_json::to_value(&innodb.counters))
-                .transpose()?,
+                .map(|innodb| innodb.counters.clone()),
             samples: &samples,
-            result: serde_json::to_value(&figures)?,
+            engine_figures: Some(serde_json::json!({
+                "innodb": figures.innodb,
+                "reads": figures.reads,
+            })),
             figures: &figures.run,
             outcome: &measured.outcome,
         };

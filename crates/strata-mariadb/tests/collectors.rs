@@ -10,6 +10,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 use strata_core::metrics::{Collected, Collector, Metric, MetricKind};
 use strata_mariadb::collector::MariaDbCollector;
+use strata_recording::names::mariadb;
 
 const MACHINE_URL: &str = "mysql://root@127.0.0.1:3306/test";
 const START_HINT: &str =
@@ -141,17 +142,17 @@ fn mariadb_counters_move_with_commits_and_reads() {
         "innodb_os_log_fsyncs is reported exactly when the server has it"
     );
     for name in [
-        "innodb_data_reads",
-        "innodb_data_read_bytes",
-        "innodb_pages_read",
+        mariadb::DATA_READS,
+        mariadb::DATA_READ_BYTES,
+        mariadb::PAGES_READ,
         "innodb_data_writes",
         "innodb_data_written_bytes",
         "innodb_data_fsyncs",
-        "innodb_buffer_pool_reads",
-        "innodb_buffer_pool_read_requests",
-        "innodb_log_writes",
-        "innodb_os_log_written_bytes",
-        "com_commit",
+        mariadb::BUFFER_POOL_READS,
+        mariadb::BUFFER_POOL_READ_REQUESTS,
+        mariadb::LOG_WRITES,
+        mariadb::LOG_WRITTEN_BYTES,
+        mariadb::COMMITS,
         "questions",
     ] {
         let metric = before

@@ -10,8 +10,8 @@ use common::*;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
-use strata_core::recording::Recording;
 use strata_mariadb::{run, MariaDbServer, ThrowawayServer};
+use strata_recording::{Kind, Record, Recording};
 use strata_run::outcome::RunObserver;
 use strata_slob::load::LoadProgress;
 use strata_testkit::observer::Quiet;
@@ -63,7 +63,7 @@ fn a_read_run_on_a_throwaway_server_reads_one_page_per_key_from_the_device() {
     let figures = outcome.figures.as_ref().unwrap();
     let innodb = figures.innodb.as_ref().expect("InnoDB counters");
     let reads = figures.reads.as_ref().unwrap();
-    let selects = figures.run.workload.operations["select"].count;
+    let selects = figures.run.workload.operations["select"].latency.count;
     eprintln!(
         "selects {selects}, rows {}, pages read {}, InnoDB read requests {}, device read requests {}, bytes InnoDB {} device {}",
         figures.run.workload.rows_selected, innodb.pages_read, innodb.read_requests,
@@ -113,26 +113,19 @@ fn a_read_run_on_a_throwaway_server_reads_one_page_per_key_from_the_device() {
 
 fn check_recording(path: &std::path::Path) {
     let recording = Recording::read(path).unwrap();
-    assert_eq!(recording.header.kind, "run");
-    assert_eq!(recording.header.environment["engine"], "mariadb");
-    let layers: Vec<&str> = recording
-        .records_of("sample")
-        .filter_map(|record| record["layer"].as_str())
-        .collect();
-    for layer in ["workload", "window_device", "window_database", "mariadb"] {
-        assert!(layers.contains(&layer), "no {layer} sample: {layers:?}");
+    assert_eq!(recording.header.kind, Kind::Run);
+    assert_eq!(recording.environment.engine.as_deref(), Some("mariadb"));
+    let types: Vec<&str> = recording.records().map(Record::type_name).collect();
+    for record in ["run_second", "window_device", "window_database", "layers"] {
+        assert!(types.contains(&record), "no {record} record: {types:?}");
     }
-    let result = recording
-        .records_of("result")
-        .next()
-        .expect("a result record");
-    assert!(
-        result["result"]["innodb"]["read_requests"]
-            .as_f64()
-            .unwrap()
-            > 0.0
-    );
-    assert!(result["histograms"]["select_lat_ns_hdr"].as_str().is_some());
+    assert!(recording
+        .layers()
+        .any(|sample| sample.values("mariadb").is_some()));
+    let result = recording.run_result().expect("a run_result record");
+    let engine = result.engine_figures.as_ref().expect("InnoDB's figures");
+    assert!(engine["innodb"]["read_requests"].as_f64().unwrap() > 0.0);
+    assert!(!result.histograms.select_lat_ns_hdr.is_empty());
 }
 
 #[test]
@@ -163,7 +156,7 @@ fn updates_write_and_sync_the_redo_log_scans_run_and_the_server_goes_away() {
         setup.layout
     );
     let figures = outcome.figures.unwrap();
-    assert!(figures.run.workload.operations["scan"].count > 0);
+    assert!(figures.run.workload.operations["scan"].latency.count > 0);
     let innodb = figures.innodb.unwrap();
     eprintln!(
         "commits {}, log writes {}, log bytes {}, data fsyncs {}, log fsyncs {:?}",
@@ -173,7 +166,7 @@ fn updates_write_and_sync_the_redo_log_scans_run_and_the_server_goes_away() {
         innodb.data_fsyncs,
         innodb.log_fsyncs
     );
-    let commits = figures.run.workload.operations["commit"].count as f64;
+    let commits = figures.run.workload.operations["commit"].latency.count as f64;
     assert!(commits > 10.0, "{commits}");
     // A commit finishing across an edge counts on one side only.
     assert!(
@@ -189,7 +182,7 @@ fn updates_write_and_sync_the_redo_log_scans_run_and_the_server_goes_away() {
     assert!(syncs > 0.0, "{innodb:?}");
     assert_eq!(
         figures.run.workload.rows_updated,
-        4 * figures.run.workload.operations["update"].count
+        4 * figures.run.workload.operations["update"].latency.count
     );
 
     drop(server);

@@ -5,41 +5,10 @@
 //!
 //! Not for: printing or storing samples.
 
-use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 use std::time::Instant;
 use strata_core::metrics::{Collected, Collector, Metric, MetricKind};
-
-/// One layer in one sample.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "status", rename_all = "snake_case")]
-pub enum LayerSample {
-    /// Raw values, and the per-second rate of each counter by series key
-    /// (absent in the first sample, which has nothing to compare with).
-    Values {
-        metrics: Vec<Metric>,
-        rates: BTreeMap<String, f64>,
-    },
-    Absent {
-        reason: String,
-    },
-    /// The collector failed this time (a database went away…).
-    Failed {
-        error: String,
-    },
-}
-
-/// Every layer at one moment.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Sample {
-    /// Seconds since the first sample.
-    pub t_s: f64,
-    /// Wall-clock time, Unix seconds.
-    pub unix_s: f64,
-    /// Seconds since the previous sample (0 for the first).
-    pub interval_s: f64,
-    pub layers: BTreeMap<String, LayerSample>,
-}
+pub use strata_recording::layers::{LayerSample, Sample};
 
 pub struct Sampler {
     collectors: Vec<Box<dyn Collector>>,

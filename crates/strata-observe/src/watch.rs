@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use strata_core::input;
 use strata_core::metrics::Collector;
-use strata_core::recording::RecordingWriter;
+use strata_recording::RecordingWriter;
 
 /// The options of one `strata observe`.
 #[derive(clap::Args, Clone, Debug, Default)]

@@ -128,7 +128,9 @@ fn with_reasons(mut figures: DatabaseFigures, version_num: u32) -> DatabaseFigur
     ];
     for (field, is_absent, reason) in absent {
         if is_absent {
-            figures.unavailable.insert(field, reason.clone());
+            figures
+                .unavailable
+                .insert(field.to_string(), reason.clone());
         }
     }
     figures

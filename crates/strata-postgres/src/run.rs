@@ -480,14 +480,13 @@ fn write_recording(
         command: &config.command,
         options: &config.options,
         environment: serde_json::to_value(environment)?,
-        load: load.map(serde_json::to_value).transpose()?,
+        load: load.cloned(),
         database_counters: figures
             .database
             .as_ref()
-            .map(|database| serde_json::to_value(&database.counters))
-            .transpose()?,
+            .map(|database| database.counters.clone()),
         samples,
-        result: serde_json::to_value(figures)?,
+        engine_figures: None,
         figures,
         outcome,
     };

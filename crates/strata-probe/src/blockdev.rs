@@ -7,51 +7,14 @@
 //! [`crate::safety`]).
 
 use anyhow::{anyhow, Context};
-use serde::Serialize;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
+pub use strata_recording::device::{BlockDevice, DeviceKind};
 
 const SYS_DEV_BLOCK: &str = "/sys/dev/block";
 const SECTOR_BYTES: u64 = 512;
 const LOOP_MAJOR: u32 = 7;
-
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum DeviceKind {
-    Disk,
-    Partition {
-        parent: String,
-    },
-    DeviceMapper {
-        dm_name: String,
-    },
-    Md {
-        level: String,
-        chunk_bytes: u64,
-        raid_disks: u32,
-    },
-    Loop {
-        backing_file: Option<String>,
-    },
-}
-
-/// A block device as sysfs describes it. Queue attributes of a partition are
-/// those of its disk; attributes a kernel does not expose are `None`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct BlockDevice {
-    pub name: String,
-    pub major: u32,
-    pub minor: u32,
-    pub kind: DeviceKind,
-    pub size_bytes: u64,
-    pub rotational: Option<bool>,
-    pub logical_block_size: u32,
-    pub physical_block_size: u32,
-    pub read_ahead_kib: Option<u64>,
-    pub scheduler: Option<String>,
-    pub max_sectors_kib: Option<u64>,
-}
 
 /// The device with number `major:minor`, via `/sys/dev/block/MAJ:MIN`.
 pub fn device_by_number(major: u32, minor: u32) -> anyhow::Result<BlockDevice> {

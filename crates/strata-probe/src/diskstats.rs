@@ -9,6 +9,7 @@
 
 use anyhow::{bail, Context};
 use serde::Serialize;
+pub use strata_recording::device::IostatFigures;
 
 const DISKSTATS_PATH: &str = "/proc/diskstats";
 const SECTOR_BYTES: u64 = 512;
@@ -281,36 +282,12 @@ fn ratio(amount: f64, requests: u64) -> f64 {
     }
 }
 
-/// The iostat -x view of one device over an interval, ready to print or
-/// serialize: raw counts and the derived rates side by side.
-#[derive(Clone, Debug, Serialize)]
-pub struct IostatFigures {
-    pub device: String,
-    /// What the device is to the caller (`target`, `physical`, `data`, `wal`…).
-    pub role: &'static str,
-    pub read_requests: u64,
-    pub write_requests: u64,
-    pub flush_requests: u64,
-    pub read_bytes: u64,
-    pub write_bytes: u64,
-    pub r_per_s: f64,
-    pub w_per_s: f64,
-    pub read_mb_per_s: f64,
-    pub write_mb_per_s: f64,
-    pub rareq_sz_kib: f64,
-    pub wareq_sz_kib: f64,
-    pub r_await_ms: f64,
-    pub w_await_ms: f64,
-    pub aqu_sz: f64,
-    pub util_pct: f64,
-}
-
 impl DeviceDelta {
     /// The iostat -x view of this delta, labelled with the device's role.
-    pub fn figures(&self, role: &'static str) -> IostatFigures {
+    pub fn figures(&self, role: &str) -> IostatFigures {
         IostatFigures {
             device: self.device.clone(),
-            role,
+            role: role.to_string(),
             read_requests: self.read_requests,
             write_requests: self.write_requests,
             flush_requests: self.flush_requests,

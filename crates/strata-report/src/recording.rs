@@ -29,9 +29,9 @@ use anyhow::bail;
 use measured::Measured;
 use samples::Timeline;
 use std::path::Path;
-use strata_core::recording::Recording;
 use strata_core::verdict::Verdict;
 use strata_output::document::{Fact, Report, Section, Window};
+use strata_recording::{Environment, Kind, Recording};
 
 /// The default threshold for outliers and device await spikes, ms.
 pub const DEFAULT_OUTLIER_THRESHOLD_MS: f64 = 500.0;
@@ -63,13 +63,10 @@ pub fn report_from_recording(path: &Path, window: Option<Window>) -> anyhow::Res
 pub fn report_with(path: &Path, options: &ReportOptions) -> anyhow::Result<Report> {
     let (recording, timeline, length_s) = open(path, options)?;
     let file = path.display().to_string();
-    let mut report = match recording.header.kind.as_str() {
-        "run" => run_report(&recording, &timeline, options, length_s),
-        "calibrate" => calibrate_report(&recording, &timeline, options, length_s),
-        "observe" => observe_report(&recording, &timeline, options, length_s),
-        other => {
-            bail!("{file}: a recording of `strata {other}`, which strata report does not read")
-        }
+    let mut report = match recording.header.kind {
+        Kind::Run => run_report(&recording, &timeline, options, length_s),
+        Kind::Calibrate => calibrate_report(&recording, &timeline, options, length_s),
+        Kind::Observe => observe_report(&recording, &timeline, options, length_s),
     };
     report.source.files = vec![file];
     let verdict_first = usize::from(
@@ -92,17 +89,13 @@ pub fn figures_with(path: &Path, options: &ReportOptions) -> anyhow::Result<Wind
     let (recording, timeline, length_s) = open(path, options)?;
     let threshold_ms = threshold(options, &recording);
     let window = whole_unless(options.window, length_s);
-    let measured = match recording.header.kind.as_str() {
-        "run" => run_measured(&recording, &timeline, options, length_s).0,
-        "calibrate" => {
+    let measured = match recording.header.kind {
+        Kind::Run => run_measured(&recording, &timeline, options, length_s).0,
+        Kind::Calibrate => {
             let points = calibrate::points_in(calibrate::points(&recording), window);
             calibrate::measured(&recording, &timeline, &points, window, threshold_ms)
         }
-        "observe" => observe::measured(&recording, &timeline, window, threshold_ms),
-        other => bail!(
-            "{}: a recording of `strata {other}`, which has no measured figures to read",
-            path.display()
-        ),
+        Kind::Observe => observe::measured(&recording, &timeline, window, threshold_ms),
     };
     Ok(figures::window_figures(&measured))
 }
@@ -188,10 +181,11 @@ fn header_facts(recording: &Recording, length_s: f64) -> Vec<Fact> {
 /// `--outlier-threshold`, else the one the recording was made with
 /// (calibrate's `--outlier`, a run's chosen threshold), else 500 ms.
 fn threshold(options: &ReportOptions, recording: &Recording) -> f64 {
-    let recorded = recording.header.options["outlier_us"]
-        .as_f64()
-        .map(|us| us / 1e3)
-        .or_else(|| run::result(recording)?["outliers"]["threshold_ms"].as_f64());
+    let recorded = recording.options.outlier_us.map(|us| us / 1e3).or_else(|| {
+        run::result(recording)
+            .map(|result| result.outliers.threshold_ms)
+            .filter(|threshold_ms| *threshold_ms > 0.0)
+    });
     options
         .outlier_threshold_ms
         .or(recorded)
@@ -259,35 +253,29 @@ fn assemble(
 /// The run's verdict as its result record holds it: `valid`, `not a
 /// storage result: …` or `failed: …` with every reason or cause.
 fn run_verdict(recording: &Recording) -> Option<String> {
-    let result = recording.records_of("result").next()?;
-    Some(verdict_text(&result["result"]["verdict"]))
+    Some(verdict_text(&run::result(recording)?.verdict))
 }
 
 /// A calibration's verdict, from its summary record; `None` for one that
 /// has no summary (interrupted before its end).
 fn calibrate_verdict(recording: &Recording) -> Option<String> {
-    let summary = recording.records_of("summary").next()?;
-    Some(verdict_text(&summary["verdict"]))
+    Some(verdict_text(&recording.summary()?.verdict))
 }
 
 /// "valid", or the verdict's name and its reasons or causes.
-fn verdict_text(verdict: &serde_json::Value) -> String {
-    match serde_json::from_value::<Verdict>(verdict.clone()) {
-        Ok(Verdict::Valid) => "valid".into(),
-        Ok(verdict) => format!("{}: {}", verdict.name(), verdict.details().join("; ")),
-        Err(_) => "not recorded (a Recording made before strata gave verdicts)".into(),
+fn verdict_text(verdict: &Verdict) -> String {
+    match verdict {
+        Verdict::Valid => "valid".into(),
+        verdict => format!("{}: {}", verdict.name(), verdict.details().join("; ")),
     }
 }
 
 /// The `stopped` event of a run stopped before its sessions ran, as a line.
 fn stopped_before_the_sessions(recording: &Recording) -> Option<String> {
-    let event = recording
-        .records_of("event")
-        .find(|event| event["event"] == "stopped")?;
+    let stopped = recording.stopped()?;
     Some(format!(
         "the run was stopped while {} ({}): nothing was measured",
-        event["phase"].as_str().unwrap_or("starting"),
-        event["reason"].as_str().unwrap_or("no reason recorded")
+        stopped.phase, stopped.reason
     ))
 }
 
@@ -313,9 +301,7 @@ fn run_report(
         &measured,
         &run_window_meaning(recording, options),
     );
-    report
-        .about
-        .extend(run_facts(&recording.header.environment));
+    report.about.extend(run_facts(&recording.environment));
     let series = time_series::section(&timeline.within(measured.window), &measured, Vec::new());
     let latency = run_latency(recording, options);
     let mut report = assemble(report, &measured, vec![latency], series);
@@ -364,27 +350,28 @@ fn run_window_meaning(recording: &Recording, options: &ReportOptions) -> String 
     }
 }
 
-fn run_facts(environment: &serde_json::Value) -> Vec<Fact> {
-    let engine = match environment["engine"].as_str() {
+fn run_facts(environment: &Environment) -> Vec<Fact> {
+    let engine = match environment.engine.as_deref() {
         Some("sqlite") => "SQLite",
         Some("mariadb") => "MariaDB",
         _ => "PostgreSQL",
     };
-    let version = match environment["server_version"].as_str() {
-        Some(version) => version.to_string(),
-        None => environment["server_version_num"]
-            .as_u64()
+    let version = match &environment.server_version {
+        Some(version) => version.clone(),
+        None => environment
+            .server_version_num
             .map_or("?".to_string(), |number| {
                 format!("{}.{}", number / 10_000, number % 10_000)
             }),
     };
     let server = format!(
         "{engine} {version} ({})",
-        environment["server"].as_str().unwrap_or("")
+        environment.server.as_deref().unwrap_or("")
     );
-    let page_cache = environment["page_cache"]["method"]
-        .as_str()
-        .unwrap_or("unknown");
+    let page_cache = environment
+        .page_cache
+        .as_ref()
+        .map_or("unknown", |page_cache| page_cache.method());
     vec![
         Fact::new("database", server),
         Fact::new("page cache", page_cache.to_string()),
@@ -392,8 +379,8 @@ fn run_facts(environment: &serde_json::Value) -> Vec<Fact> {
 }
 
 fn run_latency(recording: &Recording, options: &ReportOptions) -> Section {
-    let latency = match recording.records_of("result").next() {
-        Some(record) => latency::run_section(record),
+    let latency = match recording.run_result() {
+        Some(result) => latency::run_section(result),
         None => Section::new("latency", "Latency").note("No result record: no latency histograms."),
     };
     match options.window {
@@ -428,13 +415,13 @@ fn calibrate_report(
             points.len()
         ),
     );
-    let target = &recording.header.environment["target"];
+    let target = recording.environment.target.as_ref();
     report.about.push(Fact::new(
         "target",
         format!(
             "{} ({})",
-            target["path"].as_str().unwrap_or("?"),
-            target["kind"].as_str().unwrap_or("?")
+            target.map_or("?", |target| target.path.as_str()),
+            target.map_or("?", |target| target.kind.as_str())
         ),
     ));
     let middle = vec![

@@ -178,6 +178,24 @@ fn mutated_recording(seed: &[u8], rng: &mut FastRng) -> Vec<u8> {
     }
 }
 
+/// The bytes of `fixture` (version 1) read and written again as version 2.
+fn version_two_of(fixture: &Path, scratch: &Path) -> Vec<u8> {
+    let path = scratch.join("version-2.strata");
+    let recording = strata_recording::Recording::read(fixture).unwrap();
+    recording.write_to(&path).unwrap();
+    let bytes = std::fs::read(&path).unwrap();
+    let first = String::from_utf8_lossy(&bytes);
+    assert!(
+        first.starts_with(&format!(
+            "{{\"format\":\"strata-recording\",\"version\":{}",
+            strata_recording::FORMAT_VERSION
+        )),
+        "{}",
+        &first[..80]
+    );
+    bytes
+}
+
 fn assert_no_crash(name: &str, report: &FuzzReport) {
     assert!(report.tried > 0);
     assert_eq!(
@@ -206,16 +224,24 @@ fn the_recording_reader_and_report_never_panic_on_mutated_recordings() {
             text,
             "{fixture:?}: every record written again the same reports the same"
         );
-        let name = fixture.file_name().unwrap().to_string_lossy().into_owned();
-        let report = run(
-            &format!("recording {name}"),
-            &FuzzBudget::from_env(150),
-            |rng| mutated_recording(&seed, rng),
-            |bytes| {
-                report_and_render(bytes, scratch.path());
-            },
+        let upgraded = version_two_of(&fixture, scratch.path());
+        assert_eq!(
+            report_and_render(&upgraded, scratch.path()),
+            text,
+            "{fixture:?}: written again as version 2, it reports the same"
         );
-        assert_no_crash(&name, &report);
+        let name = fixture.file_name().unwrap().to_string_lossy().into_owned();
+        for (version, seed) in [("1", &seed), ("2", &upgraded)] {
+            let report = run(
+                &format!("recording {name} (version {version})"),
+                &FuzzBudget::from_env(100),
+                |rng| mutated_recording(seed, rng),
+                |bytes| {
+                    report_and_render(bytes, scratch.path());
+                },
+            );
+            assert_no_crash(&name, &report);
+        }
     }
 }
 

@@ -6,14 +6,17 @@
 //! Not for: taking the snapshots (`edge`) or printing (`output`).
 
 use crate::edge::Edge;
-use crate::processes::{groups_between, server_ticks_between, ProcessGroupFigures};
+use crate::processes::{groups_between, server_ticks_between};
 use serde::Serialize;
-use std::collections::BTreeMap;
-use strata_core::histogram::{LatencyHistogram, LatencySummary};
+use strata_core::histogram::LatencyHistogram;
 use strata_core::verdict::Verdict;
 use strata_probe::collectors::DeviceFilter;
 use strata_probe::diskstats::{find, DeviceDelta, IostatFigures};
-use strata_slob::session::{RunOutcome, SecondCounts};
+pub use strata_recording::run::{
+    Absorption, CpuFigures, DatabaseFigures, OperationFigures, PageCacheHeld, RunFigures,
+    SessionFigures, WorkloadFigures,
+};
+use strata_slob::session::RunOutcome;
 
 /// PostgreSQL's block size; the data set is laid out one row per block.
 pub const BLOCK_BYTES: u64 = 8192;
@@ -66,158 +69,6 @@ impl RunDevices {
     }
 }
 
-#[derive(Clone, Debug, Serialize)]
-pub struct OperationFigures {
-    pub count: u64,
-    pub per_s: f64,
-    #[serde(flatten)]
-    pub latency: LatencySummary,
-}
-
-#[derive(Clone, Debug, Serialize)]
-pub struct WorkloadFigures {
-    pub loops: u64,
-    pub loops_per_s: f64,
-    pub sql_statements: u64,
-    pub sql_per_s: f64,
-    pub rows_selected: u64,
-    pub rows_updated: u64,
-    /// select, update, commit, scan.
-    pub operations: BTreeMap<&'static str, OperationFigures>,
-}
-
-#[derive(Clone, Debug, Serialize)]
-pub struct SessionFigures {
-    pub started: u32,
-    pub failed: u32,
-    pub alive_through_window: u32,
-    pub reconnects: u64,
-    /// When the first session lost the server (seconds from the start),
-    /// and why.
-    pub first_connection_lost: Option<(f64, String)>,
-    pub failures: Vec<String>,
-}
-
-/// What PostgreSQL itself counted (pg_stat_database, pg_stat_wal,
-/// pg_stat_io…). A figure this server version cannot give is absent, with
-/// its reason in `unavailable`, never 0.
-#[derive(Clone, Debug, Serialize)]
-pub struct DatabaseFigures {
-    /// Shared-buffer misses, in 8 KiB blocks (they include OS page-cache hits).
-    pub blocks_read: f64,
-    pub blocks_read_per_s: f64,
-    /// Read requests PostgreSQL issued for relations (18+: pg_stat_io
-    /// `reads`, summed over every backend type; a combined read of several
-    /// blocks is one request).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub read_requests: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub read_requests_per_s: Option<f64>,
-    /// Bytes of those requests (18+: pg_stat_io `read_bytes`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub read_bytes: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub read_mb_per_s: Option<f64>,
-    pub blocks_hit: f64,
-    pub buffer_hit_pct: f64,
-    pub commits: f64,
-    pub commits_per_s: f64,
-    pub wal_bytes: f64,
-    pub wal_mb_per_s: f64,
-    /// WAL write requests and syncs and their times: ≤17 pg_stat_wal, 18
-    /// pg_stat_io object 'wal'.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub wal_writes: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub wal_syncs: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub wal_write_time_ms: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub wal_sync_time_ms: Option<f64>,
-    /// blk_read_time: time backends spent reading blocks (track_io_timing).
-    pub block_read_time_ms: f64,
-    pub block_read_time_us_per_block: f64,
-    pub temp_files: f64,
-    pub temp_bytes: f64,
-    pub deadlocks: f64,
-    /// Why each absent figure is absent, by field name.
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    pub unavailable: BTreeMap<&'static str, String>,
-    /// Every counter's change over the window, by `view.column`.
-    pub counters: BTreeMap<String, f64>,
-}
-
-/// Blocks PostgreSQL read that never reached a device.
-#[derive(Clone, Debug, Serialize)]
-pub struct Absorption {
-    pub database_blocks_read: f64,
-    pub device_read_requests: u64,
-    pub device_read_bytes: u64,
-    /// Device read bytes expressed in 8 KiB blocks.
-    pub device_read_blocks: f64,
-    pub absorbed_blocks: f64,
-    pub absorbed_pct: f64,
-}
-
-#[derive(Clone, Debug, Serialize)]
-pub struct CpuFigures {
-    pub cpus: usize,
-    pub host_idle_pct: f64,
-    pub host_iowait_pct: f64,
-    /// CPU seconds of the server's processes.
-    pub server_cpu_s: f64,
-    /// CPU seconds of strata itself (all threads).
-    pub strata_cpu_s: f64,
-    /// The server's processes by backend type (io workers apart from the
-    /// backends they read for); empty for a server not on this machine.
-    pub server_processes: Vec<ProcessGroupFigures>,
-}
-
-#[derive(Clone, Debug, Serialize)]
-pub struct RunFigures {
-    pub window_s: f64,
-    pub interrupted: bool,
-    pub sessions: SessionFigures,
-    pub workload: WorkloadFigures,
-    pub database: Option<DatabaseFigures>,
-    pub devices: Vec<IostatFigures>,
-    pub absorption: Option<Absorption>,
-    pub cpu: CpuFigures,
-    /// Per second of the window: loops, selects, updates, scans.
-    pub per_second: Vec<SecondCounts>,
-    /// Reasons this is not (only) a storage result, or that figures are missing.
-    pub warnings: Vec<String>,
-    /// Block-layer bytes of the server, strata and every other process
-    /// (`/proc/PID/io`); `None` when no device of the run is on this machine.
-    pub tenants: Option<crate::tenants::TenantFigures>,
-    /// Valid, not a storage result, or failed: judged once the engine has
-    /// added what it knows (`verdict::judge`).
-    pub verdict: Verdict,
-    /// The page cache strata's memory cgroup held through the window,
-    /// beside its target; `None` without such a cgroup.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub page_cache_held: Option<PageCacheHeld>,
-    /// The statements at or over the outlier threshold, and which it is.
-    pub outliers: crate::outliers::OutlierFigures,
-    /// How long after the window began its start edge was taken, seconds:
-    /// a host too busy to take it on time measured another span.
-    pub start_edge_late_s: f64,
-}
-
-/// The page cache of the server's files (the cgroup's page cache less its
-/// shared memory), sampled each second of the window.
-#[derive(Clone, Debug, Serialize, PartialEq)]
-pub struct PageCacheHeld {
-    pub target_bytes: u64,
-    pub mean_bytes: u64,
-    pub max_bytes: u64,
-    pub samples: usize,
-    /// Seconds into the window when the cgroup's OOM kill count first grew
-    /// (to the second).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub first_oom_kill_s: Option<f64>,
-}
-
 /// `count` per second of `seconds`; 0 over no time.
 pub fn per_s(count: f64, seconds: f64) -> f64 {
     if seconds > 0.0 {
@@ -229,19 +80,21 @@ pub fn per_s(count: f64, seconds: f64) -> f64 {
 
 fn operation(histogram: &LatencyHistogram, seconds: f64) -> OperationFigures {
     OperationFigures {
-        count: histogram.count(),
         per_s: per_s(histogram.count() as f64, seconds),
         latency: histogram.summary(),
     }
 }
 
 fn workload(outcome: &RunOutcome, seconds: f64) -> WorkloadFigures {
-    let operations = BTreeMap::from([
-        ("select", operation(&outcome.select, seconds)),
-        ("update", operation(&outcome.update, seconds)),
-        ("commit", operation(&outcome.commit, seconds)),
-        ("scan", operation(&outcome.scan, seconds)),
-    ]);
+    let operations = [
+        ("select", &outcome.select),
+        ("update", &outcome.update),
+        ("commit", &outcome.commit),
+        ("scan", &outcome.scan),
+    ]
+    .into_iter()
+    .map(|(name, histogram)| (name.to_string(), operation(histogram, seconds)))
+    .collect();
     WorkloadFigures {
         loops: outcome.loops,
         loops_per_s: per_s(outcome.loops as f64, seconds),

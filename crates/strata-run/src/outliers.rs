@@ -12,27 +12,12 @@
 //! Not for: timing statements (strata-slob's tally), or the device's slow
 //! seconds (`strata report` reads those from the device samples).
 
-use serde::Serialize;
 use strata_core::histogram::LatencyHistogram;
-use strata_slob::session::{RunOutcome, StatementOutlier};
+pub use strata_recording::run::OutlierFigures;
+use strata_slob::session::RunOutcome;
 
 /// The threshold is at least this many times the window's p99.
 pub const P99_MULTIPLE: f64 = 10.0;
-
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct OutlierFigures {
-    pub threshold_ms: f64,
-    /// How the threshold was chosen, in words.
-    pub threshold_rule: String,
-    /// Statements faster than this were not kept: none under it can be
-    /// listed, in the run's output or in a report of its Recording.
-    pub floor_ms: f64,
-    /// Every statement in the window at or over the threshold, in the order
-    /// they finished.
-    pub statements: Vec<StatementOutlier>,
-    /// Statements at or over the floor that were counted but not kept.
-    pub dropped: u64,
-}
 
 /// The threshold, its rule and the statements over it.
 pub fn outliers(outcome: &RunOutcome) -> OutlierFigures {

@@ -11,13 +11,14 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
-use strata_core::recording::{Header, RecordingWriter};
 use strata_core::units::{format_latency_ns, format_size};
+use strata_recording::record::{RunHistograms, RunResult, Stopped, WindowDatabase, WindowDevice};
+use strata_recording::{Header, Kind, Record, RecordingWriter};
 use strata_slob::load::LoadReport;
 use strata_slob::session::RunOutcome;
 
 pub const JSON_SCHEMA: &str = "strata.run";
-pub const JSON_SCHEMA_VERSION: u32 = 1;
+pub const JSON_SCHEMA_VERSION: u32 = 2;
 
 #[derive(Serialize)]
 struct JsonDocument<'a> {
@@ -58,60 +59,62 @@ pub struct RunRecording<'a> {
     /// The environment as the engine describes it (its `engine` field says
     /// which).
     pub environment: serde_json::Value,
-    /// The `load` event's body, when the run loaded data.
-    pub load: Option<serde_json::Value>,
+    /// The data set the run loaded or kept.
+    pub load: Option<LoadReport>,
     /// Every database counter's change over the window (`window_database`);
     /// `None` for an engine without counters.
-    pub database_counters: Option<serde_json::Value>,
+    pub database_counters: Option<BTreeMap<String, f64>>,
     /// The layers sampled each second over the whole run.
     pub samples: &'a [strata_observe::sampler::Sample],
-    /// The result record's `result`: the figures, or an engine's superset.
-    pub result: serde_json::Value,
     pub figures: &'a RunFigures,
+    /// What only this engine counts, as it serializes it.
+    pub engine_figures: Option<serde_json::Value>,
     pub outcome: &'a RunOutcome,
 }
 
-/// Writes a run's Recording: header, load event, per-second workload,
-/// window device and database samples, the layers, and the result with the
-/// latency histograms.
+/// Writes a run's Recording: header, load, per-second workload, window
+/// device and database records, the layers, the statement outliers, and
+/// the result with the latency histograms.
 pub fn write_run_recording(path: &Path, recording: &RunRecording<'_>) -> anyhow::Result<()> {
-    let mut header = Header::new("run", recording.command.to_vec());
+    let mut header = Header::new(Kind::Run, recording.command.to_vec());
     header.options = recording.options.clone();
     header.environment = recording.environment.clone();
     let mut writer = RecordingWriter::create(path, &header)?;
     if let Some(load) = &recording.load {
-        writer.write("event", &serde_json::json!({"event": "load", "load": load}))?;
+        writer.write(&Record::Load(load.clone()))?;
     }
     let figures = recording.figures;
     for second in &figures.per_second {
-        writer.write(
-            "sample",
-            &serde_json::json!({"layer": "workload", "sample": second}),
-        )?;
+        writer.write(&Record::RunSecond(second.clone()))?;
     }
     for device in &figures.devices {
-        writer.write("sample", &serde_json::json!({"layer": "window_device", "interval_s": figures.window_s, "sample": device}))?;
+        writer.write(&Record::WindowDevice(WindowDevice {
+            point: None,
+            interval_s: figures.window_s,
+            device: device.clone(),
+        }))?;
     }
     if let Some(counters) = &recording.database_counters {
-        writer.write("sample", &serde_json::json!({"layer": "window_database", "interval_s": figures.window_s, "counters": counters}))?;
+        writer.write(&Record::WindowDatabase(WindowDatabase {
+            interval_s: figures.window_s,
+            counters: counters.clone(),
+        }))?;
     }
     for sample in recording.samples {
         strata_observe::record::write_sample(&mut writer, sample)?;
     }
     for outlier in &recording.outcome.outliers {
-        writer.write(
-            "event",
-            &serde_json::json!({"event": "statement_outlier", "outlier": outlier}),
-        )?;
+        writer.write(&Record::StatementOutlier(outlier.clone()))?;
     }
-    writer.write(
-        "result",
-        &serde_json::json!({"result": recording.result, "histograms": histograms(recording.outcome)}),
-    )
+    writer.write(&Record::RunResult(RunResult {
+        figures: figures.clone(),
+        engine_figures: recording.engine_figures.clone(),
+        histograms: histograms(recording.outcome),
+    }))
 }
 
 /// The Recording of a run stopped before its sessions ran (during the
-/// server's start or the load): the header, and one `stopped` event that
+/// server's start or the load): the header, and one `stopped` record that
 /// says in which phase and why, so that `strata report` says so instead of
 /// finding no file.
 pub fn write_stopped_recording(
@@ -121,13 +124,13 @@ pub fn write_stopped_recording(
     phase: &str,
     reason: &str,
 ) -> anyhow::Result<()> {
-    let mut header = Header::new("run", command.to_vec());
+    let mut header = Header::new(Kind::Run, command.to_vec());
     header.options = options.clone();
     let mut writer = RecordingWriter::create(path, &header)?;
-    writer.write(
-        "event",
-        &serde_json::json!({"event": "stopped", "phase": phase, "reason": reason}),
-    )
+    writer.write(&Record::Stopped(Stopped {
+        phase: phase.to_string(),
+        reason: reason.to_string(),
+    }))
 }
 
 /// Writes the stopped run's Recording to `record` unless it was not to
@@ -150,13 +153,13 @@ pub fn record_the_stop(
 }
 
 /// The sessions' latency histograms: HdrHistogram V2, base64, nanoseconds.
-pub fn histograms(outcome: &RunOutcome) -> serde_json::Value {
-    serde_json::json!({
-        "select_lat_ns_hdr": outcome.select.to_base64(),
-        "update_lat_ns_hdr": outcome.update.to_base64(),
-        "commit_lat_ns_hdr": outcome.commit.to_base64(),
-        "scan_lat_ns_hdr": outcome.scan.to_base64(),
-    })
+pub fn histograms(outcome: &RunOutcome) -> RunHistograms {
+    RunHistograms {
+        select_lat_ns_hdr: outcome.select.to_base64(),
+        update_lat_ns_hdr: outcome.update.to_base64(),
+        commit_lat_ns_hdr: outcome.commit.to_base64(),
+        scan_lat_ns_hdr: outcome.scan.to_base64(),
+    }
 }
 
 /// Whose bytes the devices moved: the server's processes, strata, others.
@@ -413,7 +416,7 @@ fn workload_text(figures: &RunFigures) -> String {
         "op", "count", "per s", "mean", "p50", "p90", "p99", "max"
     );
     for (name, operation) in &workload.operations {
-        if operation.count == 0 {
+        if operation.latency.count == 0 {
             continue;
         }
         let latency = &operation.latency;
@@ -421,7 +424,7 @@ fn workload_text(figures: &RunFigures) -> String {
             out,
             "  {:<8} {:>10} {:>10.1} {:>10} {:>10} {:>10} {:>10} {:>10}",
             name,
-            operation.count,
+            operation.latency.count,
             operation.per_s,
             latency_us(latency.lat_mean_us),
             latency_us(latency.lat_p50_us),

@@ -8,10 +8,10 @@
 //! Not for: PostgreSQL's own counters (`edge`), or the Recording's
 //! per-second process samples (strata-probe's process collector).
 
-use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 use strata_probe::collectors::{parse_proc_io, parse_schedstat};
 use strata_probe::cpu::{process_cpu_ticks, reaped_children_cpu_ticks, ticks_per_second};
+pub use strata_recording::run::ProcessGroupFigures;
 
 /// What one process had used at an edge.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -153,25 +153,6 @@ pub fn role_from_title(command_line: &str) -> Option<String> {
     named(rest)
         .or_else(|| rest.split_once(": ").and_then(|(_, after)| named(after)))
         .or_else(|| Some("client backend (not yet in pg_stat_activity)".to_string()))
-}
-
-/// One kind of server process over the window.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct ProcessGroupFigures {
-    /// `pg_stat_activity.backend_type` (`client backend`, `io worker`, …) or
-    /// `postmaster`.
-    pub backend_type: String,
-    pub processes: usize,
-    /// The processes exited before the end of the window (the sessions'
-    /// backends do): their CPU time and device reads are what the postmaster
-    /// collected from them as reaped children; their run-queue delay is lost.
-    pub exited: bool,
-    pub cpu_s: f64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub run_delay_ms: Option<f64>,
-    /// Bytes the processes read from devices (`/proc/PID/io` `read_bytes`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub device_read_bytes: Option<f64>,
 }
 
 /// Server CPU ticks used between two edges: processes alive at the end

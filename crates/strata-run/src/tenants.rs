@@ -13,10 +13,10 @@
 //! that started and ended inside the window is in neither snapshot, and a
 //! reaped child's bytes are its parent's (as the kernel adds them).
 
-use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 use strata_probe::collectors::parse_proc_io;
 use strata_probe::diskstats::IostatFigures;
+pub use strata_recording::run::{OtherProcess, TenantFigures};
 
 /// How many of the other processes are named, largest first.
 const NAMED_OTHERS: usize = 3;
@@ -72,32 +72,6 @@ fn process_bytes(pid: u32) -> Option<ProcessBytes> {
         read_bytes: field("read_bytes")?,
         write_bytes: field("write_bytes")?,
     })
-}
-
-/// One other process over the window.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct OtherProcess {
-    pub pid: u32,
-    pub name: String,
-    pub read_bytes: u64,
-    pub write_bytes: u64,
-    /// Its bytes as a share of all processes' bytes, percent.
-    pub share_pct: f64,
-}
-
-/// The window's block-layer bytes by whose they were.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct TenantFigures {
-    /// Bytes read and written by the run's devices (diskstats).
-    pub device_bytes: u64,
-    pub server_bytes: u64,
-    pub strata_bytes: u64,
-    /// Every other process's bytes (on any device).
-    pub other_bytes: u64,
-    /// Others' share of all processes' bytes (server, strata, others), percent.
-    pub other_share_pct: f64,
-    /// The largest other processes.
-    pub top_others: Vec<OtherProcess>,
 }
 
 /// Attributes the window's bytes; `server` holds the server's pids (seen
@@ -189,25 +163,6 @@ pub fn has_open_file_on(pid: u32, devices: &BTreeSet<String>) -> bool {
     })
 }
 
-impl TenantFigures {
-    /// `dd (pid 4242) 812.3 MB, cp (pid 77) 10.0 MB` — decimal MB.
-    pub fn named_others(&self) -> String {
-        self.top_others
-            .iter()
-            .map(|other| {
-                format!(
-                    "{} (pid {}) {:.1} MB, {:.1}%",
-                    other.name,
-                    other.pid,
-                    (other.read_bytes + other.write_bytes) as f64 / 1e6,
-                    other.share_pct
-                )
-            })
-            .collect::<Vec<_>>()
-            .join("; ")
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -231,7 +186,7 @@ mod tests {
     fn device(read_bytes: u64, write_bytes: u64) -> IostatFigures {
         IostatFigures {
             device: "vda".into(),
-            role: "data",
+            role: "data".to_string(),
             read_requests: 0,
             write_requests: 0,
             flush_requests: 0,

@@ -228,10 +228,10 @@ fn run_on(
             command: &config.command,
             options: &config.options,
             environment: serde_json::to_value(&environment)?,
-            load: Some(serde_json::to_value(&load)?),
+            load: Some(load.clone()),
             database_counters: None,
             samples: &samples,
-            result: serde_json::to_value(&figures)?,
+            engine_figures: None,
             figures: &figures,
             outcome: &measured.outcome,
         };

@@ -52,7 +52,7 @@ fn updates_write_and_sync_the_wal() {
         .figures
         .unwrap();
     let wal_after = std::fs::metadata(&wal).unwrap().len();
-    let commits = figures.workload.operations["commit"].count;
+    let commits = figures.workload.operations["commit"].latency.count;
     let writes: u64 = figures
         .devices
         .iter()
@@ -96,8 +96,14 @@ fn work_loops_are_exact_and_every_session_does_them() {
         .unwrap();
     assert_eq!(figures.workload.loops, 28);
     let operations = &figures.workload.operations;
-    assert_eq!(operations["select"].count + operations["update"].count, 28);
-    assert_eq!(operations["update"].count, operations["commit"].count);
+    assert_eq!(
+        operations["select"].latency.count + operations["update"].latency.count,
+        28
+    );
+    assert_eq!(
+        operations["update"].latency.count,
+        operations["commit"].latency.count
+    );
     assert_eq!(figures.sessions.started, 4);
     assert_eq!(figures.sessions.failed, 0);
     assert!(entries(parent.path()).is_empty());
@@ -153,9 +159,11 @@ fn an_interrupt_ends_the_run_early_and_still_removes_the_file() {
         vec![parent.path().join("run.strata")],
         "only the Recording stays"
     );
-    let recording =
-        strata_core::recording::Recording::read(&parent.path().join("run.strata")).unwrap();
-    assert_eq!(recording.header.kind, "run");
-    assert_eq!(recording.header.environment["engine"], "sqlite");
-    assert_eq!(recording.header.environment["server"], "database file");
+    let recording = strata_recording::Recording::read(&parent.path().join("run.strata")).unwrap();
+    assert_eq!(recording.header.kind, strata_recording::Kind::Run);
+    assert_eq!(recording.environment.engine.as_deref(), Some("sqlite"));
+    assert_eq!(
+        recording.environment.server.as_deref(),
+        Some("database file")
+    );
 }

@@ -11,12 +11,12 @@ use std::io::IsTerminal;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 use strata_core::metrics::Collector;
-use strata_core::recording::{Header, RecordingWriter};
 use strata_observe::watch::{self, ObserveRequest, Shape, Shown};
 use strata_output::args::{OutputArgs, Recording};
 use strata_output::render::Format;
 use strata_postgres::connect::ConnectionTarget;
 use strata_probe::collectors::{all_os_collectors, DeviceFilter};
+use strata_recording::{Header, Kind, RecordingWriter};
 
 #[derive(Args, Debug)]
 pub struct ObserveArgs {
@@ -114,7 +114,7 @@ fn collectors(args: &ObserveRequest) -> anyhow::Result<Vec<Box<dyn Collector>>> 
 }
 
 fn header(args: &ObserveRequest, interval: Duration) -> Header {
-    let mut header = Header::new("observe", crate::engines::redacted_command_line());
+    let mut header = Header::new(Kind::Observe, crate::engines::redacted_command_line());
     header.options = serde_json::json!({
         "interval_s": interval.as_secs_f64(),
         "count": args.count,

@@ -122,8 +122,8 @@ fn recording_holds_header_results_and_lossless_histograms() {
         ],
         dir.path(),
     );
-    let recording = strata_core::recording::Recording::read(&record).unwrap();
-    assert_eq!(recording.header.kind, "calibrate");
+    let recording = strata_recording::Recording::read(&record).unwrap();
+    assert_eq!(recording.header.kind, strata_recording::Kind::Calibrate);
     assert_eq!(recording.header.options["stop_rule"]["ios"], 500);
     assert_eq!(recording.header.options["outlier_us"], 500_000.0);
     assert_eq!(
@@ -144,17 +144,14 @@ fn recording_holds_header_results_and_lossless_histograms() {
         text.contains("kept I/Os one by one only from 100 ms on"),
         "{text}"
     );
-    let results: Vec<_> = recording.records_of("result").collect();
+    let results: Vec<_> = recording.point_results().collect();
     assert_eq!(results.len(), 1);
-    let histograms = &results[0]["histograms"]["small"];
-    let reads = strata_core::histogram::LatencyHistogram::from_base64(
-        histograms["read_lat_ns_hdr"].as_str().unwrap(),
-    )
-    .unwrap();
-    let writes = strata_core::histogram::LatencyHistogram::from_base64(
-        histograms["write_lat_ns_hdr"].as_str().unwrap(),
-    )
-    .unwrap();
+    let histograms = &results[0].histograms["small"];
+    let reads =
+        strata_core::histogram::LatencyHistogram::from_base64(&histograms.read_lat_ns_hdr).unwrap();
+    let writes =
+        strata_core::histogram::LatencyHistogram::from_base64(&histograms.write_lat_ns_hdr)
+            .unwrap();
     assert_eq!(reads.count() + writes.count(), 500);
     assert!(
         reads.count() > 250 && writes.count() > 50,
@@ -162,14 +159,12 @@ fn recording_holds_header_results_and_lossless_histograms() {
         reads.count(),
         writes.count()
     );
-    assert_eq!(recording.records_of("summary").count(), 1);
-    assert!(recording
-        .records_of("sample")
-        .any(|s| s["layer"] == "window_device"));
+    assert!(recording.summary().is_some());
+    assert!(recording.window_devices().next().is_some());
     assert!(
         recording
-            .records_of("sample")
-            .any(|s| s["layer"] == "cpu" && s["data"]["status"] == "values"),
+            .layers()
+            .any(|sample| sample.values("cpu").is_some()),
         "every layer is sampled while the points run"
     );
 }
@@ -305,6 +300,6 @@ fn interrupt_stops_within_a_second_and_keeps_the_partial_result() {
         "temporary target removed: {:?}",
         leftovers(dir.path())
     );
-    let recording = strata_core::recording::Recording::read(&record).unwrap();
-    assert_eq!(recording.records_of("result").count(), 1);
+    let recording = strata_recording::Recording::read(&record).unwrap();
+    assert_eq!(recording.point_results().count(), 1);
 }

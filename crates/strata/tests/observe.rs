@@ -48,11 +48,12 @@ fn record_then_replay_prints_the_same_lines() {
         dir.path(),
     );
     assert_eq!(live, replayed);
-    let recording = strata_core::recording::Recording::read(&record).unwrap();
-    assert_eq!(recording.header.kind, "observe");
-    assert!(recording
-        .records_of("sample")
-        .any(|r| r["layer"] == "nfs" && r["data"]["status"] == "absent"));
+    let recording = strata_recording::Recording::read(&record).unwrap();
+    assert_eq!(recording.header.kind, strata_recording::Kind::Observe);
+    assert!(recording.layers().any(|sample| matches!(
+        sample.layers.get("nfs"),
+        Some(strata_recording::layers::LayerSample::Absent { .. })
+    )));
 }
 
 #[test]
@@ -86,35 +87,25 @@ fn direct_io_moves_the_right_device() {
     let status = observer.wait_with_output().unwrap();
     assert!(status.status.success());
     let name = device.name();
-    let recording = strata_core::recording::Recording::read(&record).unwrap();
+    let recording = strata_recording::Recording::read(&record).unwrap();
     let written: f64 = recording
-        .records_of("sample")
-        .filter(|record| record["layer"] == "device")
-        .flat_map(|record| {
-            record["data"]["rates"]
-                .as_object()
-                .cloned()
-                .unwrap_or_default()
-        })
+        .layers()
+        .filter_map(|sample| sample.values("device"))
+        .flat_map(|(_, rates)| rates.iter())
         .filter(|(key, _)| {
             key.starts_with("write_requests{") && key.contains(&format!("device={name}"))
         })
-        .map(|(_, rate)| rate.as_f64().unwrap() * 0.5)
+        .map(|(_, rate)| rate * 0.5)
         .sum();
     assert!(
         written >= 4000.0 * 0.9,
         "the loop device's write requests seen by observe: {written}"
     );
     let other_devices = recording
-        .records_of("sample")
-        .filter(|record| record["layer"] == "device")
-        .flat_map(|record| {
-            record["data"]["metrics"]
-                .as_array()
-                .cloned()
-                .unwrap_or_default()
-        })
-        .any(|metric| metric["labels"]["device"] == "vda");
+        .layers()
+        .filter_map(|sample| sample.values("device"))
+        .flat_map(|(metrics, _)| metrics.iter())
+        .any(|metric| metric.labels.get("device").map(String::as_str) == Some("vda"));
     assert!(!other_devices, "--path selects only the devices under it");
 }
 
@@ -272,7 +263,7 @@ fn truncated_and_newer_replays_name_the_line() {
         "{}",
         stderr_of(&output)
     );
-    let newer = text.replacen("\"version\":1", "\"version\":9", 1);
+    let newer = text.replacen("\"version\":2", "\"version\":9", 1);
     std::fs::write(&record, newer).unwrap();
     let output = run(
         &["observe", "--replay", record.to_str().unwrap()],

@@ -86,13 +86,20 @@ fn read_only_run_with_a_limited_page_cache_reaches_the_device() {
         "{rule}"
     );
     assert!(outliers["threshold_ms"].as_f64().unwrap() >= 100.0);
-    let recording = strata_core::recording::Recording::read(&record).unwrap();
-    assert_eq!(recording.records_of("result").count(), 1);
+    let recording = strata_recording::Recording::read(&record).unwrap();
+    assert!(recording.run_result().is_some());
+    assert_eq!(
+        recording.options.warmup_s(),
+        2.0,
+        "the reader's typed options agree with what the run wrote"
+    );
+    let method = recording.environment.page_cache.as_ref().unwrap().method();
+    assert_eq!(method, document["environment"]["page_cache"]["method"]);
     for layer in ["device", "cpu", "process", "postgres"] {
         assert!(
             recording
-                .records_of("sample")
-                .any(|s| s["layer"] == layer && s["data"]["status"] == "values"),
+                .layers()
+                .any(|sample| sample.values(layer).is_some()),
             "the run's Recording holds {layer} samples"
         );
     }

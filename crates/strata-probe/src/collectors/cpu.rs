@@ -6,6 +6,7 @@ use super::{for_each_line, parse_u64, read_if_exists};
 use anyhow::{anyhow, bail};
 use std::path::Path;
 use strata_core::metrics::{Collected, Collector, Metric, CPU_TICK_COUNTERS};
+use strata_recording::names::{cpu, label};
 
 const STAT_PATH: &str = "/proc/stat";
 const PRESSURE_DIR: &str = "/proc/pressure";
@@ -91,7 +92,7 @@ pub fn parse_proc_stat(text: &str) -> anyhow::Result<Vec<Metric>> {
             ticks = Some(parsed);
         } else if key.starts_with("cpu") && key[3..].bytes().all(|b| b.is_ascii_digit()) {
             cpus += 1;
-        } else if key == "procs_running" || key == "procs_blocked" {
+        } else if key == cpu::PROCS_RUNNING || key == "procs_blocked" {
             let [value] = values[..] else {
                 bail!("expected \"{key} N\"");
             };
@@ -102,7 +103,7 @@ pub fn parse_proc_stat(text: &str) -> anyhow::Result<Vec<Metric>> {
     let mut metrics = ticks.ok_or_else(|| anyhow!("/proc/stat text has no aggregate cpu line"))?;
     metrics.extend(gauges);
     if cpus > 0 {
-        metrics.push(Metric::gauge("cpus", cpus as f64));
+        metrics.push(Metric::gauge(cpu::CPUS, cpus as f64));
     }
     Ok(metrics)
 }
@@ -116,7 +117,7 @@ pub fn parse_pressure(resource: &str, text: &str) -> anyhow::Result<Vec<Metric>>
     for_each_line(&format!("pressure/{resource}"), text, |line| {
         let mut fields = line.split_whitespace();
         let name = match fields.next() {
-            Some("some") => "pressure_some_us",
+            Some("some") => cpu::PRESSURE_SOME_US,
             Some("full") => "pressure_full_us",
             _ => bail!("expected a \"some\" or \"full\" line"),
         };
@@ -124,7 +125,7 @@ pub fn parse_pressure(resource: &str, text: &str) -> anyhow::Result<Vec<Metric>>
             .find_map(|field| field.strip_prefix("total="))
             .ok_or_else(|| anyhow!("no total= field"))?;
         let value = parse_u64(total, "total")?;
-        metrics.push(Metric::counter(name, value as f64).with_label("resource", resource));
+        metrics.push(Metric::counter(name, value as f64).with_label(label::RESOURCE, resource));
         Ok(())
     })?;
     Ok(metrics)

@@ -9,6 +9,7 @@ use anyhow::{anyhow, Context};
 use std::collections::{BTreeSet, HashSet};
 use std::path::PathBuf;
 use strata_core::metrics::{Collected, Collector, Metric};
+use strata_recording::names::{device, label};
 
 const SECTOR_BYTES: u64 = 512;
 
@@ -122,16 +123,16 @@ fn md_members(name: &str) -> Vec<String> {
 
 pub fn device_metrics(stat: &DiskStat, device: &BlockDevice) -> Vec<Metric> {
     let mut counters = vec![
-        ("read_requests", stat.read_requests),
+        (device::READ_REQUESTS, stat.read_requests),
         ("read_merges", stat.read_merges),
-        ("read_bytes", stat.read_sectors * SECTOR_BYTES),
-        ("read_ms", stat.read_ms),
-        ("write_requests", stat.write_requests),
+        (device::READ_BYTES, stat.read_sectors * SECTOR_BYTES),
+        (device::READ_MS, stat.read_ms),
+        (device::WRITE_REQUESTS, stat.write_requests),
         ("write_merges", stat.write_merges),
-        ("write_bytes", stat.write_sectors * SECTOR_BYTES),
-        ("write_ms", stat.write_ms),
-        ("busy_ms", stat.busy_ms),
-        ("weighted_ms", stat.weighted_ms),
+        (device::WRITE_BYTES, stat.write_sectors * SECTOR_BYTES),
+        (device::WRITE_MS, stat.write_ms),
+        (device::BUSY_MS, stat.busy_ms),
+        (device::WEIGHTED_MS, stat.weighted_ms),
     ];
     if stat.field_count >= 15 {
         counters.extend([
@@ -165,27 +166,27 @@ pub fn device_metrics(stat: &DiskStat, device: &BlockDevice) -> Vec<Metric> {
 fn device_labels(name: &str, device: &BlockDevice) -> Vec<(&'static str, String)> {
     let mut labels = vec![("device", name.to_string())];
     match &device.kind {
-        DeviceKind::Disk => labels.push(("kind", "disk".into())),
+        DeviceKind::Disk => labels.push((label::KIND, "disk".into())),
         DeviceKind::Partition { parent } => {
-            labels.push(("kind", "partition".into()));
+            labels.push((label::KIND, "partition".into()));
             labels.push(("parent", parent.clone()));
         }
         DeviceKind::DeviceMapper { dm_name } => {
-            labels.push(("kind", "dm".into()));
+            labels.push((label::KIND, "dm".into()));
             labels.push(("dm_name", dm_name.clone()));
         }
         DeviceKind::Md {
             level, chunk_bytes, ..
         } => {
-            labels.push(("kind", "md".into()));
-            labels.push(("md_level", level.clone()));
-            labels.push(("chunk_bytes", chunk_bytes.to_string()));
-            labels.push(("md_members", md_members(&device.name).join(",")));
+            labels.push((label::KIND, "md".into()));
+            labels.push((label::MD_LEVEL, level.clone()));
+            labels.push((label::CHUNK_BYTES, chunk_bytes.to_string()));
+            labels.push((label::MD_MEMBERS, md_members(&device.name).join(",")));
         }
-        DeviceKind::Loop { .. } => labels.push(("kind", "loop".into())),
+        DeviceKind::Loop { .. } => labels.push((label::KIND, "loop".into())),
     }
     if let Some(rotational) = device.rotational {
-        labels.push(("rotational", rotational.to_string()));
+        labels.push((label::ROTATIONAL, rotational.to_string()));
     }
     labels
 }
@@ -210,7 +211,7 @@ pub fn disk_totals(metrics: &[Metric]) -> Vec<Metric> {
     let mut seen = HashSet::new();
     metrics
         .iter()
-        .filter(|metric| metric.labels.get("kind").map(String::as_str) == Some("disk"))
+        .filter(|metric| metric.labels.get(label::KIND).map(String::as_str) == Some("disk"))
         .filter_map(|metric| {
             let device = metric.labels.get("device")?;
             if !seen.insert((device.clone(), metric.name.clone())) {
@@ -218,7 +219,7 @@ pub fn disk_totals(metrics: &[Metric]) -> Vec<Metric> {
             }
             let mut total = metric.clone();
             total.labels.clear();
-            Some(total.with_label("device", device))
+            Some(total.with_label(label::DEVICE, device))
         })
         .collect()
 }

@@ -5,13 +5,14 @@ use super::{for_each_line, parse_u64, read_if_exists};
 use anyhow::{anyhow, bail};
 use std::path::Path;
 use strata_core::metrics::{Collected, Collector, Metric};
+use strata_recording::names::{label, net};
 
 const NET_DEV_PATH: &str = "/proc/net/dev";
 const LOOPBACK: &str = "lo";
 /// The 16 counters of a `/proc/net/dev` line, in order; `None` ones are not
 /// reported.
 const FIELDS: [Option<&str>; 16] = [
-    Some("receive_bytes"),
+    Some(net::RECEIVE_BYTES),
     Some("receive_packets"),
     Some("receive_errors"),
     Some("receive_drops"),
@@ -19,7 +20,7 @@ const FIELDS: [Option<&str>; 16] = [
     None, // frame
     None, // compressed
     None, // multicast
-    Some("transmit_bytes"),
+    Some(net::TRANSMIT_BYTES),
     Some("transmit_packets"),
     Some("transmit_errors"),
     Some("transmit_drops"),
@@ -75,7 +76,8 @@ impl Collector for NetCollector {
             let speed_path = Path::new("/sys/class/net").join(&name).join("speed");
             let text = std::fs::read_to_string(speed_path).ok();
             if let Some(speed) = speed_mbps(text.as_deref()) {
-                metrics.push(Metric::gauge("speed_mbps", speed).with_label("interface", &name));
+                metrics
+                    .push(Metric::gauge("speed_mbps", speed).with_label(label::INTERFACE, &name));
             }
         }
         if metrics.is_empty() {
@@ -125,8 +127,9 @@ pub fn parse_net_dev(text: &str) -> anyhow::Result<Vec<Metric>> {
         for (field, metric_name) in fields.iter().zip(FIELDS) {
             let value = parse_u64(field, &format!("{name} counter"))?;
             if let Some(metric_name) = metric_name {
-                metrics
-                    .push(Metric::counter(metric_name, value as f64).with_label("interface", name));
+                metrics.push(
+                    Metric::counter(metric_name, value as f64).with_label(label::INTERFACE, name),
+                );
             }
         }
         Ok(())

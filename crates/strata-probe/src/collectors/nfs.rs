@@ -7,17 +7,18 @@ use super::{for_each_line, parse_u64, read_if_exists};
 use anyhow::{anyhow, bail};
 use std::path::Path;
 use strata_core::metrics::{Collected, Collector, Metric};
+use strata_recording::names::{label, nfs};
 
 const MOUNTSTATS_PATH: &str = "/proc/self/mountstats";
 
 /// The per-op fields in the kernel's order (statvers 1.1; `errors` since 5.3
 /// is optional). Times are cumulative milliseconds.
 const OP_COUNTERS: [&str; 9] = [
-    "ops",
+    nfs::OPS,
     "transmissions",
     "timeouts",
-    "bytes_sent",
-    "bytes_received",
+    nfs::BYTES_SENT,
+    nfs::BYTES_RECEIVED,
     "queue_ms",
     "rtt_ms",
     "execute_ms",
@@ -171,7 +172,7 @@ fn parse_op_line(line: &str, mount: &NfsMount) -> anyhow::Result<Vec<Metric>> {
                 .with_label("mount", &mount.mount)
                 .with_label("server", &mount.server)
                 .with_label("export", &mount.export)
-                .with_label("op", op))
+                .with_label(label::OP, op))
         })
         .collect()
 }

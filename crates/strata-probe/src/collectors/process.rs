@@ -9,6 +9,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::io::ErrorKind;
 use std::path::Path;
 use strata_core::metrics::{Collected, Collector, Metric};
+use strata_recording::names::process;
 
 /// Field 22 of /proc/PID/stat, counted from the first field after `comm`
 /// (field 3).
@@ -97,8 +98,11 @@ impl ProcessDelayCollector {
 
         let mut metrics = Vec::new();
         if let Some((cpu_ns, run_delay_ns)) = thread_schedstat_sums(&proc_dir) {
-            metrics.push(label(Metric::counter("cpu_ns", cpu_ns as f64)));
-            metrics.push(label(Metric::counter("run_delay_ns", run_delay_ns as f64)));
+            metrics.push(label(Metric::counter(process::CPU_NS, cpu_ns as f64)));
+            metrics.push(label(Metric::counter(
+                process::RUN_DELAY_NS,
+                run_delay_ns as f64,
+            )));
         }
         match std::fs::read_to_string(proc_dir.join("io")) {
             Ok(text) => {

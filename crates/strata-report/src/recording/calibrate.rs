@@ -11,79 +11,69 @@
 use super::latency::ms_cell;
 use super::layers;
 use super::measured::{Measured, OutlierEvent};
-use super::run::{describe, device_of_record};
+use super::run::{describe, device_window};
 use super::samples::Timeline;
 use super::sections::{number, WORKLOAD};
 use super::time_series::line;
 use crate::findings::{DeviceWindow, OutlierFigures};
-use serde_json::Value;
-use strata_core::recording::Recording;
 use strata_output::document::{
     Axis, Cell, Chart, ChartKind, Column, Mark, Section, Series, Table, Window,
 };
+use strata_recording::calibrate::{Best, GroupResult};
+use strata_recording::record::PointRecord;
+use strata_recording::Recording;
 
 /// One calibrate point and where its measured window lies.
 pub(crate) struct Point<'a> {
-    pub record: &'a Value,
+    pub record: &'a PointRecord,
     pub window: Window,
 }
 
 impl Point<'_> {
     pub fn name(&self) -> &str {
-        self.record["point"]["name"].as_str().unwrap_or("")
+        &self.record.point.name
     }
 
-    fn groups(&self) -> impl Iterator<Item = &Value> {
-        self.record["point"]["groups"]
-            .as_array()
-            .into_iter()
-            .flatten()
+    fn groups(&self) -> impl Iterator<Item = &GroupResult> {
+        self.record.point.groups.iter()
     }
 
     fn cell(&self) -> Option<(f64, f64)> {
-        let cell = &self.record["point"]["cell"];
-        Some((
-            cell["small_outstanding"].as_f64()?,
-            cell["large_streams"].as_f64()?,
-        ))
+        let cell = self.record.point.cell?;
+        Some((cell.small_outstanding as f64, cell.large_streams as f64))
     }
 
     /// IOPS of the groups that are not `large`.
     fn small_iops(&self) -> Option<f64> {
         let small: Vec<f64> = self
             .groups()
-            .filter(|group| group["label"] != "large")
-            .filter_map(|group| group["all"]["iops"].as_f64())
+            .filter(|group| !group.is_large())
+            .map(|group| group.all.iops)
             .collect();
         (!small.is_empty()).then(|| small.iter().sum())
     }
 
     fn large_mb_per_s(&self) -> Option<f64> {
         self.groups()
-            .find(|group| group["label"] == "large")
-            .and_then(|group| group["all"]["mb_per_s"].as_f64())
+            .find(|group| group.is_large())
+            .map(|group| group.all.mb_per_s)
     }
 
     fn small_latency_us(&self) -> Option<f64> {
         self.groups()
-            .find(|group| group["label"] != "large")
-            .and_then(|group| group["all"]["lat_mean_us"].as_f64())
+            .find(|group| !group.is_large())
+            .map(|group| group.all.latency.lat_mean_us)
     }
 }
 
 /// Every point in order, each after the previous one's ramp and window.
 pub(crate) fn points(recording: &Recording) -> Vec<Point<'_>> {
-    let rule = &recording.header.options["stop_rule"];
-    let ramp_s = if rule["kind"] == "timed" {
-        rule["ramp_s"].as_f64().unwrap_or(0.0)
-    } else {
-        0.0
-    };
+    let ramp_s = recording.options.ramp_s();
     let mut start_s = 0.0;
     recording
-        .records_of("result")
+        .point_results()
         .map(|record| {
-            let window_s = record["point"]["window_s"].as_f64().unwrap_or(0.0);
+            let window_s = record.point.window_s;
             let from_s = start_s + ramp_s;
             start_s = from_s + window_s;
             Point {
@@ -134,10 +124,10 @@ pub(crate) fn measured(
         .iter()
         .map(|device| device.name.clone())
         .collect();
-    let options = &recording.header.options;
-    measured.outlier_floor_ms = options["outlier_floor_us"]
-        .as_f64()
-        .or(options["outlier_us"].as_f64())
+    let options = &recording.options;
+    measured.outlier_floor_ms = options
+        .outlier_floor_us
+        .or(options.outlier_us)
         .map(|us| us / 1e3);
     measured.outliers = OutlierFigures {
         threshold_ms,
@@ -154,16 +144,12 @@ pub(crate) fn measured(
 }
 
 fn devices(recording: &Recording, points: &[Point]) -> Vec<DeviceWindow> {
-    let environment = &recording.header.environment;
+    let environment = &recording.environment;
     let mut sums: Vec<(DeviceWindow, f64)> = Vec::new();
     for point in points {
         let weight = point.window.to_s - point.window.from_s;
-        for record in point.record["point"]["devices"]
-            .as_array()
-            .into_iter()
-            .flatten()
-        {
-            add_device(&mut sums, device_of_record(record, environment), weight);
+        for device in &point.record.point.devices {
+            add_device(&mut sums, device_window(device, environment), weight);
         }
     }
     let mut devices: Vec<DeviceWindow> = sums
@@ -228,20 +214,19 @@ fn averaged(mut device: DeviceWindow, weight: f64) -> DeviceWindow {
 
 fn outlier_events(recording: &Recording, points: &[Point], threshold_ms: f64) -> Vec<OutlierEvent> {
     recording
-        .records_of("event")
-        .filter(|event| event["event"] == "io_outlier")
-        .filter(|event| points.iter().any(|point| event["point"] == point.name()))
-        .filter_map(|event| {
-            let outlier = &event["outlier"];
-            Some(OutlierEvent {
-                point: event["point"].as_str()?.to_string(),
-                t_s: outlier["t_s"].as_f64()?,
-                group: outlier["group"].as_str().unwrap_or("").to_string(),
-                operation: outlier["operation"].as_str().unwrap_or("").to_string(),
-                offset_bytes: outlier["offset_bytes"].as_f64().unwrap_or(0.0),
-                size_bytes: outlier["size_bytes"].as_f64().unwrap_or(0.0),
-                latency_ms: outlier["lat_us"].as_f64()? / 1e3,
-            })
+        .io_outliers()
+        .filter(|event| points.iter().any(|point| event.point == point.name()))
+        .map(|event| {
+            let outlier = &event.outlier;
+            OutlierEvent {
+                point: event.point.clone(),
+                t_s: outlier.t_s,
+                group: outlier.group.clone(),
+                operation: outlier.operation.clone(),
+                offset_bytes: outlier.offset_bytes as f64,
+                size_bytes: f64::from(outlier.size_bytes),
+                latency_ms: outlier.lat_us / 1e3,
+            }
         })
         .filter(|event| event.latency_ms >= threshold_ms)
         .collect()
@@ -279,8 +264,7 @@ pub(crate) fn section(recording: &Recording, points: &[Point]) -> Section {
 }
 
 fn knee_point(recording: &Recording) -> Option<String> {
-    let summary = recording.records_of("summary").next()?;
-    summary["knee"]["point"].as_str().map(str::to_string)
+    Some(recording.summary()?.knee.as_ref()?.point.clone())
 }
 
 fn by_streams<'a>(swept: &[&'a Point<'a>]) -> Vec<(f64, Vec<&'a Point<'a>>)> {
@@ -419,7 +403,7 @@ fn matrix(
 }
 
 fn summary_table(recording: &Recording) -> Option<Table> {
-    let summary = recording.records_of("summary").next()?;
+    let summary = recording.summary()?;
     let mut table = Table::new(
         Some("Summary (workload layer)"),
         vec![
@@ -429,22 +413,21 @@ fn summary_table(recording: &Recording) -> Option<Table> {
             Column::text("point"),
         ],
     );
-    for (label, key) in [
-        ("max small-I/O IOPS", "max_iops"),
-        ("max throughput", "max_mb_per_s"),
-        ("min small-I/O latency", "min_latency"),
-        ("knee (max IOPS / mean latency)", "knee"),
-    ] {
-        let figure = &summary[key];
-        let Some(value) = figure["value"].as_f64() else {
+    let figures: [(&str, &Option<Best>); 4] = [
+        ("max small-I/O IOPS", &summary.max_iops),
+        ("max throughput", &summary.max_mb_per_s),
+        ("min small-I/O latency", &summary.min_latency),
+        ("knee (max IOPS / mean latency)", &summary.knee),
+    ];
+    for (label, figure) in figures {
+        let Some(best) = figure else {
             continue;
         };
-        let unit = figure["unit"].as_str().unwrap_or("");
         table.push(vec![
             Cell::text(label),
-            number(value, unit),
-            Cell::text(unit),
-            Cell::text(figure["point"].as_str().unwrap_or("")),
+            number(best.value, &best.unit),
+            Cell::text(&best.unit),
+            Cell::text(&best.point),
         ]);
     }
     Some(table)
@@ -464,21 +447,22 @@ pub(crate) fn latency_section(points: &[Point]) -> Section {
     let mut table = Table::new(Some("Per-point latency (ms)"), columns);
     for point in points {
         for group in point.groups() {
-            let all = &group["all"];
+            let all = &group.all;
+            let latency = &all.latency;
             let mut row = vec![
                 Cell::text(point.name()),
-                Cell::text(group["label"].as_str().unwrap_or("")),
+                Cell::text(&group.label),
                 Cell::text(WORKLOAD),
-                number(all["iops"].as_f64().unwrap_or(0.0), "requests/s"),
+                number(all.iops, "requests/s"),
             ];
-            for field in [
-                "lat_mean_us",
-                "lat_p50_us",
-                "lat_p99_us",
-                "lat_p99_9_us",
-                "lat_max_us",
+            for us in [
+                latency.lat_mean_us,
+                latency.lat_p50_us,
+                latency.lat_p99_us,
+                latency.lat_p99_9_us,
+                latency.lat_max_us,
             ] {
-                row.push(ms_cell(all[field].as_f64()));
+                row.push(ms_cell(Some(us)));
             }
             table.push(row);
         }
@@ -491,19 +475,14 @@ pub(crate) fn latency_over_time(recording: &Recording, points: &[Point]) -> Char
     let mut mean = Vec::new();
     let mut max = Vec::new();
     for point in points {
-        let samples = recording
-            .records_of("sample")
-            .filter(|record| record["layer"] == "workload" && record["point"] == point.name());
-        for record in samples {
-            let sample = &record["sample"];
-            let t_s = point.window.from_s + sample["t_s"].as_f64().unwrap_or(0.0) + 1.0;
-            if let (Some(m), Some(x)) = (
-                sample["lat_mean_us"].as_f64(),
-                sample["lat_max_us"].as_f64(),
-            ) {
-                mean.push([t_s, m / 1e3]);
-                max.push([t_s, x / 1e3]);
-            }
+        let seconds = recording
+            .point_seconds()
+            .filter(|second| second.point == point.name());
+        for second in seconds {
+            let second = &second.second;
+            let t_s = point.window.from_s + second.t_s as f64 + 1.0;
+            mean.push([t_s, second.lat_mean_us / 1e3]);
+            max.push([t_s, second.lat_max_us / 1e3]);
         }
     }
     line(

@@ -5,19 +5,21 @@
 //! Not for: calibrate's per-point latency (`calibrate`).
 
 use super::sections::{number, WORKLOAD};
-use serde_json::Value;
+use std::collections::BTreeMap;
 use strata_core::histogram::LatencyHistogram;
 use strata_output::document::{Axis, Cell, Chart, ChartKind, Column, Section, Series, Table};
+use strata_recording::record::RunResult;
+use strata_recording::run::OperationFigures;
 
 const OPERATIONS: [&str; 4] = ["select", "update", "commit", "scan"];
 
 /// The run's latency section from its result record and histograms.
-pub(crate) fn run_section(result_record: &Value) -> Section {
-    let operations = &result_record["result"]["workload"]["operations"];
+pub(crate) fn run_section(result: &RunResult) -> Section {
+    let operations = &result.figures.workload.operations;
     let mut section = Section::new("latency", "Latency").table(percentile_table(operations));
     for operation in ["commit", "select"] {
         let key = format!("{operation}_lat_ns_hdr");
-        let Some(text) = result_record["histograms"][&key].as_str() else {
+        let Some(text) = result.histograms.of(operation) else {
             continue;
         };
         match LatencyHistogram::from_base64(text) {
@@ -33,7 +35,7 @@ pub(crate) fn run_section(result_record: &Value) -> Section {
     )
 }
 
-fn percentile_table(operations: &Value) -> Table {
+fn percentile_table(operations: &BTreeMap<String, OperationFigures>) -> Table {
     let mut columns = vec![
         Column::text("operation"),
         Column::text("layer"),
@@ -45,30 +47,25 @@ fn percentile_table(operations: &Value) -> Table {
     }
     let mut table = Table::new(Some("Per-operation latency (ms)"), columns);
     for name in OPERATIONS {
-        let operation = &operations[name];
-        if operation["count"].as_f64().unwrap_or(0.0) <= 0.0 {
+        let Some(operation) = operations.get(name).filter(|op| op.latency.count > 0) else {
             continue;
-        }
+        };
+        let latency = &operation.latency;
         let mut row = vec![
             Cell::text(name),
             Cell::text(WORKLOAD),
-            Cell::number(operation["count"].as_f64().unwrap_or(0.0), 0, "statements"),
-            Cell::number(
-                operation["per_s"].as_f64().unwrap_or(0.0),
-                1,
-                "statements/s",
-            ),
+            Cell::number(latency.count as f64, 0, "statements"),
+            Cell::number(operation.per_s, 1, "statements/s"),
         ];
-        for field in [
-            "lat_mean_us",
-            "lat_p50_us",
-            "lat_p90_us",
-            "lat_p99_us",
-            "lat_p99_9_us",
-            "lat_max_us",
+        for us in [
+            latency.lat_mean_us,
+            latency.lat_p50_us,
+            latency.lat_p90_us,
+            latency.lat_p99_us,
+            latency.lat_p99_9_us,
+            latency.lat_max_us,
         ] {
-            let ms = operation[field].as_f64().unwrap_or(f64::NAN) / 1e3;
-            row.push(Cell::number(ms, 3, "ms"));
+            row.push(Cell::number(us / 1e3, 3, "ms"));
         }
         table.push(row);
     }

@@ -7,6 +7,7 @@
 
 use crate::findings::{CommitFigures, CpuEvidence, DeviceWindow, OutlierFigures, RateSeries};
 use strata_output::document::Window;
+use strata_recording::names::{layer, mariadb, postgres};
 
 /// PostgreSQL's block size, the default of a recording that names none.
 pub(crate) const BLOCK_BYTES: f64 = 8192.0;
@@ -71,16 +72,16 @@ impl DatabaseSource {
     /// The layer its per-second samples are recorded under.
     pub fn layer(self) -> &'static str {
         match self {
-            DatabaseSource::Postgres => "postgres",
-            DatabaseSource::InnoDb => "mariadb",
+            DatabaseSource::Postgres => layer::POSTGRES,
+            DatabaseSource::InnoDb => layer::MARIADB,
         }
     }
 
     /// The counter of blocks (pages) read from outside the database's cache.
     pub fn blocks_read_counter(self) -> &'static str {
         match self {
-            DatabaseSource::Postgres => "database_blks_read",
-            DatabaseSource::InnoDb => "innodb_pages_read",
+            DatabaseSource::Postgres => postgres::BLOCKS_READ,
+            DatabaseSource::InnoDb => mariadb::PAGES_READ,
         }
     }
 
@@ -136,17 +137,17 @@ impl DatabaseTotals {
         Some(DatabaseTotals {
             source: DatabaseSource::Postgres,
             through_page_cache: true,
-            blocks_read: counter("database_blks_read")?,
-            blocks_hit: value("database_blks_hit"),
-            commits: value("database_xact_commit"),
-            wal_bytes: value("wal_bytes"),
-            wal_writes: value("wal_write"),
-            wal_syncs: value("wal_sync"),
-            wal_write_time_ms: value("wal_write_time_ms"),
-            wal_sync_time_ms: value("wal_sync_time_ms"),
-            temp_files: value("database_temp_files"),
-            temp_bytes: value("database_temp_bytes"),
-            block_read_time_ms: value("database_blk_read_time_ms"),
+            blocks_read: counter(postgres::BLOCKS_READ)?,
+            blocks_hit: value(postgres::BLOCKS_HIT),
+            commits: value(postgres::COMMITS),
+            wal_bytes: value(postgres::WAL_BYTES),
+            wal_writes: value(postgres::WAL_WRITES),
+            wal_syncs: value(postgres::WAL_SYNCS),
+            wal_write_time_ms: value(postgres::WAL_WRITE_TIME_MS),
+            wal_sync_time_ms: value(postgres::WAL_SYNC_TIME_MS),
+            temp_files: value(postgres::TEMP_FILES),
+            temp_bytes: value(postgres::TEMP_BYTES),
+            block_read_time_ms: value(postgres::BLOCK_READ_TIME_MS),
             read_requests: None,
             read_bytes: None,
         })
@@ -160,23 +161,23 @@ impl DatabaseTotals {
         direct: bool,
     ) -> Option<DatabaseTotals> {
         let value = |name: &str| counter(name).unwrap_or(f64::NAN);
-        let misses = value("innodb_buffer_pool_reads");
+        let misses = value(mariadb::BUFFER_POOL_READS);
         Some(DatabaseTotals {
             source: DatabaseSource::InnoDb,
             through_page_cache: !direct,
-            blocks_read: counter("innodb_pages_read")?,
-            blocks_hit: value("innodb_buffer_pool_read_requests") - misses,
-            commits: value("com_commit"),
-            wal_bytes: value("innodb_os_log_written_bytes"),
-            wal_writes: value("innodb_log_writes"),
-            wal_syncs: value("innodb_os_log_fsyncs"),
+            blocks_read: counter(mariadb::PAGES_READ)?,
+            blocks_hit: value(mariadb::BUFFER_POOL_READ_REQUESTS) - misses,
+            commits: value(mariadb::COMMITS),
+            wal_bytes: value(mariadb::LOG_WRITTEN_BYTES),
+            wal_writes: value(mariadb::LOG_WRITES),
+            wal_syncs: value(mariadb::LOG_FSYNCS),
             wal_write_time_ms: f64::NAN,
             wal_sync_time_ms: f64::NAN,
             temp_files: f64::NAN,
             temp_bytes: f64::NAN,
             block_read_time_ms: f64::NAN,
-            read_requests: counter("innodb_data_reads"),
-            read_bytes: counter("innodb_data_read_bytes"),
+            read_requests: counter(mariadb::DATA_READS),
+            read_bytes: counter(mariadb::DATA_READ_BYTES),
         })
     }
 

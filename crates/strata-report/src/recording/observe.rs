@@ -8,8 +8,9 @@ use super::layers;
 use super::measured::Measured;
 use super::samples::{Labels, Timeline};
 use crate::findings::{OutlierFigures, RateSeries};
-use strata_core::recording::Recording;
 use strata_output::document::Window;
+use strata_recording::names::{device, label, layer};
+use strata_recording::Recording;
 
 pub(crate) fn measured(
     recording: &Recording,
@@ -19,7 +20,9 @@ pub(crate) fn measured(
 ) -> Measured {
     let within = timeline.within(window);
     let mut measured = Measured::empty(window);
-    measured.window_s = within.covered_s("device").max(within.covered_s("cpu"));
+    measured.window_s = within
+        .covered_s(layer::DEVICE)
+        .max(within.covered_s(layer::CPU));
     let names = layers::physical_device_names(&within);
     measured.devices = names
         .iter()
@@ -45,14 +48,14 @@ pub(crate) fn measured(
 fn device_iops(within: &Timeline, names: &[String]) -> RateSeries {
     let counted = |labels: &Labels| {
         labels
-            .get("device")
+            .get(label::DEVICE)
             .is_some_and(|name| names.contains(name))
     };
     let values = within
-        .layer("device")
+        .layer(layer::DEVICE)
         .filter_map(|sample| {
-            let reads = sample.rate("read_requests", &counted)?;
-            Some(reads + sample.rate("write_requests", &counted).unwrap_or(0.0))
+            let reads = sample.rate(device::READ_REQUESTS, &counted)?;
+            Some(reads + sample.rate(device::WRITE_REQUESTS, &counted).unwrap_or(0.0))
         })
         .collect();
     RateSeries {

@@ -12,31 +12,25 @@ use super::measured::{
 };
 use super::samples::Timeline;
 use crate::findings::{CommitFigures, DeviceWindow, OutlierFigures, RateSeries, Stripe};
-use serde_json::Value;
-use strata_core::recording::Recording;
+use std::collections::BTreeMap;
 use strata_output::document::Window;
+use strata_recording::device::IostatFigures;
+use strata_recording::run::RunFigures;
+use strata_recording::{Environment, Recording};
 
 /// The run's measured window on the recording's timeline: the layer
 /// samples start with the sessions, the window after the warmup.
 pub(crate) fn measured_window(recording: &Recording) -> Option<Window> {
-    let window_s = result(recording)?["window_s"].as_f64()?;
-    let warmup_s = warmup_s(&recording.header.options);
+    let window_s = result(recording)?.window_s;
+    let warmup_s = recording.options.warmup_s();
     Some(Window {
         from_s: warmup_s,
         to_s: warmup_s + window_s,
     })
 }
 
-fn warmup_s(options: &Value) -> f64 {
-    let warmup = &options["stop_after"]["Duration"]["warmup"];
-    warmup["secs"].as_f64().unwrap_or(0.0) + warmup["nanos"].as_f64().unwrap_or(0.0) / 1e9
-}
-
-pub(crate) fn result(recording: &Recording) -> Option<&Value> {
-    recording
-        .records_of("result")
-        .next()
-        .map(|record| &record["result"])
+pub(crate) fn result(recording: &Recording) -> Option<&RunFigures> {
+    recording.run_result().map(|result| &result.figures)
 }
 
 /// The run's figures over its own measured window, from its result record.
@@ -50,17 +44,16 @@ pub(crate) fn whole(
     let within = timeline.within(window);
     let mut measured = Measured::empty(window);
     measured.workload = Some(workload(recording, None, result));
-    measured.block_bytes = block_bytes(&recording.header.environment);
+    measured.block_bytes = block_bytes(&recording.environment);
     measured.database = database_of_result(recording, result);
-    measured.devices = result["devices"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|device| device_of_record(device, &recording.header.environment))
+    measured.devices = result
+        .devices
+        .iter()
+        .map(|device| device_window(device, &recording.environment))
         .collect();
     fill_from_layers(&mut measured, recording, &within, threshold_ms);
-    if let (Some(cpu), Some(idle)) = (&mut measured.cpu, result["cpu"]["host_idle_pct"].as_f64()) {
-        cpu.idle_pct = Some(idle);
+    if let Some(cpu) = &mut measured.cpu {
+        cpu.idle_pct = Some(result.cpu.host_idle_pct);
     }
     measured.commit = commit(result, measured.database.as_ref());
     Some(measured)
@@ -78,10 +71,11 @@ pub(crate) fn windowed(
     if let Some(result) = result(recording) {
         measured.workload = Some(workload(recording, Some(window), result));
     }
-    let environment = &recording.header.environment;
+    let environment = &recording.environment;
     measured.block_bytes = block_bytes(environment);
-    measured.database = layers::database(&within, innodb_direct(environment));
-    measured.devices = device_roles(environment)
+    measured.database = layers::database(&within, environment.innodb_direct());
+    measured.devices = environment
+        .device_roles()
         .into_iter()
         .filter_map(|(name, role)| {
             let mut device = layers::device(&within, &name, role)?;
@@ -109,8 +103,9 @@ fn fill_from_layers(
         .map(|device| device.name.clone())
         .collect();
     measured.statement_outliers = statement_outliers(recording, measured.window, threshold_ms);
-    measured.outlier_floor_ms =
-        result(recording).and_then(|result| result["outliers"]["floor_ms"].as_f64());
+    measured.outlier_floor_ms = result(recording)
+        .map(|result| result.outliers.floor_ms)
+        .filter(|floor_ms| *floor_ms > 0.0);
     let recorded = measured.outlier_floor_ms.is_some();
     measured.outliers = OutlierFigures {
         threshold_ms,
@@ -145,17 +140,13 @@ fn statement_outliers(
         return Vec::new();
     };
     recording
-        .records_of("event")
-        .filter(|event| event["event"] == "statement_outlier")
-        .filter_map(|event| {
-            let outlier = &event["outlier"];
-            Some(StatementOutlierEvent {
-                t_s: run_window.from_s + outlier["at_s"].as_f64()?,
-                session: outlier["session"].as_u64().unwrap_or(0),
-                schema: outlier["schema"].as_str().unwrap_or("").to_string(),
-                operation: outlier["operation"].as_str().unwrap_or("").to_string(),
-                latency_ms: outlier["latency_ms"].as_f64()?,
-            })
+        .statement_outliers()
+        .map(|outlier| StatementOutlierEvent {
+            t_s: run_window.from_s + outlier.at_s,
+            session: u64::from(outlier.session),
+            schema: outlier.schema.clone(),
+            operation: outlier.operation.clone(),
+            latency_ms: outlier.latency_ms,
         })
         .filter(|outlier| {
             outlier.latency_ms >= threshold_ms
@@ -167,159 +158,118 @@ fn statement_outliers(
 
 /// The per-second workload samples (in `window` when given); second `k`
 /// of the measured window ends at warmup + k + 1 on the timeline.
-fn workload(recording: &Recording, window: Option<Window>, result: &Value) -> WorkloadTotals {
-    let warmup = warmup_s(&recording.header.options);
-    let seconds: Vec<(f64, &Value)> = recording
-        .records_of("sample")
-        .filter(|record| record["layer"] == "workload")
-        .filter_map(|record| {
-            let second = record["sample"]["second"].as_f64()?;
-            Some((warmup + second + 1.0, &record["sample"]))
+fn workload(recording: &Recording, window: Option<Window>, result: &RunFigures) -> WorkloadTotals {
+    let warmup = recording.options.warmup_s();
+    let seconds: Vec<(f64, f64, f64)> = recording
+        .run_seconds()
+        .map(|second| {
+            let t_s = warmup + second.second as f64 + 1.0;
+            (t_s, second.loops as f64, second.scans as f64)
         })
-        .filter(|(t_s, _)| window.map_or(true, |w| t_s - 0.5 >= w.from_s && t_s - 0.5 <= w.to_s))
+        .filter(|(t_s, ..)| window.map_or(true, |w| t_s - 0.5 >= w.from_s && t_s - 0.5 <= w.to_s))
         .collect();
-    let sum = |field: &str| -> f64 { seconds.iter().filter_map(|(_, s)| s[field].as_f64()).sum() };
     let (loops, scans) = match window {
         None => (
-            result["workload"]["loops"].as_f64().unwrap_or(0.0),
-            result["workload"]["operations"]["scan"]["count"]
-                .as_f64()
-                .unwrap_or(0.0),
+            result.workload.loops as f64,
+            operation_count(result, "scan"),
         ),
-        Some(_) => (sum("loops"), sum("scans")),
+        Some(_) => (
+            seconds.iter().map(|second| second.1).sum(),
+            seconds.iter().map(|second| second.2).sum(),
+        ),
     };
     WorkloadTotals {
         loops,
         scans,
         loops_per_second: seconds
             .iter()
-            .filter_map(|(t_s, s)| Some([*t_s, s["loops"].as_f64()?]))
+            .map(|(t_s, loops, _)| [*t_s, *loops])
             .collect(),
     }
 }
 
-/// `database.blks_read` in the result's counters, asked for as
-/// `database_blks_read`.
+/// How many `operation` statements the run's window completed.
+fn operation_count(result: &RunFigures, operation: &str) -> f64 {
+    result
+        .workload
+        .operations
+        .get(operation)
+        .map_or(0.0, |figures| figures.latency.count as f64)
+}
+
 /// The engine's block (page) size from the environment: `block_bytes`,
 /// MariaDB's own `page_bytes`, else PostgreSQL's 8 KiB.
-pub(crate) fn block_bytes(environment: &Value) -> f64 {
-    environment["block_bytes"]
-        .as_f64()
-        .or(environment["page_bytes"].as_f64())
+pub(crate) fn block_bytes(environment: &Environment) -> f64 {
+    environment
+        .block_bytes
+        .or(environment.page_bytes)
         .unwrap_or(BLOCK_BYTES)
-}
-
-fn is_mariadb(environment: &Value) -> bool {
-    environment["engine"] == "mariadb"
-}
-
-/// For a MariaDB run: whether InnoDB opens its data files with O_DIRECT.
-fn innodb_direct(environment: &Value) -> bool {
-    is_mariadb(environment)
-        && environment["flush_method"]
-            .as_str()
-            .is_some_and(|method| method.starts_with("O_DIRECT"))
 }
 
 /// The database's counters over the measured window: PostgreSQL's from the
 /// result (with 18's own read requests), InnoDB's from `window_database`.
-fn database_of_result(recording: &Recording, result: &Value) -> Option<DatabaseTotals> {
-    let environment = &recording.header.environment;
-    if is_mariadb(environment) {
-        let record = recording
-            .records_of("sample")
-            .find(|record| record["layer"] == "window_database")?;
-        let counters = &record["counters"];
+fn database_of_result(recording: &Recording, result: &RunFigures) -> Option<DatabaseTotals> {
+    let environment = &recording.environment;
+    if environment.engine.as_deref() == Some("mariadb") {
+        let counters = &recording.window_database()?.counters;
         return DatabaseTotals::from_innodb(
-            &|name| counters[format!("{name}{{}}")].as_f64(),
-            innodb_direct(environment),
+            &|name| counters.get(&format!("{name}{{}}")).copied(),
+            environment.innodb_direct(),
         );
     }
-    let mut database =
-        DatabaseTotals::from_counters(&|name| counter_of(&result["database"]["counters"], name))?;
-    database.read_requests = result["database"]["read_requests"].as_f64();
-    database.read_bytes = result["database"]["read_bytes"].as_f64();
+    let figures = result.database.as_ref()?;
+    let mut database = DatabaseTotals::from_counters(&|name| counter_of(&figures.counters, name))?;
+    database.read_requests = figures.read_requests;
+    database.read_bytes = figures.read_bytes;
     Some(database)
 }
 
-fn counter_of(counters: &Value, name: &str) -> Option<f64> {
-    counters.as_object()?.iter().find_map(|(key, value)| {
-        (key.replace('.', "_") == name)
-            .then(|| value.as_f64())
-            .flatten()
-    })
+/// `database.blks_read` in the result's counters, asked for as
+/// `database_blks_read`.
+fn counter_of(counters: &BTreeMap<String, f64>, name: &str) -> Option<f64> {
+    counters
+        .iter()
+        .find_map(|(key, value)| (key.replace('.', "_") == name).then_some(*value))
 }
 
 /// The run's COMMIT latency against WAL's write + sync time per sync;
 /// `None` when the run committed nothing of its own.
-fn commit(result: &Value, database: Option<&DatabaseTotals>) -> Option<CommitFigures> {
-    let operation = &result["workload"]["operations"]["commit"];
-    if operation["count"].as_f64().unwrap_or(0.0) <= 0.0 {
+fn commit(result: &RunFigures, database: Option<&DatabaseTotals>) -> Option<CommitFigures> {
+    let operation = result.workload.operations.get("commit")?;
+    let count = operation.latency.count as f64;
+    if count <= 0.0 {
         return None;
     }
     Some(CommitFigures {
-        commits: database.map_or(operation["count"].as_f64()?, |database| database.commits),
-        commit_avg_ms: operation["lat_mean_us"].as_f64()? / 1e3,
+        commits: database.map_or(count, |database| database.commits),
+        commit_avg_ms: operation.latency.lat_mean_us / 1e3,
         commit_label: "strata's COMMIT latency (mean)".to_string(),
         log_write_avg_ms: database.and_then(DatabaseTotals::log_write_avg_ms),
         log_write_label: "WAL write + sync time per sync (pg_stat_wal)".to_string(),
     })
 }
 
-/// The data and WAL devices with their roles (`data`, `wal`, `data+wal`).
-pub(crate) fn device_roles(environment: &Value) -> Vec<(String, &'static str)> {
-    let names = |key: &str| -> Vec<String> {
-        environment["devices"][key]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|name| name.as_str().map(str::to_string))
-            .collect()
-    };
-    let (data, wal) = (names("data"), names("wal"));
-    let mut roles: Vec<(String, &'static str)> = data
-        .iter()
-        .map(|name| {
-            (
-                name.clone(),
-                if wal.contains(name) {
-                    "data+wal"
-                } else {
-                    "data"
-                },
-            )
-        })
-        .collect();
-    roles.extend(
-        wal.iter()
-            .filter(|name| !data.contains(name))
-            .map(|name| (name.clone(), "wal")),
-    );
-    roles
-}
-
-/// A `window_device` record (iostat's figures over the window).
-pub(crate) fn device_of_record(record: &Value, environment: &Value) -> DeviceWindow {
-    let number = |field: &str| record[field].as_f64().unwrap_or(0.0);
-    let requests = number("read_requests") + number("write_requests");
+/// A device's iostat figures over a window, as the findings read them.
+pub(crate) fn device_window(figures: &IostatFigures, environment: &Environment) -> DeviceWindow {
+    let read_requests = figures.read_requests as f64;
+    let write_requests = figures.write_requests as f64;
+    let requests = read_requests + write_requests;
     let await_ms = (requests > 0.0).then(|| {
-        (number("r_await_ms") * number("read_requests")
-            + number("w_await_ms") * number("write_requests"))
-            / requests
+        (figures.r_await_ms * read_requests + figures.w_await_ms * write_requests) / requests
     });
     let mut device = DeviceWindow {
-        name: record["device"].as_str().unwrap_or("").to_string(),
-        role: record["role"].as_str().unwrap_or("").to_string(),
-        read_requests: number("read_requests"),
-        read_bytes: number("read_bytes"),
-        write_requests: number("write_requests"),
-        write_bytes: number("write_bytes"),
-        util_pct: record["util_pct"].as_f64(),
-        queue_size: record["aqu_sz"].as_f64(),
+        name: figures.device.clone(),
+        role: figures.role.clone(),
+        read_requests,
+        read_bytes: figures.read_bytes as f64,
+        write_requests,
+        write_bytes: figures.write_bytes as f64,
+        util_pct: Some(figures.util_pct),
+        queue_size: Some(figures.aqu_sz),
         await_ms,
         ..DeviceWindow::default()
     };
-    let window_s = requests / (number("r_per_s") + number("w_per_s")).max(f64::MIN_POSITIVE);
+    let window_s = requests / (figures.r_per_s + figures.w_per_s).max(f64::MIN_POSITIVE);
     device.service_time_ms = device
         .util_pct
         .filter(|_| requests > 0.0)
@@ -330,32 +280,19 @@ pub(crate) fn device_of_record(record: &Value, environment: &Value) -> DeviceWin
 
 /// Rotational and md stripe geometry from the recording's device details
 /// (a run's `environment.device_details`, calibrate's target).
-pub(crate) fn describe(device: &mut DeviceWindow, environment: &Value) {
-    let Some(details) = device_details(environment)
-        .into_iter()
-        .find(|details| details["name"] == device.name.as_str())
+pub(crate) fn describe(device: &mut DeviceWindow, environment: &Environment) {
+    let Some(details) = environment
+        .devices_described()
+        .find(|details| details.name == device.name)
     else {
         return;
     };
-    device.rotational = details["rotational"].as_bool();
-    let kind = &details["kind"];
-    if kind["kind"] == "md" {
+    device.rotational = details.rotational;
+    if let Some((level, chunk_bytes, raid_disks)) = details.kind.md() {
         device.stripe = Some(Stripe {
-            level: kind["level"].as_str().unwrap_or("").to_string(),
-            chunk_bytes: kind["chunk_bytes"].as_f64().unwrap_or(0.0),
-            member_disks: kind["raid_disks"].as_u64().unwrap_or(0) as u32,
+            level: level.to_string(),
+            chunk_bytes: chunk_bytes as f64,
+            member_disks: raid_disks,
         });
     }
-}
-
-fn device_details(environment: &Value) -> Vec<&Value> {
-    let mut all: Vec<&Value> = environment["device_details"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .collect();
-    let target = &environment["target"];
-    all.extend(target["device"].as_object().map(|_| &target["device"]));
-    all.extend(target["physical_devices"].as_array().into_iter().flatten());
-    all
 }

@@ -8,8 +8,9 @@
 //! builders read those.
 
 use std::collections::BTreeMap;
-use strata_core::recording::Recording;
 use strata_output::document::Window;
+use strata_recording::layers::{LayerSample as RecordedLayer, Sample};
+use strata_recording::Recording;
 
 /// One series of one layer sample: the raw value and its rate per second
 /// since the previous sample (none in the first sample).
@@ -72,10 +73,7 @@ impl Timeline {
     /// The observe-shaped samples of `recording` (those with a `t_s` and a
     /// `data` object); samples whose source was absent or failed are skipped.
     pub fn of(recording: &Recording) -> Timeline {
-        let samples = recording
-            .records_of("sample")
-            .filter_map(layer_sample)
-            .collect();
+        let samples = recording.layers().flat_map(layer_samples).collect();
         Timeline { samples }
     }
 
@@ -150,48 +148,30 @@ impl Timeline {
     }
 }
 
-fn layer_sample(record: &serde_json::Value) -> Option<LayerSample> {
-    let data = &record["data"];
-    if data["status"] != "values" {
-        return None;
-    }
-    let rates = data["rates"].as_object();
-    let series = data["metrics"]
-        .as_array()?
-        .iter()
-        .filter_map(|metric| series_value(metric, rates))
-        .collect();
-    Some(LayerSample {
-        layer: record["layer"].as_str()?.to_string(),
-        t_s: record["t_s"].as_f64()?,
-        interval_s: record["interval_s"].as_f64().unwrap_or(0.0),
-        series,
-    })
-}
-
-fn series_value(
-    metric: &serde_json::Value,
-    rates: Option<&serde_json::Map<String, serde_json::Value>>,
-) -> Option<SeriesValue> {
-    let name = metric["name"].as_str()?.to_string();
-    let labels: Labels = metric["labels"]
-        .as_object()
-        .map(|labels| {
-            labels
-                .iter()
-                .map(|(key, value)| (key.clone(), value.as_str().unwrap_or("").to_string()))
-                .collect()
+/// Each layer of one moment that has values (absent and failed layers
+/// have none), with each series' rate.
+fn layer_samples(sample: &Sample) -> impl Iterator<Item = LayerSample> + '_ {
+    sample.layers.iter().filter_map(|(layer, recorded)| {
+        let RecordedLayer::Values { metrics, rates } = recorded else {
+            return None;
+        };
+        let series = metrics
+            .iter()
+            .map(|metric| SeriesValue {
+                name: metric.name.clone(),
+                labels: metric.labels.clone(),
+                value: metric.value,
+                rate: rates
+                    .get(&series_key(&metric.name, &metric.labels))
+                    .copied(),
+            })
+            .collect();
+        Some(LayerSample {
+            layer: layer.clone(),
+            t_s: sample.t_s,
+            interval_s: sample.interval_s,
+            series,
         })
-        .unwrap_or_default();
-    let key = series_key(&name, &labels);
-    let rate = rates
-        .and_then(|rates| rates.get(&key))
-        .and_then(|rate| rate.as_f64());
-    Some(SeriesValue {
-        name,
-        labels,
-        value: metric["value"].as_f64()?,
-        rate,
     })
 }
 
@@ -208,22 +188,30 @@ fn series_key(name: &str, labels: &Labels) -> String {
 mod tests {
     use super::*;
 
-    fn sample(t_s: f64, interval_s: f64, rate: f64) -> serde_json::Value {
-        serde_json::json!({"type": "sample", "layer": "device", "t_s": t_s, "interval_s": interval_s,
-            "data": {"status": "values",
-                "metrics": [{"name": "read_requests", "labels": {"device": "vda"}, "kind": "counter", "value": 1.0}],
-                "rates": {"read_requests{device=vda}": rate}}})
+    fn sample(t_s: f64, interval_s: f64, rate: f64) -> Sample {
+        let metric =
+            strata_core::metrics::Metric::counter("read_requests", 1.0).with_label("device", "vda");
+        let values = RecordedLayer::Values {
+            metrics: vec![metric],
+            rates: BTreeMap::from([("read_requests{device=vda}".to_string(), rate)]),
+        };
+        Sample {
+            t_s,
+            unix_s: 0.0,
+            interval_s,
+            layers: BTreeMap::from([("device".to_string(), values)]),
+        }
     }
 
     #[test]
     fn totals_are_rate_times_interval_within_the_window() {
-        let records: Vec<serde_json::Value> = vec![
+        let records: Vec<Sample> = vec![
             sample(1.0, 1.0, 10.0),
             sample(2.0, 1.0, 20.0),
             sample(2.5, 0.5, 40.0),
         ];
         let timeline = Timeline {
-            samples: records.iter().filter_map(layer_sample).collect(),
+            samples: records.iter().flat_map(layer_samples).collect(),
         };
         assert_eq!(timeline.total("device", "read_requests", &any), Some(50.0));
         let window = Window {

@@ -7,6 +7,7 @@
 use super::measured::Measured;
 use super::samples::{Labels, Timeline};
 use strata_output::document::{Axis, Chart, ChartKind, Section, Series};
+use strata_recording::names::{device, label, layer};
 
 pub(crate) fn line(
     id: &str,
@@ -46,11 +47,11 @@ fn device_series(
     devices
         .iter()
         .map(|name| {
-            let this = |labels: &Labels| labels.get("device") == Some(name);
+            let this = |labels: &Labels| labels.get(label::DEVICE) == Some(name);
             Series {
                 name: format!("{name} {}", counter.replace('_', " ")),
                 points: timeline
-                    .per_second("device", counter, &this)
+                    .per_second(layer::DEVICE, counter, &this)
                     .into_iter()
                     .map(|[t, rate]| [t, rate * scale])
                     .collect(),
@@ -68,8 +69,8 @@ pub(crate) fn section(timeline: &Timeline, measured: &Measured, extra: Vec<Chart
         .map(|device| device.name.clone())
         .collect();
     let mut charts = Vec::new();
-    let mut requests = device_series(timeline, &names, "read_requests", 1.0);
-    requests.extend(device_series(timeline, &names, "write_requests", 1.0));
+    let mut requests = device_series(timeline, &names, device::READ_REQUESTS, 1.0);
+    requests.extend(device_series(timeline, &names, device::WRITE_REQUESTS, 1.0));
     charts.push(line(
         "device_iops_over_time",
         "Device requests/s (device layer)",
@@ -77,8 +78,8 @@ pub(crate) fn section(timeline: &Timeline, measured: &Measured, extra: Vec<Chart
         "requests/s",
         requests,
     ));
-    let mut bytes = device_series(timeline, &names, "read_bytes", 1e-6);
-    bytes.extend(device_series(timeline, &names, "write_bytes", 1e-6));
+    let mut bytes = device_series(timeline, &names, device::READ_BYTES, 1e-6);
+    bytes.extend(device_series(timeline, &names, device::WRITE_BYTES, 1e-6));
     charts.push(line(
         "device_mb_per_s_over_time",
         "Device MB/s (device layer)",

@@ -16,6 +16,8 @@ use std::time::Duration;
 use anyhow::ensure;
 use serde::Serialize;
 use strata_core::histogram::LatencyHistogram;
+use strata_core::units::{serialize_seconds, serialize_seconds_range};
+pub use strata_recording::run::SecondCounts;
 use tokio::time::Instant;
 
 use crate::load::LoadProgress;
@@ -23,8 +25,9 @@ use crate::schema::{validate_plan, SchemaPlan};
 use tally::{SharedTally, Window};
 pub use tally::{StatementOutlier, DEFAULT_OUTLIER_FLOOR};
 
-/// How start keys are drawn.
+/// How start keys are drawn: `"uniform"` or `{"zipf": {"theta": …}}`.
 #[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum AccessDistribution {
     Uniform,
     /// P(key k) ∝ k^-theta: key 1 hottest.
@@ -52,6 +55,7 @@ pub struct WorkloadOptions {
     /// Share of loops that scan the `scan` table, in percent of all loops.
     pub scan_pct: f64,
     /// Pause drawn uniformly from this range after every `think_every` loops.
+    #[serde(rename = "think_time_s", serialize_with = "serialize_seconds_range")]
     pub think_time: Option<(Duration, Duration)>,
     pub think_every: u32,
     pub hotspot: Option<Hotspot>,
@@ -60,11 +64,15 @@ pub struct WorkloadOptions {
     pub distribution: AccessDistribution,
 }
 
+/// `{"duration": {"warmup_s": …, "duration_s": …}}` or `{"work_loops": …}`.
 #[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum StopAfter {
     /// Run `warmup` then measure for `duration`.
     Duration {
+        #[serde(rename = "warmup_s", serialize_with = "serialize_seconds")]
         warmup: Duration,
+        #[serde(rename = "duration_s", serialize_with = "serialize_seconds")]
         duration: Duration,
     },
     /// Every session does exactly this many loops; the elapsed time is the
@@ -136,16 +144,6 @@ pub struct SessionEnd {
     /// Why the server went away the first time (as the server said it).
     pub first_lost: Option<String>,
     pub reconnects: u64,
-}
-
-/// What completed in one second of the window (`second` 0 is the first).
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct SecondCounts {
-    pub second: u64,
-    pub loops: u64,
-    pub selects: u64,
-    pub updates: u64,
-    pub scans: u64,
 }
 
 #[derive(Clone, Debug, Serialize)]

@@ -13,22 +13,11 @@ use strata_core::histogram::LatencyHistogram;
 use tokio::time::Instant;
 
 use super::SecondCounts;
+pub use strata_recording::run::StatementOutlier;
 
 const SHARDS: usize = 32;
 /// Outliers kept per shard; past it they are counted, not kept.
 const OUTLIERS_PER_SHARD: usize = 2_000;
-
-/// One statement slower than the outlier floor.
-#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct StatementOutlier {
-    /// When it finished, seconds after the window's start.
-    pub at_s: f64,
-    pub session: u32,
-    pub schema: String,
-    /// `select`, `update`, `commit` or `scan`.
-    pub operation: String,
-    pub latency_ms: f64,
-}
 
 /// The measurement window; `end` is unknown (None) in batch mode, where
 /// everything after `start` counts.

@@ -1,0 +1,207 @@
+//! The parts of a header's `options` and `environment` that strata reads
+//! back, typed: the rest of those two objects describes the run for
+//! people and is kept as the command wrote it. Each command's own options
+//! and environment types serialize to a superset of these (checked by
+//! their crates' tests).
+//!
+//! Not for: what the commands write (their own option and environment
+//! types).
+
+use crate::device::{BlockDevice, DeviceKind};
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// What strata reads back of a header's `environment`; every part is
+/// absent where the command has none (an observation's environment is
+/// empty, a run stopped while starting has none).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Environment {
+    /// A run's database engine: `postgres`, `mariadb`, `sqlite`.
+    pub engine: Option<String>,
+    /// The engine's version as its users write it (`15.20`).
+    pub server_version: Option<String>,
+    /// PostgreSQL's `server_version_num`, for Recordings that lack
+    /// `server_version`.
+    pub server_version_num: Option<u64>,
+    /// How strata reached the server: `throwaway cluster`…
+    pub server: Option<String>,
+    /// The engine's block or page size, bytes.
+    pub block_bytes: Option<f64>,
+    /// MariaDB's `innodb_page_size` in Recordings before `block_bytes`.
+    pub page_bytes: Option<f64>,
+    /// MariaDB's `innodb_flush_method`.
+    pub flush_method: Option<String>,
+    pub page_cache: Option<PageCache>,
+    /// The run's data and WAL devices by name.
+    #[serde(default)]
+    pub devices: RunDeviceNames,
+    #[serde(default)]
+    pub device_details: Vec<BlockDevice>,
+    /// A calibration's target.
+    pub target: Option<Target>,
+}
+
+/// How the run kept the page cache from holding its data set: the method
+/// PostgreSQL's and SQLite's runs chose, or MariaDB's sentence.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum PageCache {
+    Chosen {
+        /// `cgroup_v1`, `cgroup_v2`, `unlimited`…
+        method: String,
+    },
+    Described(String),
+}
+
+impl PageCache {
+    pub fn method(&self) -> &str {
+        match self {
+            PageCache::Chosen { method } | PageCache::Described(method) => method,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunDeviceNames {
+    #[serde(default)]
+    pub data: Vec<String>,
+    #[serde(default)]
+    pub wal: Vec<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Target {
+    pub path: String,
+    /// `file` or `block_device`.
+    pub kind: String,
+    pub device: Option<BlockDevice>,
+    #[serde(default)]
+    pub physical_devices: Vec<BlockDevice>,
+}
+
+impl Environment {
+    /// Every device described: a run's, a calibration's target and the
+    /// physical devices under it.
+    pub fn devices_described(&self) -> impl Iterator<Item = &BlockDevice> {
+        let target = self
+            .target
+            .iter()
+            .flat_map(|target| target.device.iter().chain(target.physical_devices.iter()));
+        self.device_details.iter().chain(target)
+    }
+
+    /// The data and WAL devices with their roles (`data`, `wal`,
+    /// `data+wal`).
+    pub fn device_roles(&self) -> Vec<(String, &'static str)> {
+        let RunDeviceNames { data, wal } = &self.devices;
+        let mut roles: Vec<(String, &'static str)> = data
+            .iter()
+            .map(|name| {
+                let role = if wal.contains(name) {
+                    "data+wal"
+                } else {
+                    "data"
+                };
+                (name.clone(), role)
+            })
+            .collect();
+        roles.extend(
+            wal.iter()
+                .filter(|name| !data.contains(name))
+                .map(|name| (name.clone(), "wal")),
+        );
+        roles
+    }
+
+    /// For a MariaDB run: whether InnoDB opens its data files with O_DIRECT.
+    pub fn innodb_direct(&self) -> bool {
+        self.engine.as_deref() == Some("mariadb")
+            && self
+                .flush_method
+                .as_deref()
+                .is_some_and(|method| method.starts_with("O_DIRECT"))
+    }
+}
+
+impl DeviceKind {
+    /// An md array's level, chunk and member disks.
+    pub fn md(&self) -> Option<(&str, u64, u32)> {
+        match self {
+            DeviceKind::Md {
+                level,
+                chunk_bytes,
+                raid_disks,
+            } => Some((level, *chunk_bytes, *raid_disks)),
+            _ => None,
+        }
+    }
+}
+
+/// What strata reads back of a header's `options`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Options {
+    /// A run's end: its warm-up comes before its measured window.
+    pub stop_after: Option<StopAfter>,
+    /// A calibration's points' end: a timed point ramps before it measures.
+    pub stop_rule: Option<StopRule>,
+    /// A calibration's `--outlier`, µs.
+    pub outlier_us: Option<f64>,
+    /// The I/Os a calibration kept as `io_outlier` records, from this
+    /// latency on, µs.
+    pub outlier_floor_us: Option<f64>,
+}
+
+/// How a run ends, as its options hold it: a timed run's warm-up, in
+/// either encoding; neither for a run of a number of loops.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct StopAfter {
+    /// `{"duration": {"warmup_s": …, "duration_s": …}}`.
+    pub duration: Option<TimedRun>,
+    /// `{"Duration": {"warmup": {"secs": …, "nanos": …}, …}}`, as
+    /// Recordings before version 2 hold it.
+    #[serde(rename = "Duration", default, skip_serializing_if = "Option::is_none")]
+    pub duration_v1: Option<TimedRunV1>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TimedRun {
+    pub warmup_s: f64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TimedRunV1 {
+    pub warmup: Duration,
+}
+
+/// How a calibrate point ends, as its options hold it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum StopRule {
+    Timed {
+        ramp_s: f64,
+    },
+    #[serde(other)]
+    Count,
+}
+
+impl Options {
+    /// A run's warm-up, seconds; 0 for a run that ends otherwise.
+    pub fn warmup_s(&self) -> f64 {
+        let Some(stop_after) = &self.stop_after else {
+            return 0.0;
+        };
+        match (&stop_after.duration, &stop_after.duration_v1) {
+            (Some(timed), _) => timed.warmup_s,
+            (None, Some(timed)) => timed.warmup.as_secs_f64(),
+            (None, None) => 0.0,
+        }
+    }
+
+    /// A timed point's ramp, seconds; 0 for points of a count.
+    pub fn ramp_s(&self) -> f64 {
+        match self.stop_rule {
+            Some(StopRule::Timed { ramp_s }) => ramp_s,
+            _ => 0.0,
+        }
+    }
+}

@@ -1,0 +1,200 @@
+//! The file: JSON lines, the first the [`Header`], each later one a
+//! [`Record`] tagged by its `"type"`. Lines are flushed as they are
+//! written, so an interrupted command leaves a readable prefix.
+//!
+//! Not for: what the records hold (`record`) or reading version 1 (`v1`).
+
+use crate::record::Record;
+use anyhow::{bail, Context};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+pub const FORMAT_NAME: &str = "strata-recording";
+/// Version 2: every record typed, tagged by `"type"` alone.
+pub const FORMAT_VERSION: u32 = 2;
+
+/// Which command made a Recording.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    Run,
+    Calibrate,
+    Observe,
+}
+
+impl Kind {
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Run => "run",
+            Kind::Calibrate => "calibrate",
+            Kind::Observe => "observe",
+        }
+    }
+
+    /// The record type that ends a Recording of this kind: a run's
+    /// `run_result`, a calibration's `summary`; an observation has none.
+    pub fn final_record(self) -> Option<&'static str> {
+        match self {
+            Kind::Run => Some("run_result"),
+            Kind::Calibrate => Some("summary"),
+            Kind::Observe => None,
+        }
+    }
+}
+
+impl fmt::Display for Kind {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str(self.name())
+    }
+}
+
+/// Where a recording was made.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct HostInfo {
+    pub hostname: String,
+    pub kernel: String,
+    pub cpus: usize,
+    pub memory_bytes: u64,
+}
+
+impl HostInfo {
+    pub fn current() -> Self {
+        let read = |path: &str| {
+            std::fs::read_to_string(path)
+                .map(|text| text.trim().to_string())
+                .unwrap_or_default()
+        };
+        HostInfo {
+            hostname: read("/proc/sys/kernel/hostname"),
+            kernel: read("/proc/sys/kernel/osrelease"),
+            cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            memory_bytes: mem_total_bytes(&read("/proc/meminfo")),
+        }
+    }
+}
+
+/// `MemTotal` of a `/proc/meminfo` text in bytes; 0 when it is missing,
+/// not a number or more than 64 bits hold.
+fn mem_total_bytes(meminfo: &str) -> u64 {
+    meminfo
+        .lines()
+        .find_map(|line| line.strip_prefix("MemTotal:"))
+        .and_then(|rest| {
+            rest.trim()
+                .trim_end_matches("kB")
+                .trim()
+                .parse::<u64>()
+                .ok()
+        })
+        .and_then(|kib| kib.checked_mul(1024))
+        .unwrap_or(0)
+}
+
+/// The first line of every recording.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Header {
+    pub format: String,
+    pub version: u32,
+    pub kind: Kind,
+    pub strata_version: String,
+    /// UTC, RFC 3339.
+    pub created: String,
+    pub host: HostInfo,
+    /// The command line, with secrets already removed by the caller.
+    pub command: Vec<String>,
+    /// Every option resolved to its final value, as the command describes
+    /// them for people; what strata reads back is in the records.
+    pub options: serde_json::Value,
+    /// What was measured (targets, devices and their topology, databases),
+    /// as the command describes it; [`crate::Environment`] is the part
+    /// strata reads back.
+    pub environment: serde_json::Value,
+}
+
+impl Header {
+    pub fn new(kind: Kind, command: Vec<String>) -> Self {
+        Header {
+            format: FORMAT_NAME.to_string(),
+            version: FORMAT_VERSION,
+            kind,
+            strata_version: env!("CARGO_PKG_VERSION").to_string(),
+            created: strata_core::time::utc_now_rfc3339(),
+            host: HostInfo::current(),
+            command,
+            options: serde_json::Value::Null,
+            environment: serde_json::Value::Null,
+        }
+    }
+}
+
+/// Writes a recording record by record.
+pub struct RecordingWriter {
+    path: PathBuf,
+    out: BufWriter<File>,
+}
+
+impl RecordingWriter {
+    pub fn create(path: &Path, header: &Header) -> anyhow::Result<Self> {
+        let file =
+            File::create(path).with_context(|| format!("creating recording {}", path.display()))?;
+        let mut writer = RecordingWriter {
+            path: path.to_path_buf(),
+            out: BufWriter::new(file),
+        };
+        writer.write_line(header)?;
+        Ok(writer)
+    }
+
+    pub fn write(&mut self, record: &Record) -> anyhow::Result<()> {
+        self.write_line(record)
+    }
+
+    fn write_line(&mut self, value: &impl Serialize) -> anyhow::Result<()> {
+        serde_json::to_writer(&mut self.out, value)?;
+        self.out.write_all(b"\n")?;
+        self.out
+            .flush()
+            .with_context(|| format!("writing recording {}", self.path.display()))
+    }
+}
+
+/// The version a header line declares, once it is known to be a
+/// Recording's header and not newer than this strata reads.
+pub(crate) fn header_version(line: &str) -> anyhow::Result<u32> {
+    #[derive(Deserialize)]
+    struct Declared {
+        format: Option<String>,
+        version: Option<u32>,
+    }
+    let declared: Declared = serde_json::from_str(line)?;
+    if declared.format.as_deref() != Some(FORMAT_NAME) {
+        bail!("not a strata recording (no \"format\": \"{FORMAT_NAME}\")");
+    }
+    let version = declared.version.context("the header has no `version`")?;
+    if version > FORMAT_VERSION {
+        bail!(
+            "recording format version {version} is newer than this strata reads ({FORMAT_VERSION}); upgrade strata"
+        );
+    }
+    Ok(version)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::mem_total_bytes;
+
+    /// A `MemTotal` past 16 EiB overflowed on its way to bytes (a panic in
+    /// a debug build).
+    #[test]
+    fn mem_total_too_large_for_bytes_is_unknown() {
+        assert_eq!(
+            mem_total_bytes("MemTotal:       24684084 kB\n"),
+            24684084 * 1024
+        );
+        assert_eq!(mem_total_bytes("MemTotal: 18446744073709551615 kB\n"), 0);
+        assert_eq!(mem_total_bytes("MemFree: 1 kB\n"), 0);
+    }
+}

@@ -1,0 +1,106 @@
+//! The names of layers and of the metrics strata reads back from them,
+//! defined once: the collectors write them, the report reads them. Every
+//! metric name carries its unit (`_bytes`, `_ms`, `_ns`, `_ticks`) or
+//! counts what it says (`read_requests`, never `reads`).
+//!
+//! Not for: the full list of what each collector writes (docs/observe.md).
+
+/// Layers, as `layers` records key them.
+pub mod layer {
+    pub const DEVICE: &str = "device";
+    pub const CPU: &str = "cpu";
+    pub const MEMORY: &str = "memory";
+    pub const NET: &str = "net";
+    pub const NFS: &str = "nfs";
+    pub const PROCESS: &str = "process";
+    pub const POSTGRES: &str = "postgres";
+    pub const MARIADB: &str = "mariadb";
+}
+
+/// The `device` layer's counters (`/proc/diskstats`), labelled `device`,
+/// `kind`, `rotational` and for md `md_level`, `chunk_bytes`, `md_members`.
+pub mod device {
+    pub const READ_REQUESTS: &str = "read_requests";
+    pub const WRITE_REQUESTS: &str = "write_requests";
+    pub const READ_BYTES: &str = "read_bytes";
+    pub const WRITE_BYTES: &str = "write_bytes";
+    pub const READ_MS: &str = "read_ms";
+    pub const WRITE_MS: &str = "write_ms";
+    pub const BUSY_MS: &str = "busy_ms";
+    pub const WEIGHTED_MS: &str = "weighted_ms";
+}
+
+/// The `cpu` layer (`/proc/stat`, PSI): tick counters in
+/// `strata_core::metrics::CPU_TICK_COUNTERS`, and these.
+pub mod cpu {
+    pub const IDLE_TICKS: &str = "idle_ticks";
+    pub const CPUS: &str = "cpus";
+    pub const PROCS_RUNNING: &str = "procs_running";
+    pub const PRESSURE_SOME_US: &str = "pressure_some_us";
+}
+
+/// The `process` layer (`/proc/PID/schedstat`), labelled `pid`, `comm`.
+pub mod process {
+    pub const CPU_NS: &str = "cpu_ns";
+    pub const RUN_DELAY_NS: &str = "run_delay_ns";
+}
+
+/// The `nfs` layer (`/proc/self/mountstats`), labelled `mount`, `op`.
+pub mod nfs {
+    pub const OPS: &str = "ops";
+    pub const BYTES_SENT: &str = "bytes_sent";
+    pub const BYTES_RECEIVED: &str = "bytes_received";
+}
+
+/// The `net` layer (`/proc/net/dev`), labelled `interface`.
+pub mod net {
+    pub const RECEIVE_BYTES: &str = "receive_bytes";
+    pub const TRANSMIT_BYTES: &str = "transmit_bytes";
+}
+
+/// The `postgres` layer: `view_column` of pg_stat_database, pg_stat_wal…
+/// (`window_database` records key the same counters `view.column`).
+pub mod postgres {
+    pub const BLOCKS_READ: &str = "database_blks_read";
+    pub const BLOCKS_HIT: &str = "database_blks_hit";
+    pub const COMMITS: &str = "database_xact_commit";
+    pub const TEMP_FILES: &str = "database_temp_files";
+    pub const TEMP_BYTES: &str = "database_temp_bytes";
+    pub const BLOCK_READ_TIME_MS: &str = "database_blk_read_time_ms";
+    pub const WAL_BYTES: &str = "wal_bytes";
+    pub const WAL_WRITES: &str = "wal_write";
+    pub const WAL_SYNCS: &str = "wal_sync";
+    pub const WAL_WRITE_TIME_MS: &str = "wal_write_time_ms";
+    pub const WAL_SYNC_TIME_MS: &str = "wal_sync_time_ms";
+    pub const SAMPLES: &str = "samples";
+    pub const ACTIVE_SESSION_SAMPLES: &str = "active_session_samples";
+    pub const WAIT_EVENT_SAMPLES: &str = "wait_event_samples";
+}
+
+/// The `mariadb` layer: SHOW GLOBAL STATUS, lower case.
+pub mod mariadb {
+    pub const PAGES_READ: &str = "innodb_pages_read";
+    pub const BUFFER_POOL_READS: &str = "innodb_buffer_pool_reads";
+    pub const BUFFER_POOL_READ_REQUESTS: &str = "innodb_buffer_pool_read_requests";
+    pub const COMMITS: &str = "com_commit";
+    pub const LOG_WRITTEN_BYTES: &str = "innodb_os_log_written_bytes";
+    pub const LOG_WRITES: &str = "innodb_log_writes";
+    pub const LOG_FSYNCS: &str = "innodb_os_log_fsyncs";
+    pub const DATA_READS: &str = "innodb_data_reads";
+    pub const DATA_READ_BYTES: &str = "innodb_data_read_bytes";
+}
+
+/// The labels that say which thing a metric is about.
+pub mod label {
+    pub const DEVICE: &str = "device";
+    pub const KIND: &str = "kind";
+    pub const ROTATIONAL: &str = "rotational";
+    pub const MD_LEVEL: &str = "md_level";
+    pub const CHUNK_BYTES: &str = "chunk_bytes";
+    pub const MD_MEMBERS: &str = "md_members";
+    pub const INTERFACE: &str = "interface";
+    pub const OP: &str = "op";
+    pub const RESOURCE: &str = "resource";
+    pub const WAIT_EVENT: &str = "wait_event";
+    pub const WAIT_EVENT_TYPE: &str = "wait_event_type";
+}

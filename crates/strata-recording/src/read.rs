@@ -1,0 +1,199 @@
+//! A Recording read back, typed: its header, the typed parts of its
+//! options and environment, and its records with their line numbers. A
+//! version 1 file is upgraded as it is read (`v1`). A record that lacks a
+//! field its type needs is an error naming the field, the line and the
+//! file.
+//!
+//! Not for: writing (`format::RecordingWriter`).
+
+use crate::calibrate::Summary;
+use crate::environment::{Environment, Options};
+use crate::format::{header_version, Header, Kind, RecordingWriter};
+use crate::layers::Sample;
+use crate::parse::{field_error, parse_lines, Line};
+use crate::record::{
+    IoOutlier, PointRecord, PointSecond, Record, RunResult, Stopped, WindowDatabase, WindowDevice,
+};
+use crate::run::{LoadReport, SecondCounts, StatementOutlier};
+use anyhow::{bail, Context};
+use std::fs::File;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+
+#[derive(Debug)]
+pub struct Recording {
+    pub path: PathBuf,
+    pub header: Header,
+    pub environment: Environment,
+    pub options: Options,
+    pub lines: Vec<Line>,
+}
+
+impl Recording {
+    pub fn read(path: &Path) -> anyhow::Result<Self> {
+        let file =
+            File::open(path).with_context(|| format!("opening recording {}", path.display()))?;
+        let mut lines = BufReader::new(file).lines();
+        let first = lines
+            .next()
+            .with_context(|| format!("{}: empty file, not a recording", path.display()))??;
+        let at_header = || format!("{}: line 1 (the header)", path.display());
+        let version = header_version(&first).with_context(at_header)?;
+        let numbered = lines
+            .enumerate()
+            .map(|(index, line)| Ok((index + 2, line?)))
+            .collect::<anyhow::Result<Vec<(usize, String)>>>()?;
+        let (header, lines) = match version {
+            1 => crate::v1::upgrade(&first, &numbered).map_err(|error| {
+                error.context(format!("{}: a version 1 Recording", path.display()))
+            })?,
+            _ => {
+                let header: Header = serde_json::from_str(&first)
+                    .map_err(field_error)
+                    .with_context(at_header)?;
+                (header, parse_lines(&numbered, path)?)
+            }
+        };
+        check_order(header.kind, &lines).with_context(|| path.display().to_string())?;
+        let environment = typed_part(&header.environment)
+            .with_context(|| format!("{}: line 1, the header's environment", path.display()))?;
+        let options = typed_part(&header.options)
+            .with_context(|| format!("{}: line 1, the header's options", path.display()))?;
+        Ok(Recording {
+            path: path.to_path_buf(),
+            header,
+            environment,
+            options,
+            lines,
+        })
+    }
+
+    /// Writes the Recording again in the current version: its header and
+    /// every record in order (a version 1 file comes out upgraded).
+    pub fn write_to(&self, path: &Path) -> anyhow::Result<()> {
+        let mut writer = RecordingWriter::create(path, &self.header)?;
+        self.records().try_for_each(|record| writer.write(record))
+    }
+
+    pub fn records(&self) -> impl Iterator<Item = &Record> {
+        self.lines.iter().map(|line| &line.record)
+    }
+
+    pub fn layers(&self) -> impl Iterator<Item = &Sample> {
+        self.records().filter_map(|record| match record {
+            Record::Layers(sample) => Some(sample),
+            _ => None,
+        })
+    }
+
+    pub fn run_seconds(&self) -> impl Iterator<Item = &SecondCounts> {
+        self.records().filter_map(|record| match record {
+            Record::RunSecond(second) => Some(second),
+            _ => None,
+        })
+    }
+
+    pub fn point_seconds(&self) -> impl Iterator<Item = &PointSecond> {
+        self.records().filter_map(|record| match record {
+            Record::PointSecond(second) => Some(second),
+            _ => None,
+        })
+    }
+
+    pub fn window_devices(&self) -> impl Iterator<Item = &WindowDevice> {
+        self.records().filter_map(|record| match record {
+            Record::WindowDevice(device) => Some(device),
+            _ => None,
+        })
+    }
+
+    pub fn window_database(&self) -> Option<&WindowDatabase> {
+        self.records().find_map(|record| match record {
+            Record::WindowDatabase(database) => Some(database),
+            _ => None,
+        })
+    }
+
+    pub fn load(&self) -> Option<&LoadReport> {
+        self.records().find_map(|record| match record {
+            Record::Load(load) => Some(load),
+            _ => None,
+        })
+    }
+
+    pub fn statement_outliers(&self) -> impl Iterator<Item = &StatementOutlier> {
+        self.records().filter_map(|record| match record {
+            Record::StatementOutlier(outlier) => Some(outlier),
+            _ => None,
+        })
+    }
+
+    pub fn io_outliers(&self) -> impl Iterator<Item = &IoOutlier> {
+        self.records().filter_map(|record| match record {
+            Record::IoOutlier(outlier) => Some(outlier),
+            _ => None,
+        })
+    }
+
+    pub fn stopped(&self) -> Option<&Stopped> {
+        self.records().find_map(|record| match record {
+            Record::Stopped(stopped) => Some(stopped),
+            _ => None,
+        })
+    }
+
+    pub fn run_result(&self) -> Option<&RunResult> {
+        self.records().find_map(|record| match record {
+            Record::RunResult(result) => Some(result),
+            _ => None,
+        })
+    }
+
+    pub fn point_results(&self) -> impl Iterator<Item = &PointRecord> {
+        self.records().filter_map(|record| match record {
+            Record::PointResult(point) => Some(point),
+            _ => None,
+        })
+    }
+
+    pub fn summary(&self) -> Option<&Summary> {
+        self.records().find_map(|record| match record {
+            Record::Summary(summary) => Some(summary),
+            _ => None,
+        })
+    }
+}
+
+/// The typed part of the header's `options` or `environment`; a null one
+/// (a run stopped before it had an environment) has none of it.
+fn typed_part<T: serde::de::DeserializeOwned + Default>(
+    value: &serde_json::Value,
+) -> anyhow::Result<T> {
+    if value.is_null() {
+        return Ok(T::default());
+    }
+    T::deserialize(value).map_err(field_error)
+}
+
+/// A Recording is one run of one command: nothing follows the record that
+/// ends it (a run's result, a calibration's summary).
+fn check_order(kind: Kind, lines: &[Line]) -> anyhow::Result<()> {
+    let Some(last) = kind.final_record() else {
+        return Ok(());
+    };
+    let mut ended_at = None;
+    for line in lines {
+        if let Some(result) = ended_at {
+            bail!(
+                "line {}: a record after the {last} record of line {result}, which ends a \
+                 `strata {kind}` Recording (line {} belongs to another run?)",
+                line.number,
+                line.number
+            );
+        }
+        if line.record.type_name() == last {
+            ended_at = Some(line.number);
+        }
+    }
+    Ok(())
+}

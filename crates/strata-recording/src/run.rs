@@ -1,0 +1,337 @@
+//! What a `strata run` measured, in the shapes its Recording, its JSON
+//! document and its report hold: the sessions' work, the database's
+//! counters, the devices, the page cache's absorption, the CPU, who else
+//! used the devices, the statements that were outliers, and the load.
+//! Every field name carries its unit and its layer.
+//!
+//! Not for: computing the figures (strata-run's accounting) or printing
+//! them.
+
+use crate::device::IostatFigures;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use strata_core::histogram::LatencySummary;
+use strata_core::verdict::Verdict;
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct OperationFigures {
+    pub per_s: f64,
+    /// The statements' latency; its `count` is the statements'.
+    #[serde(flatten)]
+    pub latency: LatencySummary,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct WorkloadFigures {
+    pub loops: u64,
+    pub loops_per_s: f64,
+    pub sql_statements: u64,
+    pub sql_per_s: f64,
+    pub rows_selected: u64,
+    pub rows_updated: u64,
+    /// select, update, commit, scan.
+    pub operations: BTreeMap<String, OperationFigures>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct SessionFigures {
+    pub started: u32,
+    pub failed: u32,
+    pub alive_through_window: u32,
+    pub reconnects: u64,
+    /// When the first session lost the server (seconds from the start),
+    /// and why.
+    pub first_connection_lost: Option<(f64, String)>,
+    pub failures: Vec<String>,
+}
+
+/// What PostgreSQL itself counted (pg_stat_database, pg_stat_wal,
+/// pg_stat_io…). A figure this server version cannot give is absent, with
+/// its reason in `unavailable`, never 0.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct DatabaseFigures {
+    /// Shared-buffer misses, in 8 KiB blocks (they include OS page-cache hits).
+    pub blocks_read: f64,
+    pub blocks_read_per_s: f64,
+    /// Read requests PostgreSQL issued for relations (18+: pg_stat_io
+    /// `reads`, summed over every backend type; a combined read of several
+    /// blocks is one request).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_requests: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_requests_per_s: Option<f64>,
+    /// Bytes of those requests (18+: pg_stat_io `read_bytes`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_bytes: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_mb_per_s: Option<f64>,
+    pub blocks_hit: f64,
+    pub buffer_hit_pct: f64,
+    pub commits: f64,
+    pub commits_per_s: f64,
+    pub wal_bytes: f64,
+    pub wal_mb_per_s: f64,
+    /// WAL write requests and syncs and their times: ≤17 pg_stat_wal, 18
+    /// pg_stat_io object 'wal'.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wal_writes: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wal_syncs: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wal_write_time_ms: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wal_sync_time_ms: Option<f64>,
+    /// blk_read_time: time backends spent reading blocks (track_io_timing).
+    pub block_read_time_ms: f64,
+    pub block_read_time_us_per_block: f64,
+    pub temp_files: f64,
+    pub temp_bytes: f64,
+    pub deadlocks: f64,
+    /// Why each absent figure is absent, by field name.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub unavailable: BTreeMap<String, String>,
+    /// Every counter's change over the window, by `view.column`.
+    pub counters: BTreeMap<String, f64>,
+}
+
+/// Blocks PostgreSQL read that never reached a device.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Absorption {
+    pub database_blocks_read: f64,
+    pub device_read_requests: u64,
+    pub device_read_bytes: u64,
+    /// Device read bytes expressed in 8 KiB blocks.
+    pub device_read_blocks: f64,
+    pub absorbed_blocks: f64,
+    pub absorbed_pct: f64,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct CpuFigures {
+    pub cpus: usize,
+    pub host_idle_pct: f64,
+    pub host_iowait_pct: f64,
+    /// CPU seconds of the server's processes.
+    pub server_cpu_s: f64,
+    /// CPU seconds of strata itself (all threads).
+    pub strata_cpu_s: f64,
+    /// The server's processes by backend type (io workers apart from the
+    /// backends they read for); empty for a server not on this machine.
+    #[serde(default)]
+    pub server_processes: Vec<ProcessGroupFigures>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct RunFigures {
+    pub window_s: f64,
+    pub interrupted: bool,
+    pub sessions: SessionFigures,
+    pub workload: WorkloadFigures,
+    pub database: Option<DatabaseFigures>,
+    pub devices: Vec<IostatFigures>,
+    pub absorption: Option<Absorption>,
+    pub cpu: CpuFigures,
+    /// Per second of the window: loops, selects, updates, scans.
+    pub per_second: Vec<SecondCounts>,
+    /// Reasons this is not (only) a storage result, or that figures are missing.
+    pub warnings: Vec<String>,
+    /// Block-layer bytes of the server, strata and every other process
+    /// (`/proc/PID/io`); `None` when no device of the run is on this machine.
+    pub tenants: Option<TenantFigures>,
+    /// Valid, not a storage result, or failed: judged once the engine has
+    /// added what it knows (`verdict::judge`).
+    #[serde(default = "Verdict::not_recorded")]
+    pub verdict: Verdict,
+    /// The page cache strata's memory cgroup held through the window,
+    /// beside its target; `None` without such a cgroup.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub page_cache_held: Option<PageCacheHeld>,
+    /// The statements at or over the outlier threshold, and which it is.
+    #[serde(default)]
+    pub outliers: OutlierFigures,
+    /// How long after the window began its start edge was taken, seconds:
+    /// a host too busy to take it on time measured another span.
+    #[serde(default)]
+    pub start_edge_late_s: f64,
+}
+
+/// The page cache of the server's files (the cgroup's page cache less its
+/// shared memory), sampled each second of the window.
+#[derive(Clone, Debug, Serialize, PartialEq, Deserialize)]
+pub struct PageCacheHeld {
+    pub target_bytes: u64,
+    pub mean_bytes: u64,
+    pub max_bytes: u64,
+    pub samples: usize,
+    /// Seconds into the window when the cgroup's OOM kill count first grew
+    /// (to the second).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_oom_kill_s: Option<f64>,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct OutlierFigures {
+    pub threshold_ms: f64,
+    /// How the threshold was chosen, in words.
+    pub threshold_rule: String,
+    /// Statements faster than this were not kept: none under it can be
+    /// listed, in the run's output or in a report of its Recording.
+    pub floor_ms: f64,
+    /// Every statement in the window at or over the threshold, in the order
+    /// they finished.
+    pub statements: Vec<StatementOutlier>,
+    /// Statements at or over the floor that were counted but not kept.
+    pub dropped: u64,
+}
+
+/// One kind of server process over the window.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ProcessGroupFigures {
+    /// `pg_stat_activity.backend_type` (`client backend`, `io worker`, …) or
+    /// `postmaster`.
+    pub backend_type: String,
+    pub processes: usize,
+    /// The processes exited before the end of the window (the sessions'
+    /// backends do): their CPU time and device reads are what the postmaster
+    /// collected from them as reaped children; their run-queue delay is lost.
+    pub exited: bool,
+    pub cpu_s: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run_delay_ms: Option<f64>,
+    /// Bytes the processes read from devices (`/proc/PID/io` `read_bytes`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device_read_bytes: Option<f64>,
+}
+
+/// One other process over the window.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct OtherProcess {
+    pub pid: u32,
+    pub name: String,
+    pub read_bytes: u64,
+    pub write_bytes: u64,
+    /// Its bytes as a share of all processes' bytes, percent.
+    pub share_pct: f64,
+}
+
+/// The window's block-layer bytes by whose they were.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TenantFigures {
+    /// Bytes read and written by the run's devices (diskstats).
+    pub device_bytes: u64,
+    pub server_bytes: u64,
+    pub strata_bytes: u64,
+    /// Every other process's bytes (on any device).
+    pub other_bytes: u64,
+    /// Others' share of all processes' bytes (server, strata, others), percent.
+    pub other_share_pct: f64,
+    /// The largest other processes.
+    pub top_others: Vec<OtherProcess>,
+}
+
+impl TenantFigures {
+    /// `dd (pid 4242) 812.3 MB, cp (pid 77) 10.0 MB` — decimal MB.
+    pub fn named_others(&self) -> String {
+        self.top_others
+            .iter()
+            .map(|other| {
+                format!(
+                    "{} (pid {}) {:.1} MB, {:.1}%",
+                    other.name,
+                    other.pid,
+                    (other.read_bytes + other.write_bytes) as f64 / 1e6,
+                    other.share_pct
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+}
+
+/// What completed in one second of the window (`second` 0 is the first).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SecondCounts {
+    pub second: u64,
+    pub loops: u64,
+    pub selects: u64,
+    pub updates: u64,
+    pub scans: u64,
+}
+
+/// One statement slower than the outlier floor.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StatementOutlier {
+    /// When it finished, seconds after the window's start.
+    pub at_s: f64,
+    pub session: u32,
+    pub schema: String,
+    /// `select`, `update`, `commit` or `scan`.
+    pub operation: String,
+    pub latency_ms: f64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LoadAction {
+    KeptComplete,
+    Loaded,
+    ReloadedIncomplete,
+    Replaced,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct SchemaLoad {
+    pub schema: String,
+    pub action: LoadAction,
+    /// Rows of the `slob` table.
+    pub rows: u64,
+    /// 8 KiB heap blocks of the `slob` table.
+    pub blocks: u64,
+    /// All the schema's tables with their indexes and TOAST, in bytes.
+    pub bytes_on_disk: u64,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct LoadReport {
+    pub schemas: Vec<SchemaLoad>,
+    /// Rows written by this setup (`slob` and `scan` tables).
+    pub rows_loaded: u64,
+    /// 8 KiB blocks of all the plan's `slob` tables.
+    pub blocks: u64,
+    /// Bytes on disk of all the plan's schemas.
+    pub bytes_on_disk: u64,
+    /// Bytes on disk of the schemas this setup loaded (not those it kept).
+    pub bytes_loaded: u64,
+    pub seconds: f64,
+    /// `bytes_loaded` per hour of `seconds`, in 10^9 bytes.
+    pub gb_per_hour: f64,
+    /// `bytes_loaded` per hour of `seconds`, in 2^30 bytes.
+    pub gib_per_hour: f64,
+}
+
+impl LoadReport {
+    /// The report of a setup over `schemas` that took `seconds`: the bytes
+    /// it loaded are those of the schemas it did not keep, and the rates are
+    /// theirs over the whole setup.
+    pub fn new(schemas: Vec<SchemaLoad>, rows_loaded: u64, seconds: f64) -> LoadReport {
+        let bytes_loaded: u64 = schemas
+            .iter()
+            .filter(|schema| schema.action != LoadAction::KeptComplete)
+            .map(|schema| schema.bytes_on_disk)
+            .sum();
+        let per_hour = |unit: f64| match seconds > 0.0 {
+            true => bytes_loaded as f64 / unit * 3600.0 / seconds,
+            false => 0.0,
+        };
+        LoadReport {
+            rows_loaded,
+            blocks: schemas.iter().map(|schema| schema.blocks).sum(),
+            bytes_on_disk: schemas.iter().map(|schema| schema.bytes_on_disk).sum(),
+            bytes_loaded,
+            seconds,
+            gb_per_hour: per_hour(1e9),
+            gib_per_hour: per_hour(f64::from(1u32 << 30)),
+            schemas,
+        }
+    }
+}
