@@ -9,6 +9,7 @@
 //! and each engine's crate do that) or diagnosing anything (`strata report`).
 
 pub mod background;
+pub mod exposition;
 pub mod prometheus;
 pub mod record;
 pub mod sampler;

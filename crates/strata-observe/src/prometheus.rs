@@ -1,7 +1,7 @@
-//! The Prometheus endpoint: the latest sample in the text exposition format
-//! (version 0.0.4) at `/metrics`, so a fleet is scraped by Prometheus and
-//! graphed by Grafana. Counters keep their raw monotonic values with a
-//! `_total` suffix (Prometheus computes rates itself); gauges as they are.
+//! The Prometheus endpoint: the latest sample's exposition (`exposition`)
+//! at `/metrics`, with the agent's wall clock as it answers, so a fleet is
+//! scraped by Prometheus and graphed by Grafana, and `strata run --agent`
+//! can measure the agent's clock offset.
 //!
 //! The server is hyper on a private tokio runtime, hardened for an endpoint
 //! anyone on the network can reach: bounded header time, request size,
@@ -10,7 +10,7 @@
 //! Not for: aggregation across hosts, which is Prometheus's job; nor TLS or
 //! authentication (put a proxy in front).
 
-use crate::sampler::{LayerSample, Sample};
+use crate::exposition::clock_family;
 use anyhow::Context;
 use http_body_util::Full;
 use hyper::body::Bytes;
@@ -19,78 +19,11 @@ use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
-use std::collections::BTreeMap;
 use std::convert::Infallible;
-use std::fmt::Write as _;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use strata_core::metrics::MetricKind;
 use tokio::sync::Semaphore;
-
-fn metric_name(layer: &str, name: &str, kind: MetricKind) -> String {
-    let clean: String = format!("strata_{layer}_{name}")
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    match kind {
-        MetricKind::Counter => format!("{clean}_total"),
-        MetricKind::Gauge => clean,
-    }
-}
-
-fn escape(value: &str) -> String {
-    value
-        .replace('\\', "\\\\")
-        .replace('"', "\\\"")
-        .replace('\n', "\\n")
-}
-
-/// The exposition text of one sample.
-pub fn exposition(sample: &Sample) -> String {
-    let mut families: BTreeMap<String, (MetricKind, Vec<String>)> = BTreeMap::new();
-    for (layer, data) in &sample.layers {
-        let LayerSample::Values { metrics, .. } = data else {
-            continue;
-        };
-        for metric in metrics {
-            let name = metric_name(layer, &metric.name, metric.kind);
-            let labels: Vec<String> = metric
-                .labels
-                .iter()
-                .map(|(key, value)| format!("{key}=\"{}\"", escape(value)))
-                .collect();
-            let line = if labels.is_empty() {
-                format!("{name} {}", metric.value)
-            } else {
-                format!("{name}{{{}}} {}", labels.join(","), metric.value)
-            };
-            families
-                .entry(name)
-                .or_insert_with(|| (metric.kind, Vec::new()))
-                .1
-                .push(line);
-        }
-    }
-    let mut out = String::new();
-    for (name, (kind, lines)) in families {
-        let kind = match kind {
-            MetricKind::Counter => "counter",
-            MetricKind::Gauge => "gauge",
-        };
-        let _ = writeln!(out, "# TYPE {name} {kind}");
-        for line in lines {
-            let _ = writeln!(out, "{line}");
-        }
-    }
-    out
-}
 
 /// How long a client may take to send a request's headers, counted from
 /// the moment it connects: an idle or trickling client is dropped after it.
@@ -107,7 +40,7 @@ const MAX_CONNECTIONS: usize = 64;
 /// with its own single-threaded tokio runtime (observe's loop is
 /// synchronous). Every connection is served concurrently and bounded in
 /// time and memory, so a slow or hostile client cannot stall the others.
-pub fn serve(address: &str, latest: Arc<Mutex<String>>) -> anyhow::Result<SocketAddr> {
+pub fn serve(address: &str, latest: Arc<Mutex<String>>, host: &str) -> anyhow::Result<SocketAddr> {
     let listener = std::net::TcpListener::bind(address).with_context(|| {
         format!(
             "--prometheus {address}: cannot listen there (is the port taken by another program?)"
@@ -125,13 +58,20 @@ pub fn serve(address: &str, latest: Arc<Mutex<String>>) -> anyhow::Result<Socket
     };
     std::thread::Builder::new()
         .name("strata-prometheus".into())
-        .spawn(move || runtime.block_on(accept_loop(listener, latest)))?;
+        .spawn({
+            let host: Arc<str> = host.into();
+            move || runtime.block_on(accept_loop(listener, latest, host))
+        })?;
     Ok(bound)
 }
 
 /// Accepts while fewer than `MAX_CONNECTIONS` are open; each connection
 /// runs as its own task, cut off after `CONNECTION_LIFETIME`.
-async fn accept_loop(listener: tokio::net::TcpListener, latest: Arc<Mutex<String>>) {
+async fn accept_loop(
+    listener: tokio::net::TcpListener,
+    latest: Arc<Mutex<String>>,
+    host: Arc<str>,
+) {
     let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
     loop {
         let Ok(slot) = slots.clone().acquire_owned().await else {
@@ -146,9 +86,10 @@ async fn accept_loop(listener: tokio::net::TcpListener, latest: Arc<Mutex<String
                 continue;
             }
         };
-        let latest = latest.clone();
+        let (latest, host) = (latest.clone(), host.clone());
         tokio::spawn(async move {
-            let _ = tokio::time::timeout(CONNECTION_LIFETIME, connection(stream, latest)).await;
+            let served = connection(stream, latest, host);
+            let _ = tokio::time::timeout(CONNECTION_LIFETIME, served).await;
             drop(slot);
         });
     }
@@ -156,9 +97,9 @@ async fn accept_loop(listener: tokio::net::TcpListener, latest: Arc<Mutex<String
 
 /// One HTTP/1.1 exchange; `Connection: close` after the answer, as a
 /// scrape needs no more.
-async fn connection(stream: tokio::net::TcpStream, latest: Arc<Mutex<String>>) {
+async fn connection(stream: tokio::net::TcpStream, latest: Arc<Mutex<String>>, host: Arc<str>) {
     let service = service_fn(move |request| {
-        let response = answer(&request, &latest);
+        let response = answer(&request, &latest, &host);
         async move { Ok::<_, Infallible>(response) }
     });
     let _ = http1::Builder::new()
@@ -173,11 +114,13 @@ async fn connection(stream: tokio::net::TcpStream, latest: Arc<Mutex<String>>) {
         .await;
 }
 
-/// GET (or HEAD) `/metrics` gets the latest exposition; anything else 404.
-fn answer<B>(request: &Request<B>, latest: &Mutex<String>) -> Response<Full<Bytes>> {
+/// GET (or HEAD) `/metrics` gets the latest exposition and the clock;
+/// anything else 404.
+fn answer<B>(request: &Request<B>, latest: &Mutex<String>, host: &str) -> Response<Full<Bytes>> {
     let readable = matches!(*request.method(), Method::GET | Method::HEAD);
     let (status, body) = if readable && request.uri().path() == "/metrics" {
-        let text = latest.lock().map(|text| text.clone()).unwrap_or_default();
+        let mut text = latest.lock().map(|text| text.clone()).unwrap_or_default();
+        text += &clock_family(host, strata_core::time::unix_now_s());
         (StatusCode::OK, text)
     } else {
         (
@@ -197,39 +140,6 @@ fn answer<B>(request: &Request<B>, latest: &Mutex<String>) -> Response<Full<Byte
 #[cfg(test)]
 mod tests {
     use super::*;
-    use strata_core::metrics::Metric;
-
-    #[test]
-    fn counters_get_total_and_labels_are_escaped() {
-        let sample = Sample {
-            t_s: 1.0,
-            unix_s: 0.0,
-            interval_s: 1.0,
-            layers: BTreeMap::from([(
-                "device".to_string(),
-                LayerSample::Values {
-                    metrics: vec![
-                        Metric::counter("read_requests", 12.0).with_label("device", "vda"),
-                        Metric::gauge("in_flight", 2.0).with_label("device", "a\"b"),
-                    ],
-                    rates: BTreeMap::new(),
-                },
-            )]),
-        };
-        let text = exposition(&sample);
-        assert!(
-            text.contains("# TYPE strata_device_read_requests_total counter\n"),
-            "{text}"
-        );
-        assert!(
-            text.contains("strata_device_read_requests_total{device=\"vda\"} 12\n"),
-            "{text}"
-        );
-        assert!(
-            text.contains("strata_device_in_flight{device=\"a\\\"b\"} 2\n"),
-            "{text}"
-        );
-    }
 
     fn exchange(address: SocketAddr, request: &[u8]) -> String {
         use std::io::{Read, Write};
@@ -250,7 +160,7 @@ mod tests {
         let latest = Arc::new(Mutex::new(
             "# TYPE strata_x gauge\nstrata_x 1\n".to_string(),
         ));
-        let address = serve("127.0.0.1:0", latest).unwrap();
+        let address = serve("127.0.0.1:0", latest, "db1").unwrap();
         let scrape = exchange(address, b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
         assert!(scrape.starts_with("HTTP/1.1 200"), "{scrape}");
         assert!(
@@ -258,7 +168,17 @@ mod tests {
             "{scrape}"
         );
         assert!(scrape.contains("connection: close"), "{scrape}");
-        assert!(scrape.ends_with("strata_x 1\n"), "{scrape}");
+        assert!(scrape.contains("\nstrata_x 1\n"), "{scrape}");
+        let clock: f64 = scrape
+            .lines()
+            .find_map(|line| line.strip_prefix("strata_agent_clock_seconds{host=\"db1\"} "))
+            .expect("the agent's clock")
+            .parse()
+            .unwrap();
+        assert!(
+            (clock - strata_core::time::unix_now_s()).abs() < 5.0,
+            "{clock}"
+        );
         let head = exchange(address, b"HEAD /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
         assert!(
             head.starts_with("HTTP/1.1 200") && head.ends_with("\r\n\r\n"),
@@ -272,7 +192,7 @@ mod tests {
 
     #[test]
     fn an_oversized_request_is_refused_without_being_read() {
-        let address = serve("127.0.0.1:0", Arc::default()).unwrap();
+        let address = serve("127.0.0.1:0", Arc::default(), "db1").unwrap();
         let mut request = b"GET /".to_vec();
         request.resize(1 << 20, b'a');
         let refused = exchange(address, &request);

@@ -5,6 +5,7 @@
 //! Not for: choosing the collectors (the binary knows every database
 //! engine) or where the shown text goes (the binary's output path).
 
+use crate::exposition::exposition;
 use crate::sampler::{Sample, Sampler};
 use crate::{prometheus, record, stream, view};
 use anyhow::bail;
@@ -144,8 +145,9 @@ pub fn watch(
 ) -> anyhow::Result<()> {
     let interval = request.interval()?;
     let latest = Arc::new(Mutex::new(String::new()));
+    let host = strata_recording::HostInfo::current().hostname;
     if let Some(address) = &request.prometheus {
-        let bound = prometheus::serve(address, latest.clone())?;
+        let bound = prometheus::serve(address, latest.clone(), &host)?;
         strata_core::note::note(&format!(
             "strata: serving Prometheus metrics at http://{bound}/metrics"
         ));
@@ -160,7 +162,7 @@ pub fn watch(
         if let Some(writer) = recording.as_mut() {
             record::write_sample(writer, &sample)?;
         }
-        *latest.lock().expect("no thread panics holding it") = prometheus::exposition(&sample);
+        *latest.lock().expect("no thread panics holding it") = exposition(&sample, &host);
         shown.sample(&sample)?;
         next += interval;
         sleep_until(next, interrupt);

@@ -341,29 +341,35 @@ fn metric_name(key: &str) -> String {
     key.replace('.', "_")
 }
 
-/// The PostgreSQL server's processes present now, when they run on this
-/// machine (their pids are in /proc with a postgres command name): their
-/// run-queue delay and I/O join the process layer. Backends that start later
-/// are not followed.
+/// The PostgreSQL server's processes present now, when the server is
+/// proved to run on this machine (`crate::locality`): the postmaster's
+/// children that pg_stat_activity lists. Their run-queue delay and I/O
+/// join the process layer; backends that start later are not followed. A
+/// server not on this machine has none here, whatever pids it lists.
 pub fn local_backend_pids(target: &crate::connect::ConnectionTarget) -> anyhow::Result<Vec<u32>> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    let pids: Vec<u32> = runtime.block_on(async {
+    let (locality, pids) = runtime.block_on(async {
         let client = crate::connect::connect(target).await?;
+        let locality = crate::locality::locate(&client).await;
         let rows = client
             .query(
                 "SELECT pid FROM pg_stat_activity WHERE pid <> pg_backend_pid()",
                 &[],
             )
             .await?;
-        anyhow::Ok(rows.iter().map(|row| row.get::<_, i32>(0) as u32).collect())
+        let pids: Vec<u32> = rows.iter().map(|row| row.get::<_, i32>(0) as u32).collect();
+        anyhow::Ok((locality, pids))
     })?;
-    let is_postgres = |pid: &u32| {
-        std::fs::read_to_string(format!("/proc/{pid}/comm"))
-            .is_ok_and(|comm| comm.starts_with("postgres"))
+    let crate::locality::Locality::Local { postmaster_pid, .. } = locality else {
+        return Ok(Vec::new());
     };
-    Ok(pids.into_iter().filter(is_postgres).collect())
+    let is_the_server_s = |pid: &u32| {
+        strata_probe::cpu::process_start(*pid)
+            .is_some_and(|process| process.parent == postmaster_pid)
+    };
+    Ok(pids.into_iter().filter(is_the_server_s).collect())
 }
 
 #[cfg(test)]

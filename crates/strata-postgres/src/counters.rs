@@ -204,6 +204,15 @@ async fn read_view(
     Ok(())
 }
 
+/// The key of a pg_stat_io column: its times are milliseconds, and the
+/// key says so (`read_time` → `read_time_ms`).
+fn io_key(column: &str) -> String {
+    match column.ends_with("_time") {
+        true => format!("{column}_ms"),
+        false => column.to_string(),
+    }
+}
+
 async fn read_relation_io(
     client: &Client,
     columns: &[&str],
@@ -228,7 +237,7 @@ async fn read_relation_io(
         let backend_type = row.get::<_, String>(0).replace(' ', "_");
         for (index, column) in columns.iter().enumerate() {
             if let Some(value) = row.get::<_, Option<f64>>(index + 1) {
-                values.insert(format!("io.{backend_type}.{column}"), value);
+                values.insert(format!("io.{backend_type}.{}", io_key(column)), value);
             }
         }
     }

@@ -21,6 +21,7 @@ pub mod edge;
 pub mod engine;
 pub mod figures;
 pub mod load;
+pub mod locality;
 pub mod read_path;
 pub mod run;
 pub mod schema;

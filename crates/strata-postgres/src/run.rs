@@ -11,6 +11,7 @@ use crate::collector::PostgresCollector;
 use crate::connect::{connect, ConnectionTarget};
 use crate::counters::server_version_num;
 use crate::load::{loads_complete, setup, LoadOptions, LoadReport};
+use crate::locality::{locate, Locality};
 use crate::read_path::{self, backend_types, read_path_of, ReadPathRequest, ReadPathSettings};
 use crate::sessions::Driver;
 use anyhow::{bail, Context};
@@ -522,17 +523,26 @@ async fn environment(
     client: &tokio_postgres::Client,
     read_settings: &ReadPathSettings,
 ) -> RunEnvironment {
-    let data_directory = match &server.data_directory {
-        Some(dir) => Some(dir.clone()),
-        None => local_data_directory(client).await,
+    let (data_directory, not_observed) = match &server.data_directory {
+        Some(dir) => (Some(dir.clone()), None),
+        None => match locate(client).await {
+            Locality::Local { data_directory, .. } => (Some(data_directory), None),
+            Locality::Remote { reason } => (None, Some(reason)),
+        },
     };
     let wal_directory = server
         .wal_directory
         .clone()
         .or_else(|| data_directory.as_ref().map(|dir| dir.join("pg_wal")))
         .map(|dir| std::fs::canonicalize(&dir).unwrap_or(dir));
-    let (devices, device_details, device_note) =
-        resolve_devices(data_directory.as_deref(), wal_directory.as_deref());
+    let (devices, device_details, device_note) = match not_observed {
+        Some(reason) => (
+            RunDevices::default(),
+            Vec::new(),
+            Some(not_observed_note(&reason)),
+        ),
+        None => resolve_devices(data_directory.as_deref(), wal_directory.as_deref()),
+    };
     RunEnvironment {
         engine: strata_run::engine::EngineKind::Postgresql,
         block_bytes: strata_slob::schema::BLOCK_BYTES as u32,
@@ -648,12 +658,13 @@ async fn shared_buffers_bytes(client: &tokio_postgres::Client) -> Option<u64> {
     u64::try_from(row.get::<_, i64>(0)).ok()
 }
 
-/// The server's data directory, when the server is on this machine and
-/// strata may read it (superuser or pg_read_all_settings).
-async fn local_data_directory(client: &tokio_postgres::Client) -> Option<PathBuf> {
-    let row = client.query_one("SHOW data_directory", &[]).await.ok()?;
-    let dir = PathBuf::from(row.get::<_, String>(0));
-    dir.exists().then_some(dir)
+/// What a run against a server not proved to be on this machine says of
+/// the server's host.
+fn not_observed_note(reason: &str) -> String {
+    format!(
+        "the server's host is not observed ({reason}): its devices, CPU and page cache are not \
+         in these figures; run strata on the server's host to measure them"
+    )
 }
 
 fn resolve_devices(
@@ -664,10 +675,7 @@ fn resolve_devices(
     let mut notes = Vec::new();
     let mut physical_names = |dir: Option<&Path>| -> Vec<String> {
         let Some(dir) = dir else {
-            notes.push(
-                "the data directory is not on this machine: device figures are unavailable"
-                    .to_string(),
-            );
+            notes.push(not_observed_note("its data directory is not known here"));
             return Vec::new();
         };
         match device_of_path(dir).and_then(|device| physical_devices(&device)) {

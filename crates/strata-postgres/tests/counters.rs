@@ -51,8 +51,8 @@ fn expected_keys(version_num: u32) -> Vec<String> {
             "io.client_backend.writes",
             "io.client_backend.extends",
             "io.client_backend.fsyncs",
-            "io.client_backend.read_time",
-            "io.client_backend.write_time",
+            "io.client_backend.read_time_ms",
+            "io.client_backend.write_time_ms",
         ]);
     }
     if version_num >= 180000 {

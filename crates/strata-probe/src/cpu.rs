@@ -118,6 +118,40 @@ pub fn parse_stat_fields(text: &str) -> Option<Vec<u64>> {
     )
 }
 
+/// What a process is and when it began, from `/proc/PID/stat`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProcessStart {
+    /// The command name (`comm`, at most 15 bytes).
+    pub comm: String,
+    pub parent: u32,
+    /// When it started, Unix seconds (boot time + field 22), to the tick.
+    pub started_unix_s: f64,
+}
+
+/// The process `pid` of this machine; `None` when there is none.
+pub fn process_start(pid: u32) -> Option<ProcessStart> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let boot = std::fs::read_to_string("/proc/stat").ok()?;
+    parse_process_start(&stat, &boot, ticks_per_second())
+}
+
+/// [`ProcessStart`] from a `/proc/PID/stat` and a `/proc/stat` text.
+pub fn parse_process_start(stat: &str, proc_stat: &str, ticks: f64) -> Option<ProcessStart> {
+    let comm = stat.split_once('(')?.1.rsplit_once(')')?.0.to_string();
+    let fields = parse_stat_fields(stat)?;
+    let boot_unix_s: f64 = proc_stat
+        .lines()
+        .find_map(|line| line.strip_prefix("btime "))?
+        .trim()
+        .parse()
+        .ok()?;
+    Some(ProcessStart {
+        comm,
+        parent: u32::try_from(*fields.get(1)?).ok()?,
+        started_unix_s: boot_unix_s + *fields.get(19)? as f64 / ticks,
+    })
+}
+
 /// User and system ticks a process has used (fields 14 and 15 of
 /// /proc/PID/stat); None once the process is gone.
 pub fn process_cpu_ticks(pid: u32) -> Option<(u64, u64)> {
@@ -142,6 +176,24 @@ mod tests {
         let after = HostCpu::parse("cpu  200 0 100 1000 100 0 0 0 0 0\n").unwrap();
         assert_eq!(after.idle_pct_since(&before), 62.5);
         assert_eq!(after.iowait_pct_since(&before), 12.5);
+    }
+
+    /// A name with spaces and parentheses does not shift the fields.
+    #[test]
+    fn a_process_start_is_its_name_parent_and_boot_plus_ticks() {
+        let stat = "4242 (post gres) x) S 77 4242 4242 0 -1 4194560 1 0 0 0 2 3 0 0 20 0 1 0 \
+                    1500 1000000 100 18446744073709551615";
+        let start = parse_process_start(stat, "cpu  1 2 3\nbtime 1700000000\n", 100.0).unwrap();
+        assert_eq!(start.comm, "post gres) x");
+        assert_eq!(start.parent, 77);
+        assert_eq!(start.started_unix_s, 1_700_000_015.0);
+        let own = process_start(std::process::id()).unwrap();
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs_f64();
+        assert!(own.started_unix_s <= now + 0.02 && own.started_unix_s > now - 3600.0);
+        assert_eq!(own.parent, std::os::unix::process::parent_id());
     }
 
     #[test]

@@ -9,6 +9,7 @@
 
 pub mod command;
 pub mod files;
+pub mod host;
 pub mod loopdev;
 pub mod observer;
 pub mod postgres;

@@ -121,6 +121,10 @@ fn prometheus_endpoint_serves_text_that_prometheus_parses() {
             "20",
             "--prometheus",
             "127.0.0.1:0",
+            "--db",
+            "host=/var/run/postgresql dbname=postgres user=postgres",
+            "--mariadb",
+            "mysql://root@127.0.0.1:3306/test",
         ])
         .current_dir(dir.path())
         .stdout(Stdio::null())
@@ -153,10 +157,18 @@ fn prometheus_endpoint_serves_text_that_prometheus_parses() {
     stream.read_to_string(&mut response).unwrap();
     let body = response.split("\r\n\r\n").nth(1).unwrap().to_string();
     assert!(response.starts_with("HTTP/1.1 200"), "{response}");
-    assert!(
-        body.contains("strata_device_read_requests_total{"),
-        "{body}"
-    );
+    for family in [
+        "strata_device_read_requests_total{host=",
+        "strata_device_read_seconds_total{host=",
+        "strata_cpu_user_seconds_total{host=",
+        "strata_postgres_database_blks_read_total{host=",
+        "strata_process_run_delay_seconds_total{host=",
+        "strata_mariadb_innodb_data_reads_total{host=",
+        "strata_agent_clock_seconds{host=",
+    ] {
+        assert!(body.contains(family), "no {family} in\n{body}");
+    }
+    assert_promtool_accepts(&body);
     let parser = Command::new("python3")
         .args([
             "-c",
@@ -182,6 +194,34 @@ fn prometheus_endpoint_serves_text_that_prometheus_parses() {
         parsed.status.success(),
         "prometheus_client refused it: {}",
         String::from_utf8_lossy(&parsed.stderr)
+    );
+}
+
+/// `promtool check metrics` (Prometheus's own linter) finds nothing to say:
+/// HELP on every family, `_total` counters, base units in the names.
+fn assert_promtool_accepts(body: &str) {
+    let mut promtool = Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("promtool (Debian's prometheus): run scripts/install-test-deps");
+    promtool
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(body.as_bytes())
+        .unwrap();
+    let checked = promtool.wait_with_output().unwrap();
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&checked.stdout),
+        String::from_utf8_lossy(&checked.stderr)
+    );
+    assert!(
+        checked.status.success() && said.trim().is_empty(),
+        "promtool: {said}"
     );
 }
 

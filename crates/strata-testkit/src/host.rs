@@ -1,0 +1,125 @@
+//! Another host on this machine, for tests of servers strata does not run
+//! beside (`ARCHITECTURE.md`, "Testing past one host"): a network namespace
+//! joined to the test's own by a veth pair with private addresses, and a
+//! PID namespace for each program started there, so that the host's
+//! processes are invisible from here as on a real second machine. The
+//! filesystem stays shared: exactly the trap a remote server sets, since
+//! its paths exist here too.
+//!
+//! Needs root, `ip` (iproute2) and `unshare` (util-linux). Everything made
+//! is removed when the host is dropped.
+
+use std::net::Ipv4Addr;
+use std::process::{Child, Command, Stdio};
+
+pub struct NamespaceHost {
+    /// The network namespace's name.
+    pub name: String,
+    /// The host's address, inside its namespace.
+    pub address: Ipv4Addr,
+    /// This side's address, on the veth in the test's namespace.
+    pub peer_address: Ipv4Addr,
+    veth: String,
+    programs: Vec<Child>,
+}
+
+/// Runs `ip ARGS`, panicking with its stderr when it fails.
+fn ip(args: &[&str]) {
+    let output = Command::new("ip")
+        .args(args)
+        .output()
+        .expect("running ip (iproute2)");
+    assert!(
+        output.status.success(),
+        "ip {}: {}",
+        args.join(" "),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+impl NamespaceHost {
+    /// Makes host `index` (0–15) of this test process, with a /30 of
+    /// 10.231.0.0/16 chosen from the process id and the index so that
+    /// tests running side by side do not share addresses.
+    pub fn create(index: u8) -> NamespaceHost {
+        assert!(
+            index < 16,
+            "host index {index}: at most 16 hosts per test process"
+        );
+        let pid = std::process::id();
+        let block = ((pid % 1024) * 16 + u32::from(index)) % 16384;
+        let base = u32::from(Ipv4Addr::new(10, 231, 0, 0)) + block * 4;
+        let peer_address = Ipv4Addr::from(base + 1);
+        let address = Ipv4Addr::from(base + 2);
+        let name = format!("strata-{pid}-{index}");
+        let veth = format!("sv{}h{index}", pid % 1_000_000);
+        let inside = format!("{veth}i");
+        ip(&["netns", "add", &name]);
+        let host = NamespaceHost {
+            name,
+            address,
+            peer_address,
+            veth,
+            programs: Vec::new(),
+        };
+        ip(&[
+            "link", "add", &host.veth, "type", "veth", "peer", "name", &inside,
+        ]);
+        ip(&["link", "set", &inside, "netns", &host.name]);
+        ip(&[
+            "addr",
+            "add",
+            &format!("{peer_address}/30"),
+            "dev",
+            &host.veth,
+        ]);
+        ip(&["link", "set", &host.veth, "up"]);
+        let in_host = |args: &[&str]| {
+            let mut all = vec!["netns", "exec", &host.name, "ip"];
+            all.extend(args);
+            ip(&all);
+        };
+        in_host(&["addr", "add", &format!("{address}/30"), "dev", &inside]);
+        in_host(&["link", "set", &inside, "up"]);
+        in_host(&["link", "set", "lo", "up"]);
+        host
+    }
+
+    /// Starts `program args` on the host, in a PID namespace of its own
+    /// (its processes are not in this machine's /proc as themselves), as
+    /// `user` when given (via runuser), its output to `log`. It is killed
+    /// with the host.
+    pub fn spawn(&mut self, program: &str, args: &[&str], user: Option<&str>, log: Stdio) {
+        let mut command = Command::new("ip");
+        command.args(["netns", "exec", &self.name, "unshare", "--pid", "--fork"]);
+        command.args(["--mount-proc", "--kill-child=SIGKILL", "--"]);
+        if let Some(user) = user {
+            command.args(["runuser", "-u", user, "--"]);
+        }
+        let child = command
+            .arg(program)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .unwrap_or_else(|error| panic!("starting {program} on {}: {error}", self.name));
+        self.programs.push(child);
+    }
+}
+
+impl Drop for NamespaceHost {
+    fn drop(&mut self) {
+        for child in &mut self.programs {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        let _ = Command::new("ip")
+            .args(["netns", "del", &self.name])
+            .status();
+        let _ = Command::new("ip")
+            .args(["link", "del", &self.veth])
+            .stderr(Stdio::null())
+            .status();
+    }
+}
