@@ -194,19 +194,31 @@ fn write_family(out: &mut String, name: &str, family: &Family) {
     }
 }
 
-/// The agent's wall clock as it answers a scrape, for the scraper's clock
-/// offset: `strata_agent_clock_seconds`, Unix seconds.
-pub fn clock_family(host: &str, unix_s: f64) -> String {
+/// The agent's wall clock when a scrape's request came and when it was
+/// answered, Unix seconds: with the scraper's own clock when it sent the
+/// request and when the answer came, the agent's offset as NTP measures it.
+pub fn clock_families(host: &str, received_unix_s: f64, answered_unix_s: f64) -> String {
     let mut out = String::new();
-    let family = Family {
-        kind: MetricKind::Gauge,
-        help: "the agent's wall clock when it answered this scrape, Unix seconds".to_string(),
-        series: vec![format!(
-            "strata_agent_clock_seconds{} {unix_s}",
-            labels(host, &BTreeMap::new())
-        )],
-    };
-    write_family(&mut out, "strata_agent_clock_seconds", &family);
+    let host_only = labels(host, &BTreeMap::new());
+    for (name, help, unix_s) in [
+        (
+            "strata_agent_received_seconds",
+            "the agent's wall clock when this scrape's request came, Unix seconds",
+            received_unix_s,
+        ),
+        (
+            "strata_agent_answered_seconds",
+            "the agent's wall clock when it answered this scrape, Unix seconds",
+            answered_unix_s,
+        ),
+    ] {
+        let family = Family {
+            kind: MetricKind::Gauge,
+            help: help.to_string(),
+            series: vec![format!("{name}{host_only} {unix_s}")],
+        };
+        write_family(&mut out, name, &family);
+    }
     out
 }
 

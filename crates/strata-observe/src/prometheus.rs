@@ -1,7 +1,9 @@
-//! The Prometheus endpoint: the latest sample's exposition (`exposition`)
-//! at `/metrics`, with the agent's wall clock as it answers, so a fleet is
-//! scraped by Prometheus and graphed by Grafana, and `strata run --agent`
-//! can measure the agent's clock offset.
+//! The Prometheus endpoint: every layer collected when a scrape comes, as
+//! an exporter should (so a scrape at a window's edge reads the counters
+//! of that moment), in `exposition`'s format at `/metrics`, with the
+//! agent's wall clock when the request came and when it was answered, so a
+//! fleet is scraped by Prometheus and graphed by Grafana, and a scraper can
+//! measure the agent's clock offset as NTP does.
 //!
 //! The server is hyper on a private tokio runtime, hardened for an endpoint
 //! anyone on the network can reach: bounded header time, request size,
@@ -10,7 +12,7 @@
 //! Not for: aggregation across hosts, which is Prometheus's job; nor TLS or
 //! authentication (put a proxy in front).
 
-use crate::exposition::clock_family;
+use crate::exposition::clock_families;
 use anyhow::Context;
 use http_body_util::Full;
 use hyper::body::Bytes;
@@ -21,7 +23,7 @@ use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use std::convert::Infallible;
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Semaphore;
 
@@ -36,11 +38,15 @@ const MAX_REQUEST_BYTES: usize = 16 * 1024;
 /// Connections served at once; more wait in the kernel's accept queue.
 const MAX_CONNECTIONS: usize = 64;
 
-/// Serves `/metrics` from `latest` on `address` in a background thread,
+/// What a scrape gets, made when it comes (on a blocking thread: it may
+/// query a database).
+pub type Metrics = Arc<dyn Fn() -> String + Send + Sync>;
+
+/// Serves `/metrics` from `metrics` on `address` in a background thread,
 /// with its own single-threaded tokio runtime (observe's loop is
 /// synchronous). Every connection is served concurrently and bounded in
 /// time and memory, so a slow or hostile client cannot stall the others.
-pub fn serve(address: &str, latest: Arc<Mutex<String>>, host: &str) -> anyhow::Result<SocketAddr> {
+pub fn serve(address: &str, metrics: Metrics, host: &str) -> anyhow::Result<SocketAddr> {
     let listener = std::net::TcpListener::bind(address).with_context(|| {
         format!(
             "--prometheus {address}: cannot listen there (is the port taken by another program?)"
@@ -48,8 +54,13 @@ pub fn serve(address: &str, latest: Arc<Mutex<String>>, host: &str) -> anyhow::R
     })?;
     listener.set_nonblocking(true)?;
     let bound = listener.local_addr()?;
+    // Collections take the collectors' lock one at a time anyway: one
+    // blocking thread, kept, so that scrapes do not make threads (and their
+    // malloc arenas) again and again.
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
+        .max_blocking_threads(1)
+        .thread_keep_alive(Duration::from_secs(3600))
         .build()
         .context("--prometheus: cannot start the server's runtime")?;
     let listener = {
@@ -60,18 +71,14 @@ pub fn serve(address: &str, latest: Arc<Mutex<String>>, host: &str) -> anyhow::R
         .name("strata-prometheus".into())
         .spawn({
             let host: Arc<str> = host.into();
-            move || runtime.block_on(accept_loop(listener, latest, host))
+            move || runtime.block_on(accept_loop(listener, metrics, host))
         })?;
     Ok(bound)
 }
 
 /// Accepts while fewer than `MAX_CONNECTIONS` are open; each connection
 /// runs as its own task, cut off after `CONNECTION_LIFETIME`.
-async fn accept_loop(
-    listener: tokio::net::TcpListener,
-    latest: Arc<Mutex<String>>,
-    host: Arc<str>,
-) {
+async fn accept_loop(listener: tokio::net::TcpListener, metrics: Metrics, host: Arc<str>) {
     let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
     loop {
         let Ok(slot) = slots.clone().acquire_owned().await else {
@@ -86,9 +93,9 @@ async fn accept_loop(
                 continue;
             }
         };
-        let (latest, host) = (latest.clone(), host.clone());
+        let (metrics, host) = (metrics.clone(), host.clone());
         tokio::spawn(async move {
-            let served = connection(stream, latest, host);
+            let served = connection(stream, metrics, host);
             let _ = tokio::time::timeout(CONNECTION_LIFETIME, served).await;
             drop(slot);
         });
@@ -97,10 +104,10 @@ async fn accept_loop(
 
 /// One HTTP/1.1 exchange; `Connection: close` after the answer, as a
 /// scrape needs no more.
-async fn connection(stream: tokio::net::TcpStream, latest: Arc<Mutex<String>>, host: Arc<str>) {
+async fn connection(stream: tokio::net::TcpStream, metrics: Metrics, host: Arc<str>) {
     let service = service_fn(move |request| {
-        let response = answer(&request, &latest, &host);
-        async move { Ok::<_, Infallible>(response) }
+        let (metrics, host) = (metrics.clone(), host.clone());
+        async move { Ok::<_, Infallible>(answer(request, metrics, &host).await) }
     });
     let _ = http1::Builder::new()
         .timer(TokioTimer::new())
@@ -114,13 +121,16 @@ async fn connection(stream: tokio::net::TcpStream, latest: Arc<Mutex<String>>, h
         .await;
 }
 
-/// GET (or HEAD) `/metrics` gets the latest exposition and the clock;
+/// GET (or HEAD) `/metrics` gets the layers collected now and the clock;
 /// anything else 404.
-fn answer<B>(request: &Request<B>, latest: &Mutex<String>, host: &str) -> Response<Full<Bytes>> {
+async fn answer<B>(request: Request<B>, metrics: Metrics, host: &str) -> Response<Full<Bytes>> {
     let readable = matches!(*request.method(), Method::GET | Method::HEAD);
     let (status, body) = if readable && request.uri().path() == "/metrics" {
-        let mut text = latest.lock().map(|text| text.clone()).unwrap_or_default();
-        text += &clock_family(host, strata_core::time::unix_now_s());
+        let received_s = strata_core::time::unix_now_s();
+        let mut text = tokio::task::spawn_blocking(move || metrics())
+            .await
+            .unwrap_or_default();
+        text += &clock_families(host, received_s, strata_core::time::unix_now_s());
         (StatusCode::OK, text)
     } else {
         (
@@ -157,10 +167,8 @@ mod tests {
 
     #[test]
     fn metrics_is_served_and_everything_else_is_not() {
-        let latest = Arc::new(Mutex::new(
-            "# TYPE strata_x gauge\nstrata_x 1\n".to_string(),
-        ));
-        let address = serve("127.0.0.1:0", latest, "db1").unwrap();
+        let metrics: Metrics = Arc::new(|| "# TYPE strata_x gauge\nstrata_x 1\n".to_string());
+        let address = serve("127.0.0.1:0", metrics, "db1").unwrap();
         let scrape = exchange(address, b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
         assert!(scrape.starts_with("HTTP/1.1 200"), "{scrape}");
         assert!(
@@ -171,7 +179,7 @@ mod tests {
         assert!(scrape.contains("\nstrata_x 1\n"), "{scrape}");
         let clock: f64 = scrape
             .lines()
-            .find_map(|line| line.strip_prefix("strata_agent_clock_seconds{host=\"db1\"} "))
+            .find_map(|line| line.strip_prefix("strata_agent_answered_seconds{host=\"db1\"} "))
             .expect("the agent's clock")
             .parse()
             .unwrap();
@@ -192,7 +200,7 @@ mod tests {
 
     #[test]
     fn an_oversized_request_is_refused_without_being_read() {
-        let address = serve("127.0.0.1:0", Arc::default(), "db1").unwrap();
+        let address = serve("127.0.0.1:0", Arc::new(String::new), "db1").unwrap();
         let mut request = b"GET /".to_vec();
         request.resize(1 << 20, b'a');
         let refused = exchange(address, &request);

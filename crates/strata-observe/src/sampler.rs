@@ -6,12 +6,16 @@
 //! Not for: printing or storing samples.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 use strata_core::metrics::{Collected, Collector, Metric, MetricKind};
 pub use strata_recording::layers::{LayerSample, Sample};
 
+/// Collectors the sampler and the Prometheus endpoint both read.
+pub type SharedCollectors = Arc<Mutex<Vec<Box<dyn Collector>>>>;
+
 pub struct Sampler {
-    collectors: Vec<Box<dyn Collector>>,
+    collectors: SharedCollectors,
     previous: HashMap<(String, String), f64>,
     started: Option<Instant>,
     last: Option<Instant>,
@@ -33,7 +37,7 @@ pub fn counter_delta(before: f64, after: f64) -> f64 {
 impl Sampler {
     pub fn new(collectors: Vec<Box<dyn Collector>>) -> Self {
         Sampler {
-            collectors,
+            collectors: Arc::new(Mutex::new(collectors)),
             previous: HashMap::new(),
             started: None,
             last: None,
@@ -45,16 +49,16 @@ impl Sampler {
         let started = *self.started.get_or_insert(now);
         let interval_s = self.last.map_or(0.0, |last| (now - last).as_secs_f64());
         self.last = Some(now);
+        let collectors = self.collectors.clone();
+        let mut collectors = collectors
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
         let mut layers = BTreeMap::new();
-        for index in 0..self.collectors.len() {
-            let layer = self.collectors[index].layer().to_string();
-            let collected = self.collectors[index].collect();
-            let sample = match collected {
-                Ok(Collected::Metrics { metrics }) => self.with_rates(&layer, metrics, interval_s),
-                Ok(Collected::Absent { reason }) => LayerSample::Absent { reason },
-                Err(error) => LayerSample::Failed {
-                    error: format!("{error:#}"),
-                },
+        for collector in collectors.iter_mut() {
+            let layer = collector.layer().to_string();
+            let sample = match collected(collector.as_mut()) {
+                LayerSample::Values { metrics, .. } => self.with_rates(&layer, metrics, interval_s),
+                other => other,
             };
             layers.insert(layer, sample);
         }
@@ -64,6 +68,12 @@ impl Sampler {
             interval_s,
             layers,
         }
+    }
+
+    /// The collectors, for a reader that takes its own samples (the
+    /// Prometheus endpoint, at each scrape).
+    pub fn collectors(&self) -> SharedCollectors {
+        self.collectors.clone()
     }
 
     fn with_rates(&mut self, layer: &str, metrics: Vec<Metric>, interval_s: f64) -> LayerSample {
@@ -81,6 +91,39 @@ impl Sampler {
             }
         }
         LayerSample::Values { metrics, rates }
+    }
+}
+
+/// One collector's layer now, raw values without rates.
+fn collected(collector: &mut dyn Collector) -> LayerSample {
+    match collector.collect() {
+        Ok(Collected::Metrics { metrics }) => LayerSample::Values {
+            metrics,
+            rates: BTreeMap::new(),
+        },
+        Ok(Collected::Absent { reason }) => LayerSample::Absent { reason },
+        Err(error) => LayerSample::Failed {
+            error: format!("{error:#}"),
+        },
+    }
+}
+
+/// Every layer now, raw values without rates: what a scrape gets
+/// (`t_s` and `interval_s` are 0).
+pub fn collect_now(collectors: &SharedCollectors) -> Sample {
+    let mut collectors = collectors
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let unix_s = strata_core::time::unix_now_s();
+    let layers = collectors
+        .iter_mut()
+        .map(|collector| (collector.layer().to_string(), collected(collector.as_mut())))
+        .collect();
+    Sample {
+        t_s: 0.0,
+        unix_s,
+        interval_s: 0.0,
+        layers,
     }
 }
 

@@ -6,12 +6,12 @@
 //! engine) or where the shown text goes (the binary's output path).
 
 use crate::exposition::exposition;
-use crate::sampler::{Sample, Sampler};
+use crate::sampler::{collect_now, Sample, Sampler};
 use crate::{prometheus, record, stream, view};
 use anyhow::bail;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use strata_core::input;
 use strata_core::metrics::Collector;
@@ -144,15 +144,18 @@ pub fn watch(
     shown: &mut Shown,
 ) -> anyhow::Result<()> {
     let interval = request.interval()?;
-    let latest = Arc::new(Mutex::new(String::new()));
-    let host = strata_recording::HostInfo::current().hostname;
+    let mut sampler = Sampler::new(collectors);
     if let Some(address) = &request.prometheus {
-        let bound = prometheus::serve(address, latest.clone(), &host)?;
+        let host = strata_recording::HostInfo::current().hostname;
+        let collectors = sampler.collectors();
+        let scraped_host = host.clone();
+        let metrics: prometheus::Metrics =
+            Arc::new(move || exposition(&collect_now(&collectors), &scraped_host));
+        let bound = prometheus::serve(address, metrics, &host)?;
         strata_core::note::note(&format!(
             "strata: serving Prometheus metrics at http://{bound}/metrics"
         ));
     }
-    let mut sampler = Sampler::new(collectors);
     let samples_wanted = request.count.map(|count| count + 1);
     let mut taken = 0u64;
     let mut next = Instant::now();
@@ -162,7 +165,6 @@ pub fn watch(
         if let Some(writer) = recording.as_mut() {
             record::write_sample(writer, &sample)?;
         }
-        *latest.lock().expect("no thread panics holding it") = exposition(&sample, &host);
         shown.sample(&sample)?;
         next += interval;
         sleep_until(next, interrupt);

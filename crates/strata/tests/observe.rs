@@ -164,7 +164,7 @@ fn prometheus_endpoint_serves_text_that_prometheus_parses() {
         "strata_postgres_database_blks_read_total{host=",
         "strata_process_run_delay_seconds_total{host=",
         "strata_mariadb_innodb_data_reads_total{host=",
-        "strata_agent_clock_seconds{host=",
+        "strata_agent_answered_seconds{host=",
     ] {
         assert!(body.contains(family), "no {family} in\n{body}");
     }
