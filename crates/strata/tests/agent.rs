@@ -1,0 +1,142 @@
+//! Scraping agents: a strata agent (`strata observe --prometheus`) and
+//! node_exporter, on this machine, give a loop device's read requests and
+//! bytes over an interval as the kernel's `/proc/diskstats` counts them
+//! (within 1%), and their clocks as this machine's (within 10 ms).
+
+mod common;
+
+use common::*;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+use strata_agent::host::HostCounters;
+use strata_agent::scrape::{metrics_uri, scrape_blocking, Scrape};
+use strata_probe::diskstats::{find, parse_diskstats, DiskStat};
+use strata_testkit::loopdev::LoopDevice;
+
+/// A process killed when dropped.
+struct Killed(Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn strata_agent(device: &str, dir: &std::path::Path) -> (Killed, String) {
+    let args = ["observe", "--prometheus", "127.0.0.1:0", "--device", device];
+    let (child, lines) = spawn_with_stderr_lines(&args, dir);
+    let child = Killed(child);
+    let announced = lines
+        .recv_timeout(Duration::from_secs(30))
+        .expect("the agent says where it serves");
+    let address = announced
+        .split("http://")
+        .nth(1)
+        .unwrap_or_else(|| panic!("{announced}"))
+        .trim_end_matches("/metrics")
+        .to_string();
+    (child, format!("http://{address}"))
+}
+
+fn node_exporter() -> (Killed, String) {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let child = Command::new("prometheus-node-exporter")
+        .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+        .arg("--collector.diskstats.device-exclude=^ram[0-9]+$")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("prometheus-node-exporter: run scripts/install-test-deps");
+    (Killed(child), format!("http://127.0.0.1:{port}"))
+}
+
+fn scrape_until_up(url: &str) -> Scrape {
+    let uri = metrics_uri(url).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        match scrape_blocking(&uri, Duration::from_secs(5)) {
+            Ok(scraped) => return scraped,
+            Err(error) if Instant::now() > deadline => panic!("{url}: {error:#}"),
+            Err(_) => std::thread::sleep(Duration::from_millis(100)),
+        }
+    }
+}
+
+fn kernel(device: &str) -> DiskStat {
+    let text = std::fs::read_to_string("/proc/diskstats").unwrap();
+    find(&parse_diskstats(&text).unwrap(), device)
+        .unwrap()
+        .clone()
+}
+
+fn disk(scraped: &Scrape, device: &str) -> DiskStat {
+    let counters = HostCounters::of(scraped, "127.0.0.1").expect("an agent's counters");
+    counters
+        .disks
+        .into_iter()
+        .find(|disk| disk.name == device)
+        .unwrap_or_else(|| panic!("{} has no {device}", scraped.url))
+}
+
+fn within_1_pct(what: &str, got: u64, kernel: u64) {
+    let apart = got.abs_diff(kernel) as f64;
+    assert!(
+        apart <= kernel as f64 * 0.01,
+        "{what}: {got}, the kernel counted {kernel}"
+    );
+}
+
+#[test]
+fn agents_count_a_device_s_reads_as_the_kernel_does_on_this_machine_s_clock() {
+    let dir = scratch();
+    let device = LoopDevice::attach(64 << 20, false, |_| {});
+    let name = device.name();
+    let (_agent, agent_url) = strata_agent(&name, dir.path());
+    let (_node, node_url) = node_exporter();
+    let urls = [agent_url, node_url];
+    let before: Vec<Scrape> = urls.iter().map(|url| scrape_until_up(url)).collect();
+    let kernel_before = kernel(&name);
+    let read = Command::new("dd")
+        .arg(format!("if={}", device.node.display()))
+        .args(["of=/dev/null", "bs=4k", "count=4000", "iflag=direct"])
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(read.success());
+    let kernel_after = kernel(&name);
+    let after: Vec<Scrape> = urls.iter().map(|url| scrape_until_up(url)).collect();
+    let requests = kernel_after.read_requests - kernel_before.read_requests;
+    let sectors = kernel_after.read_sectors - kernel_before.read_sectors;
+    assert!(
+        requests >= 4000,
+        "the kernel counted {requests} read requests"
+    );
+    for (before, after) in before.iter().zip(&after) {
+        let (start, end) = (disk(before, &name), disk(after, &name));
+        within_1_pct(
+            &after.url,
+            end.read_requests - start.read_requests,
+            requests,
+        );
+        within_1_pct(&after.url, end.read_sectors - start.read_sectors, sectors);
+        let offset_s = after.clock_offset_s().expect("the agent's clock");
+        eprintln!(
+            "{}: {} read requests, {} sectors (kernel {requests}, {sectors}); offset {:.3} ms, round trip {:.3} ms",
+            after.url,
+            end.read_requests - start.read_requests,
+            end.read_sectors - start.read_sectors,
+            offset_s * 1e3,
+            after.round_trip_s() * 1e3
+        );
+        assert!(
+            offset_s.abs() < 0.010,
+            "{}: clock offset {offset_s} s on one machine",
+            after.url
+        );
+    }
+}
