@@ -3,10 +3,13 @@
 //! node_exporter. One scrape is an HTTP GET of `/metrics` timed on this
 //! machine's clock (`scrape`), its text read into series (`text`), and its
 //! devices, CPU and memory as the counters strata keeps for its own host
-//! (`host`), so a window on another host is accounted by the same code.
+//! (`host`), so a window on another host is accounted by the same code;
+//! and an agent's layers as collectors of this machine's sampler
+//! (`collector`).
 //!
 //! Not for: serving metrics (strata-observe's endpoint) or accounting.
 
+pub mod collector;
 pub mod host;
 pub mod scrape;
 pub mod text;

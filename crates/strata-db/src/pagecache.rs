@@ -37,6 +37,9 @@ pub enum PageCacheMethod {
         how: String,
     },
     Unlimited,
+    /// The server is on another host: its page cache is neither limited nor
+    /// dropped from here (what reached its devices is its agent's to say).
+    OtherHost,
 }
 
 /// What a server's processes use besides shared_buffers and the page cache:

@@ -13,12 +13,13 @@ use crate::counters::server_version_num;
 use crate::load::{loads_complete, setup, LoadOptions, LoadReport};
 use crate::locality::{locate, Locality};
 use crate::read_path::{self, backend_types, read_path_of, ReadPathRequest, ReadPathSettings};
+use crate::server_host::ServerHostAgent;
 use crate::sessions::Driver;
 use anyhow::{bail, Context};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 use strata_core::units::format_size;
 use strata_db::pagecache::{drop_caches, CgroupFiles, PageCacheMethod};
@@ -66,6 +67,8 @@ pub struct SlobConfig {
     pub record: Option<PathBuf>,
     pub command: Vec<String>,
     pub options: serde_json::Value,
+    /// `--agent`: the server's host seen through its agent.
+    pub agent: Option<String>,
 }
 
 fn allowed_page_cache(choice: PageCacheChoice, plan: &SchemaPlan) -> Option<u64> {
@@ -304,6 +307,7 @@ pub fn run_slob(
                 wal_directory: Some(cluster.wal_dir()),
                 page_cache: cluster.page_cache().clone(),
                 cluster: Some(&cluster),
+                agent: OnceLock::new(),
             };
             let mut outcome = runtime
                 .block_on(drive(&config, &server, interrupt, observer))
@@ -333,6 +337,7 @@ pub fn run_slob(
                 wal_directory: None,
                 page_cache: PageCacheMethod::Unlimited,
                 cluster: None,
+                agent: OnceLock::new(),
             };
             runtime.block_on(drive(&config, &server, interrupt, observer))
         }
@@ -354,6 +359,8 @@ struct Server<'a> {
     wal_directory: Option<PathBuf>,
     page_cache: PageCacheMethod,
     cluster: Option<&'a ThrowawayCluster>,
+    /// `--agent`, once reached: the server's host seen through it.
+    agent: OnceLock<ServerHostAgent>,
 }
 
 impl Server<'_> {
@@ -361,6 +368,64 @@ impl Server<'_> {
         self.cluster
             .map(|cluster| cluster.server_pids())
             .unwrap_or_default()
+    }
+
+    /// Every layer now, the server host's devices and CPU from its agent
+    /// when there is one; an agent that does not answer leaves a gap it
+    /// names.
+    async fn take_edge(&self, client: &tokio_postgres::Client, version_num: u32) -> Edge {
+        let mut edge = crate::edge::take(client, version_num, &self.pids()).await;
+        if let Some(agent) = self.agent.get() {
+            if let Err(error) = agent.onto(&mut edge).await {
+                agent.gaps.lock().expect("no panics holding it").push(error);
+            }
+        }
+        edge
+    }
+}
+
+/// The server's host through `--agent`: its devices replace those of this
+/// machine in the environment.
+async fn reach_agent(
+    url: &str,
+    client: &tokio_postgres::Client,
+    environment: &mut RunEnvironment,
+) -> anyhow::Result<ServerHostAgent> {
+    let shown = client
+        .query_one("SHOW data_directory", &[])
+        .await
+        .ok()
+        .map(|row| PathBuf::from(row.get::<_, String>(0)));
+    let data = environment.data_directory.clone().or(shown);
+    let wal = data.as_ref().map(|dir| dir.join("pg_wal"));
+    let agent = ServerHostAgent::reach(url, data.as_deref(), wal.as_deref()).await?;
+    environment.devices = agent.devices.clone();
+    environment.device_details = Vec::new();
+    environment.device_note = Some(agent.note());
+    Ok(agent)
+}
+
+/// An agent's gaps at the window's edges: no device figures then, and the
+/// host's CPU shares unknown, each said in the warnings.
+fn agent_gaps(figures: &mut RunFigures, server: &Server<'_>) {
+    let Some(agent) = server.agent.get() else {
+        return;
+    };
+    figures.tenants = None;
+    let gaps = agent.gaps.lock().expect("no panics holding it");
+    if gaps.is_empty() {
+        return;
+    }
+    figures.devices.clear();
+    figures.absorption = None;
+    figures.cpu.host_idle_pct = f64::NAN;
+    figures.cpu.host_iowait_pct = f64::NAN;
+    for gap in gaps.iter() {
+        figures.warnings.push(format!(
+            "the agent of the server's host {} did not answer at an edge of the window ({gap}): \
+             its devices and CPU are not in these figures",
+            agent.host
+        ));
     }
 }
 
@@ -377,6 +442,10 @@ async fn drive(
         read_settings.check_unchanged(&config.read_path, &server.target.redacted())?;
     }
     let mut environment = environment(config, server, &client, &read_settings).await;
+    if let Some(url) = &config.agent {
+        let agent = reach_agent(url, &client, &mut environment).await?;
+        let _ = server.agent.set(agent);
+    }
     if server.cluster.is_none() {
         if let Some(dir) = &environment.data_directory {
             check_free_space(dir, &config.driver.plan)?;
@@ -398,7 +467,11 @@ async fn drive(
             engine_figures: None,
         });
     }
-    environment.page_cache = keep_cache_out(config.page_cache, &server.page_cache, observer)?;
+    environment.page_cache = match server.cluster.is_none() && environment.data_directory.is_none()
+    {
+        true => PageCacheMethod::OtherHost,
+        false => keep_cache_out(config.page_cache, &server.page_cache, observer)?,
+    };
     observer.phase("connecting the sessions");
     let driver = Driver::connect(&pg_config, config.driver.clone()).await?;
     let cache_limit = match (
@@ -445,6 +518,7 @@ async fn drive(
         &environment.devices,
     );
     figures.page_cache_held = cache_limit.as_ref().and_then(CacheLimit::held);
+    agent_gaps(&mut figures, server);
     judge_postgres(&mut figures, config, server, shared_buffers, [&start, &end]);
     if let Some(path) = &config.record {
         let samples = sampler.map(BackgroundSampler::finish).unwrap_or_default();
@@ -503,8 +577,10 @@ fn layer_sampler(
     devices: &RunDevices,
     backend_types: BTreeMap<u32, String>,
 ) -> BackgroundSampler {
-    let mut collectors =
-        all_os_collectors(devices.sampler_filter(), Vec::new()).unwrap_or_default();
+    let mut collectors = match server.agent.get() {
+        Some(agent) => agent.collectors(),
+        None => all_os_collectors(devices.sampler_filter(), Vec::new()).unwrap_or_default(),
+    };
     let pids = server.pids();
     if !pids.is_empty() {
         let backend_types = strata_run::processes::name_every_process(&pids, backend_types);
@@ -663,7 +739,8 @@ async fn shared_buffers_bytes(client: &tokio_postgres::Client) -> Option<u64> {
 fn not_observed_note(reason: &str) -> String {
     format!(
         "the server's host is not observed ({reason}): its devices, CPU and page cache are not \
-         in these figures; run strata on the server's host to measure them"
+         in these figures; to observe them, run `strata observe --prometheus ADDR --path \
+         DATA_DIR` there (or use its node_exporter) and pass --agent http://HOST:PORT"
     )
 }
 
@@ -787,7 +864,7 @@ async fn measure(
     let mut start_edge = match stop_after {
         StopAfter::WorkLoops(_) => {
             holder = cache_limit.and_then(CacheLimit::hold_through_the_window);
-            Some(crate::edge::take(client, version_num, &server.pids()).await)
+            Some(server.take_edge(client, version_num).await)
         }
         StopAfter::Duration { .. } => None,
     };
@@ -800,7 +877,7 @@ async fn measure(
             outcome = &mut run => break outcome,
             _ = tokio::time::sleep_until(window_start), if start_edge.is_none() => {
                 holder = cache_limit.and_then(CacheLimit::hold_through_the_window);
-                start_edge = Some(crate::edge::take(client, version_num, &server.pids()).await);
+                start_edge = Some(server.take_edge(client, version_num).await);
             }
             _ = tick.tick() => {
                 if interrupt.load(Ordering::Relaxed) {
@@ -817,7 +894,7 @@ async fn measure(
     }
     let start_edge = match start_edge {
         Some(edge) => edge,
-        None => crate::edge::take(client, version_num, &server.pids()).await,
+        None => server.take_edge(client, version_num).await,
     };
     let throwaway_died = server
         .cluster
@@ -828,7 +905,7 @@ async fn measure(
     };
     let edge_client = reconnected.as_ref().unwrap_or(client);
     wait_for_sessions_to_exit(edge_client).await;
-    let end_edge = crate::edge::take(edge_client, version_num, &server.pids()).await;
+    let end_edge = server.take_edge(edge_client, version_num).await;
     (outcome, start_edge, end_edge)
 }
 

@@ -32,6 +32,9 @@ pub struct Environment {
     /// MariaDB's `innodb_flush_method`.
     pub flush_method: Option<String>,
     pub page_cache: Option<PageCache>,
+    /// Where the run's device figures come from when not from this
+    /// machine's devices under the data directory, or why there are none.
+    pub device_note: Option<String>,
     /// The run's data and WAL devices by name.
     #[serde(default)]
     pub devices: RunDeviceNames,

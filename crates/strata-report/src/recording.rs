@@ -372,10 +372,14 @@ fn run_facts(environment: &Environment) -> Vec<Fact> {
         .page_cache
         .as_ref()
         .map_or("unknown", |page_cache| page_cache.method());
-    vec![
+    let mut facts = vec![
         Fact::new("database", server),
         Fact::new("page cache", page_cache.to_string()),
-    ]
+    ];
+    if let Some(note) = &environment.device_note {
+        facts.push(Fact::new("devices", note.clone()));
+    }
+    facts
 }
 
 fn run_latency(recording: &Recording, options: &ReportOptions) -> Section {

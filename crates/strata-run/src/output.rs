@@ -297,6 +297,9 @@ fn page_cache_text(method: &strata_db::pagecache::PageCacheMethod) -> String {
         ),
         PageCacheMethod::DirectIo { how } => format!("bypassed: {how}"),
         PageCacheMethod::Unlimited => "not limited (reads may come from the page cache)".into(),
+        PageCacheMethod::OtherHost => {
+            "on the server's host, neither limited nor dropped from here".into()
+        }
     }
 }
 

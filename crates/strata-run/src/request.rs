@@ -62,6 +62,7 @@ pub fn refuse_postgres_options(
         ("--io-method", read_path.io_method.is_some()),
         ("--direct-io", read_path.direct_io),
         ("--load-parallel", data.load_parallel.is_some()),
+        ("--agent", !data.agents.is_empty()),
     ];
     if engine == EngineKind::Mariadb {
         options.push(("--page-cache-limit", data.page_cache_limit.is_some()));

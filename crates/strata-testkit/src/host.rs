@@ -88,8 +88,9 @@ impl NamespaceHost {
     /// Starts `program args` on the host, in a PID namespace of its own
     /// (its processes are not in this machine's /proc as themselves), as
     /// `user` when given (via runuser), its output to `log`. It is killed
-    /// with the host.
-    pub fn spawn(&mut self, program: &str, args: &[&str], user: Option<&str>, log: Stdio) {
+    /// with the host, or by [`NamespaceHost::stop`] with the number this
+    /// returns.
+    pub fn spawn(&mut self, program: &str, args: &[&str], user: Option<&str>, log: Stdio) -> usize {
         let mut command = Command::new("ip");
         command.args(["netns", "exec", &self.name, "unshare", "--pid", "--fork"]);
         command.args(["--mount-proc", "--kill-child=SIGKILL", "--"]);
@@ -105,6 +106,15 @@ impl NamespaceHost {
             .spawn()
             .unwrap_or_else(|error| panic!("starting {program} on {}: {error}", self.name));
         self.programs.push(child);
+        self.programs.len() - 1
+    }
+
+    /// Kills program `number` (as a lost host would lose it) and its PID
+    /// namespace with it.
+    pub fn stop(&mut self, number: usize) {
+        let child = &mut self.programs[number];
+        let _ = child.kill();
+        let _ = child.wait();
     }
 }
 

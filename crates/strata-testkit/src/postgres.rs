@@ -91,7 +91,7 @@ impl HostedPostgres {
         let port = Self::PORT.to_string();
         let args = ["-D", data, "-k", data, "-c", &listen, "-p", &port];
         let postgres = bin_dir.join("postgres");
-        host.spawn(
+        let _ = host.spawn(
             postgres.to_str().unwrap(),
             &args,
             Some("postgres"),

@@ -169,6 +169,7 @@ fn prometheus_endpoint_serves_text_that_prometheus_parses() {
         assert!(body.contains(family), "no {family} in\n{body}");
     }
     assert_promtool_accepts(&body);
+    assert_the_dashboard_draws_what_agents_serve(&body);
     let parser = Command::new("python3")
         .args([
             "-c",
@@ -194,6 +195,53 @@ fn prometheus_endpoint_serves_text_that_prometheus_parses() {
         parsed.status.success(),
         "prometheus_client refused it: {}",
         String::from_utf8_lossy(&parsed.stderr)
+    );
+}
+
+/// Every strata family the Grafana dashboard in deploy/ queries is one an
+/// agent serves.
+fn assert_the_dashboard_draws_what_agents_serve(body: &str) {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../deploy/grafana/strata-fleet.json"
+    );
+    let dashboard: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let mut queried = Vec::new();
+    for panel in dashboard["panels"].as_array().unwrap() {
+        for target in panel["targets"].as_array().unwrap() {
+            let expr = target["expr"].as_str().unwrap();
+            for part in expr.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')) {
+                if part.starts_with("strata_") {
+                    queried.push(part.to_string());
+                }
+            }
+        }
+    }
+    assert!(queried.len() >= 10, "{queried:?}");
+    for family in queried {
+        assert!(
+            body.contains(&format!("\n{family}{{")),
+            "the dashboard queries {family}, which no agent serves"
+        );
+    }
+}
+
+#[test]
+fn the_shipped_prometheus_config_is_valid() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../deploy/prometheus/prometheus.yml"
+    );
+    let checked = Command::new("promtool")
+        .args(["check", "config", path])
+        .output()
+        .expect("promtool (Debian's prometheus): run scripts/install-test-deps");
+    assert!(
+        checked.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&checked.stdout),
+        String::from_utf8_lossy(&checked.stderr)
     );
 }
 

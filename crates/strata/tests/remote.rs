@@ -35,10 +35,14 @@ fn a_run_against_a_server_on_another_host_says_its_host_is_not_observed() {
     let note = environment["device_note"].as_str().unwrap_or_default();
     assert!(
         note.starts_with("the server's host is not observed (")
-            && note.contains("run strata on the server's host"),
+            && note.contains("pass --agent http://HOST:PORT"),
         "{note}"
     );
     assert_eq!(environment["devices"]["data"], serde_json::json!([]));
+    assert_eq!(
+        environment["page_cache"]["method"], "other_host",
+        "this machine's page cache is not the server's: nothing dropped here"
+    );
     assert_eq!(document["result"]["devices"], serde_json::json!([]));
     assert!(document["result"]["workload"]["loops"].as_u64().unwrap() > 0);
     assert!(document["result"]["database"]["blocks_read"]
@@ -51,5 +55,146 @@ fn a_run_against_a_server_on_another_host_says_its_host_is_not_observed() {
     assert!(
         shown.contains("the server's host is not observed"),
         "{shown}"
+    );
+}
+
+/// The server's host observed through an agent there — a strata agent
+/// (`strata observe --prometheus ADDR --path DATA_DIR`) and node_exporter,
+/// both in the host's namespaces: the run's device table is the agent's
+/// devices, the note names the host and the agent's clock offset, and the
+/// Recording's device layer comes from the agent each second.
+#[test]
+fn a_run_through_the_server_host_s_agent_accounts_its_devices() {
+    let dir = scratch();
+    let mut host = NamespaceHost::create(2);
+    let server = HostedPostgres::start(&mut host, &debian_bin_dir());
+    let strata_agent = format!("{}:9477", host.address);
+    let node_exporter = format!("{}:9100", host.address);
+    let data = server.data_dir.to_str().unwrap().to_string();
+    let log = || {
+        std::fs::File::create(dir.path().join("agent.log"))
+            .unwrap()
+            .into()
+    };
+    let agent_args = ["observe", "--prometheus", &strata_agent, "--path", &data];
+    let _ = host.spawn(env!("CARGO_BIN_EXE_strata"), &agent_args, None, log());
+    let node_args = [format!("--web.listen-address={node_exporter}")];
+    let node_args: Vec<&str> = node_args.iter().map(String::as_str).collect();
+    let _ = host.spawn("prometheus-node-exporter", &node_args, None, log());
+    let url = server.url();
+    let plan = ["--schemas", "1", "--scale", "4MiB"];
+    let mut setup = vec!["setup", "--db", url.as_str()];
+    setup.extend(plan);
+    run_json(&setup, dir.path());
+    for agent in [strata_agent, node_exporter] {
+        let agent = format!("http://{agent}");
+        wait_for_agent(&agent);
+        run_through(&agent, &url, &plan, dir.path());
+    }
+}
+
+fn run_through(agent: &str, url: &str, plan: &[&str], dir: &std::path::Path) {
+    let record = dir.join("remote.strata");
+    let _ = std::fs::remove_file(&record);
+    let mut args = vec!["run", "--db", url, "--agent", agent];
+    args.extend(["--duration", "3s", "--warmup", "1s", "--record"]);
+    args.push(record.to_str().unwrap());
+    args.extend(plan);
+    let document = run_json(&args, dir);
+    let environment = &document["environment"];
+    let note = environment["device_note"].as_str().unwrap();
+    assert!(
+        note.contains(&format!("is observed through its agent {agent}/metrics"))
+            && note.contains("clock offset"),
+        "{note}"
+    );
+    let data_devices = environment["devices"]["data"].as_array().unwrap();
+    assert!(!data_devices.is_empty(), "{agent}: {environment}");
+    let device = data_devices[0].as_str().unwrap();
+    let devices = document["result"]["devices"].as_array().unwrap();
+    assert_eq!(devices.len(), data_devices.len(), "{devices:?}");
+    assert_eq!(devices[0]["device"], device);
+    assert!(document["result"]["absorption"].is_object());
+    let recording = strata_recording::Recording::read(&record).unwrap();
+    let sampled = recording
+        .layers()
+        .filter_map(|sample| sample.values("device"))
+        .filter(|(metrics, _)| {
+            let this = |metric: &&strata_core::metrics::Metric| {
+                metric.labels.get("device").map(String::as_str) == Some(device)
+            };
+            metrics.iter().any(|metric| this(&metric))
+        })
+        .count();
+    assert!(
+        sampled >= 3,
+        "{agent}: {sampled} device samples from the agent"
+    );
+    let report = run(&["report", record.to_str().unwrap()], dir);
+    assert!(report.status.success(), "{}", stderr_of(&report));
+    let shown = String::from_utf8_lossy(&report.stdout);
+    assert!(
+        shown.contains(device) && shown.contains("is observed through its agent"),
+        "{shown}"
+    );
+}
+
+fn wait_for_agent(url: &str) {
+    let uri = strata_agent::scrape::metrics_uri(url).unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while let Err(error) =
+        strata_agent::scrape::scrape_blocking(&uri, std::time::Duration::from_secs(2))
+    {
+        assert!(std::time::Instant::now() < deadline, "{url}: {error:#}");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+}
+
+/// An agent lost in the middle of the window (its host's namespace kills
+/// it): the run completes, with no device figures rather than wrong ones,
+/// and a warning that names the agent's host.
+#[test]
+fn an_agent_lost_mid_run_leaves_a_named_gap_and_the_run_completes() {
+    let dir = scratch();
+    let mut host = NamespaceHost::create(3);
+    let server = HostedPostgres::start(&mut host, &debian_bin_dir());
+    let listen = format!("{}:9477", host.address);
+    let data = server.data_dir.to_str().unwrap().to_string();
+    let agent_args = ["observe", "--prometheus", &listen, "--path", &data];
+    let log = std::fs::File::create(dir.path().join("agent.log")).unwrap();
+    let agent_program = host.spawn(env!("CARGO_BIN_EXE_strata"), &agent_args, None, log.into());
+    let agent = format!("http://{listen}");
+    wait_for_agent(&agent);
+    let url = server.url();
+    let plan = ["--schemas", "1", "--scale", "4MiB"];
+    let mut setup = vec!["setup", "--db", url.as_str()];
+    setup.extend(plan);
+    run_json(&setup, dir.path());
+    let mut args = vec!["run", "--db", url.as_str(), "--agent", agent.as_str()];
+    args.extend(["--duration", "4s", "--warmup", "1s", "--json"]);
+    args.extend(plan);
+    let running = strata()
+        .args(&args)
+        .current_dir(dir.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    host.stop(agent_program);
+    let output = running.wait_with_output().unwrap();
+    assert!(output.status.success(), "{}", stderr_of(&output));
+    let document: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let result = &document["result"];
+    assert_eq!(
+        result["devices"],
+        serde_json::json!([]),
+        "no device figure from half a window"
+    );
+    assert!(result["workload"]["loops"].as_u64().unwrap() > 0);
+    let warnings = result["warnings"].to_string();
+    assert!(
+        warnings.contains("did not answer at an edge of the window"),
+        "{warnings}"
     );
 }

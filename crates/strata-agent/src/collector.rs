@@ -1,0 +1,113 @@
+//! An agent's devices or CPU as a collector of this machine's sampler: each
+//! collection scrapes the agent and gives its counters in the names and
+//! units strata's own collectors use (`read_requests`, `read_ms`,
+//! `user_ticks`), so the layer samples of a remote host read as a local
+//! one's.
+//!
+//! Not for: the edges of a window (the engine scrapes those itself).
+
+use crate::host::HostCounters;
+use crate::scrape::scrape_blocking;
+use hyper::Uri;
+use std::time::Duration;
+use strata_core::metrics::{Collected, Collector, Metric};
+
+/// How long a scrape for a layer sample may take.
+const SAMPLE_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// The layer an [`AgentLayer`] gives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Layer {
+    Devices,
+    Cpu,
+}
+
+pub struct AgentLayer {
+    uri: Uri,
+    layer: Layer,
+    /// The devices to give (those under the server's directories).
+    devices: Vec<String>,
+}
+
+impl AgentLayer {
+    pub fn new(uri: Uri, layer: Layer, devices: Vec<String>) -> AgentLayer {
+        AgentLayer {
+            uri,
+            layer,
+            devices,
+        }
+    }
+}
+
+impl Collector for AgentLayer {
+    fn layer(&self) -> &'static str {
+        match self.layer {
+            Layer::Devices => "device",
+            Layer::Cpu => "cpu",
+        }
+    }
+
+    fn collect(&mut self) -> anyhow::Result<Collected> {
+        let scraped = scrape_blocking(&self.uri, SAMPLE_TIMEOUT)?;
+        let host = self.uri.host().unwrap_or_default();
+        let counters = HostCounters::of(&scraped, host).ok_or_else(|| {
+            anyhow::anyhow!("{}: neither a strata agent nor node_exporter", self.uri)
+        })?;
+        let metrics = match self.layer {
+            Layer::Devices => device_metrics(&counters, &self.devices),
+            Layer::Cpu => cpu_metrics(&counters),
+        };
+        Ok(Collected::Metrics { metrics })
+    }
+}
+
+fn device_metrics(counters: &HostCounters, devices: &[String]) -> Vec<Metric> {
+    let mut metrics = Vec::new();
+    for disk in counters
+        .disks
+        .iter()
+        .filter(|disk| devices.contains(&disk.name))
+    {
+        let counter = |name: &str, value: u64| {
+            Metric::counter(name, value as f64)
+                .with_label("device", &disk.name)
+                .with_label("kind", "disk")
+        };
+        metrics.extend([
+            counter("read_requests", disk.read_requests),
+            counter("read_merges", disk.read_merges),
+            counter("read_bytes", disk.read_sectors * 512),
+            counter("read_ms", disk.read_ms),
+            counter("write_requests", disk.write_requests),
+            counter("write_merges", disk.write_merges),
+            counter("write_bytes", disk.write_sectors * 512),
+            counter("write_ms", disk.write_ms),
+            counter("flush_requests", disk.flush_requests),
+            counter("busy_ms", disk.busy_ms),
+            counter("weighted_ms", disk.weighted_ms),
+        ]);
+        metrics.push(
+            Metric::gauge("in_flight", disk.in_flight as f64)
+                .with_label("device", &disk.name)
+                .with_label("kind", "disk"),
+        );
+    }
+    metrics
+}
+
+/// The CPU's time by mode in ticks of 100 a second, as `/proc/stat` gives
+/// it on Linux.
+fn cpu_metrics(counters: &HostCounters) -> Vec<Metric> {
+    let cpu = &counters.cpu;
+    vec![
+        Metric::counter("user_ticks", cpu.user as f64),
+        Metric::counter("nice_ticks", cpu.nice as f64),
+        Metric::counter("system_ticks", cpu.system as f64),
+        Metric::counter("idle_ticks", cpu.idle as f64),
+        Metric::counter("iowait_ticks", cpu.iowait as f64),
+        Metric::counter("irq_ticks", cpu.irq as f64),
+        Metric::counter("softirq_ticks", cpu.softirq as f64),
+        Metric::counter("steal_ticks", cpu.steal as f64),
+        Metric::gauge("ticks_per_second", 100.0),
+    ]
+}

@@ -1,0 +1,132 @@
+//! The server's host seen through its agent (`--agent`): which host, its
+//! clock against this one, the devices under the server's data and WAL
+//! directories as the agent names them, and the agent's counters put in
+//! an edge in place of this machine's, so the window is accounted with the
+//! server host's devices and CPU.
+//!
+//! Not for: scraping or reading an agent's series (strata-agent).
+
+use hyper::Uri;
+use std::path::Path;
+use std::sync::Mutex;
+use std::time::Duration;
+use strata_agent::collector::{AgentLayer, Layer};
+use strata_agent::host::HostCounters;
+use strata_agent::scrape::{metrics_uri, scrape, Scrape};
+use strata_core::metrics::Collector;
+use strata_run::accounting::RunDevices;
+use strata_run::edge::Edge;
+
+/// How long a scrape at an edge may take before the edge goes without it.
+const EDGE_TIMEOUT: Duration = Duration::from_secs(5);
+
+pub struct ServerHostAgent {
+    pub url: String,
+    uri: Uri,
+    /// The agent's host, as it names itself.
+    pub host: String,
+    /// The agent's clock less this machine's, from its first answer.
+    pub clock_offset_s: Option<f64>,
+    pub round_trip_s: f64,
+    pub devices: RunDevices,
+    /// Why the agent gave nothing at an edge, each time it did not answer.
+    pub gaps: Mutex<Vec<String>>,
+}
+
+impl ServerHostAgent {
+    /// The agent's first answer: its host, its clock, and the devices under
+    /// the data and WAL directories (as the server shows them) that it
+    /// counts.
+    pub async fn reach(
+        url: &str,
+        data_directory: Option<&Path>,
+        wal_directory: Option<&Path>,
+    ) -> anyhow::Result<ServerHostAgent> {
+        let uri = metrics_uri(url)?;
+        let scraped = scrape(&uri, EDGE_TIMEOUT)
+            .await
+            .map_err(|error| error.context(format!("--agent {url}")))?;
+        let counters = counters(&scraped, &uri)?;
+        let under = |dir: Option<&Path>| {
+            let path = dir.map_or(String::new(), |dir| dir.display().to_string());
+            counters.devices_under(&path)
+        };
+        let devices = RunDevices {
+            data: under(data_directory),
+            wal: under(wal_directory.or(data_directory)),
+        };
+        if devices.data.is_empty() {
+            anyhow::bail!(
+                "--agent {url}: the agent on {} counts no device under the server's data \
+                 directory{} (a strata agent: start it with --path DATA_DIR)",
+                counters.host,
+                data_directory.map_or(String::new(), |dir| format!(" {}", dir.display()))
+            );
+        }
+        Ok(ServerHostAgent {
+            url: url.to_string(),
+            host: counters.host.clone(),
+            clock_offset_s: scraped.clock_offset_s(),
+            round_trip_s: scraped.round_trip_s(),
+            uri,
+            devices,
+            gaps: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// What the run's environment says of the devices' source.
+    pub fn note(&self) -> String {
+        let offset = self.clock_offset_s.map_or("unknown".to_string(), |offset| {
+            format!("{:+.1} ms", offset * 1e3)
+        });
+        format!(
+            "the server's host {} is observed through its agent {} (clock offset {offset}, \
+             round trip {:.1} ms): its devices and CPU are in these figures",
+            self.host,
+            self.url,
+            self.round_trip_s * 1e3
+        )
+    }
+
+    /// Puts the agent's counters of now into `edge` in place of this
+    /// machine's devices, CPU and OOM kills (and no process of this machine
+    /// stands for the server host's tenants). When the agent does not
+    /// answer, the edge keeps no device and the error says why.
+    pub async fn onto(&self, edge: &mut Edge) -> Result<(), String> {
+        edge.processes_io = Default::default();
+        let answered = scrape(&self.uri, EDGE_TIMEOUT)
+            .await
+            .map_err(|error| format!("{error:#}"))
+            .and_then(|scraped| counters(&scraped, &self.uri).map_err(|error| error.to_string()));
+        match answered {
+            Ok(counters) => {
+                edge.disks = counters.disks;
+                edge.host_cpu = counters.cpu;
+                edge.oom_kills = counters.oom_kills;
+                Ok(())
+            }
+            Err(error) => {
+                edge.disks = Vec::new();
+                edge.oom_kills = None;
+                Err(error)
+            }
+        }
+    }
+
+    /// The agent's devices and CPU, sampled each second with the run.
+    pub fn collectors(&self) -> Vec<Box<dyn Collector>> {
+        let mut devices = self.devices.data.clone();
+        devices.extend(self.devices.wal.iter().cloned());
+        devices.dedup();
+        vec![
+            Box::new(AgentLayer::new(self.uri.clone(), Layer::Devices, devices)),
+            Box::new(AgentLayer::new(self.uri.clone(), Layer::Cpu, Vec::new())),
+        ]
+    }
+}
+
+fn counters(scraped: &Scrape, uri: &Uri) -> anyhow::Result<HostCounters> {
+    HostCounters::of(scraped, uri.host().unwrap_or_default()).ok_or_else(|| {
+        anyhow::anyhow!("{uri} answers, but as neither a strata agent nor node_exporter")
+    })
+}
