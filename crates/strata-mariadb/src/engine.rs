@@ -83,6 +83,7 @@ fn run_environment(environment: &MariaDbEnvironment) -> RunEnvironment {
         page_cache,
         read_path: read_path(direct),
         plan: environment.plan.clone(),
+        server_host: None,
     }
 }
 

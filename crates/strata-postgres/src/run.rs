@@ -402,6 +402,7 @@ async fn reach_agent(
     environment.devices = agent.devices.clone();
     environment.device_details = Vec::new();
     environment.device_note = Some(agent.note());
+    environment.server_host = Some(agent.server_host());
     Ok(agent)
 }
 
@@ -635,6 +636,7 @@ async fn environment(
         page_cache: server.page_cache.clone(),
         read_path: read_path_of(read_settings),
         plan: config.driver.plan.clone(),
+        server_host: None,
     }
 }
 

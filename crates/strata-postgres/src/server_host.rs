@@ -11,9 +11,10 @@ use std::path::Path;
 use std::sync::Mutex;
 use std::time::Duration;
 use strata_agent::collector::{AgentLayer, Layer};
-use strata_agent::host::HostCounters;
+use strata_agent::host::{Dialect, HostCounters};
 use strata_agent::scrape::{metrics_uri, scrape, Scrape};
 use strata_core::metrics::Collector;
+use strata_recording::environment::ServerHost;
 use strata_run::accounting::RunDevices;
 use strata_run::edge::Edge;
 
@@ -28,6 +29,7 @@ pub struct ServerHostAgent {
     /// The agent's clock less this machine's, from its first answer.
     pub clock_offset_s: Option<f64>,
     pub round_trip_s: f64,
+    pub dialect: Dialect,
     pub devices: RunDevices,
     /// Why the agent gave nothing at an edge, each time it did not answer.
     pub gaps: Mutex<Vec<String>>,
@@ -68,10 +70,26 @@ impl ServerHostAgent {
             host: counters.host.clone(),
             clock_offset_s: scraped.clock_offset_s(),
             round_trip_s: scraped.round_trip_s(),
+            dialect: counters.dialect,
             uri,
             devices,
             gaps: Mutex::new(Vec::new()),
         })
+    }
+
+    /// The host as the run's environment and Recording keep it.
+    pub fn server_host(&self) -> ServerHost {
+        ServerHost {
+            name: self.host.clone(),
+            agent: self.url.clone(),
+            agent_kind: match self.dialect {
+                Dialect::Strata => "strata",
+                Dialect::NodeExporter => "node_exporter",
+            }
+            .to_string(),
+            clock_offset_ms: self.clock_offset_s.map(|offset| offset * 1e3),
+            round_trip_ms: self.round_trip_s * 1e3,
+        }
     }
 
     /// What the run's environment says of the devices' source.

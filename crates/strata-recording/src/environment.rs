@@ -42,6 +42,25 @@ pub struct Environment {
     pub device_details: Vec<BlockDevice>,
     /// A calibration's target.
     pub target: Option<Target>,
+    /// A run's server host seen through its agent (`--agent`).
+    pub server_host: Option<ServerHost>,
+}
+
+/// The server's host as the agent there shows it (`strata run --agent`):
+/// its devices and CPU are that host's in the run's figures.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ServerHost {
+    /// The host's name, as the agent gives it.
+    pub name: String,
+    /// The agent's URL.
+    pub agent: String,
+    /// `strata` (`strata observe --prometheus`) or `node_exporter`.
+    pub agent_kind: String,
+    /// The agent's clock less this machine's, ms (NTP's formula from a
+    /// strata agent, node_time_seconds against the round trip's middle
+    /// from node_exporter); `None` from an agent that gives no clock.
+    pub clock_offset_ms: Option<f64>,
+    pub round_trip_ms: f64,
 }
 
 /// How the run kept the page cache from holding its data set: the method

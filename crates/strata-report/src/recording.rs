@@ -376,6 +376,18 @@ fn run_facts(environment: &Environment) -> Vec<Fact> {
         Fact::new("database", server),
         Fact::new("page cache", page_cache.to_string()),
     ];
+    if let Some(host) = &environment.server_host {
+        let offset = host
+            .clock_offset_ms
+            .map_or("unknown".to_string(), |offset| format!("{offset:+.1} ms"));
+        facts.push(Fact::new(
+            "server host",
+            format!(
+                "{} through its {} agent {} (clock offset {offset}, round trip {:.1} ms)",
+                host.name, host.agent_kind, host.agent, host.round_trip_ms
+            ),
+        ));
+    }
     if let Some(note) = &environment.device_note {
         facts.push(Fact::new("devices", note.clone()));
     }

@@ -116,6 +116,10 @@ pub struct RunEnvironment {
     /// issued the reads.
     pub read_path: ReadPath,
     pub plan: SchemaPlan,
+    /// The server's host seen through `--agent`; absent when strata
+    /// observes this machine or no host at all.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_host: Option<strata_recording::environment::ServerHost>,
 }
 
 /// A throwaway cluster left running by `--keep`.

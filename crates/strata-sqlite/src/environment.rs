@@ -63,6 +63,7 @@ pub fn environment(
         page_cache,
         read_path: read_path(),
         plan: plan.clone(),
+        server_host: None,
     }
 }
 

@@ -31,6 +31,7 @@ fn a_run_against_a_server_on_another_host_says_its_host_is_not_observed() {
     ];
     args.extend(plan);
     let document = run_json(&args, dir.path());
+    assert_matches_the_run_schema(&document);
     let environment = &document["environment"];
     let note = environment["device_note"].as_str().unwrap_or_default();
     assert!(
@@ -101,6 +102,7 @@ fn run_through(agent: &str, url: &str, plan: &[&str], dir: &std::path::Path) {
     args.push(record.to_str().unwrap());
     args.extend(plan);
     let document = run_json(&args, dir);
+    assert_matches_the_run_schema(&document);
     let environment = &document["environment"];
     let note = environment["device_note"].as_str().unwrap();
     assert!(
@@ -110,6 +112,14 @@ fn run_through(agent: &str, url: &str, plan: &[&str], dir: &std::path::Path) {
     );
     let data_devices = environment["devices"]["data"].as_array().unwrap();
     assert!(!data_devices.is_empty(), "{agent}: {environment}");
+    let server_host = &environment["server_host"];
+    assert_eq!(server_host["agent"], format!("{agent}/metrics"));
+    let offset_ms = server_host["clock_offset_ms"].as_f64().unwrap();
+    assert!(offset_ms.abs() < 10.0, "one machine's clock: {server_host}");
+    assert!(
+        ["strata", "node_exporter"].contains(&server_host["agent_kind"].as_str().unwrap()),
+        "{server_host}"
+    );
     let device = data_devices[0].as_str().unwrap();
     let devices = document["result"]["devices"].as_array().unwrap();
     assert_eq!(devices.len(), data_devices.len(), "{devices:?}");
@@ -134,9 +144,23 @@ fn run_through(agent: &str, url: &str, plan: &[&str], dir: &std::path::Path) {
     assert!(report.status.success(), "{}", stderr_of(&report));
     let shown = String::from_utf8_lossy(&report.stdout);
     assert!(
-        shown.contains(device) && shown.contains("is observed through its agent"),
+        shown.contains(device)
+            && shown.contains("is observed through its agent")
+            && shown.contains("server host"),
         "{shown}"
     );
+}
+
+fn assert_matches_the_run_schema(document: &serde_json::Value) {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/run.schema.json");
+    let schema: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let validator = jsonschema::validator_for(&schema).expect("the schema compiles");
+    let errors: Vec<String> = validator
+        .iter_errors(document)
+        .map(|error| format!("{}: {error}", error.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}");
 }
 
 fn wait_for_agent(url: &str) {
