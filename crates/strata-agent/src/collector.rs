@@ -25,26 +25,45 @@ pub enum Layer {
 pub struct AgentLayer {
     uri: Uri,
     layer: Layer,
+    /// `device`, `cpu`; `device@HOST` beside this machine's own layers.
+    name: String,
     /// The devices to give (those under the server's directories).
     devices: Vec<String>,
 }
 
 impl AgentLayer {
+    /// The agent's layer in place of this machine's (its name is the
+    /// layer's own).
     pub fn new(uri: Uri, layer: Layer, devices: Vec<String>) -> AgentLayer {
+        let name = layer.name().to_string();
         AgentLayer {
             uri,
             layer,
+            name,
             devices,
+        }
+    }
+
+    /// The agent's layer beside this machine's, named `LAYER@HOST`.
+    pub fn of_host(uri: Uri, layer: Layer, devices: Vec<String>, host: &str) -> AgentLayer {
+        let mut agent_layer = AgentLayer::new(uri, layer, devices);
+        agent_layer.name = format!("{}@{host}", layer.name());
+        agent_layer
+    }
+}
+
+impl Layer {
+    pub fn name(self) -> &'static str {
+        match self {
+            Layer::Devices => "device",
+            Layer::Cpu => "cpu",
         }
     }
 }
 
 impl Collector for AgentLayer {
-    fn layer(&self) -> &'static str {
-        match self.layer {
-            Layer::Devices => "device",
-            Layer::Cpu => "cpu",
-        }
+    fn layer(&self) -> &str {
+        &self.name
     }
 
     fn collect(&mut self) -> anyhow::Result<Collected> {
@@ -59,6 +78,37 @@ impl Collector for AgentLayer {
         };
         Ok(Collected::Metrics { metrics })
     }
+}
+
+/// Another host's devices (every disk its agent counts) and CPU, as
+/// `device@HOST` and `cpu@HOST` beside this machine's layers; its first
+/// scrape names the host.
+pub fn of_agent(url: &str) -> anyhow::Result<Vec<Box<dyn Collector>>> {
+    let uri = crate::scrape::metrics_uri(url)?;
+    let scraped = scrape_blocking(&uri, SAMPLE_TIMEOUT)
+        .map_err(|error| error.context(format!("--agent {url}")))?;
+    let counters = HostCounters::of(&scraped, uri.host().unwrap_or_default()).ok_or_else(|| {
+        anyhow::anyhow!("--agent {url}: answers, but as neither a strata agent nor node_exporter")
+    })?;
+    let disks = counters.devices_under("/");
+    let disks = match counters.dialect {
+        crate::host::Dialect::Strata => disks,
+        crate::host::Dialect::NodeExporter => counters
+            .disks
+            .iter()
+            .map(|disk| disk.name.clone())
+            .collect(),
+    };
+    let host = counters.host;
+    Ok(vec![
+        Box::new(AgentLayer::of_host(
+            uri.clone(),
+            Layer::Devices,
+            disks,
+            &host,
+        )),
+        Box::new(AgentLayer::of_host(uri, Layer::Cpu, Vec::new(), &host)),
+    ])
 }
 
 fn device_metrics(counters: &HostCounters, devices: &[String]) -> Vec<Metric> {
@@ -99,7 +149,11 @@ fn device_metrics(counters: &HostCounters, devices: &[String]) -> Vec<Metric> {
 /// it on Linux.
 fn cpu_metrics(counters: &HostCounters) -> Vec<Metric> {
     let cpu = &counters.cpu;
-    vec![
+    let levels = [
+        ("procs_running", counters.procs_running),
+        ("cpus", counters.cpus),
+    ];
+    let mut metrics = vec![
         Metric::counter("user_ticks", cpu.user as f64),
         Metric::counter("nice_ticks", cpu.nice as f64),
         Metric::counter("system_ticks", cpu.system as f64),
@@ -109,5 +163,11 @@ fn cpu_metrics(counters: &HostCounters) -> Vec<Metric> {
         Metric::counter("softirq_ticks", cpu.softirq as f64),
         Metric::counter("steal_ticks", cpu.steal as f64),
         Metric::gauge("ticks_per_second", 100.0),
-    ]
+    ];
+    metrics.extend(
+        levels
+            .into_iter()
+            .filter_map(|(name, value)| Some(Metric::gauge(name, value?))),
+    );
+    metrics
 }

@@ -109,6 +109,9 @@ pub struct HostCounters {
     /// Seconds of CPU time by mode, summed over CPUs, as hundredths (the
     /// shares between two scrapes are what counts).
     pub cpu: HostCpu,
+    /// Runnable tasks and CPUs, when the agent gives them.
+    pub procs_running: Option<f64>,
+    pub cpus: Option<f64>,
     pub oom_kills: Option<u64>,
     /// Mount points and the devices mounted there (node_exporter's
     /// `node_filesystem_*`), to find a path's device.
@@ -156,6 +159,11 @@ impl HostCounters {
             disks: disks.into_values().collect(),
             kinds,
             cpu: cpu(&scrape.series, dialect),
+            procs_running: scrape.value(match dialect {
+                Dialect::Strata => "strata_cpu_procs_running",
+                Dialect::NodeExporter => "node_procs_running",
+            }),
+            cpus: cpus(&scrape.series, dialect),
             oom_kills: oom_kills(scrape, dialect),
             mounts: mounts(&scrape.series),
         })
@@ -277,6 +285,25 @@ fn cpu(series: &[Series], dialect: Dialect) -> HostCpu {
     }
 }
 
+/// A strata agent's `cpus`; node_exporter's CPUs counted by their `cpu`
+/// label.
+fn cpus(series: &[Series], dialect: Dialect) -> Option<f64> {
+    match dialect {
+        Dialect::Strata => series
+            .iter()
+            .find(|series| series.name == "strata_cpu_cpus")
+            .map(|series| series.value),
+        Dialect::NodeExporter => {
+            let cpus: std::collections::BTreeSet<&str> = series
+                .iter()
+                .filter(|series| series.name == "node_cpu_seconds_total")
+                .filter_map(|series| series.label("cpu"))
+                .collect();
+            (!cpus.is_empty()).then_some(cpus.len() as f64)
+        }
+    }
+}
+
 fn oom_kills(scrape: &Scrape, dialect: Dialect) -> Option<u64> {
     let name = match dialect {
         Dialect::Strata => "strata_memory_oom_kills_total",
@@ -349,6 +376,7 @@ mod tests {
         assert_eq!(counters.cpu.idle, 20000);
         assert_eq!(counters.cpu.user, 1000);
         assert_eq!(counters.oom_kills, Some(2));
+        assert_eq!(counters.cpus, Some(2.0));
         assert_eq!(
             counters.devices_under("/var/lib/postgresql/15/main"),
             ["vda"]

@@ -42,6 +42,13 @@ pub fn metrics_uri(url: &str) -> anyhow::Result<Uri> {
     }
 }
 
+/// `--agent` as clap parses it: the URL [`metrics_uri`] makes of it.
+pub fn parse_agent(text: &str) -> Result<String, String> {
+    metrics_uri(text)
+        .map(|uri| uri.to_string())
+        .map_err(|error| format!("{error:#}"))
+}
+
 /// Scrapes `uri` once, giving up after `timeout`.
 pub async fn scrape(uri: &Uri, timeout: Duration) -> anyhow::Result<Scrape> {
     tokio::time::timeout(timeout, scrape_now(uri))

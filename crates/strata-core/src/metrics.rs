@@ -93,8 +93,9 @@ pub enum Collected {
 
 /// A source of metrics for one layer.
 pub trait Collector: Send {
-    /// `device`, `nfs`, `net`, `cpu`, `memory`, `process`, `postgres`, `mariadb`.
-    fn layer(&self) -> &'static str;
+    /// `device`, `nfs`, `net`, `cpu`, `memory`, `process`, `postgres`,
+    /// `mariadb`; another host's layer as `LAYER@HOST` (`device@db1`).
+    fn layer(&self) -> &str;
     fn collect(&mut self) -> anyhow::Result<Collected>;
 }
 

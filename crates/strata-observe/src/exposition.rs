@@ -4,6 +4,8 @@
 //! `read_seconds`, `pgpgin_kib` as `pgpgin_bytes`), `_total` on counters,
 //! `# HELP` and `# TYPE` on every family, a `host` label on every series.
 //! Counters keep their raw monotonic values: Prometheus takes rates itself.
+//! Other hosts' layers (`device@db1`, from `--agent`) are not served: each
+//! host's agent serves its own.
 //! `docs/observe.md` lists the families.
 //!
 //! prometheus-client writes OpenMetrics only; this is the 0.0.4 text that
@@ -116,7 +118,11 @@ pub fn exposition(sample: &Sample, host: &str) -> String {
     let ticks = ticks_per_second(sample);
     let mut families: BTreeMap<String, Family> = BTreeMap::new();
     let mut up = Vec::new();
-    for (layer, data) in &sample.layers {
+    let own_layers = sample
+        .layers
+        .iter()
+        .filter(|(layer, _)| !layer.contains('@'));
+    for (layer, data) in own_layers {
         let LayerSample::Values { metrics, .. } = data else {
             up.push(format!(
                 "strata_layer_up{} 0",

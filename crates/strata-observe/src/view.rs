@@ -133,7 +133,8 @@ pub fn sections(sample: &Sample) -> Vec<Section> {
 }
 
 fn section_of(layer: &str, metrics: &[Metric], rates: &BTreeMap<String, f64>) -> Section {
-    let rows = match layer {
+    let own_name = layer.split_once('@').map_or(layer, |(name, _host)| name);
+    let rows = match own_name {
         "device" => device_rows(group(metrics, rates, &["device"])),
         "nfs" => nfs_rows(group(metrics, rates, &["mount", "op"])),
         "net" => net_rows(group(metrics, rates, &["interface"])),

@@ -49,6 +49,12 @@ pub struct ObserveRequest {
     #[arg(long, value_name = "URL")]
     pub db: Option<String>,
 
+    /// Also another host's devices and CPU, from its agent (http://HOST:PORT:
+    /// `strata observe --prometheus` there, or its node_exporter), shown as
+    /// `device@HOST` and `cpu@HOST` beside this machine's (repeatable)
+    #[arg(long = "agent", value_name = "URL", value_parser = strata_agent::scrape::parse_agent)]
+    pub agents: Vec<String>,
+
     /// Also a MariaDB/MySQL server (mysql://user@host:port/db): InnoDB's I/O counters
     #[arg(long, value_name = "URL")]
     pub mariadb: Option<String>,

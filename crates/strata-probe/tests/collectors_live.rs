@@ -287,11 +287,11 @@ fn memory_and_net_collectors_read_this_machine() {
 
 #[test]
 fn all_os_collectors_cover_every_layer() {
-    let layers = |pids| -> Vec<&'static str> {
+    let layers = |pids| -> Vec<String> {
         all_os_collectors(DeviceFilter::All, pids)
             .unwrap()
             .iter()
-            .map(|collector| collector.layer())
+            .map(|collector| collector.layer().to_string())
             .collect()
     };
     assert_eq!(layers(vec![]), ["device", "nfs", "net", "cpu", "memory"]);

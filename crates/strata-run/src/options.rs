@@ -50,7 +50,7 @@ pub struct DataRequest {
     /// its devices and CPU, http://HOST:PORT — `strata observe --prometheus
     /// ADDR --path DATA_DIR` there, or its node_exporter. Scraped at both
     /// edges of the window and each second
-    #[arg(long = "agent", value_name = "URL", value_parser = parse_agent)]
+    #[arg(long = "agent", value_name = "URL", value_parser = strata_agent::scrape::parse_agent)]
     pub agents: Vec<String>,
 
     /// Schemas, each with its own table (SLOB's multi-schema model) [default: 4]
@@ -223,13 +223,6 @@ pub struct WorkloadRequest {
     /// already does
     #[arg(long)]
     pub direct_io: bool,
-}
-
-/// `--agent`: an http://HOST:PORT URL, `/metrics` when it names no path.
-pub fn parse_agent(text: &str) -> Result<String, String> {
-    strata_agent::scrape::metrics_uri(text)
-        .map(|uri| uri.to_string())
-        .map_err(|error| format!("{error:#}"))
 }
 
 /// `--scale`, `--scan-table-size`: a size on disk, or a count of blocks.

@@ -110,6 +110,9 @@ fn collectors(args: &ObserveRequest) -> anyhow::Result<Vec<Box<dyn Collector>>> 
             strata_mariadb::collector::MariaDbCollector::connect(url)?,
         ));
     }
+    for url in &args.agents {
+        collectors.extend(strata_agent::collector::of_agent(url)?);
+    }
     Ok(collectors)
 }
 

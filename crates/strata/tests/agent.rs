@@ -140,3 +140,40 @@ fn agents_count_a_device_s_reads_as_the_kernel_does_on_this_machine_s_clock() {
         );
     }
 }
+
+/// `strata observe --agent URL` shows another host's devices and CPU beside
+/// this machine's, as `device@HOST` and `cpu@HOST`, in the text view and
+/// the JSON stream.
+#[test]
+fn observe_follows_an_agent_beside_this_machine() {
+    let dir = scratch();
+    let (_node, node_url) = node_exporter();
+    scrape_until_up(&node_url);
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    let host = host.trim();
+    let args = [
+        "observe",
+        "--count",
+        "2",
+        "--interval",
+        "300ms",
+        "--all",
+        "--agent",
+        &node_url,
+    ];
+    let shown = run(&args, dir.path());
+    assert!(shown.status.success(), "{}", stderr_of(&shown));
+    let text = String::from_utf8_lossy(&shown.stdout);
+    for layer in [format!("device@{host}"), format!("cpu@{host}")] {
+        assert!(text.contains(&layer), "no {layer} in\n{text}");
+    }
+    let mut json = args.to_vec();
+    json.extend(["--format", "json"]);
+    let lines = run(&json, dir.path());
+    let stream = String::from_utf8_lossy(&lines.stdout);
+    let last: serde_json::Value = serde_json::from_str(stream.lines().last().unwrap()).unwrap();
+    assert!(
+        last.to_string().contains(&format!("device@{host}")),
+        "{last}"
+    );
+}
