@@ -177,3 +177,37 @@ fn observe_follows_an_agent_beside_this_machine() {
         "{last}"
     );
 }
+
+/// An agent whose clock runs 2.5 s ahead (libfaketime shifts what the
+/// agent's clock reads): its offset is measured within 10 ms of that.
+#[test]
+fn a_shifted_agent_clock_is_measured_within_10_ms() {
+    let dir = scratch();
+    let mut agent = Command::new("faketime")
+        .args(["-f", "+2.5s", env!("CARGO_BIN_EXE_strata")])
+        .args(["observe", "--prometheus", "127.0.0.1:0", "--interval", "1s"])
+        .current_dir(dir.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("faketime (Debian's faketime): run scripts/install-test-deps");
+    let stderr = agent.stderr.take().unwrap();
+    let agent = Killed(agent);
+    let announced = std::io::BufRead::lines(std::io::BufReader::new(stderr))
+        .map_while(Result::ok)
+        .find(|line| line.contains("/metrics"))
+        .expect("the agent says where it serves");
+    let url = announced
+        .split("http://")
+        .nth(1)
+        .unwrap()
+        .trim_end_matches("/metrics");
+    let scraped = scrape_until_up(&format!("http://{url}"));
+    let offset_s = scraped.clock_offset_s().unwrap();
+    assert!(
+        (offset_s - 2.5).abs() < 0.010,
+        "measured {offset_s} s for a clock 2.5 s ahead (round trip {} s)",
+        scraped.round_trip_s()
+    );
+    drop(agent);
+}
