@@ -48,6 +48,7 @@ pub fn configure(data: &DataRequest, request: EngineRequest) -> anyhow::Result<M
         record: request.record,
         command: request.command,
         options: request.options,
+        agent: data.agents.first().cloned(),
     };
     crate::check_config(&config)?;
     Ok(crate::MariaDbEngine(config))

@@ -83,7 +83,7 @@ fn run_environment(environment: &MariaDbEnvironment) -> RunEnvironment {
         page_cache,
         read_path: read_path(direct),
         plan: environment.plan.clone(),
-        server_host: None,
+        server_host: environment.server_host.clone(),
     }
 }
 

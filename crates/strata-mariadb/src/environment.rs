@@ -52,6 +52,9 @@ pub struct MariaDbEnvironment {
     pub server_pid: Option<u32>,
     pub sessions: &'static str,
     pub plan: SchemaPlan,
+    /// The server's host seen through `--agent`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_host: Option<strata_recording::environment::ServerHost>,
 }
 
 /// The server's settings, as text.
@@ -136,6 +139,7 @@ pub fn environment(
         server_pid,
         sessions: SESSION_MODEL,
         plan: plan.clone(),
+        server_host: None,
     })
 }
 

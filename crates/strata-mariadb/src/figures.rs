@@ -45,6 +45,8 @@ pub(crate) struct EdgeTaker {
     pub admin: mysql::Conn,
     /// The server's process when it runs on this machine.
     pub server_pids: Vec<u32>,
+    /// `--agent`: the server host's devices and CPU replace this machine's.
+    pub agent: Option<std::sync::Arc<strata_run::server_host::ServerHostAgent>>,
 }
 
 impl EdgeTaker {
@@ -127,6 +129,10 @@ impl Watcher<u32> for EdgeTaker {
             server_start,
             oom_kills: strata_probe::collectors::host_oom_kills(),
         };
+        let mut os = os;
+        if let Some(agent) = &self.agent {
+            agent.onto_blocking(&mut os);
+        }
         WindowEdge { innodb, os }
     }
 

@@ -11,12 +11,14 @@ use anyhow::{ensure, Result};
 use serde::Serialize;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 use std::time::Duration;
 use strata_core::metrics::Collector;
 use strata_observe::background::BackgroundSampler;
 use strata_probe::collectors::all_os_collectors;
 use strata_run::outcome::data_set_bytes_in_blocks_of;
 use strata_run::outcome::RunObserver;
+use strata_run::server_host::ServerHostAgent;
 use strata_run::verdict::{judge, CacheFit, VerdictFacts};
 use strata_slob::session::{validate_options, DriverOptions, RunOutcome};
 use strata_slob::threads::measure;
@@ -51,6 +53,8 @@ pub struct MariaDbRunConfig {
     pub record: Option<PathBuf>,
     pub command: Vec<String>,
     pub options: serde_json::Value,
+    /// `--agent`: the server's host seen through its agent.
+    pub agent: Option<String>,
 }
 
 /// What a run (or a setup alone) gives: serializable as the JSON document.
@@ -124,12 +128,16 @@ fn run_on(
         interrupt,
     )?;
     let mut admin = target.connect()?;
-    let environment = environment(
+    let mut environment = environment(
         &mut admin,
         target,
         server.map(ThrowawayServer::info),
         &config.driver.plan,
     )?;
+    let agent = match &config.agent {
+        Some(url) => Some(Arc::new(reach_agent(url, &mut admin, &mut environment)?)),
+        None => None,
+    };
     let buffer_pool = CacheFit {
         setting: "innodb_buffer_pool_size",
         cache_bytes: environment.buffer_pool_bytes,
@@ -153,7 +161,7 @@ fn run_on(
     let sampler = config
         .record
         .as_ref()
-        .map(|_| layer_sampler(&environment, target));
+        .map(|_| layer_sampler(&environment, target, agent.as_deref()));
     let mut edges = EdgeTaker {
         collector: MariaDbCollector::connect(target.url())
             .map_err(|error| anyhow::anyhow!(target.scrub(format!("{error:#}"))))?,
@@ -161,6 +169,7 @@ fn run_on(
         throwaway_pid: server.map(|server| server.info().pid),
         admin,
         server_pids: environment.server_pid.into_iter().collect(),
+        agent: agent.clone(),
     };
     let opener = MariaDbOpener { target };
     let measured = measure(&opener, &config.driver, interrupt, observer, &mut edges);
@@ -173,6 +182,9 @@ fn run_on(
         &environment.devices,
         environment.page_bytes,
     );
+    if let Some(agent) = &agent {
+        agent.mark_gaps(&mut figures.run);
+    }
     let server_death = server.and_then(ThrowawayServer::death);
     if let Some(death) = &server_death {
         figures.run.warnings.insert(0, death.clone());
@@ -226,10 +238,42 @@ fn run_on(
 
 /// The devices under the data and redo directories, host CPU and memory,
 /// and the server's InnoDB counters, every second.
-fn layer_sampler(environment: &MariaDbEnvironment, target: &MariaDbTarget) -> BackgroundSampler {
-    let filter = environment.devices.sampler_filter();
-    let mut collectors: Vec<Box<dyn Collector>> =
-        all_os_collectors(filter, environment.server_pid.into_iter().collect()).unwrap_or_default();
+/// The server's host through `--agent`: its devices replace those of this
+/// machine in the environment.
+fn reach_agent(
+    url: &str,
+    admin: &mut mysql::Conn,
+    environment: &mut MariaDbEnvironment,
+) -> Result<ServerHostAgent> {
+    let shown: Option<String> = mysql::prelude::Queryable::query_first(admin, "SELECT @@datadir")
+        .ok()
+        .flatten();
+    let data = environment
+        .data_directory
+        .clone()
+        .or(shown.map(PathBuf::from));
+    let redo = environment.redo_directory.clone().or(data.clone());
+    let agent = ServerHostAgent::reach_blocking(url, data.as_deref(), redo.as_deref())?;
+    environment.devices = agent.devices.clone();
+    environment.device_details = Vec::new();
+    environment.device_note = Some(agent.note());
+    environment.server_host = Some(agent.server_host());
+    Ok(agent)
+}
+
+fn layer_sampler(
+    environment: &MariaDbEnvironment,
+    target: &MariaDbTarget,
+    agent: Option<&ServerHostAgent>,
+) -> BackgroundSampler {
+    let mut collectors: Vec<Box<dyn Collector>> = match agent {
+        Some(agent) => agent.collectors(),
+        None => all_os_collectors(
+            environment.devices.sampler_filter(),
+            environment.server_pid.into_iter().collect(),
+        )
+        .unwrap_or_default(),
+    };
     if let Ok(collector) = MariaDbCollector::connect(target.url()) {
         collectors.push(Box::new(collector));
     }

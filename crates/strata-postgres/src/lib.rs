@@ -25,7 +25,6 @@ pub mod locality;
 pub mod read_path;
 pub mod run;
 pub mod schema;
-pub mod server_host;
 pub mod sessions;
 
 mod pg;

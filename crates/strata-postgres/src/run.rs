@@ -13,7 +13,6 @@ use crate::counters::server_version_num;
 use crate::load::{loads_complete, setup, LoadOptions, LoadReport};
 use crate::locality::{locate, Locality};
 use crate::read_path::{self, backend_types, read_path_of, ReadPathRequest, ReadPathSettings};
-use crate::server_host::ServerHostAgent;
 use crate::sessions::Driver;
 use anyhow::{bail, Context};
 use std::collections::BTreeMap;
@@ -33,6 +32,7 @@ use strata_run::outcome::{
     data_set_bytes, KeptInfo, PageCacheChoice, RunEnvironment, RunObserver, SlobOutcome,
 };
 use strata_run::output::{write_run_recording, RunRecording};
+use strata_run::server_host::ServerHostAgent;
 use strata_run::verdict::{judge, CacheFit, VerdictFacts};
 use strata_slob::schema::SchemaPlan;
 use strata_slob::session::{DriverOptions, Progress, RunOutcome, StopAfter};
@@ -376,9 +376,7 @@ impl Server<'_> {
     async fn take_edge(&self, client: &tokio_postgres::Client, version_num: u32) -> Edge {
         let mut edge = crate::edge::take(client, version_num, &self.pids()).await;
         if let Some(agent) = self.agent.get() {
-            if let Err(error) = agent.onto(&mut edge).await {
-                agent.gaps.lock().expect("no panics holding it").push(error);
-            }
+            agent.onto(&mut edge).await;
         }
         edge
     }
@@ -404,30 +402,6 @@ async fn reach_agent(
     environment.device_note = Some(agent.note());
     environment.server_host = Some(agent.server_host());
     Ok(agent)
-}
-
-/// An agent's gaps at the window's edges: no device figures then, and the
-/// host's CPU shares unknown, each said in the warnings.
-fn agent_gaps(figures: &mut RunFigures, server: &Server<'_>) {
-    let Some(agent) = server.agent.get() else {
-        return;
-    };
-    figures.tenants = None;
-    let gaps = agent.gaps.lock().expect("no panics holding it");
-    if gaps.is_empty() {
-        return;
-    }
-    figures.devices.clear();
-    figures.absorption = None;
-    figures.cpu.host_idle_pct = f64::NAN;
-    figures.cpu.host_iowait_pct = f64::NAN;
-    for gap in gaps.iter() {
-        figures.warnings.push(format!(
-            "the agent of the server's host {} did not answer at an edge of the window ({gap}): \
-             its devices and CPU are not in these figures",
-            agent.host
-        ));
-    }
 }
 
 async fn drive(
@@ -519,7 +493,9 @@ async fn drive(
         &environment.devices,
     );
     figures.page_cache_held = cache_limit.as_ref().and_then(CacheLimit::held);
-    agent_gaps(&mut figures, server);
+    if let Some(agent) = server.agent.get() {
+        agent.mark_gaps(&mut figures);
+    }
     judge_postgres(&mut figures, config, server, shared_buffers, [&start, &end]);
     if let Some(path) = &config.record {
         let samples = sampler.map(BackgroundSampler::finish).unwrap_or_default();

@@ -19,5 +19,6 @@ pub mod output;
 pub mod processes;
 pub mod read_path;
 pub mod request;
+pub mod server_host;
 pub mod tenants;
 pub mod verdict;

@@ -62,7 +62,10 @@ pub fn refuse_postgres_options(
         ("--io-method", read_path.io_method.is_some()),
         ("--direct-io", read_path.direct_io),
         ("--load-parallel", data.load_parallel.is_some()),
-        ("--agent", !data.agents.is_empty()),
+        (
+            "--agent",
+            !data.agents.is_empty() && engine == EngineKind::Sqlite,
+        ),
     ];
     if engine == EngineKind::Mariadb {
         options.push(("--page-cache-limit", data.page_cache_limit.is_some()));

@@ -211,3 +211,41 @@ fn a_shifted_agent_clock_is_measured_within_10_ms() {
     );
     drop(agent);
 }
+
+/// A MariaDB run with `--agent`: the devices and CPU of the window are the
+/// agent's (node_exporter here, on this machine, standing for the server's
+/// host), named with the host and the agent's clock.
+#[test]
+fn a_mariadb_run_through_an_agent_accounts_its_devices() {
+    let dir = scratch();
+    let (_node, node_url) = node_exporter();
+    scrape_until_up(&node_url);
+    let document = run_json(
+        &[
+            "run",
+            "--engine",
+            "mariadb",
+            "--schemas",
+            "1",
+            "--scale",
+            "2048",
+            "--duration",
+            "1s",
+            "--warmup",
+            "200ms",
+            "--agent",
+            &node_url,
+        ],
+        dir.path(),
+    );
+    let environment = &document["environment"];
+    let server_host = &environment["server_host"];
+    assert_eq!(server_host["agent_kind"], "node_exporter", "{environment}");
+    assert_eq!(server_host["agent"], format!("{node_url}/metrics"));
+    let data = environment["devices"]["data"].as_array().unwrap();
+    assert!(!data.is_empty(), "{environment}");
+    let devices = document["result"]["devices"].as_array().unwrap();
+    assert_eq!(devices[0]["device"], data[0], "{devices:?}");
+    let note = environment["device_note"].as_str().unwrap();
+    assert!(note.contains("is observed through its agent"), "{note}");
+}

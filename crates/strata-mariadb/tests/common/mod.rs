@@ -63,6 +63,7 @@ pub fn config(server: MariaDbServer, driver: DriverOptions) -> MariaDbRunConfig 
             "mariadb".into(),
         ],
         options: serde_json::json!({}),
+        agent: None,
     }
 }
 

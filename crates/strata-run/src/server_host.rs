@@ -4,19 +4,21 @@
 //! an edge in place of this machine's, so the window is accounted with the
 //! server host's devices and CPU.
 //!
+//! Every engine uses it, async (PostgreSQL's sessions) or not (MariaDB's).
+//!
 //! Not for: scraping or reading an agent's series (strata-agent).
 
+use crate::accounting::{RunDevices, RunFigures};
+use crate::edge::Edge;
 use hyper::Uri;
 use std::path::Path;
 use std::sync::Mutex;
 use std::time::Duration;
 use strata_agent::collector::{AgentLayer, Layer};
 use strata_agent::host::{Dialect, HostCounters};
-use strata_agent::scrape::{metrics_uri, scrape, Scrape};
+use strata_agent::scrape::{metrics_uri, scrape, scrape_blocking, Scrape};
 use strata_core::metrics::Collector;
 use strata_recording::environment::ServerHost;
-use strata_run::accounting::RunDevices;
-use strata_run::edge::Edge;
 
 /// How long a scrape at an edge may take before the edge goes without it.
 const EDGE_TIMEOUT: Duration = Duration::from_secs(5);
@@ -45,9 +47,29 @@ impl ServerHostAgent {
         wal_directory: Option<&Path>,
     ) -> anyhow::Result<ServerHostAgent> {
         let uri = metrics_uri(url)?;
-        let scraped = scrape(&uri, EDGE_TIMEOUT)
-            .await
-            .map_err(|error| error.context(format!("--agent {url}")))?;
+        let scraped = scrape(&uri, EDGE_TIMEOUT).await;
+        Self::from_first(url, uri, scraped, data_directory, wal_directory)
+    }
+
+    /// [`ServerHostAgent::reach`] from synchronous code.
+    pub fn reach_blocking(
+        url: &str,
+        data_directory: Option<&Path>,
+        wal_directory: Option<&Path>,
+    ) -> anyhow::Result<ServerHostAgent> {
+        let uri = metrics_uri(url)?;
+        let scraped = scrape_blocking(&uri, EDGE_TIMEOUT);
+        Self::from_first(url, uri, scraped, data_directory, wal_directory)
+    }
+
+    fn from_first(
+        url: &str,
+        uri: Uri,
+        scraped: anyhow::Result<Scrape>,
+        data_directory: Option<&Path>,
+        wal_directory: Option<&Path>,
+    ) -> anyhow::Result<ServerHostAgent> {
+        let scraped = scraped.map_err(|error| error.context(format!("--agent {url}")))?;
         let counters = counters(&scraped, &uri)?;
         let under = |dir: Option<&Path>| {
             let path = dir.map_or(String::new(), |dir| dir.display().to_string());
@@ -109,11 +131,21 @@ impl ServerHostAgent {
     /// Puts the agent's counters of now into `edge` in place of this
     /// machine's devices, CPU and OOM kills (and no process of this machine
     /// stands for the server host's tenants). When the agent does not
-    /// answer, the edge keeps no device and the error says why.
-    pub async fn onto(&self, edge: &mut Edge) -> Result<(), String> {
+    /// answer, the edge keeps no device and the gap is kept.
+    pub async fn onto(&self, edge: &mut Edge) {
+        let scraped = scrape(&self.uri, EDGE_TIMEOUT).await;
+        self.put(scraped, edge);
+    }
+
+    /// [`ServerHostAgent::onto`] from synchronous code.
+    pub fn onto_blocking(&self, edge: &mut Edge) {
+        let scraped = scrape_blocking(&self.uri, EDGE_TIMEOUT);
+        self.put(scraped, edge);
+    }
+
+    fn put(&self, scraped: anyhow::Result<Scrape>, edge: &mut Edge) {
         edge.processes_io = Default::default();
-        let answered = scrape(&self.uri, EDGE_TIMEOUT)
-            .await
+        let answered = scraped
             .map_err(|error| format!("{error:#}"))
             .and_then(|scraped| counters(&scraped, &self.uri).map_err(|error| error.to_string()));
         match answered {
@@ -121,13 +153,34 @@ impl ServerHostAgent {
                 edge.disks = counters.disks;
                 edge.host_cpu = counters.cpu;
                 edge.oom_kills = counters.oom_kills;
-                Ok(())
             }
             Err(error) => {
                 edge.disks = Vec::new();
                 edge.oom_kills = None;
-                Err(error)
+                self.gaps.lock().expect("no panics holding it").push(error);
             }
+        }
+    }
+
+    /// An agent's gaps at the window's edges: no device figures then, and
+    /// the host's CPU shares unknown, each said in the warnings; and no
+    /// process of this machine stands for the server host's tenants.
+    pub fn mark_gaps(&self, figures: &mut RunFigures) {
+        figures.tenants = None;
+        let gaps = self.gaps.lock().expect("no panics holding it");
+        if gaps.is_empty() {
+            return;
+        }
+        figures.devices.clear();
+        figures.absorption = None;
+        figures.cpu.host_idle_pct = f64::NAN;
+        figures.cpu.host_iowait_pct = f64::NAN;
+        for gap in gaps.iter() {
+            figures.warnings.push(format!(
+                "the agent of the server's host {} did not answer at an edge of the window \
+                 ({gap}): its devices and CPU are not in these figures",
+                self.host
+            ));
         }
     }
 
