@@ -48,7 +48,7 @@ pub fn configure(data: &DataRequest, request: EngineRequest) -> anyhow::Result<M
         record: request.record,
         command: request.command,
         options: request.options,
-        agent: data.agents.first().cloned(),
+        agent: strata_run::request::server_host_agent(data)?,
     };
     crate::check_config(&config)?;
     Ok(crate::MariaDbEngine(config))

@@ -56,7 +56,7 @@ pub fn configure(data: &DataRequest, request: EngineRequest) -> anyhow::Result<P
         record: request.record,
         command: request.command,
         options: request.options,
-        agent: data.agents.first().cloned(),
+        agent: strata_run::request::server_host_agent(data)?,
     }))
 }
 

@@ -76,6 +76,18 @@ pub fn refuse_postgres_options(
     Ok(())
 }
 
+/// `--agent`: the server host's agent, the one a run follows so far.
+pub fn server_host_agent(data: &DataRequest) -> anyhow::Result<Option<String>> {
+    if data.agents.len() > 1 {
+        bail!(
+            "--agent: one agent, the server's host's ({} given); a run does not follow other \
+             hosts yet (strata observe --agent follows several)",
+            data.agents.len()
+        );
+    }
+    Ok(data.agents.first().cloned())
+}
+
 /// The throwaway server's (or temporary file's) directory, checked before
 /// any work, and said on stderr at once.
 pub fn work_dir(data: &DataRequest, account: Option<ServerAccount>) -> anyhow::Result<WorkDir> {

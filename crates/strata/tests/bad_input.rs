@@ -195,3 +195,34 @@ fn contradictions_and_empty_work_are_refused_before_any_work() {
     assert!(cluster_dirs_in(dir.path()).is_empty());
     assert!(leftovers(dir.path()).is_empty());
 }
+
+/// `--agent` takes an http://HOST:PORT URL, one for a run, and not for
+/// SQLite, whose database is a file here: each refused by name before any
+/// work.
+#[test]
+fn agents_that_cannot_be_followed_are_refused() {
+    refused(
+        &["run", "--agent", "db1:9100"],
+        &["--agent", "http://HOST:PORT"],
+    );
+    refused(
+        &["run", "--agent", "https://db1:9100"],
+        &["--agent", "http://HOST:PORT"],
+    );
+    refused(
+        &[
+            "run",
+            "--db",
+            "postgresql://u@127.0.0.1:1/x",
+            "--agent",
+            "http://a:1",
+            "--agent",
+            "http://b:1",
+        ],
+        &["--agent", "one agent"],
+    );
+    refused(
+        &["run", "--engine", "sqlite", "--agent", "http://a:1"],
+        &["--agent", "does not apply to --engine sqlite"],
+    );
+}
