@@ -116,7 +116,7 @@ impl Watcher<u32> for EdgeTaker {
         }
         let server_start = self.server_start();
         let (user, system) = own_cpu_seconds();
-        let os = Edge {
+        let mut os = Edge {
             at: std::time::Instant::now(),
             version_num: 0,
             database: None,
@@ -129,7 +129,6 @@ impl Watcher<u32> for EdgeTaker {
             server_start,
             oom_kills: strata_probe::collectors::host_oom_kills(),
         };
-        let mut os = os;
         if let Some(agent) = &self.agent {
             agent.onto_blocking(&mut os);
         }

@@ -236,8 +236,6 @@ fn run_on(
     })
 }
 
-/// The devices under the data and redo directories, host CPU and memory,
-/// and the server's InnoDB counters, every second.
 /// The server's host through `--agent`: its devices replace those of this
 /// machine in the environment.
 fn reach_agent(
@@ -261,6 +259,9 @@ fn reach_agent(
     Ok(agent)
 }
 
+/// The devices under the data and redo directories (the agent's, with
+/// `--agent`), host CPU and memory, and the server's InnoDB counters, every
+/// second.
 fn layer_sampler(
     environment: &MariaDbEnvironment,
     target: &MariaDbTarget,
