@@ -46,10 +46,10 @@ pub struct DataRequest {
     #[arg(long, value_name = "URL|FILE")]
     pub db: Option<String>,
 
-    /// PostgreSQL on another host: the agent on that host to account for
-    /// its devices and CPU, http://HOST:PORT — `strata observe --prometheus
-    /// ADDR --path DATA_DIR` there, or its node_exporter. Scraped at both
-    /// edges of the window and each second
+    /// A server on another host (PostgreSQL, MariaDB): the agent on that
+    /// host to account for its devices and CPU, http://HOST:PORT — `strata
+    /// observe --prometheus ADDR --path DATA_DIR` there, or its
+    /// node_exporter. Scraped at both edges of the window and each second
     #[arg(long = "agent", value_name = "URL", value_parser = strata_agent::scrape::parse_agent)]
     pub agents: Vec<String>,
 
