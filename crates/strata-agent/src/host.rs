@@ -148,7 +148,8 @@ impl HostCounters {
             if let Some((_, field)) = device_series.iter().find(|(name, _)| *name == rest) {
                 let stat = disks.entry(device.to_string()).or_insert_with(|| DiskStat {
                     name: device.to_string(),
-                    ..empty_stat()
+                    field_count: 17,
+                    ..DiskStat::default()
                 });
                 field.set(stat, series.value);
             }
@@ -216,32 +217,6 @@ fn partition_disk(name: &str) -> String {
     match stem.strip_suffix('p') {
         Some(disk) if disk.ends_with(|c: char| c.is_ascii_digit()) => disk.to_string(),
         _ => stem.to_string(),
-    }
-}
-
-fn empty_stat() -> DiskStat {
-    DiskStat {
-        major: 0,
-        minor: 0,
-        name: String::new(),
-        read_requests: 0,
-        read_merges: 0,
-        read_sectors: 0,
-        read_ms: 0,
-        write_requests: 0,
-        write_merges: 0,
-        write_sectors: 0,
-        write_ms: 0,
-        in_flight: 0,
-        busy_ms: 0,
-        weighted_ms: 0,
-        discard_requests: 0,
-        discard_merges: 0,
-        discard_sectors: 0,
-        discard_ms: 0,
-        flush_requests: 0,
-        flush_ms: 0,
-        field_count: 17,
     }
 }
 

@@ -270,7 +270,7 @@ fn layer_sampler(
     let mut collectors: Vec<Box<dyn Collector>> = match agent {
         Some(agent) => agent.collectors(),
         None => all_os_collectors(
-            environment.devices.sampler_filter(),
+            strata_run::accounting::sampler_filter(&environment.devices),
             environment.server_pid.into_iter().collect(),
         )
         .unwrap_or_default(),

@@ -556,7 +556,8 @@ fn layer_sampler(
 ) -> BackgroundSampler {
     let mut collectors = match server.agent.get() {
         Some(agent) => agent.collectors(),
-        None => all_os_collectors(devices.sampler_filter(), Vec::new()).unwrap_or_default(),
+        None => all_os_collectors(strata_run::accounting::sampler_filter(devices), Vec::new())
+            .unwrap_or_default(),
     };
     let pids = server.pids();
     if !pids.is_empty() {

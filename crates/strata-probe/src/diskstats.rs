@@ -35,7 +35,7 @@ const COUNTER_NAMES: [&str; 17] = [
 ];
 
 /// One line of `/proc/diskstats`. Counters the kernel did not print are 0.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct DiskStat {
     pub major: u32,
     pub minor: u32,

@@ -37,7 +37,7 @@ pub struct Environment {
     pub device_note: Option<String>,
     /// The run's data and WAL devices by name.
     #[serde(default)]
-    pub devices: RunDeviceNames,
+    pub devices: RunDevices,
     #[serde(default)]
     pub device_details: Vec<BlockDevice>,
     /// A calibration's target.
@@ -83,12 +83,45 @@ impl PageCache {
     }
 }
 
+/// The block devices a run reads, by role.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct RunDeviceNames {
+pub struct RunDevices {
+    /// Physical devices under the data directory.
     #[serde(default)]
     pub data: Vec<String>,
+    /// Physical devices under the WAL (redo) directory.
     #[serde(default)]
     pub wal: Vec<String>,
+}
+
+impl RunDevices {
+    /// Every device, each once: the data devices, then the WAL devices not
+    /// among them.
+    pub fn each_once(&self) -> Vec<String> {
+        let mut names = self.data.clone();
+        names.extend(
+            self.wal
+                .iter()
+                .filter(|name| !self.data.contains(name))
+                .cloned(),
+        );
+        names
+    }
+
+    /// Each device with its role: `data`, `wal` or `data+wal`.
+    pub fn roles(&self) -> Vec<(String, &'static str)> {
+        self.each_once()
+            .into_iter()
+            .map(|name| {
+                let role = match (self.data.contains(&name), self.wal.contains(&name)) {
+                    (true, true) => "data+wal",
+                    (true, false) => "data",
+                    _ => "wal",
+                };
+                (name, role)
+            })
+            .collect()
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -110,29 +143,6 @@ impl Environment {
             .iter()
             .flat_map(|target| target.device.iter().chain(target.physical_devices.iter()));
         self.device_details.iter().chain(target)
-    }
-
-    /// The data and WAL devices with their roles (`data`, `wal`,
-    /// `data+wal`).
-    pub fn device_roles(&self) -> Vec<(String, &'static str)> {
-        let RunDeviceNames { data, wal } = &self.devices;
-        let mut roles: Vec<(String, &'static str)> = data
-            .iter()
-            .map(|name| {
-                let role = if wal.contains(name) {
-                    "data+wal"
-                } else {
-                    "data"
-                };
-                (name.clone(), role)
-            })
-            .collect();
-        roles.extend(
-            wal.iter()
-                .filter(|name| !data.contains(name))
-                .map(|name| (name.clone(), "wal")),
-        );
-        roles
     }
 
     /// For a MariaDB run: whether InnoDB opens its data files with O_DIRECT.

@@ -7,11 +7,11 @@
 
 use crate::edge::Edge;
 use crate::processes::{groups_between, server_ticks_between};
-use serde::Serialize;
 use strata_core::histogram::LatencyHistogram;
 use strata_core::verdict::Verdict;
 use strata_probe::collectors::DeviceFilter;
 use strata_probe::diskstats::{find, DeviceDelta, IostatFigures};
+pub use strata_recording::environment::RunDevices;
 pub use strata_recording::run::{
     Absorption, CpuFigures, DatabaseFigures, OperationFigures, PageCacheHeld, RunFigures,
     SessionFigures, WorkloadFigures,
@@ -26,46 +26,13 @@ pub const ABSORBED_WARNING_PCT: f64 = 10.0;
 /// Below this host idle share, the run was CPU-bound.
 pub const CPU_BOUND_IDLE_PCT: f64 = 10.0;
 
-/// The block devices the run reads, by role.
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct RunDevices {
-    /// Physical devices under the data directory.
-    pub data: Vec<String>,
-    /// Physical devices under the WAL directory.
-    pub wal: Vec<String>,
-}
-
-impl RunDevices {
-    /// Which devices a layer sampler watches: those under the data and WAL
-    /// directories, each once, or every device when none could be resolved.
-    pub fn sampler_filter(&self) -> DeviceFilter {
-        let mut names = self.data.clone();
-        names.extend(
-            self.wal
-                .iter()
-                .filter(|name| !self.data.contains(name))
-                .cloned(),
-        );
-        match names.is_empty() {
-            true => DeviceFilter::All,
-            false => DeviceFilter::Names(names),
-        }
-    }
-
-    fn roles(&self) -> Vec<(String, &'static str)> {
-        let mut roles: Vec<(String, &'static str)> = Vec::new();
-        for name in &self.data {
-            let role = if self.wal.contains(name) {
-                "data+wal"
-            } else {
-                "data"
-            };
-            roles.push((name.clone(), role));
-        }
-        for name in self.wal.iter().filter(|name| !self.data.contains(name)) {
-            roles.push((name.clone(), "wal"));
-        }
-        roles
+/// Which devices a layer sampler watches: those under the data and WAL
+/// directories, each once, or every device when none could be resolved.
+pub fn sampler_filter(devices: &RunDevices) -> DeviceFilter {
+    let names = devices.each_once();
+    match names.is_empty() {
+        true => DeviceFilter::All,
+        false => DeviceFilter::Names(names),
     }
 }
 
@@ -291,9 +258,9 @@ mod tests {
             wal: vec!["sda".into(), "nvme0n1".into()],
         };
         assert_eq!(
-            devices.sampler_filter(),
+            sampler_filter(&devices),
             DeviceFilter::Names(vec!["sda".into(), "sdb".into(), "nvme0n1".into()])
         );
-        assert_eq!(RunDevices::default().sampler_filter(), DeviceFilter::All);
+        assert_eq!(sampler_filter(&RunDevices::default()), DeviceFilter::All);
     }
 }

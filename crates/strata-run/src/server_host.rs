@@ -12,7 +12,7 @@ use crate::accounting::{RunDevices, RunFigures};
 use crate::edge::Edge;
 use hyper::Uri;
 use std::path::Path;
-use std::sync::Mutex;
+use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 use strata_agent::collector::{AgentLayer, Layer};
 use strata_agent::host::{Dialect, HostCounters};
@@ -34,7 +34,7 @@ pub struct ServerHostAgent {
     pub dialect: Dialect,
     pub devices: RunDevices,
     /// Why the agent gave nothing at an edge, each time it did not answer.
-    pub gaps: Mutex<Vec<String>>,
+    gaps: Mutex<Vec<String>>,
 }
 
 impl ServerHostAgent {
@@ -157,7 +157,7 @@ impl ServerHostAgent {
             Err(error) => {
                 edge.disks = Vec::new();
                 edge.oom_kills = None;
-                self.gaps.lock().expect("no panics holding it").push(error);
+                self.gaps().push(error);
             }
         }
     }
@@ -167,7 +167,7 @@ impl ServerHostAgent {
     /// process of this machine stands for the server host's tenants.
     pub fn mark_gaps(&self, figures: &mut RunFigures) {
         figures.tenants = None;
-        let gaps = self.gaps.lock().expect("no panics holding it");
+        let gaps = self.gaps();
         if gaps.is_empty() {
             return;
         }
@@ -184,11 +184,14 @@ impl ServerHostAgent {
         }
     }
 
+    /// The gaps so far; a thread that panicked holding them left them whole.
+    fn gaps(&self) -> std::sync::MutexGuard<'_, Vec<String>> {
+        self.gaps.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
     /// The agent's devices and CPU, sampled each second with the run.
     pub fn collectors(&self) -> Vec<Box<dyn Collector>> {
-        let mut devices = self.devices.data.clone();
-        devices.extend(self.devices.wal.iter().cloned());
-        devices.dedup();
+        let devices = self.devices.each_once();
         vec![
             Box::new(AgentLayer::new(self.uri.clone(), Layer::Devices, devices)),
             Box::new(AgentLayer::new(self.uri.clone(), Layer::Cpu, Vec::new())),

@@ -268,6 +268,7 @@ fn load(
 
 /// The devices under the file and the host's CPU and memory, every second.
 fn layer_sampler(devices: &RunDevices) -> BackgroundSampler {
-    let collectors = all_os_collectors(devices.sampler_filter(), Vec::new()).unwrap_or_default();
+    let collectors = all_os_collectors(strata_run::accounting::sampler_filter(devices), Vec::new())
+        .unwrap_or_default();
     BackgroundSampler::start(collectors, Duration::from_secs(1))
 }

@@ -7,9 +7,9 @@ mod common;
 
 use common::*;
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use strata_agent::host::HostCounters;
-use strata_agent::scrape::{metrics_uri, scrape_blocking, Scrape};
+use strata_agent::scrape::Scrape;
 use strata_probe::diskstats::{find, parse_diskstats, DiskStat};
 use strata_testkit::loopdev::LoopDevice;
 
@@ -53,18 +53,6 @@ fn node_exporter() -> (Killed, String) {
         .spawn()
         .expect("prometheus-node-exporter: run scripts/install-test-deps");
     (Killed(child), format!("http://127.0.0.1:{port}"))
-}
-
-fn scrape_until_up(url: &str) -> Scrape {
-    let uri = metrics_uri(url).unwrap();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        match scrape_blocking(&uri, Duration::from_secs(5)) {
-            Ok(scraped) => return scraped,
-            Err(error) if Instant::now() > deadline => panic!("{url}: {error:#}"),
-            Err(_) => std::thread::sleep(Duration::from_millis(100)),
-        }
-    }
 }
 
 fn kernel(device: &str) -> DiskStat {

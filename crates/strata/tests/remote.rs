@@ -89,7 +89,7 @@ fn a_run_through_the_server_host_s_agent_accounts_its_devices() {
     run_json(&setup, dir.path());
     for agent in [strata_agent, node_exporter] {
         let agent = format!("http://{agent}");
-        wait_for_agent(&agent);
+        scrape_until_up(&agent);
         run_through(&agent, &url, &plan, dir.path());
     }
 }
@@ -163,17 +163,6 @@ fn assert_matches_the_run_schema(document: &serde_json::Value) {
     assert!(errors.is_empty(), "{errors:#?}");
 }
 
-fn wait_for_agent(url: &str) {
-    let uri = strata_agent::scrape::metrics_uri(url).unwrap();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while let Err(error) =
-        strata_agent::scrape::scrape_blocking(&uri, std::time::Duration::from_secs(2))
-    {
-        assert!(std::time::Instant::now() < deadline, "{url}: {error:#}");
-        std::thread::sleep(std::time::Duration::from_millis(200));
-    }
-}
-
 /// An agent lost in the middle of the window (its host's namespace kills
 /// it): the run completes, with no device figures rather than wrong ones,
 /// and a warning that names the agent's host.
@@ -188,7 +177,7 @@ fn an_agent_lost_mid_run_leaves_a_named_gap_and_the_run_completes() {
     let log = std::fs::File::create(dir.path().join("agent.log")).unwrap();
     let agent_program = host.spawn(env!("CARGO_BIN_EXE_strata"), &agent_args, None, log.into());
     let agent = format!("http://{listen}");
-    wait_for_agent(&agent);
+    scrape_until_up(&agent);
     let url = server.url();
     let plan = ["--schemas", "1", "--scale", "4MiB"];
     let mut setup = vec!["setup", "--db", url.as_str()];

@@ -75,7 +75,8 @@ pub(crate) fn windowed(
     measured.block_bytes = block_bytes(environment);
     measured.database = layers::database(&within, environment.innodb_direct());
     measured.devices = environment
-        .device_roles()
+        .devices
+        .roles()
         .into_iter()
         .filter_map(|(name, role)| {
             let mut device = layers::device(&within, &name, role)?;

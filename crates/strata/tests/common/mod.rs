@@ -142,3 +142,17 @@ pub fn recording_fixture(name: &str) -> String {
         .to_string_lossy()
         .into_owned()
 }
+
+/// The first answer of the agent at `url` (a strata agent or node_exporter
+/// that is starting), scraping until it answers; panics after 20 s.
+pub fn scrape_until_up(url: &str) -> strata_agent::scrape::Scrape {
+    let uri = strata_agent::scrape::metrics_uri(url).unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        match strata_agent::scrape::scrape_blocking(&uri, std::time::Duration::from_secs(5)) {
+            Ok(scraped) => return scraped,
+            Err(error) if std::time::Instant::now() > deadline => panic!("{url}: {error:#}"),
+            Err(_) => std::thread::sleep(std::time::Duration::from_millis(100)),
+        }
+    }
+}
