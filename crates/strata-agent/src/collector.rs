@@ -90,15 +90,7 @@ pub fn of_agent(url: &str) -> anyhow::Result<Vec<Box<dyn Collector>>> {
     let counters = HostCounters::of(&scraped, uri.host().unwrap_or_default()).ok_or_else(|| {
         anyhow::anyhow!("--agent {url}: answers, but as neither a strata agent nor node_exporter")
     })?;
-    let disks = counters.devices_under("/");
-    let disks = match counters.dialect {
-        crate::host::Dialect::Strata => disks,
-        crate::host::Dialect::NodeExporter => counters
-            .disks
-            .iter()
-            .map(|disk| disk.name.clone())
-            .collect(),
-    };
+    let disks = followed_disks(&counters);
     let host = counters.host;
     Ok(vec![
         Box::new(AgentLayer::of_host(
@@ -111,7 +103,21 @@ pub fn of_agent(url: &str) -> anyhow::Result<Vec<Box<dyn Collector>>> {
     ])
 }
 
-fn device_metrics(counters: &HostCounters, devices: &[String]) -> Vec<Metric> {
+/// The disks of another host worth following: a strata agent's disks,
+/// every device node_exporter counts.
+pub fn followed_disks(counters: &HostCounters) -> Vec<String> {
+    match counters.dialect {
+        crate::host::Dialect::Strata => counters.devices_under("/"),
+        crate::host::Dialect::NodeExporter => counters
+            .disks
+            .iter()
+            .map(|disk| disk.name.clone())
+            .collect(),
+    }
+}
+
+/// `devices`' counters in the names and units of strata's device layer.
+pub fn device_metrics(counters: &HostCounters, devices: &[String]) -> Vec<Metric> {
     let mut metrics = Vec::new();
     for disk in counters
         .disks
@@ -147,7 +153,7 @@ fn device_metrics(counters: &HostCounters, devices: &[String]) -> Vec<Metric> {
 
 /// The CPU's time by mode in ticks of 100 a second, as `/proc/stat` gives
 /// it on Linux.
-fn cpu_metrics(counters: &HostCounters) -> Vec<Metric> {
+pub fn cpu_metrics(counters: &HostCounters) -> Vec<Metric> {
     let cpu = &counters.cpu;
     let levels = [
         ("procs_running", counters.procs_running),

@@ -173,20 +173,30 @@ impl HostCounters {
     /// The devices a path's files are on, as this host's agent names them:
     /// for node_exporter, the device mounted at the path's longest mount
     /// point (a partition's disk when the partition has no counters of its
-    /// own); for a strata agent (run with `--path` there), every disk it
-    /// watches.
+    /// own); for a strata agent (run with `--path` there), every disk and
+    /// md array it watches, or its loop devices when it watches nothing
+    /// else (it was pointed at them), never a partition or a mapping over
+    /// a disk it also counts.
     pub fn devices_under(&self, path: &str) -> Vec<String> {
         match self.dialect {
-            Dialect::Strata => self
-                .disks
-                .iter()
-                .filter(|disk| {
-                    self.kinds
-                        .get(&disk.name)
-                        .map_or(true, |kind| kind == "disk")
-                })
-                .map(|disk| disk.name.clone())
-                .collect(),
+            Dialect::Strata => {
+                let of_kinds = |kinds: &[&str]| -> Vec<String> {
+                    self.disks
+                        .iter()
+                        .filter(|disk| {
+                            self.kinds
+                                .get(&disk.name)
+                                .map_or(true, |kind| kinds.contains(&kind.as_str()))
+                        })
+                        .map(|disk| disk.name.clone())
+                        .collect()
+                };
+                let disks = of_kinds(&["disk", "md"]);
+                match disks.is_empty() {
+                    true => of_kinds(&["loop"]),
+                    false => disks,
+                }
+            }
             Dialect::NodeExporter => self.mounted_device(path).into_iter().collect(),
         }
     }
@@ -376,6 +386,14 @@ mod tests {
         assert_eq!(counters.dialect, Dialect::Strata);
         assert_eq!(counters.host, "db2");
         assert_eq!(counters.devices_under("/anything"), ["vda"]);
+        let loops = HostCounters::of(
+            &scrape(
+                "strata_device_read_requests_total{host=\"db2\",device=\"loop3\",kind=\"loop\"} 1\n",
+            ),
+            "10.0.0.2",
+        )
+        .unwrap();
+        assert_eq!(loops.devices_under("/"), ["loop3"], "an agent pointed at a loop device");
         assert_eq!(counters.disks[0].read_ms, 250);
         assert_eq!(counters.cpu.idle, 350);
         assert!(HostCounters::of(&scrape("up 1\n"), "x").is_none());

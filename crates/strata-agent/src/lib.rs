@@ -4,12 +4,14 @@
 //! machine's clock (`scrape`), its text read into series (`text`), and its
 //! devices, CPU and memory as the counters strata keeps for its own host
 //! (`host`), so a window on another host is accounted by the same code;
-//! and an agent's layers as collectors of this machine's sampler
-//! (`collector`).
+//! an agent's layers as collectors of this machine's sampler
+//! (`collector`); and what a Prometheus server scraped of the agents over a
+//! past window (`query`).
 //!
 //! Not for: serving metrics (strata-observe's endpoint) or accounting.
 
 pub mod collector;
 pub mod host;
+pub mod query;
 pub mod scrape;
 pub mod text;

@@ -67,6 +67,27 @@ pub fn scrape_blocking(uri: &Uri, timeout: Duration) -> anyhow::Result<Scrape> {
 }
 
 async fn scrape_now(uri: &Uri) -> anyhow::Result<Scrape> {
+    let answer = get(uri).await?;
+    let text = std::str::from_utf8(&answer.body).context("the answer is not UTF-8")?;
+    Ok(Scrape {
+        url: uri.to_string(),
+        sent_unix_s: answer.sent_unix_s,
+        came_back_unix_s: answer.came_back_unix_s,
+        series: parse(text)?,
+    })
+}
+
+/// An HTTP answer's body, with when the request went and when the answer's
+/// head came back (Unix seconds on this machine's clock).
+pub(crate) struct Answer {
+    pub sent_unix_s: f64,
+    pub came_back_unix_s: f64,
+    pub body: Bytes,
+}
+
+/// `GET uri` over HTTP/1.1; an answer that is not 2xx is an error that
+/// quotes the start of its body.
+pub(crate) async fn get(uri: &Uri) -> anyhow::Result<Answer> {
     let host = uri.host().context("no host")?;
     let port = uri.port_u16().unwrap_or(80);
     let stream = tokio::net::TcpStream::connect((host, port)).await?;
@@ -83,20 +104,20 @@ async fn scrape_now(uri: &Uri) -> anyhow::Result<Scrape> {
     let sent_unix_s = unix_now_s();
     let response = sender.send_request(request).await?;
     let came_back_unix_s = unix_now_s();
-    if !response.status().is_success() {
-        bail!("the agent answered {}", response.status());
-    }
+    let status = response.status();
     let body = http_body_util::Limited::new(response.into_body(), MOST_BYTES)
         .collect()
         .await
         .map_err(|error| anyhow::anyhow!("reading the answer: {error}"))?
         .to_bytes();
-    let text = std::str::from_utf8(&body).context("the answer is not UTF-8")?;
-    Ok(Scrape {
-        url: uri.to_string(),
+    if !status.is_success() {
+        let start = String::from_utf8_lossy(&body[..body.len().min(300)]).into_owned();
+        bail!("the server answered {status}: {}", start.trim());
+    }
+    Ok(Answer {
         sent_unix_s,
         came_back_unix_s,
-        series: parse(text)?,
+        body,
     })
 }
 

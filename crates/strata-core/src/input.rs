@@ -16,6 +16,34 @@ pub fn duration(input: &str) -> Result<Duration, String> {
     units::parse_duration(input).map_err(|error| error.to_string())
 }
 
+/// A moment, as Unix seconds: `2026-11-25T10:00:00Z` (RFC 3339, UTC),
+/// Unix seconds (`1764064800`), `now`, or `now-15m` (a duration before
+/// now).
+pub fn instant(input: &str) -> Result<f64, String> {
+    let text = input.trim();
+    let accepted = "give an RFC 3339 time (2026-11-25T10:00:00Z), Unix seconds, now, or \
+                    now-DURATION (now-15m)";
+    let now = crate::time::unix_now_s();
+    if text == "now" {
+        return Ok(now);
+    }
+    if let Some(ago) = text.strip_prefix("now-") {
+        let ago = duration(ago).map_err(|error| format!("'{input}': {error}"))?;
+        return Ok(now - ago.as_secs_f64());
+    }
+    if let Ok(seconds) = text.parse::<f64>() {
+        return match seconds.is_finite() && seconds >= 0.0 {
+            true => Ok(seconds),
+            false => Err(format!("'{input}' is not a time: {accepted}")),
+        };
+    }
+    let time = humantime::parse_rfc3339_weak(text)
+        .map_err(|error| format!("'{input}' is not a time ({error}): {accepted}"))?;
+    time.duration_since(std::time::UNIX_EPOCH)
+        .map(|since| since.as_secs_f64())
+        .map_err(|_| format!("'{input}' is before 1970: {accepted}"))
+}
+
 pub fn percent(input: &str) -> Result<f64, String> {
     units::parse_percent(input).map_err(|error| error.to_string())
 }

@@ -3,13 +3,15 @@
 //! place, and hands the sample to the outputs: iostat-style text (live on a
 //! terminal, timestamped lines when piped), JSON lines and CSV rows, the
 //! Recording, and a Prometheus endpoint; `watch` is `strata observe`'s loop
-//! and options.
+//! and options. `fleet` makes the same samples of other hosts from what a
+//! Prometheus server scraped of their agents.
 //!
 //! Not for: reading /proc or databases (the collectors in `strata-probe`
 //! and each engine's crate do that) or diagnosing anything (`strata report`).
 
 pub mod background;
 pub mod exposition;
+pub mod fleet;
 pub mod prometheus;
 pub mod record;
 pub mod sampler;

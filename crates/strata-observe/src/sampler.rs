@@ -16,7 +16,7 @@ pub type SharedCollectors = Arc<Mutex<Vec<Box<dyn Collector>>>>;
 
 pub struct Sampler {
     collectors: SharedCollectors,
-    previous: HashMap<(String, String), f64>,
+    rates: Rates,
     started: Option<Instant>,
     last: Option<Instant>,
 }
@@ -38,7 +38,7 @@ impl Sampler {
     pub fn new(collectors: Vec<Box<dyn Collector>>) -> Self {
         Sampler {
             collectors: Arc::new(Mutex::new(collectors)),
-            previous: HashMap::new(),
+            rates: Rates::default(),
             started: None,
             last: None,
         }
@@ -57,7 +57,9 @@ impl Sampler {
         for collector in collectors.iter_mut() {
             let layer = collector.layer().to_string();
             let sample = match collected(collector.as_mut()) {
-                LayerSample::Values { metrics, .. } => self.with_rates(&layer, metrics, interval_s),
+                LayerSample::Values { metrics, .. } => {
+                    self.rates.of(&layer, metrics, interval_s)
+                }
                 other => other,
             };
             layers.insert(layer, sample);
@@ -76,7 +78,19 @@ impl Sampler {
         self.collectors.clone()
     }
 
-    fn with_rates(&mut self, layer: &str, metrics: Vec<Metric>, interval_s: f64) -> LayerSample {
+}
+
+/// The last value of every counter of every layer, to give each new
+/// sample its rates.
+#[derive(Default)]
+pub struct Rates {
+    previous: HashMap<(String, String), f64>,
+}
+
+impl Rates {
+    /// `metrics` of `layer` with the rate of each counter over the
+    /// `interval_s` since its previous value.
+    pub fn of(&mut self, layer: &str, metrics: Vec<Metric>, interval_s: f64) -> LayerSample {
         let mut rates = BTreeMap::new();
         for metric in metrics
             .iter()
@@ -91,6 +105,12 @@ impl Sampler {
             }
         }
         LayerSample::Values { metrics, rates }
+    }
+
+    /// Forgets `layer`'s values: after a gap, its next sample has no rates
+    /// rather than the gap's change spread over one interval.
+    pub fn forget(&mut self, layer: &str) {
+        self.previous.retain(|(of, _), _| of != layer);
     }
 }
 

@@ -70,6 +70,24 @@ pub struct ObserveRequest {
     /// Serve the latest sample at http://ADDR/metrics in Prometheus's text format (e.g. 127.0.0.1:9477)
     #[arg(long, value_name = "ADDR")]
     pub prometheus: Option<String>,
+
+    /// With --prometheus: the `host` label of every series served, where
+    /// this machine's hostname is not the name the fleet knows it by (a
+    /// container's) [default: the hostname]
+    #[arg(long = "host", value_name = "NAME", requires = "prometheus", value_parser = host_label)]
+    pub host_label: Option<String>,
+}
+
+/// A host name Prometheus and a report can show as it is: letters,
+/// digits, `.`, `-` and `_`.
+fn host_label(text: &str) -> Result<String, String> {
+    let fits = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_');
+    match !text.is_empty() && text.chars().all(fits) {
+        true => Ok(text.to_string()),
+        false => Err(format!(
+            "'{text}': give a host name of letters, digits, '.', '-' and '_'"
+        )),
+    }
 }
 
 impl ObserveRequest {
@@ -152,7 +170,10 @@ pub fn watch(
     let interval = request.interval()?;
     let mut sampler = Sampler::new(collectors);
     if let Some(address) = &request.prometheus {
-        let host = strata_recording::HostInfo::current().hostname;
+        let host = request
+            .host_label
+            .clone()
+            .unwrap_or_else(|| strata_recording::HostInfo::current().hostname);
         let collectors = sampler.collectors();
         let scraped_host = host.clone();
         let metrics: prometheus::Metrics =

@@ -68,6 +68,28 @@ impl Recording {
         })
     }
 
+    /// A Recording made in memory (from another source than a file: a
+    /// Prometheus server's record of a fleet), its records numbered as
+    /// lines after the header; `path` names the source.
+    pub fn of(path: PathBuf, header: Header, records: Vec<Record>) -> anyhow::Result<Self> {
+        let lines: Vec<Line> = records
+            .into_iter()
+            .enumerate()
+            .map(|(index, record)| Line {
+                number: index + 2,
+                record,
+            })
+            .collect();
+        check_order(header.kind, &lines)?;
+        Ok(Recording {
+            environment: typed_part(&header.environment).context("the header's environment")?,
+            options: typed_part(&header.options).context("the header's options")?,
+            path,
+            header,
+            lines,
+        })
+    }
+
     /// Writes the Recording again in the current version: its header and
     /// every record in order (a version 1 file comes out upgraded).
     pub fn write_to(&self, path: &Path) -> anyhow::Result<()> {

@@ -13,6 +13,7 @@
 mod calibrate;
 mod compare;
 mod figures;
+mod hosts;
 mod latency;
 mod layers;
 mod measured;
@@ -61,14 +62,21 @@ pub fn report_from_recording(path: &Path, window: Option<Window>) -> anyhow::Res
 
 /// The report of one Recording with `options`.
 pub fn report_with(path: &Path, options: &ReportOptions) -> anyhow::Result<Report> {
-    let (recording, timeline, length_s) = open(path, options)?;
-    let file = path.display().to_string();
+    let recording = Recording::read(path)?;
+    let mut report = report_of(&recording, options)?;
+    report.source.files = vec![path.display().to_string()];
+    Ok(report)
+}
+
+/// The report of a Recording already read, or made in memory (from a
+/// Prometheus server's record of a fleet).
+pub fn report_of(recording: &Recording, options: &ReportOptions) -> anyhow::Result<Report> {
+    let (timeline, length_s) = timeline_of(recording, options)?;
     let mut report = match recording.header.kind {
-        Kind::Run => run_report(&recording, &timeline, options, length_s),
-        Kind::Calibrate => calibrate_report(&recording, &timeline, options, length_s),
-        Kind::Observe => observe_report(&recording, &timeline, options, length_s),
+        Kind::Run => run_report(recording, &timeline, options, length_s),
+        Kind::Calibrate => calibrate_report(recording, &timeline, options, length_s),
+        Kind::Observe => observe_report(recording, &timeline, options, length_s),
     };
-    report.source.files = vec![file];
     let verdict_first = usize::from(
         report
             .about
@@ -77,7 +85,7 @@ pub fn report_with(path: &Path, options: &ReportOptions) -> anyhow::Result<Repor
     );
     report.about.splice(
         verdict_first..verdict_first,
-        header_facts(&recording, length_s),
+        header_facts(recording, length_s),
     );
     Ok(report)
 }
@@ -86,7 +94,8 @@ pub fn report_with(path: &Path, options: &ReportOptions) -> anyhow::Result<Repor
 /// totals per layer), for tools that compute from measured figures, such as
 /// `strata model --from`.
 pub fn figures_with(path: &Path, options: &ReportOptions) -> anyhow::Result<WindowFigures> {
-    let (recording, timeline, length_s) = open(path, options)?;
+    let recording = Recording::read(path)?;
+    let (timeline, length_s) = timeline_of(&recording, options)?;
     let threshold_ms = threshold(options, &recording);
     let window = whole_unless(options.window, length_s);
     let measured = match recording.header.kind {
@@ -100,16 +109,15 @@ pub fn figures_with(path: &Path, options: &ReportOptions) -> anyhow::Result<Wind
     Ok(figures::window_figures(&measured))
 }
 
-/// The recording, its timeline and its length in seconds, once the
-/// options' window is known to lie within it.
-fn open(path: &Path, options: &ReportOptions) -> anyhow::Result<(Recording, Timeline, f64)> {
-    let recording = Recording::read(path)?;
-    let timeline = Timeline::of(&recording);
-    let length_s = length_s(&recording, &timeline);
+/// The recording's timeline and its length in seconds, once the options'
+/// window is known to lie within it.
+fn timeline_of(recording: &Recording, options: &ReportOptions) -> anyhow::Result<(Timeline, f64)> {
+    let timeline = Timeline::of(recording);
+    let length_s = length_s(recording, &timeline);
     if let Some(window) = options.window {
         check_window(window, length_s)?;
     }
-    Ok((recording, timeline, length_s))
+    Ok((timeline, length_s))
 }
 
 /// `window`, or the whole recording.
@@ -237,12 +245,14 @@ fn window_fact(report: &mut Report, measured: &Measured, what: &str) {
 fn assemble(
     mut report: Report,
     measured: &Measured,
+    within: &Timeline,
     middle: Vec<Section>,
     time_series: Section,
 ) -> Report {
     report.sections.push(sections::load_profile(measured));
     report.sections.push(sections::top_waits(measured));
     report.sections.push(sections::io_by_layer(measured));
+    report.sections.extend(hosts::section(within));
     report.sections.extend(middle);
     report.sections.push(time_series);
     report.sections.push(sections::outliers(measured));
@@ -302,9 +312,10 @@ fn run_report(
         &run_window_meaning(recording, options),
     );
     report.about.extend(run_facts(&recording.environment));
-    let series = time_series::section(&timeline.within(measured.window), &measured, Vec::new());
+    let within = timeline.within(measured.window);
+    let series = time_series::section(&within, &measured, Vec::new());
     let latency = run_latency(recording, options);
-    let mut report = assemble(report, &measured, vec![latency], series);
+    let mut report = assemble(report, &measured, &within, vec![latency], series);
     if let Some(verdict) = run_verdict(recording) {
         report.about.insert(0, Fact::new("verdict", verdict));
     }
@@ -445,8 +456,9 @@ fn calibrate_report(
         calibrate::section(recording, &points),
     ];
     let extra = vec![calibrate::latency_over_time(recording, &points)];
-    let series = time_series::section(&timeline.within(window), &measured, extra);
-    let mut report = assemble(report, &measured, middle, series);
+    let within = timeline.within(window);
+    let series = time_series::section(&within, &measured, extra);
+    let mut report = assemble(report, &measured, &within, middle, series);
     if let Some(verdict) = calibrate_verdict(recording) {
         report.about.insert(0, Fact::new("verdict", verdict));
     }
@@ -469,8 +481,9 @@ fn observe_report(
     );
     let latency = Section::new("latency", "Latency")
         .note("observe times no requests of its own: the devices' await is in I/O by layer.");
-    let series = time_series::section(&timeline.within(window), &measured, Vec::new());
-    assemble(report, &measured, vec![latency], series)
+    let within = timeline.within(window);
+    let series = time_series::section(&within, &measured, Vec::new());
+    assemble(report, &measured, &within, vec![latency], series)
 }
 
 #[cfg(test)]

@@ -6,54 +6,12 @@
 mod common;
 
 use common::*;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 use strata_agent::host::HostCounters;
 use strata_agent::scrape::Scrape;
 use strata_probe::diskstats::{find, parse_diskstats, DiskStat};
 use strata_testkit::loopdev::LoopDevice;
-
-/// A process killed when dropped.
-struct Killed(Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn strata_agent(device: &str, dir: &std::path::Path) -> (Killed, String) {
-    let args = ["observe", "--prometheus", "127.0.0.1:0", "--device", device];
-    let (child, lines) = spawn_with_stderr_lines(&args, dir);
-    let child = Killed(child);
-    let announced = lines
-        .recv_timeout(Duration::from_secs(30))
-        .expect("the agent says where it serves");
-    let address = announced
-        .split("http://")
-        .nth(1)
-        .unwrap_or_else(|| panic!("{announced}"))
-        .trim_end_matches("/metrics")
-        .to_string();
-    (child, format!("http://{address}"))
-}
-
-fn node_exporter() -> (Killed, String) {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let child = Command::new("prometheus-node-exporter")
-        .arg(format!("--web.listen-address=127.0.0.1:{port}"))
-        .arg("--collector.diskstats.device-exclude=^ram[0-9]+$")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("prometheus-node-exporter: run scripts/install-test-deps");
-    (Killed(child), format!("http://127.0.0.1:{port}"))
-}
 
 fn kernel(device: &str) -> DiskStat {
     let text = std::fs::read_to_string("/proc/diskstats").unwrap();
@@ -84,7 +42,7 @@ fn agents_count_a_device_s_reads_as_the_kernel_does_on_this_machine_s_clock() {
     let dir = scratch();
     let device = LoopDevice::attach(64 << 20, false, |_| {});
     let name = device.name();
-    let (_agent, agent_url) = strata_agent(&name, dir.path());
+    let (_agent, agent_url) = strata_agent(&["--device", &name], dir.path());
     let (_node, node_url) = node_exporter();
     let urls = [agent_url, node_url];
     let before: Vec<Scrape> = urls.iter().map(|url| scrape_until_up(url)).collect();

@@ -100,6 +100,36 @@ impl Timeline {
         Timeline { samples }
     }
 
+    /// The hosts whose agents gave layers beside this machine's
+    /// (`device@HOST`), in name order.
+    pub fn other_hosts(&self) -> Vec<String> {
+        let mut hosts: Vec<String> = self
+            .samples
+            .iter()
+            .filter_map(|sample| Some(sample.layer.split_once('@')?.1.to_string()))
+            .collect();
+        hosts.sort();
+        hosts.dedup();
+        hosts
+    }
+
+    /// Another host's layers under their own names (`device@db1` as
+    /// `device`), so that they are read as this machine's are.
+    pub fn of_host(&self, host: &str) -> Timeline {
+        let samples = self
+            .samples
+            .iter()
+            .filter_map(|sample| {
+                let (layer, of) = sample.layer.split_once('@')?;
+                (of == host).then(|| LayerSample {
+                    layer: layer.to_string(),
+                    ..sample.clone()
+                })
+            })
+            .collect();
+        Timeline { samples }
+    }
+
     pub fn layer<'a>(&'a self, layer: &'a str) -> impl Iterator<Item = &'a LayerSample> + 'a {
         self.samples
             .iter()

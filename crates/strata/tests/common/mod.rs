@@ -5,7 +5,7 @@
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output};
 
 pub fn strata() -> Command {
     Command::new(env!("CARGO_BIN_EXE_strata"))
@@ -155,4 +155,49 @@ pub fn scrape_until_up(url: &str) -> strata_agent::scrape::Scrape {
             Err(_) => std::thread::sleep(std::time::Duration::from_millis(100)),
         }
     }
+}
+
+/// A process killed when dropped.
+pub struct Killed(pub Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// `strata observe --prometheus` on a free port with `more` options, and
+/// its URL once it says where it serves.
+pub fn strata_agent(more: &[&str], dir: &std::path::Path) -> (Killed, String) {
+    let mut args = vec!["observe", "--prometheus", "127.0.0.1:0"];
+    args.extend(more);
+    let (child, lines) = spawn_with_stderr_lines(&args, dir);
+    let child = Killed(child);
+    let announced = lines
+        .recv_timeout(std::time::Duration::from_secs(30))
+        .expect("the agent says where it serves");
+    let address = announced
+        .split("http://")
+        .nth(1)
+        .unwrap_or_else(|| panic!("{announced}"))
+        .trim_end_matches("/metrics")
+        .to_string();
+    (child, format!("http://{address}"))
+}
+
+pub fn node_exporter() -> (Killed, String) {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let child = std::process::Command::new("prometheus-node-exporter")
+        .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+        .arg("--collector.diskstats.device-exclude=^ram[0-9]+$")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("prometheus-node-exporter: run scripts/install-test-deps");
+    (Killed(child), format!("http://127.0.0.1:{port}"))
 }

@@ -1,0 +1,241 @@
+//! A Prometheus server's HTTP query API (`/api/v1/query_range`) for what it
+//! scraped of a fleet's agents over a past window: each series' raw values
+//! at each step, as Prometheus holds them (its own clock, its lookback),
+//! and those values regrouped into one [`Scrape`] per agent per step, so
+//! that `host` reads a step of Prometheus's record as it reads a live
+//! scrape.
+//!
+//! Not for: PromQL of its own (strata takes no rates in Prometheus: the
+//! raw counters give the window's exact totals), or what the series mean
+//! (`host`).
+
+use crate::scrape::{get, Scrape};
+use crate::text::Series;
+use anyhow::{bail, Context};
+use hyper::Uri;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// The series strata reads from Prometheus: a strata agent's devices, CPU
+/// and name, and node_exporter's.
+pub const FLEET_SELECTOR: &str = "{__name__=~\"strata_device_.+|strata_cpu_.+|\
+strata_sample_time_seconds|strata_memory_oom_kills_total|node_disk_.+|node_cpu_seconds_total|\
+node_procs_running|node_uname_info|node_vmstat_oom_kill\"}";
+
+/// The most points Prometheus gives one series of a range query.
+pub const MOST_POINTS: f64 = 11_000.0;
+
+/// A range query's window, Unix seconds on the Prometheus server's clock.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Range {
+    pub start_unix_s: f64,
+    pub end_unix_s: f64,
+    pub step_s: f64,
+}
+
+/// One series of a range query's answer: its labels (`__name__` among
+/// them) and its (Unix seconds, value) points.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RangeSeries {
+    pub labels: BTreeMap<String, String>,
+    pub points: Vec<(f64, f64)>,
+}
+
+#[derive(Deserialize)]
+struct Envelope {
+    status: String,
+    data: Option<Matrix>,
+    error: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct Matrix {
+    #[serde(rename = "resultType")]
+    result_type: String,
+    result: Vec<MatrixSeries>,
+}
+
+#[derive(Deserialize)]
+struct MatrixSeries {
+    metric: BTreeMap<String, String>,
+    values: Vec<(f64, String)>,
+}
+
+/// The query URI of `selector` over `range` on the server at `base`
+/// (`http://HOST:9090`, or with a path prefix Prometheus is served under).
+pub fn range_uri(base: &str, selector: &str, range: Range) -> anyhow::Result<Uri> {
+    let parsed: Uri = base
+        .parse()
+        .with_context(|| format!("--prometheus {base}: not a URL (http://HOST:9090)"))?;
+    if parsed.scheme_str() != Some("http") || parsed.host().is_none() {
+        bail!("--prometheus {base}: give an http://HOST:PORT URL of a Prometheus server");
+    }
+    let query = form_urlencoded::Serializer::new(String::new())
+        .append_pair("query", selector)
+        .append_pair("start", &format!("{:.3}", range.start_unix_s))
+        .append_pair("end", &format!("{:.3}", range.end_unix_s))
+        .append_pair("step", &format!("{:.3}", range.step_s))
+        .finish();
+    format!(
+        "{}/api/v1/query_range?{query}",
+        base.trim_end_matches('/')
+    )
+    .parse()
+    .context("the query URL")
+}
+
+/// Every series `selector` matches over `range`, from a synchronous caller
+/// (on a runtime of its own).
+pub fn query_range_blocking(
+    base: &str,
+    selector: &str,
+    range: Range,
+    timeout: Duration,
+) -> anyhow::Result<Vec<RangeSeries>> {
+    let uri = range_uri(base, selector, range)?;
+    let answer = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?
+        .block_on(async { tokio::time::timeout(timeout, get(&uri)).await })
+        .with_context(|| format!("--prometheus {base}: no answer in {timeout:?}"))?
+        .with_context(|| format!("--prometheus {base}: querying {uri}"))?;
+    matrix(&answer.body).with_context(|| format!("--prometheus {base}: the answer to {uri}"))
+}
+
+/// A query API answer's matrix; an answer with `status` `error` is an
+/// error quoting Prometheus's.
+fn matrix(body: &[u8]) -> anyhow::Result<Vec<RangeSeries>> {
+    let envelope: Envelope = serde_json::from_slice(body).context("not Prometheus's JSON")?;
+    if envelope.status != "success" {
+        bail!(
+            "Prometheus says: {}",
+            envelope.error.unwrap_or(envelope.status)
+        );
+    }
+    let matrix = envelope.data.context("no data")?;
+    if matrix.result_type != "matrix" {
+        bail!("a {} where a matrix was asked for", matrix.result_type);
+    }
+    matrix
+        .result
+        .into_iter()
+        .map(|series| {
+            let points = series
+                .values
+                .into_iter()
+                .map(|(time, value)| {
+                    let value = value
+                        .parse::<f64>()
+                        .with_context(|| format!("value {value:?}"))?;
+                    Ok((time, value))
+                })
+                .collect::<anyhow::Result<_>>()?;
+            Ok(RangeSeries {
+                labels: series.metric,
+                points,
+            })
+        })
+        .collect()
+}
+
+/// The answer regrouped: for each step (in time order), one [`Scrape`] per
+/// scrape target (Prometheus's `instance` label, with its `job`) that has
+/// a value then, timed at the step. A target absent at a step (down, or
+/// not yet scraped) has no scrape there.
+pub fn scrapes_by_step(series: &[RangeSeries]) -> Vec<(f64, Vec<Scrape>)> {
+    let mut steps: BTreeMap<u64, BTreeMap<String, Vec<Series>>> = BTreeMap::new();
+    for one in series {
+        let Some(name) = one.labels.get("__name__") else {
+            continue;
+        };
+        let target = target_of(&one.labels);
+        let labels: BTreeMap<String, String> = one
+            .labels
+            .iter()
+            .filter(|(key, _)| key.as_str() != "__name__")
+            .map(|(key, value)| (key.clone(), value.clone()))
+            .collect();
+        for (time, value) in &one.points {
+            steps
+                .entry((time * 1e3).round() as u64)
+                .or_default()
+                .entry(target.clone())
+                .or_default()
+                .push(Series {
+                    name: name.clone(),
+                    labels: labels.clone(),
+                    value: *value,
+                });
+        }
+    }
+    steps
+        .into_iter()
+        .map(|(time_ms, targets)| {
+            let unix_s = time_ms as f64 / 1e3;
+            let scrapes = targets
+                .into_iter()
+                .map(|(target, series)| Scrape {
+                    url: target,
+                    sent_unix_s: unix_s,
+                    came_back_unix_s: unix_s,
+                    series,
+                })
+                .collect();
+            (unix_s, scrapes)
+        })
+        .collect()
+}
+
+/// `job/instance`: what Prometheus scraped a series from.
+fn target_of(labels: &BTreeMap<String, String>) -> String {
+    let label = |key: &str| labels.get(key).map_or("", String::as_str);
+    format!("{}/{}", label("job"), label("instance"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_query_is_url_encoded_under_the_server_s_prefix() {
+        let range = Range {
+            start_unix_s: 100.0,
+            end_unix_s: 160.5,
+            step_s: 1.5,
+        };
+        let uri = range_uri("http://prom:9090/prefix/", "{a=~\"b|c\"}", range).unwrap();
+        assert_eq!(
+            uri.to_string(),
+            "http://prom:9090/prefix/api/v1/query_range?query=%7Ba%3D%7E%22b%7Cc%22%7D\
+             &start=100.000&end=160.500&step=1.500"
+        );
+        for bad in ["prom:9090", "https://prom", "http://"] {
+            let error = format!("{:#}", range_uri(bad, "x", range).unwrap_err());
+            assert!(error.contains("--prometheus"), "{bad}: {error}");
+        }
+    }
+
+    #[test]
+    fn a_matrix_is_regrouped_by_step_and_target_and_errors_are_quoted() {
+        let body = br#"{"status":"success","data":{"resultType":"matrix","result":[
+            {"metric":{"__name__":"node_disk_reads_completed_total","device":"vda",
+                       "instance":"db1:9100","job":"node"},
+             "values":[[100,"5"],[101,"7"]]},
+            {"metric":{"__name__":"node_procs_running","instance":"db2:9100","job":"node"},
+             "values":[[101,"3"]]}]}}"#;
+        let steps = scrapes_by_step(&matrix(body).unwrap());
+        assert_eq!(steps.len(), 2);
+        assert_eq!(steps[0].0, 100.0);
+        assert_eq!(steps[0].1.len(), 1);
+        let at_101 = &steps[1].1;
+        assert_eq!(at_101[0].url, "node/db1:9100");
+        assert_eq!(at_101[0].series[0].value, 7.0);
+        assert_eq!(at_101[0].series[0].label("device"), Some("vda"));
+        assert_eq!(at_101[1].url, "node/db2:9100");
+        assert_eq!(at_101[1].value("node_procs_running"), Some(3.0));
+        let error = matrix(br#"{"status":"error","errorType":"bad_data","error":"parse error"}"#)
+            .unwrap_err();
+        assert!(format!("{error:#}").contains("parse error"), "{error:#}");
+    }
+}

@@ -1,0 +1,255 @@
+//! A fleet's layers over a past window, from what a Prometheus server
+//! scraped of its agents: at each step of a range query, every host's
+//! devices and CPU as `device@HOST` and `cpu@HOST` samples with rates since
+//! the step before, the samples `strata observe --agent` records live. A
+//! host is counted once: when two targets name the same host (its strata
+//! agent and its node_exporter), the strata agent's figures are kept.
+//!
+//! Not for: querying Prometheus (strata-agent's `query`) or reporting
+//! (strata-report).
+
+use crate::sampler::{LayerSample, Rates, Sample};
+use std::collections::BTreeMap;
+use strata_agent::collector::{cpu_metrics, device_metrics, followed_disks};
+use strata_agent::host::{Dialect, HostCounters};
+use strata_agent::query::{query_range_blocking, Range, RangeSeries, FLEET_SELECTOR};
+use strata_agent::scrape::Scrape;
+use strata_recording::record::Record;
+use strata_recording::{Header, Kind, Recording};
+
+/// How long Prometheus may take to answer the range query.
+const QUERY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// The samples of a window and what they are made of.
+#[derive(Debug, Default)]
+pub struct Fleet {
+    /// One per step, `t_s` from the first step.
+    pub samples: Vec<Sample>,
+    /// Each host and the target its figures come from.
+    pub hosts: BTreeMap<String, FleetHost>,
+    /// The targets that were not counted, and why.
+    pub notes: Vec<String>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct FleetHost {
+    /// `job/instance`, as Prometheus scraped it.
+    pub target: String,
+    pub agent_kind: String,
+    /// Steps at which the target had no values.
+    pub missing_steps: usize,
+}
+
+/// The fleet over `range` as the Prometheus server at `url` recorded it:
+/// an observe Recording of every host's layers, and who they are (the
+/// fleet, its samples moved into the Recording).
+pub fn fleet_recording(
+    url: &str,
+    range: Range,
+    command: Vec<String>,
+) -> anyhow::Result<(Recording, Fleet)> {
+    let series = query_range_blocking(url, FLEET_SELECTOR, range, QUERY_TIMEOUT)?;
+    let mut fleet = fleet(&series);
+    if fleet.hosts.is_empty() {
+        anyhow::bail!(
+            "--prometheus {url}: Prometheus holds no strata agent's or node_exporter's device \
+             and CPU series between Unix times {:.0} and {:.0} (is it scraping them?)",
+            range.start_unix_s,
+            range.end_unix_s
+        );
+    }
+    let mut header = Header::new(Kind::Observe, command);
+    header.environment = serde_json::json!({
+        "source": "prometheus",
+        "prometheus": url,
+        "hosts": fleet.hosts.iter().map(|(host, chosen)| serde_json::json!({
+            "host": host, "target": chosen.target, "agent_kind": chosen.agent_kind,
+        })).collect::<Vec<_>>(),
+    });
+    let records = std::mem::take(&mut fleet.samples)
+        .into_iter()
+        .map(Record::Layers)
+        .collect();
+    let recording = Recording::of(url.into(), header, records)?;
+    Ok((recording, fleet))
+}
+
+/// The fleet in `series`, a range query's answer over `FLEET_SELECTOR`.
+pub fn fleet(series: &[RangeSeries]) -> Fleet {
+    let steps = strata_agent::query::scrapes_by_step(series);
+    let mut fleet = Fleet::default();
+    let named = host_names(&steps);
+    choose_hosts(&named, &mut fleet);
+    let first_unix_s = steps.first().map_or(0.0, |(time, _)| *time);
+    let mut rates = Rates::default();
+    let mut previous_unix_s: Option<f64> = None;
+    for (unix_s, scrapes) in &steps {
+        let interval_s = previous_unix_s.map_or(0.0, |previous| unix_s - previous);
+        previous_unix_s = Some(*unix_s);
+        let mut layers = BTreeMap::new();
+        for (host, chosen) in fleet.hosts.iter_mut() {
+            let counters = scrapes
+                .iter()
+                .find(|scrape| scrape.url == chosen.target)
+                .and_then(|scrape| HostCounters::of(scrape, &chosen.target));
+            for (layer, sample) in host_layers(host, counters.as_ref(), *unix_s) {
+                let sample = match sample {
+                    LayerSample::Values { metrics, .. } => rates.of(&layer, metrics, interval_s),
+                    failed => {
+                        rates.forget(&layer);
+                        failed
+                    }
+                };
+                layers.insert(layer, sample);
+            }
+            chosen.missing_steps += usize::from(counters.is_none());
+        }
+        fleet.samples.push(Sample {
+            t_s: unix_s - first_unix_s,
+            unix_s: *unix_s,
+            interval_s,
+            layers,
+        });
+    }
+    fleet
+}
+
+/// Each target's host name and agent, from the first step it answered.
+fn host_names(steps: &[(f64, Vec<Scrape>)]) -> BTreeMap<String, (String, Dialect)> {
+    let mut named = BTreeMap::new();
+    for scrape in steps.iter().flat_map(|(_, scrapes)| scrapes) {
+        if named.contains_key(&scrape.url) {
+            continue;
+        }
+        let instance = scrape.url.rsplit('/').next().unwrap_or_default();
+        let instance_host = instance.rsplit_once(':').map_or(instance, |(host, _)| host);
+        if let Some(counters) = HostCounters::of(scrape, instance_host) {
+            named.insert(scrape.url.clone(), (counters.host, counters.dialect));
+        }
+    }
+    named
+}
+
+/// One target per host, a strata agent before node_exporter; the others
+/// are noted.
+fn choose_hosts(named: &BTreeMap<String, (String, Dialect)>, fleet: &mut Fleet) {
+    let mut by_host: BTreeMap<&str, Vec<(&String, Dialect)>> = BTreeMap::new();
+    for (target, (host, dialect)) in named {
+        by_host.entry(host).or_default().push((target, *dialect));
+    }
+    for (host, mut targets) in by_host {
+        targets.sort_by_key(|(target, dialect)| (*dialect != Dialect::Strata, target.to_string()));
+        let (target, dialect) = targets[0];
+        for (other, _) in &targets[1..] {
+            fleet.notes.push(format!(
+                "{other} also answers for host {host}: its figures are not counted again \
+                 (those of {target} are)"
+            ));
+        }
+        fleet.hosts.insert(
+            host.to_string(),
+            FleetHost {
+                target: target.clone(),
+                agent_kind: match dialect {
+                    Dialect::Strata => "strata",
+                    Dialect::NodeExporter => "node_exporter",
+                }
+                .to_string(),
+                missing_steps: 0,
+            },
+        );
+    }
+}
+
+/// `device@HOST` and `cpu@HOST` at one step, raw values, or failed where
+/// Prometheus had nothing of the host then.
+fn host_layers(
+    host: &str,
+    counters: Option<&HostCounters>,
+    unix_s: f64,
+) -> [(String, LayerSample); 2] {
+    let layer = |name: &str| format!("{name}@{host}");
+    let sample = |metrics| match counters {
+        Some(_) => LayerSample::Values {
+            metrics,
+            rates: BTreeMap::new(),
+        },
+        None => LayerSample::Failed {
+            error: format!("Prometheus holds no sample of host {host} at Unix time {unix_s:.3}"),
+        },
+    };
+    let (devices, cpu) = match counters {
+        Some(counters) => (
+            device_metrics(counters, &followed_disks(counters)),
+            cpu_metrics(counters),
+        ),
+        None => (Vec::new(), Vec::new()),
+    };
+    [
+        (layer("device"), sample(devices)),
+        (layer("cpu"), sample(cpu)),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn series(name: &str, labels: &[(&str, &str)], points: &[(f64, f64)]) -> RangeSeries {
+        let mut all: BTreeMap<String, String> = labels
+            .iter()
+            .map(|(key, value)| (key.to_string(), value.to_string()))
+            .collect();
+        all.insert("__name__".into(), name.into());
+        RangeSeries {
+            labels: all,
+            points: points.to_vec(),
+        }
+    }
+
+    #[test]
+    fn each_host_once_with_rates_and_a_named_gap() {
+        let strata = [("job", "strata"), ("instance", "db1:9477"), ("host", "db1")];
+        let node = [("job", "node"), ("instance", "db1:9100")];
+        let answer = vec![
+            series("strata_sample_time_seconds", &strata, &[(10.0, 1.0), (12.0, 1.0), (14.0, 1.0)]),
+            series(
+                "strata_device_read_requests_total",
+                &[strata.as_slice(), &[("device", "vda"), ("kind", "disk")]].concat(),
+                &[(10.0, 100.0), (12.0, 300.0), (14.0, 700.0)],
+            ),
+            series("node_uname_info", &[node.as_slice(), &[("nodename", "db1")]].concat(), &[(10.0, 1.0)]),
+            series(
+                "node_disk_reads_completed_total",
+                &[node.as_slice(), &[("device", "vda")]].concat(),
+                &[(10.0, 5.0)],
+            ),
+            series(
+                "node_disk_reads_completed_total",
+                &[("job", "node"), ("instance", "db2:9100"), ("device", "sdb")],
+                &[(10.0, 0.0), (14.0, 80.0)],
+            ),
+        ];
+        let fleet = fleet(&answer);
+        assert_eq!(fleet.hosts.len(), 2, "{:?}", fleet.hosts);
+        assert_eq!(fleet.hosts["db1"].target, "strata/db1:9477");
+        assert!(fleet.notes[0].contains("node/db1:9100"), "{:?}", fleet.notes);
+        assert_eq!(fleet.samples.len(), 3);
+        let rate = |sample: &Sample, layer: &str| match &sample.layers[layer] {
+            LayerSample::Values { rates, .. } => rates
+                .iter()
+                .find(|(key, _)| key.starts_with("read_requests{"))
+                .map(|(_, rate)| *rate),
+            _ => None,
+        };
+        assert_eq!(rate(&fleet.samples[1], "device@db1"), Some(100.0));
+        assert_eq!(rate(&fleet.samples[2], "device@db1"), Some(200.0));
+        assert!(matches!(
+            &fleet.samples[1].layers["device@db2"],
+            LayerSample::Failed { error } if error.contains("db2")
+        ));
+        assert_eq!(rate(&fleet.samples[2], "device@db2"), None, "no rate across a gap");
+        assert_eq!(fleet.hosts["db2"].missing_steps, 1);
+        assert_eq!(fleet.samples[2].t_s, 4.0);
+    }
+}

@@ -1,0 +1,165 @@
+//! Other hosts' layers over the window (`device@HOST`, `cpu@HOST`: the
+//! agents a run or `strata observe --agent` followed, or what a Prometheus
+//! server scraped of them): per host, its devices and CPU, read as this
+//! machine's are, and the devices' totals across hosts. A host is one
+//! agent's, so no device is summed twice.
+//!
+//! Not for: the server host a run accounts with (its agent's counters
+//! stand in this machine's layers, in the run's own sections).
+
+use super::layers;
+use super::samples::Timeline;
+use super::sections::{number, optional};
+use crate::findings::DeviceWindow;
+use strata_output::document::{Cell, Column, Section, Table};
+use strata_recording::names::layer;
+
+/// One host's window.
+struct HostWindow {
+    host: String,
+    device_s: f64,
+    devices: Vec<DeviceWindow>,
+    cpu_s: f64,
+    idle_pct: Option<f64>,
+    cpus: Option<f64>,
+    procs_running: Option<f64>,
+}
+
+/// The section, when the window holds any other host's layers.
+pub(crate) fn section(within: &Timeline) -> Option<Section> {
+    let hosts: Vec<HostWindow> = within
+        .other_hosts()
+        .into_iter()
+        .map(|host| host_window(within, host))
+        .collect();
+    if hosts.is_empty() {
+        return None;
+    }
+    Some(
+        Section::new("hosts", "Hosts")
+            .table(device_table(&hosts))
+            .table(cpu_table(&hosts))
+            .note(
+                "Each host's figures are its own agent's counters, placed on this recording's \
+                 clock; \"covered\" is the time its samples span (less than the window where \
+                 its agent did not answer). Rates are over each host's own covered time.",
+            ),
+    )
+}
+
+fn host_window(within: &Timeline, host: String) -> HostWindow {
+    let timeline = within.of_host(&host);
+    let devices = layers::physical_device_names(&timeline)
+        .iter()
+        .filter_map(|name| layers::device(&timeline, name, "observed"))
+        .collect();
+    let cpu = layers::cpu(&timeline, f64::NAN);
+    HostWindow {
+        device_s: timeline.covered_s(layer::DEVICE),
+        cpu_s: timeline.covered_s(layer::CPU),
+        devices,
+        idle_pct: cpu.as_ref().and_then(|cpu| cpu.idle_pct),
+        cpus: cpu.as_ref().map(|cpu| cpu.cpus).filter(|cpus| cpus.is_finite()),
+        procs_running: cpu.and_then(|cpu| cpu.procs_running_avg),
+        host,
+    }
+}
+
+fn per_s(total: f64, covered_s: f64) -> f64 {
+    if covered_s > 0.0 {
+        total / covered_s
+    } else {
+        f64::NAN
+    }
+}
+
+fn device_table(hosts: &[HostWindow]) -> Table {
+    let mut table = Table::new(
+        Some("Devices by host (each host's device layer, iostat -x definitions)"),
+        vec![
+            Column::text("host"),
+            Column::text("device"),
+            Column::number("covered", Some("s")),
+            Column::number("read requests", Some("requests")),
+            Column::number("r/s", Some("requests/s")),
+            Column::number("rMB/s", Some("MB/s")),
+            Column::number("rareq-sz", Some("KiB")),
+            Column::number("write requests", Some("requests")),
+            Column::number("w/s", Some("requests/s")),
+            Column::number("wMB/s", Some("MB/s")),
+            Column::number("await", Some("ms")),
+            Column::number("%util", Some("%")),
+        ],
+    );
+    let mut all = DeviceWindow::default();
+    let (mut read_rate, mut read_mb_rate, mut write_rate, mut write_mb_rate) = (0.0, 0.0, 0.0, 0.0);
+    for host in hosts {
+        for device in &host.devices {
+            let rate = |total: f64| per_s(total, host.device_s);
+            read_rate += rate(device.read_requests);
+            read_mb_rate += rate(device.read_bytes) / 1e6;
+            write_rate += rate(device.write_requests);
+            write_mb_rate += rate(device.write_bytes) / 1e6;
+            all.read_requests += device.read_requests;
+            all.read_bytes += device.read_bytes;
+            all.write_requests += device.write_requests;
+            all.write_bytes += device.write_bytes;
+            table.push(vec![
+                Cell::text(host.host.as_str()),
+                Cell::text(device.name.as_str()),
+                number(host.device_s, "s"),
+                number(device.read_requests, "requests"),
+                number(rate(device.read_requests), "requests/s"),
+                number(rate(device.read_bytes) / 1e6, "MB/s"),
+                optional(request_kib(device), "KiB"),
+                number(device.write_requests, "requests"),
+                number(rate(device.write_requests), "requests/s"),
+                number(rate(device.write_bytes) / 1e6, "MB/s"),
+                optional(device.await_ms, "ms"),
+                optional(device.util_pct, "%"),
+            ]);
+        }
+    }
+    table.push(vec![
+        Cell::text("all hosts"),
+        Cell::text("all devices"),
+        Cell::empty(),
+        number(all.read_requests, "requests"),
+        number(read_rate, "requests/s"),
+        number(read_mb_rate, "MB/s"),
+        optional(request_kib(&all), "KiB"),
+        number(all.write_requests, "requests"),
+        number(write_rate, "requests/s"),
+        number(write_mb_rate, "MB/s"),
+        Cell::empty(),
+        Cell::empty(),
+    ]);
+    table
+}
+
+fn request_kib(device: &DeviceWindow) -> Option<f64> {
+    (device.read_requests > 0.0).then(|| device.read_bytes / device.read_requests / 1024.0)
+}
+
+fn cpu_table(hosts: &[HostWindow]) -> Table {
+    let mut table = Table::new(
+        Some("CPU by host (each host's CPU layer)"),
+        vec![
+            Column::text("host"),
+            Column::number("covered", Some("s")),
+            Column::number("CPUs", Some("CPUs")),
+            Column::number("CPU idle", Some("%")),
+            Column::number("runnable tasks (average)", Some("tasks")),
+        ],
+    );
+    for host in hosts {
+        table.push(vec![
+            Cell::text(host.host.as_str()),
+            number(host.cpu_s, "s"),
+            optional(host.cpus, "CPUs"),
+            optional(host.idle_pct, "%"),
+            optional(host.procs_running, "tasks"),
+        ]);
+    }
+    table
+}
