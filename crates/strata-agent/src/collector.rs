@@ -6,7 +6,7 @@
 //!
 //! Not for: the edges of a window (the engine scrapes those itself).
 
-use crate::host::HostCounters;
+use crate::host::{Dialect, HostCounters};
 use crate::scrape::scrape_blocking;
 use hyper::Uri;
 use std::time::Duration;
@@ -80,10 +80,21 @@ impl Collector for AgentLayer {
     }
 }
 
-/// Another host's devices (every disk its agent counts) and CPU, as
-/// `device@HOST` and `cpu@HOST` beside this machine's layers; its first
-/// scrape names the host.
-pub fn of_agent(url: &str) -> anyhow::Result<Vec<Box<dyn Collector>>> {
+/// Another host followed beside this machine: its name, its agent and that
+/// agent's clock, and collectors of its devices (every disk its agent
+/// counts) and CPU as `device@HOST` and `cpu@HOST`.
+pub struct FollowedHost {
+    pub host: String,
+    pub url: String,
+    pub dialect: Dialect,
+    /// The agent's clock less this machine's at its first answer, seconds.
+    pub clock_offset_s: Option<f64>,
+    pub round_trip_s: f64,
+    pub collectors: Vec<Box<dyn Collector>>,
+}
+
+/// The host whose agent answers at `url`; its first scrape names it.
+pub fn follow(url: &str) -> anyhow::Result<FollowedHost> {
     let uri = crate::scrape::metrics_uri(url)?;
     let scraped = scrape_blocking(&uri, SAMPLE_TIMEOUT)
         .map_err(|error| error.context(format!("--agent {url}")))?;
@@ -92,7 +103,7 @@ pub fn of_agent(url: &str) -> anyhow::Result<Vec<Box<dyn Collector>>> {
     })?;
     let disks = followed_disks(&counters);
     let host = counters.host;
-    Ok(vec![
+    let collectors: Vec<Box<dyn Collector>> = vec![
         Box::new(AgentLayer::of_host(
             uri.clone(),
             Layer::Devices,
@@ -100,15 +111,23 @@ pub fn of_agent(url: &str) -> anyhow::Result<Vec<Box<dyn Collector>>> {
             &host,
         )),
         Box::new(AgentLayer::of_host(uri, Layer::Cpu, Vec::new(), &host)),
-    ])
+    ];
+    Ok(FollowedHost {
+        host,
+        url: url.to_string(),
+        dialect: counters.dialect,
+        clock_offset_s: scraped.clock_offset_s(),
+        round_trip_s: scraped.round_trip_s(),
+        collectors,
+    })
 }
 
 /// The disks of another host worth following: a strata agent's disks,
 /// every device node_exporter counts.
 pub fn followed_disks(counters: &HostCounters) -> Vec<String> {
     match counters.dialect {
-        crate::host::Dialect::Strata => counters.devices_under("/"),
-        crate::host::Dialect::NodeExporter => counters
+        Dialect::Strata => counters.devices_under("/"),
+        Dialect::NodeExporter => counters
             .disks
             .iter()
             .map(|disk| disk.name.clone())

@@ -21,6 +21,16 @@ pub enum Dialect {
     NodeExporter,
 }
 
+impl Dialect {
+    /// `strata` or `node_exporter`, as recordings and reports name it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Dialect::Strata => "strata",
+            Dialect::NodeExporter => "node_exporter",
+        }
+    }
+}
+
 /// A device counter: where `DiskStat` keeps it, and its unit there.
 #[derive(Clone, Copy)]
 enum Field {
@@ -393,7 +403,11 @@ mod tests {
             "10.0.0.2",
         )
         .unwrap();
-        assert_eq!(loops.devices_under("/"), ["loop3"], "an agent pointed at a loop device");
+        assert_eq!(
+            loops.devices_under("/"),
+            ["loop3"],
+            "an agent pointed at a loop device"
+        );
         assert_eq!(counters.disks[0].read_ms, 250);
         assert_eq!(counters.cpu.idle, 350);
         assert!(HostCounters::of(&scrape("up 1\n"), "x").is_none());

@@ -77,12 +77,9 @@ pub fn range_uri(base: &str, selector: &str, range: Range) -> anyhow::Result<Uri
         .append_pair("end", &format!("{:.3}", range.end_unix_s))
         .append_pair("step", &format!("{:.3}", range.step_s))
         .finish();
-    format!(
-        "{}/api/v1/query_range?{query}",
-        base.trim_end_matches('/')
-    )
-    .parse()
-    .context("the query URL")
+    format!("{}/api/v1/query_range?{query}", base.trim_end_matches('/'))
+        .parse()
+        .context("the query URL")
 }
 
 /// Every series `selector` matches over `range`, from a synchronous caller

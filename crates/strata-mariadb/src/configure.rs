@@ -48,7 +48,8 @@ pub fn configure(data: &DataRequest, request: EngineRequest) -> anyhow::Result<M
         record: request.record,
         command: request.command,
         options: request.options,
-        agent: strata_run::request::server_host_agent(data)?,
+        agent: strata_run::request::server_host_agent(data),
+        other_agents: strata_run::request::other_host_agents(data),
     };
     crate::check_config(&config)?;
     Ok(crate::MariaDbEngine(config))

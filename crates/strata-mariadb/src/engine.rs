@@ -84,6 +84,7 @@ fn run_environment(environment: &MariaDbEnvironment) -> RunEnvironment {
         read_path: read_path(direct),
         plan: environment.plan.clone(),
         server_host: environment.server_host.clone(),
+        other_hosts: environment.other_hosts.clone(),
     }
 }
 

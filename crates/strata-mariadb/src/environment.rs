@@ -55,6 +55,9 @@ pub struct MariaDbEnvironment {
     /// The server's host seen through `--agent`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub server_host: Option<strata_recording::environment::ServerHost>,
+    /// Other hosts followed beside the server's.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub other_hosts: Vec<strata_recording::environment::ServerHost>,
 }
 
 /// The server's settings, as text.
@@ -140,6 +143,7 @@ pub fn environment(
         sessions: SESSION_MODEL,
         plan: plan.clone(),
         server_host: None,
+        other_hosts: Vec::new(),
     })
 }
 

@@ -55,6 +55,8 @@ pub struct MariaDbRunConfig {
     pub options: serde_json::Value,
     /// `--agent`: the server's host seen through its agent.
     pub agent: Option<String>,
+    /// `--agent` after the first: other hosts followed beside it.
+    pub other_agents: Vec<String>,
 }
 
 /// What a run (or a setup alone) gives: serializable as the JSON document.
@@ -138,6 +140,8 @@ fn run_on(
         Some(url) => Some(Arc::new(reach_agent(url, &mut admin, &mut environment)?)),
         None => None,
     };
+    let others = strata_run::server_host::follow_others(&config.other_agents)?;
+    environment.other_hosts = others.hosts;
     let buffer_pool = CacheFit {
         setting: "innodb_buffer_pool_size",
         cache_bytes: environment.buffer_pool_bytes,
@@ -161,7 +165,7 @@ fn run_on(
     let sampler = config
         .record
         .as_ref()
-        .map(|_| layer_sampler(&environment, target, agent.as_deref()));
+        .map(|_| layer_sampler(&environment, target, agent.as_deref(), others.collectors));
     let mut edges = EdgeTaker {
         collector: MariaDbCollector::connect(target.url())
             .map_err(|error| anyhow::anyhow!(target.scrub(format!("{error:#}"))))?,
@@ -266,6 +270,7 @@ fn layer_sampler(
     environment: &MariaDbEnvironment,
     target: &MariaDbTarget,
     agent: Option<&ServerHostAgent>,
+    other_hosts: Vec<Box<dyn Collector>>,
 ) -> BackgroundSampler {
     let mut collectors: Vec<Box<dyn Collector>> = match agent {
         Some(agent) => agent.collectors(),
@@ -278,5 +283,6 @@ fn layer_sampler(
     if let Ok(collector) = MariaDbCollector::connect(target.url()) {
         collectors.push(Box::new(collector));
     }
+    collectors.extend(other_hosts);
     BackgroundSampler::start(collectors, Duration::from_secs(1))
 }

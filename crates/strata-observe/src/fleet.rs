@@ -150,11 +150,7 @@ fn choose_hosts(named: &BTreeMap<String, (String, Dialect)>, fleet: &mut Fleet) 
             host.to_string(),
             FleetHost {
                 target: target.clone(),
-                agent_kind: match dialect {
-                    Dialect::Strata => "strata",
-                    Dialect::NodeExporter => "node_exporter",
-                }
-                .to_string(),
+                agent_kind: dialect.name().to_string(),
                 missing_steps: 0,
             },
         );
@@ -212,13 +208,21 @@ mod tests {
         let strata = [("job", "strata"), ("instance", "db1:9477"), ("host", "db1")];
         let node = [("job", "node"), ("instance", "db1:9100")];
         let answer = vec![
-            series("strata_sample_time_seconds", &strata, &[(10.0, 1.0), (12.0, 1.0), (14.0, 1.0)]),
+            series(
+                "strata_sample_time_seconds",
+                &strata,
+                &[(10.0, 1.0), (12.0, 1.0), (14.0, 1.0)],
+            ),
             series(
                 "strata_device_read_requests_total",
                 &[strata.as_slice(), &[("device", "vda"), ("kind", "disk")]].concat(),
                 &[(10.0, 100.0), (12.0, 300.0), (14.0, 700.0)],
             ),
-            series("node_uname_info", &[node.as_slice(), &[("nodename", "db1")]].concat(), &[(10.0, 1.0)]),
+            series(
+                "node_uname_info",
+                &[node.as_slice(), &[("nodename", "db1")]].concat(),
+                &[(10.0, 1.0)],
+            ),
             series(
                 "node_disk_reads_completed_total",
                 &[node.as_slice(), &[("device", "vda")]].concat(),
@@ -233,7 +237,11 @@ mod tests {
         let fleet = fleet(&answer);
         assert_eq!(fleet.hosts.len(), 2, "{:?}", fleet.hosts);
         assert_eq!(fleet.hosts["db1"].target, "strata/db1:9477");
-        assert!(fleet.notes[0].contains("node/db1:9100"), "{:?}", fleet.notes);
+        assert!(
+            fleet.notes[0].contains("node/db1:9100"),
+            "{:?}",
+            fleet.notes
+        );
         assert_eq!(fleet.samples.len(), 3);
         let rate = |sample: &Sample, layer: &str| match &sample.layers[layer] {
             LayerSample::Values { rates, .. } => rates
@@ -248,7 +256,11 @@ mod tests {
             &fleet.samples[1].layers["device@db2"],
             LayerSample::Failed { error } if error.contains("db2")
         ));
-        assert_eq!(rate(&fleet.samples[2], "device@db2"), None, "no rate across a gap");
+        assert_eq!(
+            rate(&fleet.samples[2], "device@db2"),
+            None,
+            "no rate across a gap"
+        );
         assert_eq!(fleet.hosts["db2"].missing_steps, 1);
         assert_eq!(fleet.samples[2].t_s, 4.0);
     }

@@ -57,9 +57,7 @@ impl Sampler {
         for collector in collectors.iter_mut() {
             let layer = collector.layer().to_string();
             let sample = match collected(collector.as_mut()) {
-                LayerSample::Values { metrics, .. } => {
-                    self.rates.of(&layer, metrics, interval_s)
-                }
+                LayerSample::Values { metrics, .. } => self.rates.of(&layer, metrics, interval_s),
                 other => other,
             };
             layers.insert(layer, sample);
@@ -77,7 +75,6 @@ impl Sampler {
     pub fn collectors(&self) -> SharedCollectors {
         self.collectors.clone()
     }
-
 }
 
 /// The last value of every counter of every layer, to give each new

@@ -56,7 +56,8 @@ pub fn configure(data: &DataRequest, request: EngineRequest) -> anyhow::Result<P
         record: request.record,
         command: request.command,
         options: request.options,
-        agent: strata_run::request::server_host_agent(data)?,
+        agent: strata_run::request::server_host_agent(data),
+        other_agents: strata_run::request::other_host_agents(data),
     }))
 }
 

@@ -18,8 +18,9 @@ use anyhow::{bail, Context};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::Duration;
+use strata_core::metrics::Collector;
 use strata_core::units::format_size;
 use strata_db::pagecache::{drop_caches, CgroupFiles, PageCacheMethod};
 use strata_db::workdir::WorkDir;
@@ -69,6 +70,8 @@ pub struct SlobConfig {
     pub options: serde_json::Value,
     /// `--agent`: the server's host seen through its agent.
     pub agent: Option<String>,
+    /// `--agent` after the first: other hosts followed beside it.
+    pub other_agents: Vec<String>,
 }
 
 fn allowed_page_cache(choice: PageCacheChoice, plan: &SchemaPlan) -> Option<u64> {
@@ -308,6 +311,7 @@ pub fn run_slob(
                 page_cache: cluster.page_cache().clone(),
                 cluster: Some(&cluster),
                 agent: OnceLock::new(),
+                other_hosts: Mutex::new(Vec::new()),
             };
             let mut outcome = runtime
                 .block_on(drive(&config, &server, interrupt, observer))
@@ -338,6 +342,7 @@ pub fn run_slob(
                 page_cache: PageCacheMethod::Unlimited,
                 cluster: None,
                 agent: OnceLock::new(),
+                other_hosts: Mutex::new(Vec::new()),
             };
             runtime.block_on(drive(&config, &server, interrupt, observer))
         }
@@ -361,6 +366,9 @@ struct Server<'a> {
     cluster: Option<&'a ThrowawayCluster>,
     /// `--agent`, once reached: the server's host seen through it.
     agent: OnceLock<ServerHostAgent>,
+    /// The collectors of the other hosts followed, until the layer sampler
+    /// takes them.
+    other_hosts: Mutex<Vec<Box<dyn Collector>>>,
 }
 
 impl Server<'_> {
@@ -421,6 +429,14 @@ async fn drive(
         let agent = reach_agent(url, &client, &mut environment).await?;
         let _ = server.agent.set(agent);
     }
+    let urls = config.other_agents.clone();
+    let others = tokio::task::spawn_blocking(move || strata_run::server_host::follow_others(&urls))
+        .await??;
+    environment.other_hosts = others.hosts;
+    *server
+        .other_hosts
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner) = others.collectors;
     if server.cluster.is_none() {
         if let Some(dir) = &environment.data_directory {
             check_free_space(dir, &config.driver.plan)?;
@@ -568,6 +584,12 @@ fn layer_sampler(
     if let Ok(postgres) = PostgresCollector::start(&server.target) {
         collectors.push(Box::new(postgres));
     }
+    collectors.append(
+        &mut server
+            .other_hosts
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner),
+    );
     BackgroundSampler::start(collectors, Duration::from_secs(1))
 }
 
@@ -614,6 +636,7 @@ async fn environment(
         read_path: read_path_of(read_settings),
         plan: config.driver.plan.clone(),
         server_host: None,
+        other_hosts: Vec::new(),
     }
 }
 

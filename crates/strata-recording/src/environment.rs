@@ -44,6 +44,10 @@ pub struct Environment {
     pub target: Option<Target>,
     /// A run's server host seen through its agent (`--agent`).
     pub server_host: Option<ServerHost>,
+    /// Other hosts followed beside the server's (`--agent` after the
+    /// first), their layers recorded as `device@HOST` and `cpu@HOST`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub other_hosts: Vec<ServerHost>,
 }
 
 /// The server's host as the agent there shows it (`strata run --agent`):

@@ -32,6 +32,7 @@ use samples::Timeline;
 use std::path::Path;
 use strata_core::verdict::Verdict;
 use strata_output::document::{Fact, Report, Section, Window};
+use strata_recording::environment::ServerHost;
 use strata_recording::{Environment, Kind, Recording};
 
 /// The default threshold for outliers and device await spikes, ms.
@@ -388,21 +389,28 @@ fn run_facts(environment: &Environment) -> Vec<Fact> {
         Fact::new("page cache", page_cache.to_string()),
     ];
     if let Some(host) = &environment.server_host {
-        let offset = host
-            .clock_offset_ms
-            .map_or("unknown".to_string(), |offset| format!("{offset:+.1} ms"));
-        facts.push(Fact::new(
-            "server host",
-            format!(
-                "{} through its {} agent {} (clock offset {offset}, round trip {:.1} ms)",
-                host.name, host.agent_kind, host.agent, host.round_trip_ms
-            ),
-        ));
+        facts.push(Fact::new("server host", followed_host(host)));
+    }
+    if !environment.other_hosts.is_empty() {
+        let hosts: Vec<String> = environment.other_hosts.iter().map(followed_host).collect();
+        facts.push(Fact::new("other hosts", hosts.join("; ")));
     }
     if let Some(note) = &environment.device_note {
         facts.push(Fact::new("devices", note.clone()));
     }
     facts
+}
+
+/// "db1 through its strata agent http://… (clock offset +0.3 ms, round
+/// trip 0.4 ms)".
+fn followed_host(host: &ServerHost) -> String {
+    let offset = host
+        .clock_offset_ms
+        .map_or("unknown".to_string(), |offset| format!("{offset:+.1} ms"));
+    format!(
+        "{} through its {} agent {} (clock offset {offset}, round trip {:.1} ms)",
+        host.name, host.agent_kind, host.agent, host.round_trip_ms
+    )
 }
 
 fn run_latency(recording: &Recording, options: &ReportOptions) -> Section {
@@ -473,17 +481,46 @@ fn observe_report(
 ) -> Report {
     let window = whole_unless(options.window, length_s);
     let measured = observe::measured(recording, timeline, window, threshold(options, recording));
+    if !timeline.has_own_layers() {
+        return hosts_report(timeline, &measured);
+    }
     let mut report = Report::new("strata report — observe", "observe", Vec::new());
     window_fact(
         &mut report,
         &measured,
         "the samples whose interval's middle falls in it",
     );
+    let hosts: Vec<String> = recording
+        .environment
+        .other_hosts
+        .iter()
+        .map(followed_host)
+        .collect();
+    if !hosts.is_empty() {
+        report
+            .about
+            .push(Fact::new("other hosts", hosts.join("; ")));
+    }
     let latency = Section::new("latency", "Latency")
         .note("observe times no requests of its own: the devices' await is in I/O by layer.");
     let within = timeline.within(window);
     let series = time_series::section(&within, &measured, Vec::new());
     assemble(report, &measured, &within, vec![latency], series)
+}
+
+/// An observe Recording of other hosts alone (a fleet from a Prometheus
+/// server): their devices and CPU, and their devices over time.
+fn hosts_report(timeline: &Timeline, measured: &Measured) -> Report {
+    let mut report = Report::new("strata report — hosts", "observe", Vec::new());
+    window_fact(
+        &mut report,
+        measured,
+        "the samples whose interval's middle falls in it",
+    );
+    let within = timeline.within(measured.window);
+    report.sections.extend(hosts::section(&within));
+    report.sections.extend(hosts::over_time(&within));
+    report
 }
 
 #[cfg(test)]

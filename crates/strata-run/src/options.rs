@@ -49,7 +49,9 @@ pub struct DataRequest {
     /// A server on another host (PostgreSQL, MariaDB): the agent on that
     /// host to account for its devices and CPU, http://HOST:PORT — `strata
     /// observe --prometheus ADDR --path DATA_DIR` there, or its
-    /// node_exporter. Scraped at both edges of the window and each second
+    /// node_exporter. Scraped at both edges of the window and each second.
+    /// Repeatable: agents after the first are other hosts (an NFS server, a
+    /// second node), recorded and reported per host
     #[arg(long = "agent", value_name = "URL", value_parser = strata_agent::scrape::parse_agent)]
     pub agents: Vec<String>,
 

@@ -120,6 +120,10 @@ pub struct RunEnvironment {
     /// observes this machine or no host at all.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub server_host: Option<strata_recording::environment::ServerHost>,
+    /// Other hosts followed beside the server's (`--agent` after the
+    /// first).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub other_hosts: Vec<strata_recording::environment::ServerHost>,
 }
 
 /// A throwaway cluster left running by `--keep`.

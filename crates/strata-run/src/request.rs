@@ -76,16 +76,15 @@ pub fn refuse_postgres_options(
     Ok(())
 }
 
-/// `--agent`: the server host's agent, the one a run follows so far.
-pub fn server_host_agent(data: &DataRequest) -> anyhow::Result<Option<String>> {
-    if data.agents.len() > 1 {
-        bail!(
-            "--agent: one agent, the server's host's ({} given); a run does not follow other \
-             hosts yet (strata observe --agent follows several)",
-            data.agents.len()
-        );
-    }
-    Ok(data.agents.first().cloned())
+/// `--agent`: the first is the server host's agent; the others are other
+/// hosts the run follows beside it (an NFS server, a second node).
+pub fn server_host_agent(data: &DataRequest) -> Option<String> {
+    data.agents.first().cloned()
+}
+
+/// The agents after the first: other hosts, shown per host.
+pub fn other_host_agents(data: &DataRequest) -> Vec<String> {
+    data.agents.iter().skip(1).cloned().collect()
 }
 
 /// The throwaway server's (or temporary file's) directory, checked before

@@ -101,17 +101,13 @@ impl ServerHostAgent {
 
     /// The host as the run's environment and Recording keep it.
     pub fn server_host(&self) -> ServerHost {
-        ServerHost {
-            name: self.host.clone(),
-            agent: self.url.clone(),
-            agent_kind: match self.dialect {
-                Dialect::Strata => "strata",
-                Dialect::NodeExporter => "node_exporter",
-            }
-            .to_string(),
-            clock_offset_ms: self.clock_offset_s.map(|offset| offset * 1e3),
-            round_trip_ms: self.round_trip_s * 1e3,
-        }
+        described(
+            &self.host,
+            &self.url,
+            self.dialect,
+            self.clock_offset_s,
+            self.round_trip_s,
+        )
     }
 
     /// What the run's environment says of the devices' source.
@@ -196,6 +192,49 @@ impl ServerHostAgent {
             Box::new(AgentLayer::new(self.uri.clone(), Layer::Devices, devices)),
             Box::new(AgentLayer::new(self.uri.clone(), Layer::Cpu, Vec::new())),
         ]
+    }
+}
+
+/// The other hosts a run follows beside the server's (`--agent` after the
+/// first): each as the run's environment keeps it, and the collectors of
+/// its devices and CPU (`device@HOST`, `cpu@HOST`) for the run's sampler.
+/// An agent that does not answer now is an error before the run starts.
+pub fn follow_others(urls: &[String]) -> anyhow::Result<OtherHosts> {
+    let mut hosts = Vec::new();
+    let mut collectors = Vec::new();
+    for url in urls {
+        let followed = strata_agent::collector::follow(url)?;
+        hosts.push(described(
+            &followed.host,
+            url,
+            followed.dialect,
+            followed.clock_offset_s,
+            followed.round_trip_s,
+        ));
+        collectors.extend(followed.collectors);
+    }
+    Ok(OtherHosts { hosts, collectors })
+}
+
+/// The other hosts a run follows, and the collectors of their layers.
+pub struct OtherHosts {
+    pub hosts: Vec<ServerHost>,
+    pub collectors: Vec<Box<dyn Collector>>,
+}
+
+fn described(
+    host: &str,
+    url: &str,
+    dialect: Dialect,
+    clock_offset_s: Option<f64>,
+    round_trip_s: f64,
+) -> ServerHost {
+    ServerHost {
+        name: host.to_string(),
+        agent: url.to_string(),
+        agent_kind: dialect.name().to_string(),
+        clock_offset_ms: clock_offset_s.map(|offset| offset * 1e3),
+        round_trip_ms: round_trip_s * 1e3,
     }
 }
 

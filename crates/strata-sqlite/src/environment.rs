@@ -64,6 +64,7 @@ pub fn environment(
         read_path: read_path(),
         plan: plan.clone(),
         server_host: None,
+        other_hosts: Vec::new(),
     }
 }
 

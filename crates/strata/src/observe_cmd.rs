@@ -16,6 +16,7 @@ use strata_output::args::{OutputArgs, Recording};
 use strata_output::render::Format;
 use strata_postgres::connect::ConnectionTarget;
 use strata_probe::collectors::{all_os_collectors, DeviceFilter};
+use strata_recording::environment::ServerHost;
 use strata_recording::{Header, Kind, RecordingWriter};
 
 #[derive(Args, Debug)]
@@ -42,13 +43,15 @@ pub fn run(args: ObserveArgs) -> anyhow::Result<i32> {
         return Ok(0);
     }
     let interval = args.request.interval()?;
-    let collectors = collectors(&args.request)?;
+    let mut collectors = collectors(&args.request)?;
+    let other_hosts = strata_run::server_host::follow_others(&args.request.agents)?;
+    collectors.extend(other_hosts.collectors);
     let interrupt = interrupt::install();
     let recording = Recording::for_output(args.request.record.clone(), args.output.chosen())?;
     let writer = match recording.path() {
         Some(path) => Some(RecordingWriter::create(
             &path,
-            &header(&args.request, interval),
+            &header(&args.request, interval, &other_hosts.hosts),
         )?),
         None => None,
     };
@@ -84,6 +87,7 @@ fn report_page(output: &OutputArgs, path: &std::path::Path) -> anyhow::Result<()
     crate::output::print(output, &strata_output::Output::document(report))
 }
 
+/// Every collector of this machine asked for.
 fn collectors(args: &ObserveRequest) -> anyhow::Result<Vec<Box<dyn Collector>>> {
     let filter = match (&args.path, args.device.is_empty()) {
         (Some(path), _) => DeviceFilter::Path(path.clone()),
@@ -110,13 +114,10 @@ fn collectors(args: &ObserveRequest) -> anyhow::Result<Vec<Box<dyn Collector>>> 
             strata_mariadb::collector::MariaDbCollector::connect(url)?,
         ));
     }
-    for url in &args.agents {
-        collectors.extend(strata_agent::collector::of_agent(url)?);
-    }
     Ok(collectors)
 }
 
-fn header(args: &ObserveRequest, interval: Duration) -> Header {
+fn header(args: &ObserveRequest, interval: Duration, other_hosts: &[ServerHost]) -> Header {
     let mut header = Header::new(Kind::Observe, crate::engines::redacted_command_line());
     header.options = serde_json::json!({
         "interval_s": interval.as_secs_f64(),
@@ -127,5 +128,6 @@ fn header(args: &ObserveRequest, interval: Duration) -> Header {
         "postgres": args.db.as_deref().and_then(|url| ConnectionTarget::parse(url).ok()).map(|t| t.redacted()),
         "mariadb": args.mariadb.is_some(),
     });
+    header.environment = serde_json::json!({ "other_hosts": other_hosts });
     header
 }

@@ -9,8 +9,8 @@ use anyhow::bail;
 use clap::Args;
 use std::path::PathBuf;
 use std::time::Duration;
-use strata_output::args::OutputArgs;
 use strata_agent::query::{Range, MOST_POINTS};
+use strata_output::args::OutputArgs;
 use strata_output::document::{Fact, Window};
 use strata_output::Output;
 use strata_report::recording::{compare, report_of, report_with, ReportOptions};
@@ -26,7 +26,12 @@ pub struct ReportArgs {
     /// A Prometheus server (http://HOST:9090) that scrapes strata agents or
     /// node_exporters: report every host's devices and CPU between --from
     /// and --to, from its query API
-    #[arg(long, value_name = "URL", conflicts_with = "recording", requires = "from")]
+    #[arg(
+        long,
+        value_name = "URL",
+        conflicts_with = "recording",
+        requires = "from"
+    )]
     pub prometheus: Option<String>,
     /// Start of the window. Of a Recording: from its start, seconds or a
     /// duration (90s, 2m) (default: a run's measured window, or the whole
@@ -35,7 +40,12 @@ pub struct ReportArgs {
     #[arg(long, value_name = "TIME", allow_hyphen_values = true)]
     pub from: Option<String>,
     /// End of the window, as --from gives its start (with --prometheus: now)
-    #[arg(long, value_name = "TIME", requires = "from", allow_hyphen_values = true)]
+    #[arg(
+        long,
+        value_name = "TIME",
+        requires = "from",
+        allow_hyphen_values = true
+    )]
     pub to: Option<String>,
     /// With --prometheus: the time between two points of the range query
     /// [default: the window ÷ 720, at least 1s; the scrape interval or more
@@ -106,6 +116,13 @@ fn fleet_report(
     let (recording, fleet) = strata_observe::fleet::fleet_recording(url, range, command)?;
     let mut report = report_of(&recording, options)?;
     report.source.files = vec![url.to_string()];
+    for fact in report.about.iter_mut() {
+        match fact.label.as_str() {
+            "recording" => fact.value = "none: made in memory from Prometheus's answer".into(),
+            "host" => fact.label = "queried from".into(),
+            _ => {}
+        }
+    }
     let hosts: Vec<String> = fleet
         .hosts
         .iter()
@@ -113,9 +130,9 @@ fn fleet_report(
         .collect();
     report.about.extend([
         Fact::new(
-            "source",
+            "Prometheus",
             format!(
-                "Prometheus {url}: range query from {} to {} UTC, step {:.3} s (the Prometheus \
+                "{url}: range query from {} to {} UTC, step {:.3} s (the Prometheus \
                  server's clock; values as it scraped them)",
                 utc(range.start_unix_s),
                 utc(range.end_unix_s),

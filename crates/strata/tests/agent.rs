@@ -7,7 +7,6 @@ mod common;
 
 use common::*;
 use std::process::{Command, Stdio};
-use std::time::Duration;
 use strata_agent::host::HostCounters;
 use strata_agent::scrape::Scrape;
 use strata_probe::diskstats::{find, parse_diskstats, DiskStat};

@@ -40,7 +40,10 @@ fn prometheus(targets: &[&str], dir: &Path) -> (Killed, String) {
     let port = free_port();
     let child = Command::new("prometheus")
         .arg(format!("--config.file={}", config.display()))
-        .arg(format!("--storage.tsdb.path={}", dir.join("tsdb").display()))
+        .arg(format!(
+            "--storage.tsdb.path={}",
+            dir.join("tsdb").display()
+        ))
         .arg(format!("--web.listen-address=127.0.0.1:{port}"))
         .stdout(Stdio::null())
         .stderr(std::fs::File::create(dir.join("prometheus.log")).unwrap())
@@ -89,7 +92,11 @@ fn read_direct(device: &LoopDevice, block: &str, count: u32) -> u64 {
     let before = kernel_read_requests(&name);
     let status = Command::new("dd")
         .arg(format!("if={}", device.node.display()))
-        .args(["of=/dev/null", &format!("bs={block}"), &format!("count={count}")])
+        .args([
+            "of=/dev/null",
+            &format!("bs={block}"),
+            &format!("count={count}"),
+        ])
         .arg("iflag=direct")
         .stderr(Stdio::null())
         .status()
@@ -140,7 +147,15 @@ fn prometheus_answers_a_fleet_report_as_the_agents_recording_and_the_kernel_do()
     let (_prometheus, prometheus_url) = prometheus(&targets, dir.path());
     let recording = dir.path().join("fleet.strata");
     let recorder = strata()
-        .args(["observe", "--interval", "1s", "--agent", &alpha, "--agent", &beta])
+        .args([
+            "observe",
+            "--interval",
+            "1s",
+            "--agent",
+            &alpha,
+            "--agent",
+            &beta,
+        ])
         .arg("--record")
         .arg(&recording)
         .current_dir(dir.path())
@@ -174,10 +189,7 @@ fn prometheus_answers_a_fleet_report_as_the_agents_recording_and_the_kernel_do()
         ],
         dir.path(),
     );
-    let recorded = run_json(
-        &["report", recording.to_str().unwrap()],
-        dir.path(),
-    );
+    let recorded = run_json(&["report", recording.to_str().unwrap()], dir.path());
     for ((host, device), kernel) in ["alpha", "beta"].iter().zip(&names).zip(kernel) {
         assert!(kernel >= 2500.0, "{device}: the kernel counted {kernel}");
         let from_prometheus = host_read_requests(&fleet, host, device);
@@ -194,5 +206,8 @@ fn prometheus_answers_a_fleet_report_as_the_agents_recording_and_the_kernel_do()
         );
     }
     let about = fleet["about"].to_string();
-    assert!(about.contains("Prometheus") && about.contains("alpha (strata"), "{about}");
+    assert!(
+        about.contains("Prometheus") && about.contains("alpha (strata"),
+        "{about}"
+    );
 }

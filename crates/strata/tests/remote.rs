@@ -63,7 +63,9 @@ fn a_run_against_a_server_on_another_host_says_its_host_is_not_observed() {
 /// (`strata observe --prometheus ADDR --path DATA_DIR`) and node_exporter,
 /// both in the host's namespaces: the run's device table is the agent's
 /// devices, the note names the host and the agent's clock offset, and the
-/// Recording's device layer comes from the agent each second.
+/// Recording's device layer comes from the agent each second. A second
+/// `--agent` (another strata agent, naming itself `nfs1`) is another host:
+/// named in the environment, recorded as `device@nfs1`, reported per host.
 #[test]
 fn a_run_through_the_server_host_s_agent_accounts_its_devices() {
     let dir = scratch();
@@ -79,6 +81,19 @@ fn a_run_through_the_server_host_s_agent_accounts_its_devices() {
     };
     let agent_args = ["observe", "--prometheus", &strata_agent, "--path", &data];
     let _ = host.spawn(env!("CARGO_BIN_EXE_strata"), &agent_args, None, log());
+    let other_agent = format!("{}:9478", host.address);
+    let other_args = [
+        "observe",
+        "--prometheus",
+        &other_agent,
+        "--host",
+        "nfs1",
+        "--path",
+        &data,
+    ];
+    let _ = host.spawn(env!("CARGO_BIN_EXE_strata"), &other_args, None, log());
+    let other_agent = format!("http://{other_agent}");
+    scrape_until_up(&other_agent);
     let node_args = [format!("--web.listen-address={node_exporter}")];
     let node_args: Vec<&str> = node_args.iter().map(String::as_str).collect();
     let _ = host.spawn("prometheus-node-exporter", &node_args, None, log());
@@ -87,17 +102,23 @@ fn a_run_through_the_server_host_s_agent_accounts_its_devices() {
     let mut setup = vec!["setup", "--db", url.as_str()];
     setup.extend(plan);
     run_json(&setup, dir.path());
-    for agent in [strata_agent, node_exporter] {
+    for (agent, others) in [
+        (strata_agent, vec![other_agent.as_str()]),
+        (node_exporter, vec![]),
+    ] {
         let agent = format!("http://{agent}");
         scrape_until_up(&agent);
-        run_through(&agent, &url, &plan, dir.path());
+        run_through(&agent, &others, &url, &plan, dir.path());
     }
 }
 
-fn run_through(agent: &str, url: &str, plan: &[&str], dir: &std::path::Path) {
+fn run_through(agent: &str, others: &[&str], url: &str, plan: &[&str], dir: &std::path::Path) {
     let record = dir.join("remote.strata");
     let _ = std::fs::remove_file(&record);
     let mut args = vec!["run", "--db", url, "--agent", agent];
+    for other in others {
+        args.extend(["--agent", other]);
+    }
     args.extend(["--duration", "3s", "--warmup", "1s", "--record"]);
     args.push(record.to_str().unwrap());
     args.extend(plan);
@@ -147,6 +168,25 @@ fn run_through(agent: &str, url: &str, plan: &[&str], dir: &std::path::Path) {
         shown.contains(device)
             && shown.contains("is observed through its agent")
             && shown.contains("server host"),
+        "{shown}"
+    );
+    let other_hosts = environment["other_hosts"].as_array();
+    if others.is_empty() {
+        assert!(other_hosts.is_none(), "{environment}");
+        return;
+    }
+    assert_eq!(other_hosts.unwrap()[0]["name"], "nfs1", "{environment}");
+    let other_samples = recording
+        .layers()
+        .filter(|sample| sample.values("device@nfs1").is_some())
+        .count();
+    assert!(
+        other_samples >= 3,
+        "{other_samples} samples of nfs1's devices"
+    );
+    let hosts = shown.split("\nHosts\n").nth(1).expect("a Hosts section");
+    assert!(
+        hosts.contains("nfs1") && hosts.contains(device) && shown.contains("other hosts"),
         "{shown}"
     );
 }

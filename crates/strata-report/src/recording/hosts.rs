@@ -10,9 +10,10 @@
 use super::layers;
 use super::samples::Timeline;
 use super::sections::{number, optional};
+use super::time_series::{device_series, line};
 use crate::findings::DeviceWindow;
 use strata_output::document::{Cell, Column, Section, Table};
-use strata_recording::names::layer;
+use strata_recording::names::{device, layer};
 
 /// One host's window.
 struct HostWindow {
@@ -47,6 +48,34 @@ pub(crate) fn section(within: &Timeline) -> Option<Section> {
     )
 }
 
+/// Every host's devices' requests/s, second by second (or step by step),
+/// as one chart; `None` without other hosts.
+pub(crate) fn over_time(within: &Timeline) -> Option<Section> {
+    let mut series = Vec::new();
+    for host in within.other_hosts() {
+        let timeline = within.of_host(&host);
+        let names = layers::physical_device_names(&timeline);
+        for counter in [device::READ_REQUESTS, device::WRITE_REQUESTS] {
+            series.extend(
+                device_series(&timeline, &names, counter, 1.0)
+                    .into_iter()
+                    .map(|mut one| {
+                        one.name = format!("{host} {}", one.name);
+                        one
+                    }),
+            );
+        }
+    }
+    let chart = line(
+        "hosts_device_iops_over_time",
+        "Device requests/s by host (each host's device layer)",
+        "requests/s",
+        "requests/s",
+        series,
+    );
+    (!chart.series.is_empty()).then(|| Section::new("time_series", "Over time").chart(chart))
+}
+
 fn host_window(within: &Timeline, host: String) -> HostWindow {
     let timeline = within.of_host(&host);
     let devices = layers::physical_device_names(&timeline)
@@ -59,7 +88,10 @@ fn host_window(within: &Timeline, host: String) -> HostWindow {
         cpu_s: timeline.covered_s(layer::CPU),
         devices,
         idle_pct: cpu.as_ref().and_then(|cpu| cpu.idle_pct),
-        cpus: cpu.as_ref().map(|cpu| cpu.cpus).filter(|cpus| cpus.is_finite()),
+        cpus: cpu
+            .as_ref()
+            .map(|cpu| cpu.cpus)
+            .filter(|cpus| cpus.is_finite()),
         procs_running: cpu.and_then(|cpu| cpu.procs_running_avg),
         host,
     }

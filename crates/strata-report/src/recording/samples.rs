@@ -100,6 +100,13 @@ impl Timeline {
         Timeline { samples }
     }
 
+    /// Whether any layer is this machine's own (not `LAYER@HOST`).
+    pub fn has_own_layers(&self) -> bool {
+        self.samples
+            .iter()
+            .any(|sample| !sample.layer.contains('@'))
+    }
+
     /// The hosts whose agents gave layers beside this machine's
     /// (`device@HOST`), in name order.
     pub fn other_hosts(&self) -> Vec<String> {

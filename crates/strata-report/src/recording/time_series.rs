@@ -38,7 +38,7 @@ pub(crate) fn line(
     }
 }
 
-fn device_series(
+pub(crate) fn device_series(
     timeline: &Timeline,
     devices: &[String],
     counter: &str,
