@@ -1,29 +1,77 @@
-//! An agent's devices or CPU as a collector of this machine's sampler: each
-//! collection scrapes the agent and gives its counters in the names and
-//! units strata's own collectors use (`read_requests`, `read_ms`,
-//! `user_ticks`), so the layer samples of a remote host read as a local
-//! one's.
+//! An agent's devices, CPU or database as collectors of this machine's
+//! sampler: each gives the agent's counters in the names and units
+//! strata's own collectors use (`read_requests`, `read_ms`, `user_ticks`,
+//! `database_blks_read`), so the layer samples of a remote host read as a
+//! local one's. The layers of one agent share its answer: one sampling
+//! round scrapes it once.
 //!
 //! Not for: the edges of a window (the engine scrapes those itself).
 
-use crate::host::{Dialect, HostCounters};
-use crate::scrape::scrape_blocking;
+use crate::host::{database_layers, Dialect, HostCounters};
+use crate::scrape::{scrape_blocking, Scrape};
 use hyper::Uri;
-use std::time::Duration;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 use strata_core::metrics::{Collected, Collector, Metric};
 
 /// How long a scrape for a layer sample may take.
 const SAMPLE_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// How long one answer serves the layers of one sampling round.
+const FRESH: Duration = Duration::from_millis(300);
 
 /// The layer an [`AgentLayer`] gives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Layer {
     Devices,
     Cpu,
+    /// A database layer a strata agent serves (`postgres`, `mariadb`).
+    Database(&'static str),
+}
+
+impl Layer {
+    pub fn name(self) -> &'static str {
+        match self {
+            Layer::Devices => "device",
+            Layer::Cpu => "cpu",
+            Layer::Database(name) => name,
+        }
+    }
+}
+
+/// One agent, and its latest answer, shared by the collectors of its
+/// layers.
+#[derive(Clone)]
+pub struct Agent {
+    uri: Uri,
+    latest: Arc<Mutex<Option<(Instant, Scrape)>>>,
+}
+
+impl Agent {
+    pub fn new(uri: Uri) -> Agent {
+        Agent {
+            uri,
+            latest: Arc::new(Mutex::new(None)),
+        }
+    }
+
+    /// The agent's answer of this sampling round: the latest when it is
+    /// fresh, else a new scrape.
+    fn answer(&self) -> anyhow::Result<Scrape> {
+        let mut latest = self.latest.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some((at, scrape)) = latest.as_ref() {
+            if at.elapsed() < FRESH {
+                return Ok(scrape.clone());
+            }
+        }
+        let scrape = scrape_blocking(&self.uri, SAMPLE_TIMEOUT)?;
+        *latest = Some((Instant::now(), scrape.clone()));
+        Ok(scrape)
+    }
 }
 
 pub struct AgentLayer {
-    uri: Uri,
+    agent: Agent,
     layer: Layer,
     /// `device`, `cpu`; `device@HOST` beside this machine's own layers.
     name: String,
@@ -34,30 +82,20 @@ pub struct AgentLayer {
 impl AgentLayer {
     /// The agent's layer in place of this machine's (its name is the
     /// layer's own).
-    pub fn new(uri: Uri, layer: Layer, devices: Vec<String>) -> AgentLayer {
-        let name = layer.name().to_string();
+    pub fn new(agent: &Agent, layer: Layer, devices: Vec<String>) -> AgentLayer {
         AgentLayer {
-            uri,
+            agent: agent.clone(),
             layer,
-            name,
+            name: layer.name().to_string(),
             devices,
         }
     }
 
     /// The agent's layer beside this machine's, named `LAYER@HOST`.
-    pub fn of_host(uri: Uri, layer: Layer, devices: Vec<String>, host: &str) -> AgentLayer {
-        let mut agent_layer = AgentLayer::new(uri, layer, devices);
+    pub fn of_host(agent: &Agent, layer: Layer, devices: Vec<String>, host: &str) -> AgentLayer {
+        let mut agent_layer = AgentLayer::new(agent, layer, devices);
         agent_layer.name = format!("{}@{host}", layer.name());
         agent_layer
-    }
-}
-
-impl Layer {
-    pub fn name(self) -> &'static str {
-        match self {
-            Layer::Devices => "device",
-            Layer::Cpu => "cpu",
-        }
     }
 }
 
@@ -67,14 +105,22 @@ impl Collector for AgentLayer {
     }
 
     fn collect(&mut self) -> anyhow::Result<Collected> {
-        let scraped = scrape_blocking(&self.uri, SAMPLE_TIMEOUT)?;
-        let host = self.uri.host().unwrap_or_default();
+        let scraped = self.agent.answer()?;
+        let host = self.agent.uri.host().unwrap_or_default();
         let counters = HostCounters::of(&scraped, host).ok_or_else(|| {
-            anyhow::anyhow!("{}: neither a strata agent nor node_exporter", self.uri)
+            anyhow::anyhow!(
+                "{}: neither a strata agent nor node_exporter",
+                self.agent.uri
+            )
         })?;
         let metrics = match self.layer {
             Layer::Devices => device_metrics(&counters, &self.devices),
             Layer::Cpu => cpu_metrics(&counters),
+            Layer::Database(name) => database_layers(&scraped)
+                .into_iter()
+                .find(|(layer, _)| *layer == name)
+                .map(|(_, metrics)| metrics)
+                .ok_or_else(|| anyhow::anyhow!("the agent serves no {name} layer now"))?,
         };
         Ok(Collected::Metrics { metrics })
     }
@@ -82,7 +128,8 @@ impl Collector for AgentLayer {
 
 /// Another host followed beside this machine: its name, its agent and that
 /// agent's clock, and collectors of its devices (every disk its agent
-/// counts) and CPU as `device@HOST` and `cpu@HOST`.
+/// counts), CPU, and the database a strata agent watches there, as
+/// `device@HOST`, `cpu@HOST` and `postgres@HOST` (or `mariadb@HOST`).
 pub struct FollowedHost {
     pub host: String,
     pub url: String,
@@ -103,15 +150,20 @@ pub fn follow(url: &str) -> anyhow::Result<FollowedHost> {
     })?;
     let disks = followed_disks(&counters);
     let host = counters.host;
-    let collectors: Vec<Box<dyn Collector>> = vec![
-        Box::new(AgentLayer::of_host(
-            uri.clone(),
-            Layer::Devices,
-            disks,
-            &host,
-        )),
-        Box::new(AgentLayer::of_host(uri, Layer::Cpu, Vec::new(), &host)),
+    let agent = Agent::new(uri);
+    let mut collectors: Vec<Box<dyn Collector>> = vec![
+        Box::new(AgentLayer::of_host(&agent, Layer::Devices, disks, &host)),
+        Box::new(AgentLayer::of_host(&agent, Layer::Cpu, Vec::new(), &host)),
     ];
+    for (database, _) in database_layers(&scraped) {
+        let layer = Layer::Database(database);
+        collectors.push(Box::new(AgentLayer::of_host(
+            &agent,
+            layer,
+            Vec::new(),
+            &host,
+        )));
+    }
     Ok(FollowedHost {
         host,
         url: url.to_string(),

@@ -4,15 +4,18 @@
 //! `node_cpu_seconds_total`, `node_vmstat_oom_kill`). Seconds become the
 //! milliseconds `/proc/diskstats` counts, bytes its 512-byte sectors, so the
 //! accounting of a window is the same code for a remote host as for this
-//! one.
+//! one. A strata agent's database counters come back in the database
+//! layer's own names and units (`database_layers`).
 //!
 //! Not for: scraping (`scrape`) or accounting (strata-run).
 
 use crate::scrape::Scrape;
 use crate::text::Series;
 use std::collections::BTreeMap;
+use strata_core::metrics::Metric;
 use strata_probe::cpu::HostCpu;
 use strata_probe::diskstats::DiskStat;
+use strata_recording::names::{layer, mariadb, postgres, served};
 
 /// Which agent answered.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -321,6 +324,43 @@ fn mounts(series: &[Series]) -> Vec<(String, String)> {
     mounts.sort();
     mounts.dedup();
     mounts
+}
+
+/// A strata agent's database series (`strata_postgres_…_total`,
+/// `strata_mariadb_…_total`) back in the database layer's names and units,
+/// for the counters a report reads: the exposition's names, inverted.
+pub fn database_layers(scrape: &Scrape) -> Vec<(&'static str, Vec<Metric>)> {
+    let mut by_layer: BTreeMap<&'static str, Vec<Metric>> = BTreeMap::new();
+    let served = served_database_counters();
+    for series in &scrape.series {
+        let Some((layer, name, factor)) = served.get(series.name.as_str()) else {
+            continue;
+        };
+        let mut metric = Metric::counter(name, series.value / factor);
+        metric.labels = series
+            .labels
+            .iter()
+            .filter(|(key, _)| !["host", "job", "instance"].contains(&key.as_str()))
+            .map(|(key, value)| (key.clone(), value.clone()))
+            .collect();
+        by_layer.entry(layer).or_default().push(metric);
+    }
+    by_layer.into_iter().collect()
+}
+
+/// Each served name of a database counter a report reads: its layer, its
+/// own name, and the factor the exposition multiplied it by.
+fn served_database_counters() -> BTreeMap<String, (&'static str, &'static str, f64)> {
+    let postgres = postgres::READ_BY_REPORTS.map(|name| (layer::POSTGRES, name));
+    let mariadb = mariadb::READ_BY_REPORTS.map(|name| (layer::MARIADB, name));
+    postgres
+        .into_iter()
+        .chain(mariadb)
+        .map(|(layer, name)| {
+            let (served, factor, _) = served(layer, &Metric::counter(name, 0.0), 100.0);
+            (served, (layer, name, factor))
+        })
+        .collect()
 }
 
 #[cfg(test)]

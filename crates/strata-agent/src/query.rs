@@ -17,9 +17,10 @@ use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-/// The series strata reads from Prometheus: a strata agent's devices, CPU
-/// and name, and node_exporter's.
+/// The series strata reads from Prometheus: a strata agent's devices, CPU,
+/// database counters and name, and node_exporter's.
 pub const FLEET_SELECTOR: &str = "{__name__=~\"strata_device_.+|strata_cpu_.+|\
+strata_postgres_.+_total|strata_mariadb_.+_total|\
 strata_sample_time_seconds|strata_memory_oom_kills_total|node_disk_.+|node_cpu_seconds_total|\
 node_procs_running|node_uname_info|node_vmstat_oom_kill\"}";
 

@@ -16,65 +16,14 @@
 use crate::sampler::{LayerSample, Sample};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use strata_core::metrics::{Metric, MetricKind};
-
-/// A collector's unit suffix, the base unit served instead, and the factor
-/// from one to the other. `_ticks` (USER_HZ) is scaled by the sample's
-/// own ticks per second.
-const UNITS: [(&str, &str, f64); 7] = [
-    ("_ps", "_seconds", 1e-12),
-    ("_ns", "_seconds", 1e-9),
-    ("_us", "_seconds", 1e-6),
-    ("_ms", "_seconds", 1e-3),
-    ("_kib", "_bytes", 1024.0),
-    ("_mbps", "_bytes_per_second", 125_000.0),
-    ("_pct", "_ratio", 0.01),
-];
+use strata_core::metrics::MetricKind;
+use strata_recording::names::served;
 
 /// One family's name, type and help, and its series.
 struct Family {
     kind: MetricKind,
     help: String,
     series: Vec<String>,
-}
-
-/// The served name of `metric` of `layer` and the factor its value is
-/// multiplied by.
-fn served(
-    layer: &str,
-    metric: &Metric,
-    ticks_per_second: f64,
-) -> (String, f64, Option<&'static str>) {
-    let mut name = metric.name.clone();
-    let mut factor = 1.0;
-    let mut converted = None;
-    if let Some(stem) = name.strip_suffix("_ticks") {
-        name = format!("{stem}_seconds");
-        factor = 1.0 / ticks_per_second;
-        converted = Some("ticks of USER_HZ");
-    }
-    for (suffix, base, scale) in UNITS {
-        if let Some(stem) = name.strip_suffix(suffix) {
-            name = format!("{stem}{base}");
-            factor = scale;
-            converted = Some(suffix.trim_start_matches('_'));
-        }
-    }
-    let clean: String = format!("strata_{layer}_{name}")
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    let name = match metric.kind {
-        MetricKind::Counter if !clean.ends_with("_total") => format!("{clean}_total"),
-        _ => clean,
-    };
-    (name, factor, converted)
 }
 
 fn escape(value: &str) -> String {
@@ -231,6 +180,7 @@ pub fn clock_families(host: &str, received_unix_s: f64, answered_unix_s: f64) ->
 #[cfg(test)]
 mod tests {
     use super::*;
+    use strata_core::metrics::Metric;
 
     fn sample(layer: &str, metrics: Vec<Metric>) -> Sample {
         Sample {

@@ -1,7 +1,9 @@
 //! A fleet's layers over a past window, from what a Prometheus server
 //! scraped of its agents: at each step of a range query, every host's
 //! devices and CPU as `device@HOST` and `cpu@HOST` samples with rates since
-//! the step before, the samples `strata observe --agent` records live. A
+//! the step before, the samples `strata observe --agent` records live, and
+//! a strata agent's database counters (`postgres@HOST`, `mariadb@HOST`)
+//! where it watches one. A
 //! host is counted once: when two targets name the same host (its strata
 //! agent and its node_exporter), the strata agent's figures are kept.
 //!
@@ -11,9 +13,11 @@
 use crate::sampler::{LayerSample, Rates, Sample};
 use std::collections::BTreeMap;
 use strata_agent::collector::{cpu_metrics, device_metrics, followed_disks};
-use strata_agent::host::{Dialect, HostCounters};
+use strata_agent::host::{database_layers, Dialect, HostCounters};
 use strata_agent::query::{query_range_blocking, Range, RangeSeries, FLEET_SELECTOR};
 use strata_agent::scrape::Scrape;
+use strata_core::metrics::Metric;
+use strata_recording::names::layer;
 use strata_recording::record::Record;
 use strata_recording::{Header, Kind, Recording};
 
@@ -88,21 +92,23 @@ pub fn fleet(series: &[RangeSeries]) -> Fleet {
         previous_unix_s = Some(*unix_s);
         let mut layers = BTreeMap::new();
         for (host, chosen) in fleet.hosts.iter_mut() {
-            let counters = scrapes
-                .iter()
-                .find(|scrape| scrape.url == chosen.target)
-                .and_then(|scrape| HostCounters::of(scrape, &chosen.target));
-            for (layer, sample) in host_layers(host, counters.as_ref(), *unix_s) {
-                let sample = match sample {
-                    LayerSample::Values { metrics, .. } => rates.of(&layer, metrics, interval_s),
-                    failed => {
-                        rates.forget(&layer);
-                        failed
-                    }
-                };
+            let scrape = scrapes.iter().find(|scrape| scrape.url == chosen.target);
+            let counters = scrape.and_then(|scrape| HostCounters::of(scrape, &chosen.target));
+            let Some(counters) = counters else {
+                chosen.missing_steps += 1;
+                for (layer, failed) in missing_layers(host, *unix_s) {
+                    rates.forget(&layer);
+                    layers.insert(layer, failed);
+                }
+                continue;
+            };
+            let mut host_layers = host_layers(&counters);
+            host_layers.extend(scrape.map(database_layers).unwrap_or_default());
+            for (name, metrics) in host_layers {
+                let layer = format!("{name}@{host}");
+                let sample = rates.of(&layer, metrics, interval_s);
                 layers.insert(layer, sample);
             }
-            chosen.missing_steps += usize::from(counters.is_none());
         }
         fleet.samples.push(Sample {
             t_s: unix_s - first_unix_s,
@@ -157,34 +163,29 @@ fn choose_hosts(named: &BTreeMap<String, (String, Dialect)>, fleet: &mut Fleet) 
     }
 }
 
-/// `device@HOST` and `cpu@HOST` at one step, raw values, or failed where
-/// Prometheus had nothing of the host then.
-fn host_layers(
-    host: &str,
-    counters: Option<&HostCounters>,
-    unix_s: f64,
-) -> [(String, LayerSample); 2] {
-    let layer = |name: &str| format!("{name}@{host}");
-    let sample = |metrics| match counters {
-        Some(_) => LayerSample::Values {
-            metrics,
-            rates: BTreeMap::new(),
-        },
-        None => LayerSample::Failed {
-            error: format!("Prometheus holds no sample of host {host} at Unix time {unix_s:.3}"),
-        },
-    };
-    let (devices, cpu) = match counters {
-        Some(counters) => (
+/// A host's devices and CPU at one step, in the names of strata's own
+/// layers.
+fn host_layers(counters: &HostCounters) -> Vec<(&'static str, Vec<Metric>)> {
+    vec![
+        (
+            layer::DEVICE,
             device_metrics(counters, &followed_disks(counters)),
-            cpu_metrics(counters),
         ),
-        None => (Vec::new(), Vec::new()),
-    };
-    [
-        (layer("device"), sample(devices)),
-        (layer("cpu"), sample(cpu)),
+        (layer::CPU, cpu_metrics(counters)),
     ]
+}
+
+/// The layers of a host Prometheus had nothing of at one step, failed,
+/// with why.
+fn missing_layers(host: &str, unix_s: f64) -> Vec<(String, LayerSample)> {
+    [layer::DEVICE, layer::CPU, layer::POSTGRES, layer::MARIADB]
+        .into_iter()
+        .map(|name| {
+            let error =
+                format!("Prometheus holds no sample of host {host} at Unix time {unix_s:.3}");
+            (format!("{name}@{host}"), LayerSample::Failed { error })
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -263,5 +264,35 @@ mod tests {
         );
         assert_eq!(fleet.hosts["db2"].missing_steps, 1);
         assert_eq!(fleet.samples[2].t_s, 4.0);
+    }
+
+    #[test]
+    fn a_strata_agent_s_database_counters_come_back_in_the_layer_s_names() {
+        let strata = [("job", "strata"), ("instance", "db1:9477"), ("host", "db1")];
+        let answer = vec![
+            series(
+                "strata_sample_time_seconds",
+                &strata,
+                &[(10.0, 1.0), (11.0, 1.0)],
+            ),
+            series(
+                "strata_postgres_database_blks_read_total",
+                &strata,
+                &[(10.0, 100.0), (11.0, 350.0)],
+            ),
+            series(
+                "strata_postgres_database_blk_read_time_seconds_total",
+                &strata,
+                &[(10.0, 1.0), (11.0, 1.5)],
+            ),
+        ];
+        let fleet = fleet(&answer);
+        let LayerSample::Values { metrics, rates } = &fleet.samples[1].layers["postgres@db1"]
+        else {
+            panic!("{:?}", fleet.samples[1].layers);
+        };
+        assert_eq!(rates["database_blks_read{}"], 250.0);
+        assert_eq!(rates["database_blk_read_time_ms{}"], 500.0);
+        assert!(metrics.iter().all(|metric| metric.labels.is_empty()));
     }
 }

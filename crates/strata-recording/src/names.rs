@@ -1,9 +1,13 @@
 //! The names of layers and of the metrics strata reads back from them,
 //! defined once: the collectors write them, the report reads them. Every
 //! metric name carries its unit (`_bytes`, `_ms`, `_ns`, `_ticks`) or
-//! counts what it says (`read_requests`, never `reads`).
+//! counts what it says (`read_requests`, never `reads`); and the name a
+//! strata agent serves each under in Prometheus's exposition (`served`),
+//! so that a reader of an agent's series finds them again.
 //!
 //! Not for: the full list of what each collector writes (docs/observe.md).
+
+use strata_core::metrics::{Metric, MetricKind};
 
 /// Layers, as `layers` records key them.
 pub mod layer {
@@ -75,6 +79,23 @@ pub mod postgres {
     pub const SAMPLES: &str = "samples";
     pub const ACTIVE_SESSION_SAMPLES: &str = "active_session_samples";
     pub const WAIT_EVENT_SAMPLES: &str = "wait_event_samples";
+    /// The counters a report reads (those an agent's series give back).
+    pub const READ_BY_REPORTS: [&str; 14] = [
+        BLOCKS_READ,
+        BLOCKS_HIT,
+        COMMITS,
+        TEMP_FILES,
+        TEMP_BYTES,
+        BLOCK_READ_TIME_MS,
+        WAL_BYTES,
+        WAL_WRITES,
+        WAL_SYNCS,
+        WAL_WRITE_TIME_MS,
+        WAL_SYNC_TIME_MS,
+        SAMPLES,
+        ACTIVE_SESSION_SAMPLES,
+        WAIT_EVENT_SAMPLES,
+    ];
 }
 
 /// The `mariadb` layer: SHOW GLOBAL STATUS, lower case.
@@ -88,6 +109,18 @@ pub mod mariadb {
     pub const LOG_FSYNCS: &str = "innodb_os_log_fsyncs";
     pub const DATA_READS: &str = "innodb_data_reads";
     pub const DATA_READ_BYTES: &str = "innodb_data_read_bytes";
+    /// The counters a report reads (those an agent's series give back).
+    pub const READ_BY_REPORTS: [&str; 9] = [
+        PAGES_READ,
+        BUFFER_POOL_READS,
+        BUFFER_POOL_READ_REQUESTS,
+        COMMITS,
+        LOG_WRITTEN_BYTES,
+        LOG_WRITES,
+        LOG_FSYNCS,
+        DATA_READS,
+        DATA_READ_BYTES,
+    ];
 }
 
 /// The labels that say which thing a metric is about.
@@ -103,4 +136,58 @@ pub mod label {
     pub const RESOURCE: &str = "resource";
     pub const WAIT_EVENT: &str = "wait_event";
     pub const WAIT_EVENT_TYPE: &str = "wait_event_type";
+}
+
+/// A collector's unit suffix, the base unit served instead, and the factor
+/// from one to the other. `_ticks` (USER_HZ) is scaled by the sample's
+/// own ticks per second.
+const UNITS: [(&str, &str, f64); 7] = [
+    ("_ps", "_seconds", 1e-12),
+    ("_ns", "_seconds", 1e-9),
+    ("_us", "_seconds", 1e-6),
+    ("_ms", "_seconds", 1e-3),
+    ("_kib", "_bytes", 1024.0),
+    ("_mbps", "_bytes_per_second", 125_000.0),
+    ("_pct", "_ratio", 0.01),
+];
+
+/// The name a strata agent serves `metric` of `layer` under in
+/// Prometheus's exposition (`strata_<layer>_<name>`, base units, `_total`
+/// on counters), the factor its value is multiplied by, and the unit it
+/// was converted from.
+pub fn served(
+    layer: &str,
+    metric: &Metric,
+    ticks_per_second: f64,
+) -> (String, f64, Option<&'static str>) {
+    let mut name = metric.name.clone();
+    let mut factor = 1.0;
+    let mut converted = None;
+    if let Some(stem) = name.strip_suffix("_ticks") {
+        name = format!("{stem}_seconds");
+        factor = 1.0 / ticks_per_second;
+        converted = Some("ticks of USER_HZ");
+    }
+    for (suffix, base, scale) in UNITS {
+        if let Some(stem) = name.strip_suffix(suffix) {
+            name = format!("{stem}{base}");
+            factor = scale;
+            converted = Some(suffix.trim_start_matches('_'));
+        }
+    }
+    let clean: String = format!("strata_{layer}_{name}")
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let name = match metric.kind {
+        MetricKind::Counter if !clean.ends_with("_total") => format!("{clean}_total"),
+        _ => clean,
+    };
+    (name, factor, converted)
 }

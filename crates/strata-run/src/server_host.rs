@@ -14,7 +14,7 @@ use hyper::Uri;
 use std::path::Path;
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
-use strata_agent::collector::{AgentLayer, Layer};
+use strata_agent::collector::{Agent, AgentLayer, Layer};
 use strata_agent::host::{Dialect, HostCounters};
 use strata_agent::scrape::{metrics_uri, scrape, scrape_blocking, Scrape};
 use strata_core::metrics::Collector;
@@ -188,9 +188,10 @@ impl ServerHostAgent {
     /// The agent's devices and CPU, sampled each second with the run.
     pub fn collectors(&self) -> Vec<Box<dyn Collector>> {
         let devices = self.devices.each_once();
+        let agent = Agent::new(self.uri.clone());
         vec![
-            Box::new(AgentLayer::new(self.uri.clone(), Layer::Devices, devices)),
-            Box::new(AgentLayer::new(self.uri.clone(), Layer::Cpu, Vec::new())),
+            Box::new(AgentLayer::new(&agent, Layer::Devices, devices)),
+            Box::new(AgentLayer::new(&agent, Layer::Cpu, Vec::new())),
         ]
     }
 }

@@ -1,9 +1,11 @@
 //! A fleet through a real Prometheus server (Debian's `prometheus`):
 //! two strata agents, each named as its own host and watching its own loop
-//! device, are scraped once a second; `strata report --prometheus` over a
-//! window gives each host's read requests as the kernel counted them and
-//! as a Recording of the same agents (`strata observe --agent`) does,
-//! within 2%.
+//! device, are scraped once a second; one of them, on a host of its own (a
+//! network and PID namespace), also watches that host's PostgreSQL.
+//! `strata report --prometheus` over a window gives each host's read
+//! requests as the kernel counted them and as a Recording of the same
+//! agents (`strata observe --agent`) does, within 2%, and the database
+//! host's blocks read as that Recording does.
 
 mod common;
 
@@ -13,7 +15,9 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 use strata_agent::query::{query_range_blocking, Range};
 use strata_probe::diskstats::{find, parse_diskstats};
+use strata_testkit::host::NamespaceHost;
 use strata_testkit::loopdev::LoopDevice;
+use strata_testkit::postgres::{debian_bin_dir, HostedPostgres};
 
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
@@ -123,10 +127,55 @@ fn host_read_requests(report: &serde_json::Value, host: &str, device: &str) -> f
     row[3]["value"].as_f64().unwrap()
 }
 
+/// The blocks read of `host`'s database in a report's hosts section.
+fn host_blocks_read(report: &serde_json::Value, host: &str) -> f64 {
+    let section = report["sections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|section| section["id"] == "hosts")
+        .unwrap();
+    let title = format!("{host}: Reads at each layer");
+    let table = section["blocks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|block| {
+            block["title"]
+                .as_str()
+                .is_some_and(|t| t.starts_with(&title))
+        })
+        .unwrap_or_else(|| panic!("no {title} table in {section}"));
+    let row = &table["rows"][0];
+    assert!(
+        row[1]["text"].as_str().unwrap().starts_with("blocks read"),
+        "{table}"
+    );
+    row[2]["value"].as_f64().unwrap()
+}
+
+/// Seq scans of a table larger than a quarter of shared_buffers read
+/// through a small ring of buffers: every scan reads its blocks again.
+fn read_blocks_in_the_database(url: &str) {
+    let psql = debian_bin_dir().join("psql");
+    for sql in [
+        "CREATE TABLE fleet_scan AS SELECT g, repeat('x', 500) AS pad FROM generate_series(1, 80000) g",
+        "SELECT count(*) FROM fleet_scan",
+        "SELECT count(*) FROM fleet_scan",
+    ] {
+        let status = Command::new(&psql)
+            .args([url, "-q", "-c", sql])
+            .stdout(Stdio::null())
+            .status()
+            .unwrap();
+        assert!(status.success(), "psql: {sql}");
+    }
+}
+
 fn within_2_pct(what: &str, got: f64, expected: f64) {
     assert!(
         (got - expected).abs() <= expected * 0.02,
-        "{what}: {got} read requests, expected {expected}"
+        "{what}: {got}, expected {expected}"
     );
 }
 
@@ -138,7 +187,25 @@ fn prometheus_answers_a_fleet_report_as_the_agents_recording_and_the_kernel_do()
         LoopDevice::attach(64 << 20, false, |_| {}),
     ];
     let names = [loops[0].name(), loops[1].name()];
-    let (_alpha, alpha) = strata_agent(&["--host", "alpha", "--device", &names[0]], dir.path());
+    let mut host = NamespaceHost::create(5);
+    let server = HostedPostgres::start(&mut host, &debian_bin_dir());
+    let alpha_address = format!("{}:9477", host.address);
+    let url = server.url();
+    let alpha_args = [
+        "observe",
+        "--prometheus",
+        &alpha_address,
+        "--host",
+        "alpha",
+        "--device",
+        &names[0],
+        "--db",
+        &url,
+    ];
+    let log = std::fs::File::create(dir.path().join("alpha.log")).unwrap();
+    let _ = host.spawn(env!("CARGO_BIN_EXE_strata"), &alpha_args, None, log.into());
+    let alpha = format!("http://{alpha_address}");
+    scrape_until_up(&alpha);
     let (_beta, beta) = strata_agent(&["--host", "beta", "--device", &names[1]], dir.path());
     let targets: Vec<&str> = [&alpha, &beta]
         .iter()
@@ -171,6 +238,7 @@ fn prometheus_answers_a_fleet_report_as_the_agents_recording_and_the_kernel_do()
         read_direct(&loops[0], "4k", 4000) as f64,
         read_direct(&loops[1], "8k", 2500) as f64,
     ];
+    read_blocks_in_the_database(&url);
     std::thread::sleep(Duration::from_millis(2500));
     let to = strata_core::time::unix_now_s();
     std::thread::sleep(Duration::from_secs(3));
@@ -205,6 +273,14 @@ fn prometheus_answers_a_fleet_report_as_the_agents_recording_and_the_kernel_do()
             from_recording,
         );
     }
+    let blocks = host_blocks_read(&fleet, "alpha");
+    let recorded_blocks = host_blocks_read(&recorded, "alpha");
+    eprintln!("alpha's database: Prometheus {blocks}, Recording {recorded_blocks} blocks read");
+    assert!(
+        blocks >= 5000.0,
+        "two scans of 5,000 blocks: {blocks} blocks read"
+    );
+    within_2_pct("alpha's blocks read", blocks, recorded_blocks);
     let about = fleet["about"].to_string();
     assert!(
         about.contains("Prometheus") && about.contains("alpha (strata"),

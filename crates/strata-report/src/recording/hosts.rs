@@ -1,32 +1,35 @@
 //! Other hosts' layers over the window (`device@HOST`, `cpu@HOST`: the
 //! agents a run or `strata observe --agent` followed, or what a Prometheus
 //! server scraped of them): per host, its devices and CPU, read as this
-//! machine's are, and the devices' totals across hosts. A host is one
-//! agent's, so no device is summed twice.
+//! machine's are, and the devices' totals across hosts (a host is one
+//! agent's, so no device is summed twice); and, for a host whose strata
+//! agent watches its database, the reads at each layer reconciled.
 //!
 //! Not for: the server host a run accounts with (its agent's counters
 //! stand in this machine's layers, in the run's own sections).
 
 use super::layers;
+use super::measured::{DatabaseSource, Measured};
 use super::samples::Timeline;
-use super::sections::{number, optional};
+use super::sections::{number, optional, reconciliation};
 use super::time_series::{device_series, line};
 use crate::findings::DeviceWindow;
-use strata_output::document::{Cell, Column, Section, Table};
+use strata_output::document::{Cell, Column, Section, Table, Window};
 use strata_recording::names::{device, layer};
 
-/// One host's window.
+/// InnoDB's default page size, for a host whose page size no agent gives.
+const INNODB_PAGE_BYTES: f64 = 16384.0;
+
+/// One host's window, as a [`Measured`] of its own layers.
 struct HostWindow {
     host: String,
-    device_s: f64,
-    devices: Vec<DeviceWindow>,
     cpu_s: f64,
-    idle_pct: Option<f64>,
-    cpus: Option<f64>,
-    procs_running: Option<f64>,
+    measured: Measured,
 }
 
-/// The section, when the window holds any other host's layers.
+/// The section, when the window holds any other host's layers: the
+/// devices and CPU of every host, and the reads at each layer of each host
+/// whose agent watches a database.
 pub(crate) fn section(within: &Timeline) -> Option<Section> {
     let hosts: Vec<HostWindow> = within
         .other_hosts()
@@ -36,16 +39,20 @@ pub(crate) fn section(within: &Timeline) -> Option<Section> {
     if hosts.is_empty() {
         return None;
     }
-    Some(
-        Section::new("hosts", "Hosts")
-            .table(device_table(&hosts))
-            .table(cpu_table(&hosts))
-            .note(
-                "Each host's figures are its own agent's counters, placed on this recording's \
-                 clock; \"covered\" is the time its samples span (less than the window where \
-                 its agent did not answer). Rates are over each host's own covered time.",
-            ),
-    )
+    let mut section = Section::new("hosts", "Hosts")
+        .table(device_table(&hosts))
+        .table(cpu_table(&hosts));
+    for host in hosts.iter().filter(|host| host.measured.database.is_some()) {
+        if let Some(mut table) = reconciliation(&host.measured) {
+            table.title = table.title.map(|title| format!("{}: {title}", host.host));
+            section = section.table(table);
+        }
+    }
+    Some(section.note(
+        "Each host's figures are its own agent's counters, placed on this recording's clock; \
+         \"covered\" is the time its samples span (less than the window where its agent did \
+         not answer). Rates are over each host's own covered time.",
+    ))
 }
 
 /// Every host's devices' requests/s, second by second (or step by step),
@@ -78,22 +85,28 @@ pub(crate) fn over_time(within: &Timeline) -> Option<Section> {
 
 fn host_window(within: &Timeline, host: String) -> HostWindow {
     let timeline = within.of_host(&host);
-    let devices = layers::physical_device_names(&timeline)
+    let device_s = timeline.covered_s(layer::DEVICE);
+    let mut measured = Measured::empty(Window {
+        from_s: 0.0,
+        to_s: device_s,
+    });
+    measured.devices = layers::physical_device_names(&timeline)
         .iter()
         .filter_map(|name| layers::device(&timeline, name, "observed"))
         .collect();
-    let cpu = layers::cpu(&timeline, f64::NAN);
+    measured.database = layers::database(&timeline, false);
+    if measured
+        .database
+        .as_ref()
+        .is_some_and(|database| database.source == DatabaseSource::InnoDb)
+    {
+        measured.block_bytes = INNODB_PAGE_BYTES;
+    }
+    measured.cpu = layers::cpu(&timeline, f64::NAN);
     HostWindow {
-        device_s: timeline.covered_s(layer::DEVICE),
-        cpu_s: timeline.covered_s(layer::CPU),
-        devices,
-        idle_pct: cpu.as_ref().and_then(|cpu| cpu.idle_pct),
-        cpus: cpu
-            .as_ref()
-            .map(|cpu| cpu.cpus)
-            .filter(|cpus| cpus.is_finite()),
-        procs_running: cpu.and_then(|cpu| cpu.procs_running_avg),
         host,
+        cpu_s: timeline.covered_s(layer::CPU),
+        measured,
     }
 }
 
@@ -126,8 +139,9 @@ fn device_table(hosts: &[HostWindow]) -> Table {
     let mut all = DeviceWindow::default();
     let (mut read_rate, mut read_mb_rate, mut write_rate, mut write_mb_rate) = (0.0, 0.0, 0.0, 0.0);
     for host in hosts {
-        for device in &host.devices {
-            let rate = |total: f64| per_s(total, host.device_s);
+        let device_s = host.measured.window_s;
+        for device in &host.measured.devices {
+            let rate = |total: f64| per_s(total, device_s);
             read_rate += rate(device.read_requests);
             read_mb_rate += rate(device.read_bytes) / 1e6;
             write_rate += rate(device.write_requests);
@@ -139,7 +153,7 @@ fn device_table(hosts: &[HostWindow]) -> Table {
             table.push(vec![
                 Cell::text(host.host.as_str()),
                 Cell::text(device.name.as_str()),
-                number(host.device_s, "s"),
+                number(device_s, "s"),
                 number(device.read_requests, "requests"),
                 number(rate(device.read_requests), "requests/s"),
                 number(rate(device.read_bytes) / 1e6, "MB/s"),
@@ -185,12 +199,16 @@ fn cpu_table(hosts: &[HostWindow]) -> Table {
         ],
     );
     for host in hosts {
+        let cpu = host.measured.cpu.as_ref();
         table.push(vec![
             Cell::text(host.host.as_str()),
             number(host.cpu_s, "s"),
-            optional(host.cpus, "CPUs"),
-            optional(host.idle_pct, "%"),
-            optional(host.procs_running, "tasks"),
+            optional(
+                cpu.map(|cpu| cpu.cpus).filter(|cpus| cpus.is_finite()),
+                "CPUs",
+            ),
+            optional(cpu.and_then(|cpu| cpu.idle_pct), "%"),
+            optional(cpu.and_then(|cpu| cpu.procs_running_avg), "tasks"),
         ]);
     }
     table

@@ -298,7 +298,7 @@ pub(crate) fn io_by_layer(measured: &Measured) -> Section {
     }
 }
 
-fn reconciliation(measured: &Measured) -> Option<Table> {
+pub(crate) fn reconciliation(measured: &Measured) -> Option<Table> {
     let blocks = measured
         .database
         .as_ref()
