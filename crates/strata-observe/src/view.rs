@@ -111,7 +111,7 @@ fn group_with_suffix(
 }
 
 pub fn sections(sample: &Sample) -> Vec<Section> {
-    sample
+    let mut sections: Vec<Section> = sample
         .layers
         .iter()
         .map(|(layer, layer_sample)| match layer_sample {
@@ -129,7 +129,81 @@ pub fn sections(sample: &Sample) -> Vec<Section> {
                 active: true,
             },
         })
-        .collect()
+        .collect();
+    sections.extend(hosts_total(sample, &this_hostname()));
+    sections
+}
+
+/// This machine's name, as its agent would name it.
+fn this_hostname() -> String {
+    static NAME: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    NAME.get_or_init(|| strata_recording::HostInfo::current().hostname)
+        .clone()
+}
+
+/// Beside other hosts' devices (`device@HOST`): each host's disks once, and
+/// all hosts together, like iostat-all over Exadata cells. A host named
+/// twice (an agent on this machine) is shown but not added again.
+fn hosts_total(sample: &Sample, this_host: &str) -> Option<Section> {
+    let mut hosts: Vec<(String, Thing)> = Vec::new();
+    for (layer, layer_sample) in &sample.layers {
+        let host = match layer.split_once('@') {
+            Some(("device", host)) => host.to_string(),
+            None if layer == "device" => this_host.to_string(),
+            _ => continue,
+        };
+        if let LayerSample::Values { metrics, rates } = layer_sample {
+            let things = group(metrics, rates, &["device"]);
+            let disks: Vec<&Thing> = things
+                .iter()
+                .filter(|t| t.label("kind") == "disk")
+                .collect();
+            hosts.push((host, disk_total(&disks)));
+        }
+    }
+    if hosts.len() < 2
+        || !sample
+            .layers
+            .keys()
+            .any(|layer| layer.starts_with("device@"))
+    {
+        return None;
+    }
+    let header = device_rows(Vec::new())
+        .header
+        .replacen("Device", "Host  ", 1);
+    let mut counted: Vec<&str> = Vec::new();
+    let mut rows = Vec::new();
+    for (host, total) in &hosts {
+        let again = counted.contains(&host.as_str());
+        let what = if again {
+            "again, not added"
+        } else {
+            "disks, once"
+        };
+        rows.push(device_row(host, what, total));
+        if !again {
+            counted.push(host);
+        }
+    }
+    let mut all = Thing::default();
+    let mut added: Vec<&str> = Vec::new();
+    for (host, total) in &hosts {
+        if added.contains(&host.as_str()) {
+            continue;
+        }
+        added.push(host);
+        for (name, rate) in &total.rates {
+            *all.rates.entry(name.clone()).or_insert(0.0) += rate;
+        }
+    }
+    rows.push(device_row("all hosts", "each host once", &all));
+    Some(Section {
+        layer: "device@all".to_string(),
+        header,
+        active: all.moved(),
+        rows,
+    })
 }
 
 fn section_of(layer: &str, metrics: &[Metric], rates: &BTreeMap<String, f64>) -> Section {
@@ -615,5 +689,48 @@ mod tests {
             .rows
             .iter()
             .any(|row| row.contains("part of") || row.starts_with("vda1")));
+    }
+
+    #[test]
+    fn hosts_are_totalled_each_once() {
+        let layer = |reads: f64| {
+            let (metrics, rates): (Vec<Metric>, BTreeMap<String, f64>) = [
+                device("vda", "disk", reads),
+                device("vda1", "partition", reads),
+            ]
+            .into_iter()
+            .unzip();
+            LayerSample::Values { metrics, rates }
+        };
+        let sample = Sample {
+            t_s: 1.0,
+            unix_s: 0.0,
+            interval_s: 1.0,
+            layers: BTreeMap::from([
+                ("device".to_string(), layer(10.0)),
+                ("device@db1".to_string(), layer(100.0)),
+                ("device@here".to_string(), layer(10.0)),
+            ]),
+        };
+        let total = hosts_total(&sample, "here").expect("a total across hosts");
+        let reads = |start: &str| -> f64 {
+            let row = total
+                .rows
+                .iter()
+                .find(|row| row.starts_with(start))
+                .unwrap();
+            row.split_whitespace()
+                .rev()
+                .nth(13)
+                .unwrap()
+                .parse()
+                .unwrap()
+        };
+        assert_eq!(reads("db1"), 100.0);
+        assert_eq!(reads("all hosts"), 110.0, "{:#?}", total.rows);
+        assert!(total
+            .rows
+            .iter()
+            .any(|row| row.contains("again, not added")));
     }
 }

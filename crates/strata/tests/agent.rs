@@ -88,7 +88,7 @@ fn agents_count_a_device_s_reads_as_the_kernel_does_on_this_machine_s_clock() {
 
 /// `strata observe --agent URL` shows another host's devices and CPU beside
 /// this machine's, as `device@HOST` and `cpu@HOST`, in the text view and
-/// the JSON stream.
+/// the JSON stream, and the hosts' total counts this host once.
 #[test]
 fn observe_follows_an_agent_beside_this_machine() {
     let dir = scratch();
@@ -112,6 +112,10 @@ fn observe_follows_an_agent_beside_this_machine() {
     for layer in [format!("device@{host}"), format!("cpu@{host}")] {
         assert!(text.contains(&layer), "no {layer} in\n{text}");
     }
+    assert!(
+        text.contains("device@all") && text.contains("again, not added"),
+        "this machine's node_exporter is this host again: not added to the hosts' total\n{text}"
+    );
     let mut json = args.to_vec();
     json.extend(["--format", "json"]);
     let lines = run(&json, dir.path());
