@@ -15,6 +15,7 @@ use strata_probe::blockdev::{device_of_path, physical_devices, BlockDevice};
 use strata_run::accounting::RunDevices;
 use strata_slob::schema::SchemaPlan;
 
+use crate::locality::{self, Locality};
 use crate::server::ThrowawayInfo;
 use crate::target::MariaDbTarget;
 
@@ -113,14 +114,29 @@ pub fn environment(
 ) -> Result<MariaDbEnvironment> {
     let settings = settings(conn)
         .map_err(|error| target.error("reading the settings of", format!("{error:#}")))?;
-    let local = target.is_local();
-    let data_dir =
-        (local && !settings.data_dir.is_empty()).then(|| PathBuf::from(&settings.data_dir));
+    let locality = match throwaway {
+        Some(info) => Locality::Local {
+            data_directory: PathBuf::from(&settings.data_dir),
+            server_pid: info.pid,
+        },
+        None => locality::locate(conn, &settings.data_dir, &settings.pid_file),
+    };
+    let (data_dir, server_pid, remote) = match locality {
+        Locality::Local {
+            data_directory,
+            server_pid,
+        } => (Some(data_directory), Some(server_pid), None),
+        Locality::Remote { reason } => (None, None, Some(reason)),
+    };
     let redo_dir = data_dir.as_ref().map(|dir| dir.join(&settings.redo_dir));
-    let (devices, device_details, device_note) = devices(data_dir.as_deref(), redo_dir.as_deref());
-    let server_pid = throwaway
-        .map(|info| info.pid)
-        .or_else(|| local_server_pid(data_dir.as_deref(), &settings.pid_file));
+    let (devices, device_details, device_note) = match &remote {
+        Some(reason) => (
+            RunDevices::default(),
+            Vec::new(),
+            Some(strata_run::server_host::not_observed_note(reason)),
+        ),
+        None => devices(data_dir.as_deref(), redo_dir.as_deref()),
+    };
     Ok(MariaDbEnvironment {
         engine: ENGINE,
         page_cache: page_cache_note(&settings.flush_method),
@@ -162,7 +178,9 @@ fn devices(data_dir: Option<&Path>, redo_dir: Option<&Path>) -> Devices {
         return (
             RunDevices::default(),
             Vec::new(),
-            Some("the server is not on this machine (not a socket or loopback address): its devices are not measured".into()),
+            Some(
+                "the server does not show its data directory: its devices are not measured".into(),
+            ),
         );
     };
     let under = |dir: &Path| physical_devices(&device_of_path(dir)?);
@@ -195,12 +213,4 @@ fn devices(data_dir: Option<&Path>, redo_dir: Option<&Path>) -> Devices {
         details,
         None,
     )
-}
-
-/// The pid in the server's pid file, if that process is a MariaDB or MySQL server.
-fn local_server_pid(data_dir: Option<&Path>, pid_file: &str) -> Option<u32> {
-    let path = data_dir?.join(pid_file);
-    let pid: u32 = std::fs::read_to_string(path).ok()?.trim().parse().ok()?;
-    let name = std::fs::read_to_string(format!("/proc/{pid}/comm")).ok()?;
-    (name.starts_with("mariadbd") || name.starts_with("mysqld")).then_some(pid)
 }

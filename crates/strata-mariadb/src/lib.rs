@@ -17,6 +17,7 @@ pub mod configure;
 pub mod engine;
 pub mod environment;
 pub mod figures;
+pub mod locality;
 pub mod record;
 pub mod run;
 pub mod schema;

@@ -24,7 +24,6 @@ const SESSION_QUERY_TIMEOUT: Duration = Duration::from_secs(600);
 pub struct MariaDbTarget {
     url: String,
     database: String,
-    local: bool,
 }
 
 impl std::fmt::Debug for MariaDbTarget {
@@ -43,15 +42,9 @@ impl MariaDbTarget {
             database != "mysql" && !database.ends_with("_schema") && database != "sys",
             "{database} is a system database: name another in the URL (default {DEFAULT_DATABASE})"
         );
-        let local = opts.get_socket().is_some()
-            || matches!(
-                opts.get_ip_or_hostname().as_ref(),
-                "localhost" | "127.0.0.1" | "::1"
-            );
         Ok(MariaDbTarget {
             url: url.to_string(),
             database,
-            local,
         })
     }
 
@@ -63,7 +56,6 @@ impl MariaDbTarget {
                 socket.display()
             ),
             database: database.to_string(),
-            local: true,
         }
     }
 
@@ -74,12 +66,6 @@ impl MariaDbTarget {
 
     pub fn database(&self) -> &str {
         &self.database
-    }
-
-    /// Whether the server runs on this machine (socket or loopback), so its
-    /// data directory's devices and its process can be measured.
-    pub fn is_local(&self) -> bool {
-        self.local
     }
 
     /// The URL with its password, for the collector only.
@@ -138,12 +124,10 @@ mod tests {
     fn the_database_defaults_and_the_password_stays_hidden() {
         let target = MariaDbTarget::from_url("mysql://app:hunter2@127.0.0.1:3306").unwrap();
         assert_eq!(target.database(), DEFAULT_DATABASE);
-        assert!(target.is_local());
         assert_eq!(target.redacted(), "mysql://app:***@127.0.0.1:3306");
         assert!(!format!("{target:?}").contains("hunter2"));
         let target = MariaDbTarget::from_url("mysql://app@db.example:3306/bench").unwrap();
         assert_eq!(target.database(), "bench");
-        assert!(!target.is_local());
         assert!(MariaDbTarget::from_url("mysql://root@h/mysql").is_err());
     }
 }

@@ -12,7 +12,7 @@
 //! `collector`).
 
 use std::path::{Path, PathBuf};
-use strata_probe::cpu::{process_start, ProcessStart};
+use strata_probe::cpu::{process_start, same_mounts, ProcessStart};
 use tokio_postgres::Client;
 
 /// The backend's start as the server gives it and as /proc gives it may
@@ -123,14 +123,6 @@ fn runs_in(data_directory: &Path, postmaster_pid: u32) -> Result<(), String> {
              other mounts than strata: run strata as root or as the server's OS user"
         )),
     }
-}
-
-/// Whether process `pid` sees the mounts this process sees (its
-/// `mountinfo`, readable by every user, is the same).
-fn same_mounts(pid: u32) -> bool {
-    let theirs = std::fs::read_to_string(format!("/proc/{pid}/mountinfo"));
-    let ours = std::fs::read_to_string("/proc/self/mountinfo");
-    matches!((theirs, ours), (Ok(theirs), Ok(ours)) if theirs == ours)
 }
 
 #[cfg(test)]

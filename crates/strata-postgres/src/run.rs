@@ -615,7 +615,7 @@ async fn environment(
         Some(reason) => (
             RunDevices::default(),
             Vec::new(),
-            Some(not_observed_note(&reason)),
+            Some(strata_run::server_host::not_observed_note(&reason)),
         ),
         None => resolve_devices(data_directory.as_deref(), wal_directory.as_deref()),
     };
@@ -736,16 +736,6 @@ async fn shared_buffers_bytes(client: &tokio_postgres::Client) -> Option<u64> {
     u64::try_from(row.get::<_, i64>(0)).ok()
 }
 
-/// What a run against a server not proved to be on this machine says of
-/// the server's host.
-fn not_observed_note(reason: &str) -> String {
-    format!(
-        "the server's host is not observed ({reason}): its devices, CPU and page cache are not \
-         in these figures; to observe them, run `strata observe --prometheus ADDR --path \
-         DATA_DIR` there (or use its node_exporter) and pass --agent http://HOST:PORT"
-    )
-}
-
 fn resolve_devices(
     data: Option<&Path>,
     wal: Option<&Path>,
@@ -754,7 +744,9 @@ fn resolve_devices(
     let mut notes = Vec::new();
     let mut physical_names = |dir: Option<&Path>| -> Vec<String> {
         let Some(dir) = dir else {
-            notes.push(not_observed_note("its data directory is not known here"));
+            notes.push(strata_run::server_host::not_observed_note(
+                "its data directory is not known here",
+            ));
             return Vec::new();
         };
         match device_of_path(dir).and_then(|device| physical_devices(&device)) {

@@ -135,6 +135,14 @@ pub fn process_start(pid: u32) -> Option<ProcessStart> {
     parse_process_start(&stat, &boot, ticks_per_second())
 }
 
+/// Whether process `pid` sees the mounts this process sees (its
+/// `mountinfo`, readable by every user, is the same).
+pub fn same_mounts(pid: u32) -> bool {
+    let theirs = std::fs::read_to_string(format!("/proc/{pid}/mountinfo"));
+    let ours = std::fs::read_to_string("/proc/self/mountinfo");
+    matches!((theirs, ours), (Ok(theirs), Ok(ours)) if theirs == ours)
+}
+
 /// [`ProcessStart`] from a `/proc/PID/stat` and a `/proc/stat` text.
 pub fn parse_process_start(stat: &str, proc_stat: &str, ticks: f64) -> Option<ProcessStart> {
     let comm = stat.split_once('(')?.1.rsplit_once(')')?.0.to_string();

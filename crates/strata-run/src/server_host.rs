@@ -239,6 +239,16 @@ fn described(
     }
 }
 
+/// What a run against a server not proved to be on this machine says of
+/// the server's host.
+pub fn not_observed_note(reason: &str) -> String {
+    format!(
+        "the server's host is not observed ({reason}): its devices, CPU and page cache are not \
+         in these figures; to observe them, run `strata observe --prometheus ADDR --path \
+         DATA_DIR` there (or use its node_exporter) and pass --agent http://HOST:PORT"
+    )
+}
+
 fn counters(scraped: &Scrape, uri: &Uri) -> anyhow::Result<HostCounters> {
     HostCounters::of(scraped, uri.host().unwrap_or_default()).ok_or_else(|| {
         anyhow::anyhow!("{uri} answers, but as neither a strata agent nor node_exporter")

@@ -11,6 +11,7 @@ pub mod command;
 pub mod files;
 pub mod host;
 pub mod loopdev;
+pub mod mariadb;
 pub mod observer;
 pub mod postgres;
 pub mod process;

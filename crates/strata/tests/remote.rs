@@ -8,6 +8,7 @@ mod common;
 
 use common::*;
 use strata_testkit::host::NamespaceHost;
+use strata_testkit::mariadb::HostedMariaDb;
 use strata_testkit::postgres::{debian_bin_dir, HostedPostgres};
 
 #[test]
@@ -57,6 +58,33 @@ fn a_run_against_a_server_on_another_host_says_its_host_is_not_observed() {
         shown.contains("the server's host is not observed"),
         "{shown}"
     );
+}
+
+/// The same for MariaDB: a server on another host answering over TCP,
+/// whose data directory and pid file paths exist here too, is not taken
+/// for this machine's.
+#[test]
+fn a_mariadb_run_against_a_server_on_another_host_says_its_host_is_not_observed() {
+    let dir = scratch();
+    let mut host = NamespaceHost::create(4);
+    let server = HostedMariaDb::start(&mut host);
+    let url = server.url("strata_slob");
+    let plan = ["--schemas", "1", "--scale", "4MiB"];
+    let mut args = vec!["run", "--engine", "mariadb", "--db", url.as_str()];
+    args.extend(["--duration", "2s", "--warmup", "0s"]);
+    args.extend(plan);
+    let document = run_json(&args, dir.path());
+    assert_matches_the_run_schema(&document);
+    let environment = &document["environment"];
+    let note = environment["device_note"].as_str().unwrap_or_default();
+    assert!(
+        note.starts_with("the server's host is not observed (pid ")
+            && note.contains("pass --agent http://HOST:PORT"),
+        "{note}"
+    );
+    assert_eq!(environment["devices"]["data"], serde_json::json!([]));
+    assert_eq!(document["result"]["devices"], serde_json::json!([]));
+    assert!(document["result"]["workload"]["loops"].as_u64().unwrap() > 0);
 }
 
 /// The server's host observed through an agent there — a strata agent
