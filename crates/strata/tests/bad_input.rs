@@ -226,3 +226,36 @@ fn agents_that_cannot_be_followed_are_refused() {
         &["--agent", "does not apply to --engine sqlite"],
     );
 }
+
+#[test]
+fn a_fleet_report_s_times_and_server_are_checked_before_any_query() {
+    let prometheus = ["report", "--prometheus", "http://127.0.0.1:1"];
+    let with = |more: &[&'static str]| [prometheus.as_slice(), more].concat();
+    refused(
+        &with(&["--from", "yesterday"]),
+        &["--from", "RFC 3339", "now-DURATION"],
+    );
+    refused(
+        &with(&["--from", "now", "--to", "now-1m"]),
+        &["--from must be before --to"],
+    );
+    refused(
+        &with(&["--from", "now-1h", "--step", "0.1s"]),
+        &["--step", "11000"],
+    );
+    refused(
+        &[
+            "report",
+            "--prometheus",
+            "ftp://prom:9090",
+            "--from",
+            "now-1m",
+        ],
+        &["--prometheus ftp://prom:9090", "http://HOST:PORT"],
+    );
+    refused(&["report", "--prometheus", "http://prom:9090"], &["--from"]);
+    refused(
+        &["report", "x.strata", "--from", "now-1m", "--to", "now"],
+        &["--from now-1m"],
+    );
+}
