@@ -134,6 +134,8 @@ pub struct FollowedHost {
     pub host: String,
     pub url: String,
     pub dialect: Dialect,
+    /// The disks followed there.
+    pub disks: Vec<String>,
     /// The agent's clock less this machine's at its first answer, seconds.
     pub clock_offset_s: Option<f64>,
     pub round_trip_s: f64,
@@ -152,7 +154,12 @@ pub fn follow(url: &str) -> anyhow::Result<FollowedHost> {
     let host = counters.host;
     let agent = Agent::new(uri);
     let mut collectors: Vec<Box<dyn Collector>> = vec![
-        Box::new(AgentLayer::of_host(&agent, Layer::Devices, disks, &host)),
+        Box::new(AgentLayer::of_host(
+            &agent,
+            Layer::Devices,
+            disks.clone(),
+            &host,
+        )),
         Box::new(AgentLayer::of_host(&agent, Layer::Cpu, Vec::new(), &host)),
     ];
     for (database, _) in database_layers(&scraped) {
@@ -168,6 +175,7 @@ pub fn follow(url: &str) -> anyhow::Result<FollowedHost> {
         host,
         url: url.to_string(),
         dialect: counters.dialect,
+        disks,
         clock_offset_s: scraped.clock_offset_s(),
         round_trip_s: scraped.round_trip_s(),
         collectors,

@@ -47,6 +47,8 @@ pub(crate) struct EdgeTaker {
     pub server_pids: Vec<u32>,
     /// `--agent`: the server host's devices and CPU replace this machine's.
     pub agent: Option<std::sync::Arc<strata_run::server_host::ServerHostAgent>>,
+    /// The other hosts' agents (`--agent` after the first).
+    pub others: strata_run::server_host::OtherHostEdges,
 }
 
 impl EdgeTaker {
@@ -128,10 +130,12 @@ impl Watcher<u32> for EdgeTaker {
             processes_io: strata_run::tenants::ProcessIoSnapshot::read(),
             server_start,
             oom_kills: strata_probe::collectors::host_oom_kills(),
+            other_hosts: Vec::new(),
         };
         if let Some(agent) = &self.agent {
             agent.onto_blocking(&mut os);
         }
+        os.other_hosts = self.others.take_blocking();
         WindowEdge { innodb, os }
     }
 

@@ -174,6 +174,7 @@ fn run_on(
         admin,
         server_pids: environment.server_pid.into_iter().collect(),
         agent: agent.clone(),
+        others: others.edges,
     };
     let opener = MariaDbOpener { target };
     let measured = measure(&opener, &config.driver, interrupt, observer, &mut edges);

@@ -57,5 +57,6 @@ pub async fn take(client: &tokio_postgres::Client, version_num: u32, server_pids
             user + system
         },
         processes_io: strata_run::tenants::ProcessIoSnapshot::read(),
+        other_hosts: Vec::new(),
     }
 }

@@ -33,7 +33,7 @@ use strata_run::outcome::{
     data_set_bytes, KeptInfo, PageCacheChoice, RunEnvironment, RunObserver, SlobOutcome,
 };
 use strata_run::output::{write_run_recording, RunRecording};
-use strata_run::server_host::ServerHostAgent;
+use strata_run::server_host::{OtherHostEdges, ServerHostAgent};
 use strata_run::verdict::{judge, CacheFit, VerdictFacts};
 use strata_slob::schema::SchemaPlan;
 use strata_slob::session::{DriverOptions, Progress, RunOutcome, StopAfter};
@@ -312,6 +312,7 @@ pub fn run_slob(
                 cluster: Some(&cluster),
                 agent: OnceLock::new(),
                 other_hosts: Mutex::new(Vec::new()),
+                other_edges: OnceLock::new(),
             };
             let mut outcome = runtime
                 .block_on(drive(&config, &server, interrupt, observer))
@@ -343,6 +344,7 @@ pub fn run_slob(
                 cluster: None,
                 agent: OnceLock::new(),
                 other_hosts: Mutex::new(Vec::new()),
+                other_edges: OnceLock::new(),
             };
             runtime.block_on(drive(&config, &server, interrupt, observer))
         }
@@ -369,6 +371,8 @@ struct Server<'a> {
     /// The collectors of the other hosts followed, until the layer sampler
     /// takes them.
     other_hosts: Mutex<Vec<Box<dyn Collector>>>,
+    /// The other hosts' agents, for the window's edges.
+    other_edges: OnceLock<OtherHostEdges>,
 }
 
 impl Server<'_> {
@@ -385,6 +389,9 @@ impl Server<'_> {
         let mut edge = crate::edge::take(client, version_num, &self.pids()).await;
         if let Some(agent) = self.agent.get() {
             agent.onto(&mut edge).await;
+        }
+        if let Some(others) = self.other_edges.get() {
+            edge.other_hosts = others.take().await;
         }
         edge
     }
@@ -437,6 +444,7 @@ async fn drive(
         .other_hosts
         .lock()
         .unwrap_or_else(PoisonError::into_inner) = others.collectors;
+    let _ = server.other_edges.set(others.edges);
     if server.cluster.is_none() {
         if let Some(dir) = &environment.data_directory {
             check_free_space(dir, &config.driver.plan)?;

@@ -153,6 +153,24 @@ pub struct RunFigures {
     /// a host too busy to take it on time measured another span.
     #[serde(default)]
     pub start_edge_late_s: f64,
+    /// Other hosts followed beside the server's (`--agent` after the
+    /// first), from their agents' counters at the window's two edges.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub other_hosts: Vec<OtherHostFigures>,
+}
+
+/// Another host over the run's window, from its agent's counters at the
+/// window's two edges.
+#[derive(Clone, Debug, Serialize, PartialEq, Deserialize)]
+pub struct OtherHostFigures {
+    pub host: String,
+    /// Its disks, iostat -x's way (role `observed`); empty with a gap.
+    pub devices: Vec<IostatFigures>,
+    pub cpus: Option<f64>,
+    /// Its CPU's idle share over the window, %; `None` with a gap.
+    pub host_idle_pct: Option<f64>,
+    /// Why there are no figures: the agent did not answer at an edge.
+    pub gap: Option<String>,
 }
 
 /// The page cache of the server's files (the cgroup's page cache less its

@@ -246,14 +246,14 @@ fn window_fact(report: &mut Report, measured: &Measured, what: &str) {
 fn assemble(
     mut report: Report,
     measured: &Measured,
-    within: &Timeline,
+    hosts: Option<Section>,
     middle: Vec<Section>,
     time_series: Section,
 ) -> Report {
     report.sections.push(sections::load_profile(measured));
     report.sections.push(sections::top_waits(measured));
     report.sections.push(sections::io_by_layer(measured));
-    report.sections.extend(hosts::section(within));
+    report.sections.extend(hosts);
     report.sections.extend(middle);
     report.sections.push(time_series);
     report.sections.push(sections::outliers(measured));
@@ -316,7 +316,14 @@ fn run_report(
     let within = timeline.within(measured.window);
     let series = time_series::section(&within, &measured, Vec::new());
     let latency = run_latency(recording, options);
-    let mut report = assemble(report, &measured, &within, vec![latency], series);
+    let exact_hosts = run::result(recording)
+        .filter(|result| whole && !result.other_hosts.is_empty())
+        .map(|result| &result.other_hosts[..]);
+    let hosts = match exact_hosts {
+        Some(figures) => hosts::from_run_result(figures, measured.window_s, &recording.environment),
+        None => hosts::section(&within),
+    };
+    let mut report = assemble(report, &measured, hosts, vec![latency], series);
     if let Some(verdict) = run_verdict(recording) {
         report.about.insert(0, Fact::new("verdict", verdict));
     }
@@ -466,7 +473,7 @@ fn calibrate_report(
     let extra = vec![calibrate::latency_over_time(recording, &points)];
     let within = timeline.within(window);
     let series = time_series::section(&within, &measured, extra);
-    let mut report = assemble(report, &measured, &within, middle, series);
+    let mut report = assemble(report, &measured, hosts::section(&within), middle, series);
     if let Some(verdict) = calibrate_verdict(recording) {
         report.about.insert(0, Fact::new("verdict", verdict));
     }
@@ -505,7 +512,13 @@ fn observe_report(
         .note("observe times no requests of its own: the devices' await is in I/O by layer.");
     let within = timeline.within(window);
     let series = time_series::section(&within, &measured, Vec::new());
-    assemble(report, &measured, &within, vec![latency], series)
+    assemble(
+        report,
+        &measured,
+        hosts::section(&within),
+        vec![latency],
+        series,
+    )
 }
 
 /// An observe Recording of other hosts alone (a fleet from a Prometheus

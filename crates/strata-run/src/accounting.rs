@@ -13,8 +13,8 @@ use strata_probe::collectors::DeviceFilter;
 use strata_probe::diskstats::{find, DeviceDelta, IostatFigures};
 pub use strata_recording::environment::RunDevices;
 pub use strata_recording::run::{
-    Absorption, CpuFigures, DatabaseFigures, OperationFigures, PageCacheHeld, RunFigures,
-    SessionFigures, WorkloadFigures,
+    Absorption, CpuFigures, DatabaseFigures, OperationFigures, OtherHostFigures, PageCacheHeld,
+    RunFigures, SessionFigures, WorkloadFigures,
 };
 use strata_slob::session::RunOutcome;
 
@@ -238,6 +238,11 @@ pub fn account(
             .at
             .saturating_duration_since(outcome.window_start.into_std())
             .as_secs_f64(),
+        other_hosts: crate::server_host::other_host_figures(
+            &start.other_hosts,
+            &end.other_hosts,
+            edge_seconds,
+        ),
     };
     figures.tenants = tenants(start, end, &figures.devices);
     figures.warnings = warnings(&figures, end);

@@ -54,6 +54,21 @@ pub struct Edge {
     /// When the server last started, as the server says; `None` when it
     /// could not be asked or strata runs the engine in its own process.
     pub server_start: Option<ServerStart>,
+    /// Other hosts' counters (`--agent` after the first), from their
+    /// agents now.
+    pub other_hosts: Vec<HostEdge>,
+}
+
+/// Another host's counters at one edge, as its agent gave them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HostEdge {
+    pub host: String,
+    /// The disks followed there.
+    pub disks: Vec<DiskStat>,
+    pub host_cpu: HostCpu,
+    pub cpus: Option<f64>,
+    /// Why the agent gave nothing now.
+    pub missing: Option<String>,
 }
 
 /// When a server started, as Unix seconds, and what says so.

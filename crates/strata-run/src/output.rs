@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
 use strata_core::units::{format_latency_ns, format_size};
+use strata_probe::diskstats::IostatFigures;
 use strata_recording::record::{RunHistograms, RunResult, Stopped, WindowDatabase, WindowDevice};
 use strata_recording::{Header, Kind, Record, RecordingWriter};
 use strata_slob::load::LoadReport;
@@ -349,6 +350,7 @@ fn figures_text(figures: &RunFigures, outcome: &SlobOutcome) -> String {
     }
     out += &absorption_text(figures, &outcome.environment);
     out += &devices_text(figures);
+    out += &other_hosts_text(figures);
     out += &tenants_text(figures);
     out += &cpu_text(figures, engine);
     if !figures.warnings.is_empty() {
@@ -532,11 +534,56 @@ fn read_requests_text(database: &crate::accounting::DatabaseFigures) -> String {
 
 fn devices_text(figures: &RunFigures) -> String {
     let mut out = String::from("\nDevices (/proc/diskstats, iostat -x definitions)\n");
+    device_lines(&mut out, "role", &figures.devices);
+    out
+}
+
+/// Other hosts followed beside the server's: each one's disks and CPU
+/// over the window, or why there are none.
+fn other_hosts_text(figures: &RunFigures) -> String {
+    if figures.other_hosts.is_empty() {
+        return String::new();
+    }
+    let mut out =
+        String::from("\nOther hosts (their agents' counters at the window's edges, iostat -x)\n");
+    for host in &figures.other_hosts {
+        match (&host.gap, host.host_idle_pct) {
+            (Some(gap), _) => {
+                let _ = writeln!(out, "  {}: no figures: {gap}", host.host);
+            }
+            (None, idle) => {
+                let cpus = host
+                    .cpus
+                    .map_or("?".to_string(), |cpus| format!("{cpus:.0}"));
+                let idle = idle.map_or("n/a".to_string(), |idle| format!("{idle:.1}%"));
+                let _ = writeln!(out, "  {}: CPU idle {idle} of {cpus} CPUs", host.host);
+            }
+        }
+    }
+    let observed: Vec<IostatFigures> = figures
+        .other_hosts
+        .iter()
+        .flat_map(|host| {
+            host.devices.iter().map(|device| IostatFigures {
+                role: host.host.clone(),
+                ..device.clone()
+            })
+        })
+        .collect();
+    if !observed.is_empty() {
+        device_lines(&mut out, "host", &observed);
+    }
+    out
+}
+
+/// iostat -x's columns, one line per device; `second` names what the
+/// second column holds (each device's `role`).
+fn device_lines(out: &mut String, second: &str, devices: &[IostatFigures]) {
     let _ = writeln!(
         out,
         "  {:<10} {:<9} {:>9} {:>9} {:>8} {:>8} {:>9} {:>9} {:>9} {:>9} {:>7} {:>6}",
         "device",
-        "role",
+        second,
         "r/s",
         "w/s",
         "rMB/s",
@@ -548,7 +595,7 @@ fn devices_text(figures: &RunFigures) -> String {
         "aqu-sz",
         "%util"
     );
-    for device in &figures.devices {
+    for device in devices {
         let _ = writeln!(
             out,
             "  {:<10} {:<9} {:>9.1} {:>9.1} {:>8.2} {:>8.2} {:>9} {:>9} {:>9} {:>9} {:>7.2} {:>6.1}",
@@ -566,7 +613,6 @@ fn devices_text(figures: &RunFigures) -> String {
             device.util_pct
         );
     }
-    out
 }
 
 fn cpu_text(figures: &RunFigures, engine: EngineKind) -> String {

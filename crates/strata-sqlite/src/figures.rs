@@ -49,6 +49,7 @@ pub fn take_edge(version_num: u32) -> SqliteEdge {
         processes_io: strata_run::tenants::ProcessIoSnapshot::read(),
         oom_kills: strata_probe::collectors::host_oom_kills(),
         server_start: None,
+        other_hosts: Vec::new(),
     };
     SqliteEdge {
         os,

@@ -204,6 +204,20 @@ fn run_through(agent: &str, others: &[&str], url: &str, plan: &[&str], dir: &std
         return;
     }
     assert_eq!(other_hosts.unwrap()[0]["name"], "nfs1", "{environment}");
+    let nfs1 = &document["result"]["other_hosts"][0];
+    assert_eq!(nfs1["host"], "nfs1", "{}", document["result"]);
+    let observed = nfs1["devices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|observed| observed["device"] == device)
+        .unwrap_or_else(|| panic!("nfs1's agent watches {device} too: {nfs1}"));
+    let requests = |figures: &serde_json::Value| figures["read_requests"].as_f64().unwrap();
+    let (at_nfs1, at_server) = (requests(observed), requests(&devices[0]));
+    assert!(
+        (at_nfs1 - at_server).abs() <= (0.02 * at_server).max(5.0),
+        "one device seen by two agents at the same edges: {at_nfs1} and {at_server} read requests"
+    );
     let other_samples = recording
         .layers()
         .filter(|sample| sample.values("device@nfs1").is_some())
@@ -216,6 +230,10 @@ fn run_through(agent: &str, others: &[&str], url: &str, plan: &[&str], dir: &std
     assert!(
         hosts.contains("nfs1") && hosts.contains(device) && shown.contains("other hosts"),
         "{shown}"
+    );
+    assert!(
+        hosts.contains("at the two edges"),
+        "exact, from the result: {hosts}"
     );
 }
 

@@ -10,12 +10,15 @@
 
 use super::layers;
 use super::measured::{DatabaseSource, Measured};
+use super::run::device_window;
 use super::samples::Timeline;
 use super::sections::{number, optional, reconciliation};
 use super::time_series::{device_series, line};
-use crate::findings::DeviceWindow;
+use crate::findings::{CpuEvidence, DeviceWindow};
 use strata_output::document::{Cell, Column, Section, Table, Window};
 use strata_recording::names::{device, layer};
+use strata_recording::run::OtherHostFigures;
+use strata_recording::Environment;
 
 /// InnoDB's default page size, for a host whose page size no agent gives.
 const INNODB_PAGE_BYTES: f64 = 16384.0;
@@ -36,23 +39,74 @@ pub(crate) fn section(within: &Timeline) -> Option<Section> {
         .into_iter()
         .map(|host| host_window(within, host))
         .collect();
+    laid_out(&hosts).map(|section| section.note(SAMPLED))
+}
+
+/// A run's other hosts over its whole measured window, exactly: from its
+/// result, its agents' counters at the window's two edges.
+pub(crate) fn from_run_result(
+    figures: &[OtherHostFigures],
+    window_s: f64,
+    environment: &Environment,
+) -> Option<Section> {
+    let hosts: Vec<HostWindow> = figures
+        .iter()
+        .map(|host| {
+            let mut measured = Measured::empty(Window {
+                from_s: 0.0,
+                to_s: window_s,
+            });
+            measured.devices = host
+                .devices
+                .iter()
+                .map(|device| device_window(device, environment))
+                .collect();
+            measured.cpu = Some(CpuEvidence {
+                cpus: host.cpus.unwrap_or(f64::NAN),
+                idle_pct: host.host_idle_pct,
+                procs_running_avg: None,
+                run_delay_ms_per_s: None,
+                psi_cpu_some_pct: None,
+            });
+            let covered_s = if host.gap.is_some() { 0.0 } else { window_s };
+            measured.window_s = covered_s;
+            HostWindow {
+                host: host.host.clone(),
+                cpu_s: covered_s,
+                measured,
+            }
+        })
+        .collect();
+    let mut section = laid_out(&hosts)?.note(
+        "Each host's figures are its agent's counters at the two edges of the run's measured \
+         window, as the server host's are.",
+    );
+    for host in figures {
+        if let Some(gap) = &host.gap {
+            section = section.note(format!("{}: no figures: {gap}", host.host));
+        }
+    }
+    Some(section)
+}
+
+const SAMPLED: &str = "Each host's figures are its own agent's counters, placed on this \
+     recording's clock; \"covered\" is the time its samples span (less than the window where \
+     its agent did not answer). Rates are over each host's own covered time.";
+
+fn laid_out(hosts: &[HostWindow]) -> Option<Section> {
     if hosts.is_empty() {
         return None;
     }
     let mut section = Section::new("hosts", "Hosts")
-        .table(device_table(&hosts))
-        .table(cpu_table(&hosts));
+        .table(device_table(hosts))
+        .table(cpu_table(hosts));
     for host in hosts.iter().filter(|host| host.measured.database.is_some()) {
         if let Some(mut table) = reconciliation(&host.measured) {
             table.title = table.title.map(|title| format!("{}: {title}", host.host));
             section = section.table(table);
         }
     }
-    Some(section.note(
-        "Each host's figures are its own agent's counters, placed on this recording's clock; \
-         \"covered\" is the time its samples span (less than the window where its agent did \
-         not answer). Rates are over each host's own covered time.",
-    ))
+    Some(section)
 }
 
 /// Every host's devices' requests/s, second by second (or step by step),
