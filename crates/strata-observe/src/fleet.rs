@@ -3,9 +3,9 @@
 //! devices and CPU as `device@HOST` and `cpu@HOST` samples with rates since
 //! the step before, the samples `strata observe --agent` records live, and
 //! a strata agent's database counters (`postgres@HOST`, `mariadb@HOST`)
-//! where it watches one. A
-//! host is counted once: when two targets name the same host (its strata
-//! agent and its node_exporter), the strata agent's figures are kept.
+//! where it watches one. A host is counted once: when two targets name the
+//! same host (its strata agent and its node_exporter), the strata agent's
+//! figures are kept.
 //!
 //! Not for: querying Prometheus (strata-agent's `query`) or reporting
 //! (strata-report).

@@ -405,6 +405,10 @@ mod tests {
         assert_eq!(figures[0].host_idle_pct, Some(100.0));
         assert!(figures[1].devices.is_empty());
         assert_eq!(figures[1].host_idle_pct, None);
-        assert!(figures[1].gap.as_deref().unwrap().contains("connection refused"));
+        assert!(figures[1]
+            .gap
+            .as_deref()
+            .unwrap()
+            .contains("connection refused"));
     }
 }

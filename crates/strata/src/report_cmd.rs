@@ -126,7 +126,16 @@ fn fleet_report(
     let hosts: Vec<String> = fleet
         .hosts
         .iter()
-        .map(|(host, chosen)| format!("{host} ({} {})", chosen.agent_kind, chosen.target))
+        .map(|(host, chosen)| {
+            let missing = match chosen.missing_steps {
+                0 => String::new(),
+                steps => format!(
+                    ", no sample at {steps} of {} steps",
+                    recording.layers().count()
+                ),
+            };
+            format!("{host} ({} {}{missing})", chosen.agent_kind, chosen.target)
+        })
         .collect();
     report.about.extend([
         Fact::new(

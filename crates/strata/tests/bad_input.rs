@@ -210,18 +210,6 @@ fn agents_that_cannot_be_followed_are_refused() {
         &["--agent", "http://HOST:PORT"],
     );
     refused(
-        &[
-            "run",
-            "--db",
-            "postgresql://u@127.0.0.1:1/x",
-            "--agent",
-            "http://a:1",
-            "--agent",
-            "http://b:1",
-        ],
-        &["--agent", "one agent"],
-    );
-    refused(
         &["run", "--engine", "sqlite", "--agent", "http://a:1"],
         &["--agent", "does not apply to --engine sqlite"],
     );
