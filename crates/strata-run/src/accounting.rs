@@ -5,7 +5,7 @@
 //!
 //! Not for: taking the snapshots (`edge`) or printing (`output`).
 
-use crate::edge::Edge;
+use crate::edge::{Edge, HostEdge};
 use crate::processes::{groups_between, server_ticks_between};
 use strata_core::histogram::LatencyHistogram;
 use strata_core::verdict::Verdict;
@@ -238,11 +238,7 @@ pub fn account(
             .at
             .saturating_duration_since(outcome.window_start.into_std())
             .as_secs_f64(),
-        other_hosts: crate::server_host::other_host_figures(
-            &start.other_hosts,
-            &end.other_hosts,
-            edge_seconds,
-        ),
+        other_hosts: other_host_figures(&start.other_hosts, &end.other_hosts, edge_seconds),
     };
     figures.tenants = tenants(start, end, &figures.devices);
     figures.warnings = warnings(&figures, end);
@@ -252,9 +248,51 @@ pub fn account(
     figures
 }
 
+/// Each other host over the window, from its counters at the two edges:
+/// its disks iostat's way and its CPU's idle share, or the gap where its
+/// agent did not answer at an edge.
+pub fn other_host_figures(
+    start: &[HostEdge],
+    end: &[HostEdge],
+    seconds: f64,
+) -> Vec<OtherHostFigures> {
+    start
+        .iter()
+        .zip(end)
+        .map(|(start, end)| {
+            let gap = start.missing.clone().or_else(|| end.missing.clone());
+            let devices = match gap {
+                Some(_) => Vec::new(),
+                None => start
+                    .disks
+                    .iter()
+                    .filter_map(|before| {
+                        let after = find(&end.disks, &before.name)?;
+                        Some(DeviceDelta::between(before, after, seconds).figures("observed"))
+                    })
+                    .collect(),
+            };
+            OtherHostFigures {
+                host: start.host.clone(),
+                devices,
+                cpus: end.cpus,
+                host_idle_pct: gap
+                    .is_none()
+                    .then(|| end.host_cpu.idle_pct_since(&start.host_cpu)),
+                gap: gap.map(|error| {
+                    format!("its agent did not answer at an edge of the window ({error})")
+                }),
+            }
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::edge::HostEdge;
+    use strata_probe::cpu::HostCpu;
+    use strata_probe::diskstats::DiskStat;
 
     #[test]
     fn the_sampler_watches_each_data_and_wal_device_once() {
@@ -267,5 +305,44 @@ mod tests {
             DeviceFilter::Names(vec!["sda".into(), "sdb".into(), "nvme0n1".into()])
         );
         assert_eq!(sampler_filter(&RunDevices::default()), DeviceFilter::All);
+    }
+
+    fn edge(host: &str, read_requests: u64, idle: u64, missing: Option<&str>) -> HostEdge {
+        HostEdge {
+            host: host.into(),
+            disks: vec![DiskStat {
+                name: "vdb".into(),
+                read_requests,
+                field_count: 17,
+                ..DiskStat::default()
+            }],
+            host_cpu: HostCpu {
+                idle,
+                user: 100,
+                ..HostCpu::default()
+            },
+            cpus: Some(4.0),
+            missing: missing.map(str::to_string),
+        }
+    }
+
+    #[test]
+    fn another_host_s_window_is_its_edges_difference_or_a_named_gap() {
+        let start = [edge("nfs1", 100, 100, None), edge("db2", 5, 0, None)];
+        let end = [
+            edge("nfs1", 300, 300, None),
+            edge("db2", 0, 0, Some("connection refused")),
+        ];
+        let figures = other_host_figures(&start, &end, 2.0);
+        assert_eq!(figures[0].devices[0].read_requests, 200);
+        assert_eq!(figures[0].devices[0].r_per_s, 100.0);
+        assert_eq!(figures[0].host_idle_pct, Some(100.0));
+        assert!(figures[1].devices.is_empty());
+        assert_eq!(figures[1].host_idle_pct, None);
+        assert!(figures[1]
+            .gap
+            .as_deref()
+            .unwrap()
+            .contains("connection refused"));
     }
 }

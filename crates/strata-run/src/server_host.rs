@@ -8,7 +8,7 @@
 //!
 //! Not for: scraping or reading an agent's series (strata-agent).
 
-use crate::accounting::{OtherHostFigures, RunDevices, RunFigures};
+use crate::accounting::{RunDevices, RunFigures};
 use crate::edge::{Edge, HostEdge};
 use hyper::Uri;
 use std::path::Path;
@@ -18,7 +18,6 @@ use strata_agent::collector::{Agent, AgentLayer, Layer};
 use strata_agent::host::{Dialect, HostCounters};
 use strata_agent::scrape::{metrics_uri, scrape, scrape_blocking, Scrape};
 use strata_core::metrics::Collector;
-use strata_probe::diskstats::{find, DeviceDelta};
 use strata_recording::environment::ServerHost;
 
 /// How long a scrape at an edge may take before the edge goes without it.
@@ -296,45 +295,6 @@ impl OtherAgent {
     }
 }
 
-/// Each other host over the window, from its counters at the two edges:
-/// its disks iostat's way and its CPU's idle share, or the gap where its
-/// agent did not answer at an edge.
-pub fn other_host_figures(
-    start: &[HostEdge],
-    end: &[HostEdge],
-    seconds: f64,
-) -> Vec<OtherHostFigures> {
-    start
-        .iter()
-        .zip(end)
-        .map(|(start, end)| {
-            let gap = start.missing.clone().or_else(|| end.missing.clone());
-            let devices = match gap {
-                Some(_) => Vec::new(),
-                None => start
-                    .disks
-                    .iter()
-                    .filter_map(|before| {
-                        let after = find(&end.disks, &before.name)?;
-                        Some(DeviceDelta::between(before, after, seconds).figures("observed"))
-                    })
-                    .collect(),
-            };
-            OtherHostFigures {
-                host: start.host.clone(),
-                devices,
-                cpus: end.cpus,
-                host_idle_pct: gap
-                    .is_none()
-                    .then(|| end.host_cpu.idle_pct_since(&start.host_cpu)),
-                gap: gap.map(|error| {
-                    format!("its agent did not answer at an edge of the window ({error})")
-                }),
-            }
-        })
-        .collect()
-}
-
 fn described(
     host: &str,
     url: &str,
@@ -365,50 +325,4 @@ fn counters(scraped: &Scrape, uri: &Uri) -> anyhow::Result<HostCounters> {
     HostCounters::of(scraped, uri.host().unwrap_or_default()).ok_or_else(|| {
         anyhow::anyhow!("{uri} answers, but as neither a strata agent nor node_exporter")
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use strata_probe::cpu::HostCpu;
-    use strata_probe::diskstats::DiskStat;
-
-    fn edge(host: &str, read_requests: u64, idle: u64, missing: Option<&str>) -> HostEdge {
-        HostEdge {
-            host: host.into(),
-            disks: vec![DiskStat {
-                name: "vdb".into(),
-                read_requests,
-                field_count: 17,
-                ..DiskStat::default()
-            }],
-            host_cpu: HostCpu {
-                idle,
-                user: 100,
-                ..HostCpu::default()
-            },
-            cpus: Some(4.0),
-            missing: missing.map(str::to_string),
-        }
-    }
-
-    #[test]
-    fn another_host_s_window_is_its_edges_difference_or_a_named_gap() {
-        let start = [edge("nfs1", 100, 100, None), edge("db2", 5, 0, None)];
-        let end = [
-            edge("nfs1", 300, 300, None),
-            edge("db2", 0, 0, Some("connection refused")),
-        ];
-        let figures = other_host_figures(&start, &end, 2.0);
-        assert_eq!(figures[0].devices[0].read_requests, 200);
-        assert_eq!(figures[0].devices[0].r_per_s, 100.0);
-        assert_eq!(figures[0].host_idle_pct, Some(100.0));
-        assert!(figures[1].devices.is_empty());
-        assert_eq!(figures[1].host_idle_pct, None);
-        assert!(figures[1]
-            .gap
-            .as_deref()
-            .unwrap()
-            .contains("connection refused"));
-    }
 }
