@@ -7,10 +7,11 @@
 //! Knows no strata-mariadb type.
 
 use crate::host::NamespaceHost;
+use crate::process::wait_until;
 use std::net::Ipv4Addr;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 pub struct HostedMariaDb {
     pub data_dir: PathBuf,
@@ -71,24 +72,16 @@ impl HostedMariaDb {
     }
 
     fn wait_until_ready(&self) {
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
-            let ready = Command::new("mariadb-admin")
+        let log = self.dir.path().join("error.log");
+        let what = format!("the hosted MariaDB (see {})", log.display());
+        wait_until(Duration::from_secs(60), &what, || {
+            Command::new("mariadb-admin")
                 .args(["--no-defaults", "-h", &self.address.to_string()])
                 .args(["-P", &self.port.to_string(), "-u", "root", "ping"])
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
                 .status()
-                .is_ok_and(|status| status.success());
-            if ready {
-                return;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "the hosted MariaDB did not answer in 60 s; see {}",
-                self.dir.path().join("error.log").display()
-            );
-            std::thread::sleep(Duration::from_millis(250));
-        }
+                .is_ok_and(|status| status.success())
+        });
     }
 }

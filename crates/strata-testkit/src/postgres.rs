@@ -5,11 +5,12 @@
 //! options, throwaway clusters, clients) stays in that crate's tests.
 
 use crate::host::NamespaceHost;
+use crate::process::wait_until;
 use std::io::Write;
 use std::net::Ipv4Addr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Where scripts/install-test-deps puts PostgreSQL 18's server binaries
 /// (`$STRATA_PG18_BIN` overrides it); panics, naming the way to install
@@ -116,28 +117,15 @@ impl HostedPostgres {
     }
 
     fn wait_until_ready(&self, bin_dir: &Path) {
-        let deadline = Instant::now() + Duration::from_secs(30);
-        loop {
-            let ready = Command::new(bin_dir.join("pg_isready"))
-                .args([
-                    "-q",
-                    "-h",
-                    &self.address.to_string(),
-                    "-p",
-                    &self.port.to_string(),
-                ])
+        let log = self._dir.path().join("server.log");
+        let what = format!("the hosted PostgreSQL (see {})", log.display());
+        wait_until(Duration::from_secs(30), &what, || {
+            Command::new(bin_dir.join("pg_isready"))
+                .args(["-q", "-h", &self.address.to_string()])
+                .args(["-p", &self.port.to_string()])
                 .status()
-                .is_ok_and(|status| status.success());
-            if ready {
-                return;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "the hosted server did not accept connections in 30 s; see {}",
-                self._dir.path().join("server.log").display()
-            );
-            std::thread::sleep(Duration::from_millis(200));
-        }
+                .is_ok_and(|status| status.success())
+        });
     }
 }
 

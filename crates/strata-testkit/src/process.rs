@@ -65,3 +65,16 @@ pub fn processes_naming(path: &Path) -> Vec<(u32, String)> {
         })
         .collect()
 }
+
+/// Asks `ready` every 200 ms until it says yes; panics after `limit`,
+/// saying what did not become ready and where to look.
+pub fn wait_until(limit: std::time::Duration, what: &str, mut ready: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + limit;
+    while !ready() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{what} did not become ready in {limit:?}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+}

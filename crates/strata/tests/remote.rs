@@ -31,16 +31,8 @@ fn a_run_against_a_server_on_another_host_says_its_host_is_not_observed() {
         "0s",
     ];
     args.extend(plan);
-    let document = run_json(&args, dir.path());
-    assert_matches_the_run_schema(&document);
+    let document = run_not_observed(&args, "the server's host is not observed (", dir.path());
     let environment = &document["environment"];
-    let note = environment["device_note"].as_str().unwrap_or_default();
-    assert!(
-        note.starts_with("the server's host is not observed (")
-            && note.contains("pass --agent http://HOST:PORT"),
-        "{note}"
-    );
-    assert_eq!(environment["devices"]["data"], serde_json::json!([]));
     assert_eq!(
         environment["page_cache"]["method"], "other_host",
         "this machine's page cache is not the server's: nothing dropped here"
@@ -73,18 +65,24 @@ fn a_mariadb_run_against_a_server_on_another_host_says_its_host_is_not_observed(
     let mut args = vec!["run", "--engine", "mariadb", "--db", url.as_str()];
     args.extend(["--duration", "2s", "--warmup", "0s"]);
     args.extend(plan);
-    let document = run_json(&args, dir.path());
+    let document = run_not_observed(&args, "the server's host is not observed (pid ", dir.path());
+    assert_eq!(document["result"]["devices"], serde_json::json!([]));
+    assert!(document["result"]["workload"]["loops"].as_u64().unwrap() > 0);
+}
+
+/// A run's document, once it says its server's host is not observed (the
+/// note starting `note_start`) and has no data device of this machine.
+fn run_not_observed(args: &[&str], note_start: &str, dir: &std::path::Path) -> serde_json::Value {
+    let document = run_json(args, dir);
     assert_matches_the_run_schema(&document);
     let environment = &document["environment"];
     let note = environment["device_note"].as_str().unwrap_or_default();
     assert!(
-        note.starts_with("the server's host is not observed (pid ")
-            && note.contains("pass --agent http://HOST:PORT"),
+        note.starts_with(note_start) && note.contains("pass --agent http://HOST:PORT"),
         "{note}"
     );
     assert_eq!(environment["devices"]["data"], serde_json::json!([]));
-    assert_eq!(document["result"]["devices"], serde_json::json!([]));
-    assert!(document["result"]["workload"]["loops"].as_u64().unwrap() > 0);
+    document
 }
 
 /// The server's host observed through an agent there — a strata agent
