@@ -85,6 +85,7 @@ fn run_environment(environment: &MariaDbEnvironment) -> RunEnvironment {
         plan: environment.plan.clone(),
         server_host: environment.server_host.clone(),
         other_hosts: environment.other_hosts.clone(),
+        shard: None,
     }
 }
 

@@ -58,6 +58,7 @@ pub fn configure(data: &DataRequest, request: EngineRequest) -> anyhow::Result<P
         options: request.options,
         agent: strata_run::request::server_host_agent(data),
         other_agents: strata_run::request::other_host_agents(data),
+        shard: request.shard,
     }))
 }
 

@@ -33,6 +33,7 @@ use strata_run::outcome::{
     data_set_bytes, KeptInfo, PageCacheChoice, RunEnvironment, RunObserver, SlobOutcome,
 };
 use strata_run::output::{write_run_recording, RunRecording};
+use strata_run::request::ShardRequest;
 use strata_run::server_host::{OtherHostEdges, ServerHostAgent};
 use strata_run::verdict::{judge, CacheFit, VerdictFacts};
 use strata_slob::schema::SchemaPlan;
@@ -72,6 +73,8 @@ pub struct SlobConfig {
     pub agent: Option<String>,
     /// `--agent` after the first: other hosts followed beside it.
     pub other_agents: Vec<String>,
+    /// `--shard`: this driver is one shard of a run.
+    pub shard: Option<ShardRequest>,
 }
 
 fn allowed_page_cache(choice: PageCacheChoice, plan: &SchemaPlan) -> Option<u64> {
@@ -495,17 +498,41 @@ async fn drive(
         None => None,
     };
     let shared_buffers = shared_buffers_bytes(&client).await;
+    let mut meeting = match &config.shard {
+        Some(shard) => {
+            observer.phase("waiting for the other shards at the rendezvous");
+            Some(crate::rendezvous::meet(&client, shard, interrupt).await?)
+        }
+        None => None,
+    };
+    let sessions_start = meeting.as_ref().map_or_else(
+        || Instant::now() + Duration::from_millis(200),
+        |meeting| meeting.start,
+    );
+    let window_probe = match &meeting {
+        Some(meeting) => {
+            let window_start = sessions_start + warmup_of(&config.driver.stop_after);
+            Some(meeting.watch_window_start(&pg_config, window_start).await?)
+        }
+        None => None,
+    };
     let (outcome, start, end) = measure(
         driver,
         &client,
         version_num,
         server,
         cache_limit.as_ref(),
-        &config.driver.stop_after,
+        (sessions_start, &config.driver.stop_after),
         interrupt,
         observer,
     )
     .await;
+    if let Some(meeting) = meeting.as_mut() {
+        if let Some(probe) = window_probe {
+            meeting.record.window_start_server_unix_s = probe.await.ok().flatten();
+        }
+        environment.shard = Some(meeting.record.clone());
+    }
     if let Some(limit) = &cache_limit {
         environment.page_cache = limit.method();
     }
@@ -645,6 +672,7 @@ async fn environment(
         plan: config.driver.plan.clone(),
         server_host: None,
         other_hosts: Vec::new(),
+        shard: None,
     }
 }
 
@@ -844,6 +872,14 @@ fn keep_cache_out(
     }
 }
 
+/// The warm-up before the measured window (none in batch mode).
+fn warmup_of(stop_after: &StopAfter) -> Duration {
+    match stop_after {
+        StopAfter::Duration { warmup, .. } => *warmup,
+        StopAfter::WorkLoops(_) => Duration::ZERO,
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 async fn measure(
     driver: Driver,
@@ -851,11 +887,10 @@ async fn measure(
     version_num: u32,
     server: &Server<'_>,
     cache_limit: Option<&CacheLimit<'_>>,
-    stop_after: &StopAfter,
+    (start, stop_after): (Instant, &StopAfter),
     interrupt: &AtomicBool,
     observer: &mut dyn RunObserver,
 ) -> (RunOutcome, Edge, Edge) {
-    let start = Instant::now() + Duration::from_millis(200);
     let (window_start, expected) = match stop_after {
         StopAfter::Duration { warmup, duration } => (start + *warmup, Some(*warmup + *duration)),
         StopAfter::WorkLoops(_) => (start, None),

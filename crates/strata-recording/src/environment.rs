@@ -48,6 +48,12 @@ pub struct Environment {
     /// first), their layers recorded as `device@HOST` and `cpu@HOST`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub other_hosts: Vec<ServerHost>,
+    /// A shard of a run (`--shard I/N`): which, and when it started.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<ShardRecord>,
+    /// A run merged from its shards (`strata merge`): which they were.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merged_shards: Option<MergedShards>,
 }
 
 /// The server's host as the agent there shows it (`strata run --agent`):
@@ -65,6 +71,58 @@ pub struct ServerHost {
     /// from node_exporter); `None` from an agent that gives no clock.
     pub clock_offset_ms: Option<f64>,
     pub round_trip_ms: f64,
+}
+
+/// One shard of a run, as its Recording keeps it: the run, its number,
+/// where it ran, and its start on the server's clock (the rendezvous's).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ShardRecord {
+    pub run_id: String,
+    /// 1-based.
+    pub shard: u32,
+    pub shards: u32,
+    pub host: String,
+    pub pid: u32,
+    /// The start every shard agreed on, Unix seconds on the server's clock.
+    pub start_server_unix_s: f64,
+    /// When this shard's measured window began, Unix seconds on the
+    /// server's clock (this machine's, plus the offset below).
+    pub window_start_server_unix_s: Option<f64>,
+    /// The server's clock less this machine's, ms.
+    pub clock_offset_ms: f64,
+}
+
+/// The shards a Recording was merged from.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MergedShards {
+    pub run_id: String,
+    pub shards: u32,
+    /// The shards merged, in order.
+    pub merged: Vec<ShardSummary>,
+    /// The shards of the run that were not given.
+    pub missing: Vec<u32>,
+    /// The latest window start less the earliest, on the server's clock,
+    /// ms; `None` when a shard did not measure its own.
+    pub start_skew_ms: Option<f64>,
+}
+
+/// One shard of a merged run, in the per-shard table.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ShardSummary {
+    pub shard: ShardRecord,
+    pub sessions: u32,
+    pub loops: u64,
+    pub loops_per_s: f64,
+    /// The shard's own p99 of selects, ms (the merged p99 is not their
+    /// average).
+    pub select_p99_ms: Option<f64>,
+    /// CPU seconds of this shard's driver.
+    pub strata_cpu_s: f64,
+    /// The driver host's idle share over the window, %.
+    pub host_idle_pct: f64,
+    /// The driver host had under 10% idle: the shard may have measured
+    /// its own CPU.
+    pub cpu_bound: bool,
 }
 
 /// How the run kept the page cache from holding its data set: the method

@@ -12,6 +12,7 @@ pub mod device;
 pub mod environment;
 pub mod format;
 pub mod layers;
+pub mod merge;
 pub mod names;
 mod parse;
 pub mod read;

@@ -21,6 +21,7 @@ mod observe;
 mod run;
 mod samples;
 mod sections;
+mod shards;
 mod time_series;
 
 pub use compare::compare;
@@ -323,7 +324,12 @@ fn run_report(
         Some(figures) => hosts::from_run_result(figures, measured.window_s, &recording.environment),
         None => hosts::section(&within),
     };
-    let mut report = assemble(report, &measured, hosts, vec![latency], series);
+    let mut middle = vec![latency];
+    if let Some(merged) = &recording.environment.merged_shards {
+        report.about.extend(shards::facts(merged));
+        middle.push(shards::section(merged));
+    }
+    let mut report = assemble(report, &measured, hosts, middle, series);
     if let Some(verdict) = run_verdict(recording) {
         report.about.insert(0, Fact::new("verdict", verdict));
     }

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 use strata_core::input;
 use strata_slob::schema::BLOCK_BYTES;
-use strata_slob::session::{AccessDistribution, Hotspot};
+use strata_slob::session::{AccessDistribution, Hotspot, Shard};
 
 /// A table's size as given: bytes on disk, or a count of the engine's blocks.
 #[derive(Clone, Copy, Debug)]
@@ -209,9 +209,32 @@ pub struct WorkloadRequest {
     #[arg(long, value_name = "FILE")]
     pub record: Option<PathBuf>,
 
-    /// Seed for the sessions' random keys [default: random]
+    /// Seed for the sessions' random keys [default: random; with --shard,
+    /// one derived from --run-id, the same in every shard]
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
+
+    /// Run shard I of N drivers of one run (1-based) against --db: session
+    /// i of the run (from 0) is shard i mod N + 1's, so the shards together
+    /// run what one driver would; they meet in the database and start
+    /// together [default under srun: SLURM_PROCID+1 of SLURM_NTASKS; in a
+    /// Kubernetes Indexed Job: JOB_COMPLETION_INDEX+1 of --shards]
+    #[arg(long, value_name = "I/N", value_parser = parse_shard)]
+    pub shard: Option<Shard>,
+
+    /// How many shards the run has, where the scheduler gives only each
+    /// one's index (JOB_COMPLETION_INDEX)
+    #[arg(long, value_name = "N", value_parser = |s: &str| input::bounded(s, 1, 10_000).map(|v| v as u32))]
+    pub shards: Option<u32>,
+
+    /// The run every shard belongs to, the same in each (letters, digits,
+    /// '.', '-', '_') [default under Slurm: slurm-$SLURM_JOB_ID]
+    #[arg(long, value_name = "ID", value_parser = parse_run_id)]
+    pub run_id: Option<String>,
+
+    /// How long a shard waits at the rendezvous for the others [default: 120s]
+    #[arg(long, value_name = "DURATION", value_parser = input::duration)]
+    pub rendezvous_timeout: Option<Duration>,
 
     /// PostgreSQL 18+: how the server issues data-file reads: sync (each
     /// backend), worker (io worker processes) or io_uring, as the build
@@ -225,6 +248,35 @@ pub struct WorkloadRequest {
     /// already does
     #[arg(long)]
     pub direct_io: bool,
+}
+
+/// `--shard I/N`: 1 ≤ I ≤ N.
+pub fn parse_shard(text: &str) -> Result<Shard, String> {
+    let accepted = "give I/N with 1 <= I <= N (e.g. 2/4)";
+    let (index, count) = text
+        .split_once('/')
+        .ok_or_else(|| format!("'{text}': {accepted}"))?;
+    let number = |part: &str| {
+        part.trim()
+            .parse::<u32>()
+            .map_err(|_| format!("'{text}': {accepted}"))
+    };
+    let (index, count) = (number(index)?, number(count)?);
+    if index == 0 || index > count {
+        return Err(format!("'{text}': {accepted}"));
+    }
+    Ok(Shard { index, count })
+}
+
+/// `--run-id`: a name every shard can write and a file name can hold.
+pub fn parse_run_id(text: &str) -> Result<String, String> {
+    let fits = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_');
+    match !text.is_empty() && text.len() <= 64 && text.chars().all(fits) {
+        true => Ok(text.to_string()),
+        false => Err(format!(
+            "'{text}': give at most 64 letters, digits, '.', '-' and '_'"
+        )),
+    }
 }
 
 /// `--scale`, `--scan-table-size`: a size on disk, or a count of blocks.

@@ -124,6 +124,9 @@ pub struct RunEnvironment {
     /// first).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub other_hosts: Vec<strata_recording::environment::ServerHost>,
+    /// This driver's shard of a run (`--shard`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shard: Option<strata_recording::environment::ShardRecord>,
 }
 
 /// A throwaway cluster left running by `--keep`.

@@ -21,7 +21,7 @@ use strata_db::account::ServerAccount;
 use strata_db::workdir::{WorkDir, WorkDirRequest};
 use strata_slob::pgio_conf::Defaults;
 use strata_slob::schema::SchemaPlan;
-use strata_slob::session::{AccessDistribution, DriverOptions, StopAfter, WorkloadOptions};
+use strata_slob::session::{AccessDistribution, DriverOptions, Shard, StopAfter, WorkloadOptions};
 
 /// What an engine brings to the resolution: the size of its block (one
 /// row) and the cache a data set must not fit in.
@@ -45,6 +45,86 @@ pub struct EngineRequest {
     pub options: serde_json::Value,
     /// The command line, without passwords, for the Recording.
     pub command: Vec<String>,
+    /// `--shard`: this driver is one shard of a run.
+    pub shard: Option<ShardRequest>,
+}
+
+/// One shard of a run: which, of which run, and how long it waits for the
+/// others at the rendezvous.
+#[derive(Clone, Debug, Serialize)]
+pub struct ShardRequest {
+    pub shard: Shard,
+    pub run_id: String,
+    #[serde(rename = "rendezvous_timeout_s", serialize_with = "seconds")]
+    pub rendezvous_timeout: Duration,
+}
+
+fn seconds<S: serde::Serializer>(duration: &Duration, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_f64(duration.as_secs_f64())
+}
+
+/// The default wait for the other shards.
+const RENDEZVOUS_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// `--shard`, `--shards`, `--run-id`, `--rendezvous-timeout`, and the
+/// scheduler's environment (`env`): Slurm's `SLURM_PROCID`/`SLURM_NTASKS`
+/// (`SLURM_JOB_ID` names the run), a Kubernetes Indexed Job's
+/// `JOB_COMPLETION_INDEX` with `--shards`. `None`: one driver.
+pub fn shard_request(
+    args: &WorkloadRequest,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> anyhow::Result<Option<ShardRequest>> {
+    let number = |name: &str| env(name).and_then(|text| text.trim().parse::<u32>().ok());
+    let slurm = match (number("SLURM_PROCID"), number("SLURM_NTASKS")) {
+        (Some(rank), Some(tasks)) if tasks > 1 => Some(Shard {
+            index: rank + 1,
+            count: tasks,
+        }),
+        _ => None,
+    };
+    let indexed_job = number("JOB_COMPLETION_INDEX")
+        .zip(args.shards)
+        .map(|(index, count)| Shard {
+            index: index + 1,
+            count,
+        });
+    let Some(shard) = args.shard.or(slurm).or(indexed_job) else {
+        if args.shards.is_some() {
+            bail!("--shards N: give --shard I/N, or run under a scheduler that sets JOB_COMPLETION_INDEX");
+        }
+        return Ok(None);
+    };
+    if shard.index == 0 || shard.index > shard.count {
+        bail!(
+            "shard {}/{}: the index is outside 1..={}",
+            shard.index,
+            shard.count,
+            shard.count
+        );
+    }
+    let run_id = args
+        .run_id
+        .clone()
+        .or_else(|| env("SLURM_JOB_ID").map(|job| format!("slurm-{job}")))
+        .ok_or_else(|| {
+            anyhow::anyhow!(
+                "--shard {}/{}: give --run-id ID, the same for every shard",
+                shard.index,
+                shard.count
+            )
+        })?;
+    Ok(Some(ShardRequest {
+        shard,
+        run_id,
+        rendezvous_timeout: args.rendezvous_timeout.unwrap_or(RENDEZVOUS_TIMEOUT),
+    }))
+}
+
+/// A seed every shard of `run_id` derives alike (FNV-1a of the id).
+pub fn run_seed(run_id: &str) -> u64 {
+    run_id.bytes().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 /// Refuses, before any work, an option `engine` cannot honour.
@@ -268,6 +348,7 @@ pub fn driver_options(
             .unwrap_or_else(|| strata_core::random::FastRng::from_entropy().next_u64()),
         tolerate_failures: args.tolerate_failures,
         outlier_threshold: args.outlier_threshold,
+        shard: None,
     })
 }
 
@@ -292,6 +373,7 @@ pub fn setup_driver_options(plan: SchemaPlan) -> DriverOptions {
         seed: 0,
         tolerate_failures: false,
         outlier_threshold: None,
+        shard: None,
     }
 }
 

@@ -65,6 +65,7 @@ pub fn environment(
         plan: plan.clone(),
         server_host: None,
         other_hosts: Vec::new(),
+        shard: None,
     }
 }
 

@@ -65,5 +65,6 @@ pub fn driver_options(
         seed: 42,
         tolerate_failures: false,
         outlier_threshold: None,
+        shard: None,
     }
 }

@@ -46,6 +46,10 @@ enum Command {
     /// An AWR-style report of a Recording (run, calibrate, observe): load
     /// profile, top waits, I/O by layer, latency, findings; as text, --json or --html.
     Report(Box<report_cmd::ReportArgs>),
+    /// Merge the Recordings of one run's shards (`strata run --shard I/N`)
+    /// into the one Recording of the run: work and latency histograms added,
+    /// the database and its host counted once.
+    Merge(report_cmd::MergeArgs),
     /// Read Oracle AWR and STATSPACK reports and print the honest I/O reading of
     /// them: requests vs blocks, decimal vs binary units, commit waits decomposed.
     Awr(Box<awr_cmd::AwrArgs>),
@@ -64,6 +68,7 @@ fn main() {
         Command::Observe(args) => observe_cmd::run(*args),
         Command::Model(args) => model_cmd::run(*args),
         Command::Report(args) => report_cmd::run(*args),
+        Command::Merge(args) => report_cmd::merge(args),
         Command::Awr(args) => awr_cmd::run(*args),
         Command::Completions(args) => shell_cmd::completions(args),
         Command::Man(args) => shell_cmd::man(args),

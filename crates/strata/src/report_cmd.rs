@@ -17,11 +17,11 @@ use strata_report::recording::{compare, report_of, report_with, ReportOptions};
 
 #[derive(Args)]
 pub struct ReportArgs {
-    /// The Recording to report on
-    #[arg(required_unless_present_any = ["compare", "prometheus"])]
-    pub recording: Option<PathBuf>,
+    /// The Recording to report on; several: the shards of one run, merged
+    #[arg(required_unless_present_any = ["compare", "prometheus"], value_name = "RECORDING")]
+    pub recordings: Vec<PathBuf>,
     /// Two Recordings side by side (A, then B), with the change from A to B
-    #[arg(long, num_args = 2, value_names = ["A", "B"], conflicts_with_all = ["recording", "prometheus"])]
+    #[arg(long, num_args = 2, value_names = ["A", "B"], conflicts_with_all = ["recordings", "prometheus"])]
     pub compare: Option<Vec<PathBuf>>,
     /// A Prometheus server (http://HOST:9090) that scrapes strata agents or
     /// node_exporters: report every host's devices and CPU between --from
@@ -29,7 +29,7 @@ pub struct ReportArgs {
     #[arg(
         long,
         value_name = "URL",
-        conflicts_with = "recording",
+        conflicts_with = "recordings",
         requires = "from"
     )]
     pub prometheus: Option<String>,
@@ -65,17 +65,61 @@ pub fn run(args: ReportArgs) -> anyhow::Result<i32> {
         window: window(&args)?,
         outlier_threshold_ms: args.outlier_threshold.map(|time| time.as_secs_f64() * 1e3),
     };
-    let report = match (&args.compare, &args.recording, &args.prometheus) {
+    let report = match (&args.compare, args.recordings.as_slice(), &args.prometheus) {
         (Some(pair), _, _) => compare(
             &report_with(&pair[0], &options)?,
             &report_with(&pair[1], &options)?,
         ),
-        (None, Some(path), _) => report_with(path, &options)?,
-        (None, None, Some(url)) => fleet_report(url, &args, &options)?,
-        (None, None, None) => bail!("give a RECORDING, --compare A B, or --prometheus URL"),
+        (None, [path], _) => report_with(path, &options)?,
+        (None, [], Some(url)) => fleet_report(url, &args, &options)?,
+        (None, [], None) => bail!("give a RECORDING, --compare A B, or --prometheus URL"),
+        (None, shards, _) => {
+            let mut report = report_of(&merged(shards)?, &options)?;
+            report.source.files = shards
+                .iter()
+                .map(|path| path.display().to_string())
+                .collect();
+            report
+        }
     };
     crate::output::print(&args.output, &Output::document(report))?;
     Ok(0)
+}
+
+#[derive(Args)]
+pub struct MergeArgs {
+    /// The shards' Recordings (`strata run --shard I/N … --record FILE`)
+    #[arg(required = true, value_name = "RECORDING")]
+    pub shards: Vec<PathBuf>,
+    /// Write the merged Recording here (a new file)
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: PathBuf,
+}
+
+/// `strata merge -o RUN.strata A B C…`.
+pub fn merge(args: MergeArgs) -> anyhow::Result<i32> {
+    if args.output.exists() {
+        bail!(
+            "-o {}: the file exists; strata writes only files it makes (give another name)",
+            args.output.display()
+        );
+    }
+    let merged = merged(&args.shards)?;
+    merged.write_to(&args.output)?;
+    crate::note!(
+        "strata: the merged run written to {}",
+        args.output.display()
+    );
+    Ok(0)
+}
+
+/// The shards at `paths`, read and merged.
+fn merged(paths: &[PathBuf]) -> anyhow::Result<strata_recording::Recording> {
+    let shards = paths
+        .iter()
+        .map(|path| strata_recording::Recording::read(path))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    strata_recording::merge::merge(shards)
 }
 
 /// The window of a Recording, seconds from its start (with --prometheus,

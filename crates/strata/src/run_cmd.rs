@@ -15,7 +15,7 @@ use strata_run::engine::EngineKind;
 use strata_run::options::{DataRequest, WorkloadRequest};
 use strata_run::outcome::{PageCacheChoice, SlobOutcome};
 use strata_run::read_path::ReadPathRequest;
-use strata_run::request::{self, EngineRequest, ResolvedOptions};
+use strata_run::request::{self, EngineRequest, ResolvedOptions, ShardRequest};
 use strata_slob::pgio_conf::Defaults;
 use strata_slob::session::DriverOptions;
 
@@ -49,6 +49,7 @@ pub fn setup(args: SetupArgs) -> anyhow::Result<i32> {
         setup_only: true,
         record: None,
         strict: false,
+        shard: None,
     };
     execute(&args.data, &args.output, job)
 }
@@ -57,7 +58,16 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
     let (kind, conf) = prepare(&args.data)?;
     let defaults = engines::defaults(kind, &args.data);
     let plan = request::plan(&args.data, &conf, &defaults);
-    let driver = request::driver_options(&args.workload, plan, &conf)?;
+    let mut driver = request::driver_options(&args.workload, plan, &conf)?;
+    let shard = request::shard_request(&args.workload, &|name| std::env::var(name).ok())?;
+    if let Some(shard) = &shard {
+        check_shard(kind, &args.data, shard)?;
+        driver.shard = Some(shard.shard);
+        driver.seed = args
+            .workload
+            .seed
+            .unwrap_or(request::run_seed(&shard.run_id));
+    }
     request::refuse_a_data_set_in_the_cache(&args.data, &conf, &driver.plan, &defaults)?;
     let record = args.workload.record.clone().unwrap_or_else(|| {
         let stamp = strata_core::time::utc_now_rfc3339().replace([':', '-'], "");
@@ -74,8 +84,24 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
         setup_only: false,
         record: Some(record),
         strict: args.workload.strict,
+        shard,
     };
     execute(&args.data, &args.output, job)
+}
+
+/// A shard drives a server every shard reaches: PostgreSQL's, with --db.
+fn check_shard(kind: EngineKind, data: &DataRequest, shard: &ShardRequest) -> anyhow::Result<()> {
+    let named = format!("--shard {}/{}", shard.shard.index, shard.shard.count);
+    if kind != EngineKind::Postgresql {
+        anyhow::bail!(
+            "{named} does not apply to --engine {} (PostgreSQL only, so far)",
+            kind.name()
+        );
+    }
+    if data.db.is_none() {
+        anyhow::bail!("{named}: give --db, the server every shard drives (a throwaway cluster is one driver's own)");
+    }
+    Ok(())
 }
 
 /// The engine and pgio.conf's defaults, once the data options are checked.
@@ -97,6 +123,7 @@ struct Job {
     setup_only: bool,
     record: Option<PathBuf>,
     strict: bool,
+    shard: Option<ShardRequest>,
 }
 
 fn execute(data: &DataRequest, output: &OutputArgs, job: Job) -> anyhow::Result<i32> {
@@ -124,6 +151,7 @@ fn execute(data: &DataRequest, output: &OutputArgs, job: Job) -> anyhow::Result<
         record: job.record.clone(),
         options: options.clone(),
         command: command.clone(),
+        shard: job.shard.clone(),
     };
     let engine = engines::build(job.kind, &data, request)?;
     let mut progress = RunProgress::new();

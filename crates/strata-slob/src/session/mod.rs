@@ -94,6 +94,26 @@ pub struct DriverOptions {
     /// `--outlier-threshold`: statements this slow are kept one by one
     /// (default: ten times the window's p99, at least 100 ms).
     pub outlier_threshold: Option<Duration>,
+    /// `--shard I/N`: this driver runs shard I's part of the sessions.
+    pub shard: Option<Shard>,
+}
+
+/// One of N drivers of one run (`--shard I/N`, 1-based). The run's
+/// sessions are numbered as one driver would number them (dealt
+/// round-robin over the schemas); session `i` (from 0) is shard
+/// `i mod N + 1`'s, with the seed and schema it would have had in one
+/// driver, so the shards together run the workload one driver would have.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Shard {
+    pub index: u32,
+    pub count: u32,
+}
+
+impl Shard {
+    /// Whether the run's session `session_index` (from 0) is this shard's.
+    pub fn owns(self, session_index: u32) -> bool {
+        session_index % self.count == self.index - 1
+    }
 }
 
 /// What a run tells the one who started it: its phases, the load's
@@ -373,6 +393,7 @@ pub fn session_total(options: &DriverOptions) -> u64 {
 pub fn session_specs(options: &DriverOptions, names: &[String]) -> Vec<SessionSpec> {
     let with_scan = options.workload.scan_pct > 0.0;
     (0..session_total(options) as u32)
+        .filter(|index| options.shard.is_none_or(|shard| shard.owns(*index)))
         .map(|index| {
             let schema_index = index as usize % names.len();
             let hot_schema = (options.workload.hot_schema_every.is_some() && schema_index != 0)

@@ -1,0 +1,386 @@
+//! The shards of one run (`strata run --shard I/N`) merged into the one
+//! Recording of the run: the sessions' work added (loops, statements, rows,
+//! each second's counts), their latency histograms added exactly (the
+//! merged p99 is the p99 of every statement, never an average of p99s),
+//! the database server's counters, its host's devices and CPU and the
+//! layer samples taken once, from the first shard (every shard saw the
+//! same server over the same window), the other shards' drivers moved
+//! from "other tenants" to strata, and a table of the shards. Shards of
+//! different runs, or one shard twice, are refused; a missing shard is
+//! named and fails the verdict, never silently shrinking the totals.
+//!
+//! Not for: reporting (strata-report reads the merged Recording as any
+//! run's, with its shards).
+
+use crate::environment::{MergedShards, ShardRecord, ShardSummary};
+use crate::read::Recording;
+use crate::record::{Record, RunHistograms, RunResult};
+use crate::run::{RunFigures, SecondCounts, StatementOutlier};
+use anyhow::{bail, Context};
+use std::collections::BTreeMap;
+use strata_core::histogram::LatencyHistogram;
+use strata_core::verdict::{Reason, Verdict};
+
+/// The idle share under which a shard's driver host was CPU-bound, %.
+const CPU_BOUND_IDLE_PCT: f64 = 10.0;
+
+/// The most the shards' windows may begin apart, ms.
+pub const START_SKEW_MS: f64 = 50.0;
+
+const OPERATIONS: [&str; 4] = ["select", "update", "commit", "scan"];
+
+/// A run's shards, read; merged into one Recording.
+pub fn merge(mut shards: Vec<Recording>) -> anyhow::Result<Recording> {
+    let records = check(&shards)?;
+    let order: Vec<usize> = {
+        let mut order: Vec<usize> = (0..shards.len()).collect();
+        order.sort_by_key(|index| records[*index].shard);
+        order
+    };
+    let first = &shards[order[0]];
+    let results: Vec<&RunResult> = order
+        .iter()
+        .map(|index| {
+            shards[*index].run_result().with_context(|| {
+                format!(
+                    "{}: no run result (interrupted?)",
+                    shards[*index].path.display()
+                )
+            })
+        })
+        .collect::<anyhow::Result<_>>()?;
+    let sorted: Vec<&ShardRecord> = order.iter().map(|index| &records[*index]).collect();
+    let merged_shards = merged_shards(&sorted, &results);
+    let histograms = merged_histograms(&results)?;
+    let mut figures = merged_figures(&results, &histograms, &sorted)?;
+    figures.verdict = merged_verdict(&results, &merged_shards);
+    let result = RunResult {
+        figures,
+        engine_figures: results[0].engine_figures.clone(),
+        histograms: encode(&histograms),
+    };
+    let mut header = first.header.clone();
+    header.environment["shard"] = serde_json::Value::Null;
+    header.environment["merged_shards"] = serde_json::to_value(&merged_shards)?;
+    let seconds = summed_seconds(&shards);
+    let outliers = all_outliers(&shards);
+    let path = first.path.clone();
+    let first = shards.swap_remove(order[0]);
+    let mut records_out: Vec<Record> = first
+        .lines
+        .into_iter()
+        .map(|line| line.record)
+        .filter(|record| {
+            !matches!(
+                record,
+                Record::RunSecond(_) | Record::StatementOutlier(_) | Record::RunResult(_)
+            )
+        })
+        .collect();
+    records_out.extend(seconds.into_iter().map(Record::RunSecond));
+    records_out.extend(outliers.into_iter().map(Record::StatementOutlier));
+    records_out.push(Record::RunResult(result));
+    Recording::of(path, header, records_out)
+}
+
+/// Each shard's record, once every input is a shard of the same run and
+/// no shard comes twice.
+fn check(shards: &[Recording]) -> anyhow::Result<Vec<ShardRecord>> {
+    let mut records: Vec<ShardRecord> = Vec::new();
+    for recording in shards {
+        let shown = recording.path.display();
+        let record = recording.environment.shard.clone().with_context(|| {
+            format!("{shown} is not a shard's Recording (it was not run with --shard)")
+        })?;
+        if let Some(first) = records.first() {
+            if record.run_id != first.run_id || record.shards != first.shards {
+                bail!(
+                    "{shown} is shard {}/{} of run {}, not of run {} ({} shards): shards of \
+                     different runs are not merged",
+                    record.shard,
+                    record.shards,
+                    record.run_id,
+                    first.run_id,
+                    first.shards
+                );
+            }
+        }
+        if records.iter().any(|seen| seen.shard == record.shard) {
+            bail!(
+                "{shown}: shard {} of run {} is given twice",
+                record.shard,
+                record.run_id
+            );
+        }
+        records.push(record);
+    }
+    if records.is_empty() {
+        bail!("give the Recordings of a run's shards");
+    }
+    Ok(records)
+}
+
+fn merged_shards(records: &[&ShardRecord], results: &[&RunResult]) -> MergedShards {
+    let first = records[0];
+    let missing = (1..=first.shards)
+        .filter(|shard| !records.iter().any(|record| record.shard == *shard))
+        .collect();
+    let starts: Vec<f64> = records
+        .iter()
+        .filter_map(|record| record.window_start_server_unix_s)
+        .collect();
+    let start_skew_ms = (starts.len() == records.len()).then(|| {
+        let earliest = starts.iter().copied().fold(f64::INFINITY, f64::min);
+        let latest = starts.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        (latest - earliest) * 1e3
+    });
+    let merged = records
+        .iter()
+        .zip(results)
+        .map(|(record, result)| shard_summary(record, &result.figures))
+        .collect();
+    MergedShards {
+        run_id: first.run_id.clone(),
+        shards: first.shards,
+        merged,
+        missing,
+        start_skew_ms,
+    }
+}
+
+fn shard_summary(record: &ShardRecord, figures: &RunFigures) -> ShardSummary {
+    let select = figures.workload.operations.get("select");
+    ShardSummary {
+        shard: record.clone(),
+        sessions: figures.sessions.started,
+        loops: figures.workload.loops,
+        loops_per_s: figures.workload.loops_per_s,
+        select_p99_ms: select
+            .filter(|select| select.latency.count > 0)
+            .map(|select| select.latency.lat_p99_us / 1e3),
+        strata_cpu_s: figures.cpu.strata_cpu_s,
+        host_idle_pct: figures.cpu.host_idle_pct,
+        cpu_bound: figures.cpu.host_idle_pct < CPU_BOUND_IDLE_PCT,
+    }
+}
+
+/// Each operation's histograms, added.
+fn merged_histograms(
+    results: &[&RunResult],
+) -> anyhow::Result<BTreeMap<&'static str, LatencyHistogram>> {
+    let mut merged = BTreeMap::new();
+    for operation in OPERATIONS {
+        let mut histogram = LatencyHistogram::new();
+        for result in results {
+            let encoded = result.histograms.of(operation).unwrap_or_default();
+            let shard = LatencyHistogram::from_base64(encoded)
+                .with_context(|| format!("the {operation} latency histogram"))?;
+            histogram.merge(&shard);
+        }
+        merged.insert(operation, histogram);
+    }
+    Ok(merged)
+}
+
+fn encode(histograms: &BTreeMap<&'static str, LatencyHistogram>) -> RunHistograms {
+    let of = |operation: &str| histograms[operation].to_base64();
+    RunHistograms {
+        select_lat_ns_hdr: of("select"),
+        update_lat_ns_hdr: of("update"),
+        commit_lat_ns_hdr: of("commit"),
+        scan_lat_ns_hdr: of("scan"),
+    }
+}
+
+/// The first shard's figures (the server, its host, the window), with the
+/// sessions' work of every shard added.
+fn merged_figures(
+    results: &[&RunResult],
+    histograms: &BTreeMap<&'static str, LatencyHistogram>,
+    records: &[&ShardRecord],
+) -> anyhow::Result<RunFigures> {
+    let mut figures = results[0].figures.clone();
+    let window_s = figures.window_s;
+    let per_s = |count: f64| {
+        if window_s > 0.0 {
+            count / window_s
+        } else {
+            0.0
+        }
+    };
+    let (sessions, workload) = (&mut figures.sessions, &mut figures.workload);
+    for (result, record) in results.iter().zip(records).skip(1) {
+        let shard = &result.figures;
+        sessions.started += shard.sessions.started;
+        sessions.failed += shard.sessions.failed;
+        sessions.alive_through_window += shard.sessions.alive_through_window;
+        sessions.reconnects += shard.sessions.reconnects;
+        sessions.failures.extend(
+            shard
+                .sessions
+                .failures
+                .iter()
+                .map(|failure| format!("shard {}: {failure}", record.shard)),
+        );
+        workload.loops += shard.workload.loops;
+        workload.sql_statements += shard.workload.sql_statements;
+        workload.rows_selected += shard.workload.rows_selected;
+        workload.rows_updated += shard.workload.rows_updated;
+        figures.cpu.strata_cpu_s += shard.cpu.strata_cpu_s;
+        figures.interrupted |= shard.interrupted;
+        figures.outliers.dropped += shard.outliers.dropped;
+        figures
+            .outliers
+            .statements
+            .extend(shard.outliers.statements.iter().cloned());
+    }
+    workload.loops_per_s = per_s(workload.loops as f64);
+    workload.sql_per_s = per_s(workload.sql_statements as f64);
+    for (operation, histogram) in histograms {
+        let figures = workload
+            .operations
+            .get_mut(*operation)
+            .with_context(|| format!("no {operation} figures in the first shard"))?;
+        figures.per_s = per_s(histogram.count() as f64);
+        figures.latency = histogram.summary();
+    }
+    figures
+        .outliers
+        .statements
+        .sort_by(|a, b| a.at_s.total_cmp(&b.at_s));
+    figures.per_second = summed(
+        results
+            .iter()
+            .flat_map(|result| result.figures.per_second.iter()),
+    );
+    drivers_are_strata(&mut figures, records);
+    Ok(figures)
+}
+
+/// The other shards' drivers on the first shard's host read as other
+/// tenants there: they are strata.
+fn drivers_are_strata(figures: &mut RunFigures, records: &[&ShardRecord]) {
+    let Some(tenants) = figures.tenants.as_mut() else {
+        return;
+    };
+    let host = &records[0].host;
+    let drivers: Vec<u32> = records[1..]
+        .iter()
+        .filter(|record| &record.host == host)
+        .map(|record| record.pid)
+        .collect();
+    let (ours, others): (Vec<_>, Vec<_>) = tenants
+        .top_others
+        .drain(..)
+        .partition(|process| drivers.contains(&process.pid));
+    let moved: u64 = ours
+        .iter()
+        .map(|process| process.read_bytes + process.write_bytes)
+        .sum();
+    tenants.top_others = others;
+    tenants.strata_bytes += moved;
+    tenants.other_bytes = tenants.other_bytes.saturating_sub(moved);
+    let all = tenants.server_bytes + tenants.strata_bytes + tenants.other_bytes;
+    tenants.other_share_pct = match all {
+        0 => 0.0,
+        all => 100.0 * tenants.other_bytes as f64 / all as f64,
+    };
+}
+
+/// Each second's counts of every shard, added by second.
+fn summed<'a>(seconds: impl Iterator<Item = &'a SecondCounts>) -> Vec<SecondCounts> {
+    let mut by_second: BTreeMap<u64, SecondCounts> = BTreeMap::new();
+    for second in seconds {
+        let sum = by_second.entry(second.second).or_insert(SecondCounts {
+            second: second.second,
+            loops: 0,
+            selects: 0,
+            updates: 0,
+            scans: 0,
+        });
+        sum.loops += second.loops;
+        sum.selects += second.selects;
+        sum.updates += second.updates;
+        sum.scans += second.scans;
+    }
+    by_second.into_values().collect()
+}
+
+fn summed_seconds(shards: &[Recording]) -> Vec<SecondCounts> {
+    summed(shards.iter().flat_map(Recording::run_seconds))
+}
+
+fn all_outliers(shards: &[Recording]) -> Vec<StatementOutlier> {
+    let mut outliers: Vec<StatementOutlier> = shards
+        .iter()
+        .flat_map(Recording::statement_outliers)
+        .cloned()
+        .collect();
+    outliers.sort_by(|a, b| a.at_s.total_cmp(&b.at_s));
+    outliers
+}
+
+/// Every shard's causes and reasons (each reason once); a missing shard,
+/// a shard whose driver host was CPU-bound, or a start skew over the bound
+/// fails the merged run.
+fn merged_verdict(results: &[&RunResult], shards: &MergedShards) -> Verdict {
+    let mut causes: Vec<String> = Vec::new();
+    let mut reasons: Vec<Reason> = Vec::new();
+    for (result, summary) in results.iter().zip(&shards.merged) {
+        match &result.figures.verdict {
+            Verdict::Failed { causes: failed } => causes.extend(
+                failed
+                    .iter()
+                    .map(|cause| format!("shard {}: {cause}", summary.shard.shard)),
+            ),
+            Verdict::NotAStorageResult { reasons: found } => {
+                for reason in found {
+                    if !reasons.iter().any(|known| known.code == reason.code) {
+                        reasons.push(reason.clone());
+                    }
+                }
+            }
+            Verdict::Valid | Verdict::NotRecorded => {}
+        }
+    }
+    if let Some(skew_ms) = shards
+        .start_skew_ms
+        .filter(|skew_ms| *skew_ms > START_SKEW_MS)
+    {
+        reasons.push(Reason::new(
+            "shards_started_apart",
+            format!(
+                "the shards' windows began {skew_ms:.1} ms apart (over {START_SKEW_MS} ms): they \
+                 did not measure one window"
+            ),
+        ));
+    }
+    for summary in shards.merged.iter().filter(|summary| summary.cpu_bound) {
+        let shard = &summary.shard;
+        let code = "shard_driver_cpu_bound";
+        if !reasons
+            .iter()
+            .any(|known| known.code == code && known.text.contains(&shard.host))
+        {
+            reasons.push(Reason::new(
+                code,
+                format!(
+                    "shard {}'s driver host {} was {:.1}% idle: that shard may have measured its \
+                     own CPU",
+                    shard.shard, shard.host, summary.host_idle_pct
+                ),
+            ));
+        }
+    }
+    if !shards.missing.is_empty() {
+        let missing: Vec<String> = shards.missing.iter().map(u32::to_string).collect();
+        causes.push(format!(
+            "shards {} of {} of run {} are missing: these totals are of {} shards' sessions only",
+            missing.join(", "),
+            shards.shards,
+            shards.run_id,
+            shards.merged.len()
+        ));
+    }
+    Verdict::of(causes, reasons)
+}
