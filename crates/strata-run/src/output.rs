@@ -256,6 +256,17 @@ fn environment_text(environment: &RunEnvironment) -> String {
     if let Some(note) = &environment.device_note {
         let _ = writeln!(out, "devices: {note}");
     }
+    if let Some(shard) = &environment.shard {
+        let began = shard.window_start_server_unix_s.map_or(String::new(), |start| {
+            format!(", its window began at {start:.3} (Unix s, server's clock)")
+        });
+        let _ = writeln!(
+            out,
+            "shard {}/{} of run {} on {} (pid {}): the rendezvous fixed the start on the \
+             server's clock (offset {:+.2} ms){began}; merge the shards with `strata merge`",
+            shard.shard, shard.shards, shard.run_id, shard.host, shard.pid, shard.clock_offset_ms
+        );
+    }
     let _ = writeln!(out, "read path: {}", environment.read_path.text());
     let schemas = if plan.single_schema {
         "1 shared schema".to_string()
