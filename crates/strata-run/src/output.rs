@@ -257,9 +257,11 @@ fn environment_text(environment: &RunEnvironment) -> String {
         let _ = writeln!(out, "devices: {note}");
     }
     if let Some(shard) = &environment.shard {
-        let began = shard.window_start_server_unix_s.map_or(String::new(), |start| {
-            format!(", its window began at {start:.3} (Unix s, server's clock)")
-        });
+        let began = shard
+            .window_start_server_unix_s
+            .map_or(String::new(), |start| {
+                format!(", its window began at {start:.3} (Unix s, server's clock)")
+            });
         let _ = writeln!(
             out,
             "shard {}/{} of run {} on {} (pid {}): the rendezvous fixed the start on the \

@@ -16,3 +16,4 @@ pub mod observer;
 pub mod postgres;
 pub mod process;
 pub mod slob;
+pub mod slurm;

@@ -13,38 +13,12 @@ use common::*;
 use hdrhistogram::serialization::Deserializer;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use strata_recording::Recording;
 
-/// The kept cluster of `strata setup --keep`, stopped and removed when
-/// dropped.
-struct KeptCluster {
-    connection: String,
-    stop: String,
-}
-
-impl Drop for KeptCluster {
-    fn drop(&mut self) {
-        let _ = Command::new("sh")
-            .args(["-c", &self.stop])
-            .stdout(Stdio::null())
-            .status();
-    }
-}
-
+/// Shard `index` of `count` of `run_id`, recording to `shard-RUN-I.strata`.
 const PLAN: [&str; 4] = ["--schemas", "3", "--scale", "8MiB"];
 
-fn kept_cluster(dir: &Path) -> KeptCluster {
-    let mut args = vec!["setup", "--keep"];
-    args.extend(PLAN);
-    let setup = run_json(&args, dir);
-    KeptCluster {
-        connection: setup["kept"]["connection_string"].as_str().unwrap().into(),
-        stop: setup["kept"]["how_to_stop"].as_str().unwrap().into(),
-    }
-}
-
-/// Shard `index` of `count` of `run_id`, recording to `shard-RUN-I.strata`.
 fn shard(
     cluster: &KeptCluster,
     run_id: &str,
@@ -114,7 +88,7 @@ fn union_p99_ns(shards: &[Recording]) -> u64 {
 #[test]
 fn three_shards_start_together_and_merge_exactly() {
     let dir = scratch();
-    let cluster = kept_cluster(dir.path());
+    let cluster = KeptCluster::set_up(&PLAN, dir.path());
     let started: Vec<(Child, PathBuf)> = (1..=3)
         .map(|index| shard(&cluster, "merge-test", (index, 3), dir.path()))
         .collect();
@@ -207,7 +181,7 @@ fn three_shards_start_together_and_merge_exactly() {
 #[test]
 fn a_missing_shard_is_named_and_another_run_s_is_refused() {
     let dir = scratch();
-    let cluster = kept_cluster(dir.path());
+    let cluster = KeptCluster::set_up(&PLAN, dir.path());
     let mut started: Vec<(Child, PathBuf)> = (1..=3)
         .map(|index| shard(&cluster, "kill-test", (index, 3), dir.path()))
         .collect();

@@ -201,3 +201,32 @@ pub fn node_exporter() -> (Killed, String) {
         .expect("prometheus-node-exporter: run scripts/install-test-deps");
     (Killed(child), format!("http://127.0.0.1:{port}"))
 }
+
+/// The kept cluster of `strata setup --keep`, stopped and removed when
+/// dropped.
+pub struct KeptCluster {
+    pub connection: String,
+    stop: String,
+}
+
+impl Drop for KeptCluster {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("sh")
+            .args(["-c", &self.stop])
+            .stdout(std::process::Stdio::null())
+            .status();
+    }
+}
+
+impl KeptCluster {
+    /// A cluster `strata setup --keep` made and loaded with `plan`.
+    pub fn set_up(plan: &[&str], dir: &Path) -> KeptCluster {
+        let mut args = vec!["setup", "--keep"];
+        args.extend(plan);
+        let setup = run_json(&args, dir);
+        KeptCluster {
+            connection: setup["kept"]["connection_string"].as_str().unwrap().into(),
+            stop: setup["kept"]["how_to_stop"].as_str().unwrap().into(),
+        }
+    }
+}
