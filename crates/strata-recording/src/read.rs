@@ -20,6 +20,9 @@ use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
+/// How a version 2 `layers` record begins, as the writer writes it.
+const LAYERS_LINE: &str = "{\"type\":\"layers\"";
+
 #[derive(Debug)]
 pub struct Recording {
     pub path: PathBuf,
@@ -31,6 +34,17 @@ pub struct Recording {
 
 impl Recording {
     pub fn read(path: &Path) -> anyhow::Result<Self> {
+        Self::read_keeping(path, true)
+    }
+
+    /// The Recording without its layer samples (a version 2 file's
+    /// `layers` lines are skipped unread): what a merge needs of every
+    /// shard but the one whose layers it keeps.
+    pub fn read_without_layers(path: &Path) -> anyhow::Result<Self> {
+        Self::read_keeping(path, false)
+    }
+
+    fn read_keeping(path: &Path, layers: bool) -> anyhow::Result<Self> {
         let file =
             File::open(path).with_context(|| format!("opening recording {}", path.display()))?;
         let mut lines = BufReader::new(file).lines();
@@ -39,9 +53,11 @@ impl Recording {
             .with_context(|| format!("{}: empty file, not a recording", path.display()))??;
         let at_header = || format!("{}: line 1 (the header)", path.display());
         let version = header_version(&first).with_context(at_header)?;
+        let skipped = |line: &str| !layers && version >= 2 && line.starts_with(LAYERS_LINE);
         let numbered = lines
             .enumerate()
             .map(|(index, line)| Ok((index + 2, line?)))
+            .filter(|line| !matches!(line, Ok((_, text)) if skipped(text)))
             .collect::<anyhow::Result<Vec<(usize, String)>>>()?;
         let (header, lines) = match version {
             1 => crate::v1::upgrade(&first, &numbered).map_err(|error| {

@@ -13,6 +13,7 @@ use strata_agent::query::{Range, MOST_POINTS};
 use strata_output::args::OutputArgs;
 use strata_output::document::{Fact, Window};
 use strata_output::Output;
+use strata_recording::Recording;
 use strata_report::recording::{compare, report_of, report_with, ReportOptions};
 
 #[derive(Args)]
@@ -113,12 +114,21 @@ pub fn merge(args: MergeArgs) -> anyhow::Result<i32> {
     Ok(0)
 }
 
-/// The shards at `paths`, read and merged.
-fn merged(paths: &[PathBuf]) -> anyhow::Result<strata_recording::Recording> {
-    let shards = paths
+/// The shards at `paths`, read and merged: the layer samples are read of
+/// the first shard only, the one whose layers the merged run keeps.
+fn merged(paths: &[PathBuf]) -> anyhow::Result<Recording> {
+    let mut shards = paths
         .iter()
-        .map(|path| strata_recording::Recording::read(path))
+        .map(|path| Recording::read_without_layers(path))
         .collect::<anyhow::Result<Vec<_>>>()?;
+    let first = shards
+        .iter()
+        .enumerate()
+        .min_by_key(|(_, shard)| shard.environment.shard.as_ref().map(|record| record.shard))
+        .map(|(index, _)| index);
+    if let Some(first) = first {
+        shards[first] = Recording::read(&paths[first])?;
+    }
     strata_recording::merge::merge(shards)
 }
 
