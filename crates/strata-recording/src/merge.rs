@@ -18,6 +18,7 @@ use crate::record::{Record, RunHistograms, RunResult};
 use crate::run::{RunFigures, SecondCounts, StatementOutlier};
 use anyhow::{bail, Context};
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 use strata_core::histogram::LatencyHistogram;
 use strata_core::verdict::{Reason, Verdict};
 
@@ -28,6 +29,24 @@ const CPU_BOUND_IDLE_PCT: f64 = 10.0;
 pub const START_SKEW_MS: f64 = 50.0;
 
 const OPERATIONS: [&str; 4] = ["select", "update", "commit", "scan"];
+
+/// The shards at `paths`, read and merged. Their layer samples are read of
+/// the first shard only, the one whose layers the merged run keeps.
+pub fn merge_files(paths: &[PathBuf]) -> anyhow::Result<Recording> {
+    let mut shards = paths
+        .iter()
+        .map(|path| Recording::read_without_layers(path))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let first = shards
+        .iter()
+        .enumerate()
+        .min_by_key(|(_, shard)| shard.environment.shard.as_ref().map(|record| record.shard))
+        .map(|(index, _)| index);
+    if let Some(first) = first {
+        shards[first] = Recording::read(&paths[first])?;
+    }
+    merge(shards)
+}
 
 /// A run's shards, read; merged into one Recording.
 pub fn merge(mut shards: Vec<Recording>) -> anyhow::Result<Recording> {

@@ -5,6 +5,7 @@ mod awr_cmd;
 mod calibrate_cmd;
 mod engines;
 mod interrupt;
+mod merge_cmd;
 mod model_cmd;
 mod observe_cmd;
 mod output;
@@ -49,7 +50,7 @@ enum Command {
     /// Merge the Recordings of one run's shards (`strata run --shard I/N`)
     /// into the one Recording of the run: work and latency histograms added,
     /// the database and its host counted once.
-    Merge(report_cmd::MergeArgs),
+    Merge(merge_cmd::MergeArgs),
     /// Read Oracle AWR and STATSPACK reports and print the honest I/O reading of
     /// them: requests vs blocks, decimal vs binary units, commit waits decomposed.
     Awr(Box<awr_cmd::AwrArgs>),
@@ -68,7 +69,7 @@ fn main() {
         Command::Observe(args) => observe_cmd::run(*args),
         Command::Model(args) => model_cmd::run(*args),
         Command::Report(args) => report_cmd::run(*args),
-        Command::Merge(args) => report_cmd::merge(args),
+        Command::Merge(args) => merge_cmd::run(args),
         Command::Awr(args) => awr_cmd::run(*args),
         Command::Completions(args) => shell_cmd::completions(args),
         Command::Man(args) => shell_cmd::man(args),

@@ -13,7 +13,7 @@ use strata_agent::query::{Range, MOST_POINTS};
 use strata_output::args::OutputArgs;
 use strata_output::document::{Fact, Window};
 use strata_output::Output;
-use strata_recording::Recording;
+use strata_recording::merge::merge_files;
 use strata_report::recording::{compare, report_of, report_with, ReportOptions};
 
 #[derive(Args)]
@@ -75,7 +75,7 @@ pub fn run(args: ReportArgs) -> anyhow::Result<i32> {
         (None, [], Some(url)) => fleet_report(url, &args, &options)?,
         (None, [], None) => bail!("give a RECORDING, --compare A B, or --prometheus URL"),
         (None, shards, _) => {
-            let mut report = report_of(&merged(shards)?, &options)?;
+            let mut report = report_of(&merge_files(shards)?, &options)?;
             report.source.files = shards
                 .iter()
                 .map(|path| path.display().to_string())
@@ -85,51 +85,6 @@ pub fn run(args: ReportArgs) -> anyhow::Result<i32> {
     };
     crate::output::print(&args.output, &Output::document(report))?;
     Ok(0)
-}
-
-#[derive(Args)]
-pub struct MergeArgs {
-    /// The shards' Recordings (`strata run --shard I/N … --record FILE`)
-    #[arg(required = true, value_name = "RECORDING")]
-    pub shards: Vec<PathBuf>,
-    /// Write the merged Recording here (a new file)
-    #[arg(short = 'o', long = "output", value_name = "FILE")]
-    pub output: PathBuf,
-}
-
-/// `strata merge -o RUN.strata A B C…`.
-pub fn merge(args: MergeArgs) -> anyhow::Result<i32> {
-    if args.output.exists() {
-        bail!(
-            "-o {}: the file exists; strata writes only files it makes (give another name)",
-            args.output.display()
-        );
-    }
-    let merged = merged(&args.shards)?;
-    merged.write_to(&args.output)?;
-    crate::note!(
-        "strata: the merged run written to {}",
-        args.output.display()
-    );
-    Ok(0)
-}
-
-/// The shards at `paths`, read and merged: the layer samples are read of
-/// the first shard only, the one whose layers the merged run keeps.
-fn merged(paths: &[PathBuf]) -> anyhow::Result<Recording> {
-    let mut shards = paths
-        .iter()
-        .map(|path| Recording::read_without_layers(path))
-        .collect::<anyhow::Result<Vec<_>>>()?;
-    let first = shards
-        .iter()
-        .enumerate()
-        .min_by_key(|(_, shard)| shard.environment.shard.as_ref().map(|record| record.shard))
-        .map(|(index, _)| index);
-    if let Some(first) = first {
-        shards[first] = Recording::read(&paths[first])?;
-    }
-    strata_recording::merge::merge(shards)
 }
 
 /// The window of a Recording, seconds from its start (with --prometheus,

@@ -496,14 +496,15 @@ fn setup_then_run_against_an_existing_server() {
 }
 
 /// A `dd` reading the run's own disk with O_DIRECT through the window (one
-/// process, alive at both edges): the run is not a storage result, and the
+/// process, alive at both edges; 512-byte reads so that it outlasts a run
+/// slowed by tests beside it): the run is not a storage result, and the
 /// verdict names dd with its share.
 #[test]
 fn another_process_reading_the_same_disk_is_named_with_its_share() {
     let (device, dir) = own_filesystem(768);
     let mut tenant = std::process::Command::new("dd")
         .arg(format!("if={}", device.node.display()))
-        .args(["of=/dev/null", "bs=2k", "iflag=direct"])
+        .args(["of=/dev/null", "bs=512", "iflag=direct"])
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
