@@ -66,16 +66,20 @@ impl Meeting {
     }
 }
 
-/// Checks in as `request`'s shard and waits for the others.
+/// Checks in as `request`'s shard at `rendezvous` (the server every shard
+/// meets on, whose clock is the run's) and waits for the others; `server`
+/// is the one this shard drives.
 pub async fn meet(
-    client: &Client,
+    rendezvous: &Client,
+    server: &Client,
     request: &ShardRequest,
+    endpoint: &str,
     interrupt: &AtomicBool,
 ) -> anyhow::Result<Meeting> {
-    create_table(client).await?;
-    check_in(client, request).await?;
-    let start_server_unix_s = wait_for_all(client, request, interrupt).await?;
-    let clock_offset_s = clock_offset_s(client).await?;
+    create_table(rendezvous).await?;
+    check_in(rendezvous, request).await?;
+    let start_server_unix_s = wait_for_all(rendezvous, request, interrupt).await?;
+    let clock_offset_s = clock_offset_s(rendezvous).await?;
     let until_s = start_server_unix_s - clock_offset_s - strata_core::time::unix_now_s();
     let start = Instant::now() + Duration::from_secs_f64(until_s.max(0.0));
     Ok(Meeting {
@@ -87,6 +91,7 @@ pub async fn meet(
             shards: request.shard.count,
             host: strata_recording::HostInfo::current().hostname,
             pid: std::process::id(),
+            server: server_identity(server, endpoint).await,
             start_server_unix_s,
             window_start_server_unix_s: None,
             clock_offset_ms: clock_offset_s * 1e3,
@@ -210,6 +215,21 @@ async fn wait_for_all(
             );
         }
         tokio::time::sleep(POLL).await;
+    }
+}
+
+/// What tells this server from another: its system identifier where the
+/// role may read it, else `endpoint`.
+async fn server_identity(client: &Client, endpoint: &str) -> String {
+    match client
+        .query_one(
+            "SELECT system_identifier::text FROM pg_control_system()",
+            &[],
+        )
+        .await
+    {
+        Ok(row) => format!("system_identifier {}", row.get::<_, String>(0)),
+        Err(_) => format!("endpoint {endpoint}"),
     }
 }
 

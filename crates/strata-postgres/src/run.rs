@@ -498,10 +498,24 @@ async fn drive(
         None => None,
     };
     let shared_buffers = shared_buffers_bytes(&client).await;
+    let rendezvous = match config
+        .shard
+        .as_ref()
+        .and_then(|shard| shard.rendezvous_db.as_ref())
+    {
+        Some(text) => Some(ConnectionTarget::parse(text)?),
+        None => None,
+    };
+    let rendezvous_client = match &rendezvous {
+        Some(target) => Some(connect(target).await?),
+        None => None,
+    };
     let mut meeting = match &config.shard {
         Some(shard) => {
             observer.phase("waiting for the other shards at the rendezvous");
-            Some(crate::rendezvous::meet(&client, shard, interrupt).await?)
+            let endpoint = server.target.redacted();
+            let at = rendezvous_client.as_ref().unwrap_or(&client);
+            Some(crate::rendezvous::meet(at, &client, shard, &endpoint, interrupt).await?)
         }
         None => None,
     };
@@ -512,7 +526,10 @@ async fn drive(
     let window_probe = match &meeting {
         Some(meeting) => {
             let window_start = sessions_start + warmup_of(&config.driver.stop_after);
-            Some(meeting.watch_window_start(&pg_config, window_start).await?)
+            let clock = rendezvous
+                .as_ref()
+                .map_or_else(|| pg_config.clone(), ConnectionTarget::config);
+            Some(meeting.watch_window_start(&clock, window_start).await?)
         }
         None => None,
     };

@@ -83,6 +83,10 @@ pub struct ShardRecord {
     pub shards: u32,
     pub host: String,
     pub pid: u32,
+    /// The database server this shard drove, as the merge tells servers
+    /// apart: `system_identifier N` (pg_control_system()), else its
+    /// endpoint without password.
+    pub server: String,
     /// The start every shard agreed on, Unix seconds on the server's clock.
     pub start_server_unix_s: f64,
     /// When this shard's measured window began, Unix seconds on the

@@ -2,12 +2,13 @@
 //! Recording of the run: the sessions' work added (loops, statements, rows,
 //! each second's counts), their latency histograms added exactly (the
 //! merged p99 is the p99 of every statement, never an average of p99s),
-//! the database server's counters, its host's devices and CPU and the
-//! layer samples taken once, from the first shard (every shard saw the
-//! same server over the same window), the other shards' drivers moved
-//! from "other tenants" to strata, and a table of the shards. Shards of
-//! different runs, or one shard twice, are refused; a missing shard is
-//! named and fails the verdict, never silently shrinking the totals.
+//! each database server's counters once (every shard of a server saw it
+//! over the same window) and added across servers, each host's devices
+//! once, the CPU and the layer samples of the first shard, the other
+//! shards' drivers moved from "other tenants" to strata, and a table of the
+//! shards. Shards of different runs, or one shard twice, are refused; a
+//! missing shard is named and fails the verdict, never silently shrinking
+//! the totals.
 //!
 //! Not for: reporting (strata-report reads the merged Recording as any
 //! run's, with its shards).
@@ -15,7 +16,7 @@
 use crate::environment::{MergedShards, ShardRecord, ShardSummary};
 use crate::read::Recording;
 use crate::record::{Record, RunHistograms, RunResult};
-use crate::run::{RunFigures, SecondCounts, StatementOutlier};
+use crate::run::{Absorption, DatabaseFigures, RunFigures, SecondCounts, StatementOutlier};
 use anyhow::{bail, Context};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -24,6 +25,9 @@ use strata_core::verdict::{Reason, Verdict};
 
 /// The idle share under which a shard's driver host was CPU-bound, %.
 const CPU_BOUND_IDLE_PCT: f64 = 10.0;
+
+/// PostgreSQL's block size: the absorption's blocks are of it.
+const BLOCK_BYTES: f64 = 8192.0;
 
 /// The most the shards' windows may begin apart, ms.
 pub const START_SKEW_MS: f64 = 50.0;
@@ -69,9 +73,21 @@ pub fn merge(mut shards: Vec<Recording>) -> anyhow::Result<Recording> {
         })
         .collect::<anyhow::Result<_>>()?;
     let sorted: Vec<&ShardRecord> = order.iter().map(|index| &records[*index]).collect();
+    let device_hosts: Vec<String> = order
+        .iter()
+        .map(|index| {
+            let environment = &shards[*index].environment;
+            let server_host = environment
+                .server_host
+                .as_ref()
+                .map(|host| host.name.clone());
+            server_host.unwrap_or_else(|| records[*index].host.clone())
+        })
+        .collect();
     let merged_shards = merged_shards(&sorted, &results);
     let histograms = merged_histograms(&results)?;
     let mut figures = merged_figures(&results, &histograms, &sorted)?;
+    once_per_server(&mut figures, &results, &sorted, &device_hosts);
     figures.verdict = merged_verdict(&results, &merged_shards);
     let result = RunResult {
         figures,
@@ -274,6 +290,111 @@ fn merged_figures(
     );
     drivers_are_strata(&mut figures, records);
     Ok(figures)
+}
+
+/// With shards on several database servers (`--db` repeated): each
+/// server's counters added once (from its first shard), each host's
+/// devices once (named `HOST:DEVICE` when there are several hosts), and
+/// the page cache's share of reads reckoned again from those sums.
+fn once_per_server(
+    figures: &mut RunFigures,
+    results: &[&RunResult],
+    records: &[&ShardRecord],
+    device_hosts: &[String],
+) {
+    let mut servers: Vec<&str> = vec![&records[0].server];
+    let mut hosts: Vec<&str> = vec![&device_hosts[0]];
+    let several_hosts = device_hosts.iter().any(|host| host != &device_hosts[0]);
+    if several_hosts {
+        for device in &mut figures.devices {
+            device.device = format!("{}:{}", device_hosts[0], device.device);
+        }
+    }
+    for ((result, record), host) in results.iter().zip(records).zip(device_hosts).skip(1) {
+        if !servers.contains(&record.server.as_str()) {
+            servers.push(&record.server);
+            if let (Some(sum), Some(more)) = (figures.database.as_mut(), &result.figures.database) {
+                add_database(sum, more);
+            }
+        }
+        if !hosts.contains(&host.as_str()) {
+            hosts.push(host);
+            figures
+                .devices
+                .extend(result.figures.devices.iter().map(|device| {
+                    let mut device = device.clone();
+                    device.device = format!("{host}:{}", device.device);
+                    device
+                }));
+        }
+    }
+    if servers.len() > 1 || hosts.len() > 1 {
+        reckon_absorption(figures);
+    }
+}
+
+/// `more`'s counts added to `sum`, and the rates and shares of the sums.
+fn add_database(sum: &mut DatabaseFigures, more: &DatabaseFigures) {
+    let add = |a: &mut f64, b: f64| *a += b;
+    add(&mut sum.blocks_read, more.blocks_read);
+    add(&mut sum.blocks_read_per_s, more.blocks_read_per_s);
+    add(&mut sum.blocks_hit, more.blocks_hit);
+    add(&mut sum.commits, more.commits);
+    add(&mut sum.commits_per_s, more.commits_per_s);
+    add(&mut sum.wal_bytes, more.wal_bytes);
+    add(&mut sum.wal_mb_per_s, more.wal_mb_per_s);
+    add(&mut sum.block_read_time_ms, more.block_read_time_ms);
+    add(&mut sum.temp_files, more.temp_files);
+    add(&mut sum.temp_bytes, more.temp_bytes);
+    add(&mut sum.deadlocks, more.deadlocks);
+    for (key, value) in &more.counters {
+        *sum.counters.entry(key.clone()).or_insert(0.0) += value;
+    }
+    let both = |a: Option<f64>, b: Option<f64>| Some(a? + b?);
+    sum.read_requests = both(sum.read_requests, more.read_requests);
+    sum.read_requests_per_s = both(sum.read_requests_per_s, more.read_requests_per_s);
+    sum.read_bytes = both(sum.read_bytes, more.read_bytes);
+    sum.read_mb_per_s = both(sum.read_mb_per_s, more.read_mb_per_s);
+    sum.wal_writes = both(sum.wal_writes, more.wal_writes);
+    sum.wal_syncs = both(sum.wal_syncs, more.wal_syncs);
+    sum.wal_write_time_ms = both(sum.wal_write_time_ms, more.wal_write_time_ms);
+    sum.wal_sync_time_ms = both(sum.wal_sync_time_ms, more.wal_sync_time_ms);
+    let reads = sum.blocks_read + sum.blocks_hit;
+    sum.buffer_hit_pct = if reads > 0.0 {
+        100.0 * sum.blocks_hit / reads
+    } else {
+        0.0
+    };
+    sum.block_read_time_us_per_block = if sum.blocks_read > 0.0 {
+        sum.block_read_time_ms * 1e3 / sum.blocks_read
+    } else {
+        0.0
+    };
+}
+
+/// Blocks the servers read that no data device read, from the summed
+/// figures.
+fn reckon_absorption(figures: &mut RunFigures) {
+    let Some(database) = &figures.database else {
+        return;
+    };
+    let data = figures.devices.iter().filter(|device| device.role != "wal");
+    let (requests, bytes) = data.fold((0, 0), |(requests, bytes), device| {
+        (requests + device.read_requests, bytes + device.read_bytes)
+    });
+    let device_read_blocks = bytes as f64 / BLOCK_BYTES;
+    let absorbed_blocks = (database.blocks_read - device_read_blocks).max(0.0);
+    figures.absorption = Some(Absorption {
+        database_blocks_read: database.blocks_read,
+        device_read_requests: requests,
+        device_read_bytes: bytes,
+        device_read_blocks,
+        absorbed_blocks,
+        absorbed_pct: match database.blocks_read > 0.0 {
+            true => absorbed_blocks * 100.0 / database.blocks_read,
+            false => 0.0,
+        },
+    });
 }
 
 /// The other shards' drivers on the first shard's host read as other

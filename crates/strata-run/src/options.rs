@@ -42,8 +42,15 @@ pub struct DataRequest {
     /// "host=… dbname=…"); MariaDB: mysql://user:pass@host:port/db; the password
     /// never appears in any output. SQLite: the database file. Default: a
     /// throwaway cluster made with initdb (MariaDB: mariadb-install-db;
-    /// SQLite: a file) in the current directory, removed at the end
-    #[arg(long, value_name = "URL|FILE")]
+    /// SQLite: a file) in the current directory, removed at the end.
+    /// Repeatable with --shard: shards spread over the servers given (one
+    /// per node), shard I on the ((I-1) mod K + 1)th of K
+    #[arg(long = "db", value_name = "URL|FILE")]
+    pub dbs: Vec<String>,
+
+    /// The one server of this driver, once `--db` is resolved
+    /// ([`crate::request::choose_db`]).
+    #[arg(skip)]
     pub db: Option<String>,
 
     /// A server on another host (PostgreSQL, MariaDB): the agent on that

@@ -57,6 +57,10 @@ pub struct ShardRequest {
     pub run_id: String,
     #[serde(rename = "rendezvous_timeout_s", serialize_with = "seconds")]
     pub rendezvous_timeout: Duration,
+    /// Where the shards meet when they drive several servers: the first
+    /// `--db` (with its password: never shown); `None`: this shard's own.
+    #[serde(skip)]
+    pub rendezvous_db: Option<String>,
 }
 
 fn seconds<S: serde::Serializer>(duration: &Duration, serializer: S) -> Result<S::Ok, S::Error> {
@@ -117,7 +121,29 @@ pub fn shard_request(
         shard,
         run_id,
         rendezvous_timeout: args.rendezvous_timeout.unwrap_or(RENDEZVOUS_TIMEOUT),
+        rendezvous_db: None,
     }))
+}
+
+/// This driver's `--db`: the one given, or, for a shard, number
+/// (I-1) mod K + 1 of the K given (the shards then meet on the first);
+/// several without `--shard` are refused.
+pub fn choose_db(data: &mut DataRequest, shard: Option<&mut ShardRequest>) -> anyhow::Result<()> {
+    data.db = match (data.dbs.as_slice(), shard) {
+        ([], _) => None,
+        ([one], _) => Some(one.clone()),
+        (several, Some(shard)) => {
+            shard.rendezvous_db = Some(several[0].clone());
+            Some(several[(shard.shard.index as usize - 1) % several.len()].clone())
+        }
+        (several, None) => bail!(
+            "--db given {} times: one server per driver; several are for shards (--shard I/N \
+             spreads them: shard I drives the ((I-1) mod {} + 1)th)",
+            several.len(),
+            several.len()
+        ),
+    };
+    Ok(())
 }
 
 /// A seed every shard of `run_id` derives alike (FNV-1a of the id).

@@ -37,7 +37,8 @@ pub struct RunArgs {
     output: OutputArgs,
 }
 
-pub fn setup(args: SetupArgs) -> anyhow::Result<i32> {
+pub fn setup(mut args: SetupArgs) -> anyhow::Result<i32> {
+    request::choose_db(&mut args.data, None)?;
     let (kind, conf) = prepare(&args.data)?;
     let defaults = engines::defaults(kind, &args.data);
     let driver = request::setup_driver_options(request::plan(&args.data, &conf, &defaults));
@@ -54,12 +55,13 @@ pub fn setup(args: SetupArgs) -> anyhow::Result<i32> {
     execute(&args.data, &args.output, job)
 }
 
-pub fn run(args: RunArgs) -> anyhow::Result<i32> {
+pub fn run(mut args: RunArgs) -> anyhow::Result<i32> {
+    let mut shard = request::shard_request(&args.workload, &|name| std::env::var(name).ok())?;
+    request::choose_db(&mut args.data, shard.as_mut())?;
     let (kind, conf) = prepare(&args.data)?;
     let defaults = engines::defaults(kind, &args.data);
     let plan = request::plan(&args.data, &conf, &defaults);
     let mut driver = request::driver_options(&args.workload, plan, &conf)?;
-    let shard = request::shard_request(&args.workload, &|name| std::env::var(name).ok())?;
     if let Some(shard) = &shard {
         check_shard(kind, &args.data, shard)?;
         driver.shard = Some(shard.shard);

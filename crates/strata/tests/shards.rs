@@ -223,3 +223,70 @@ fn a_missing_shard_is_named_and_another_run_s_is_refused() {
         stderr_of(&mixed)
     );
 }
+
+/// Shards spread over two servers (`--db A --db B`): shard 1 drives A,
+/// shard 2 drives B; merged, the database's commits are both servers'
+/// (each counted once), and the machine's devices, which both servers share
+/// here, are listed once.
+#[test]
+fn shards_on_two_servers_count_each_server_once() {
+    let dir = scratch();
+    let plan = ["--schemas", "2", "--scale", "8MiB"];
+    let servers = [
+        KeptCluster::set_up(&plan, dir.path()),
+        KeptCluster::set_up(&plan, dir.path()),
+    ];
+    let children: Vec<(std::process::Child, PathBuf)> = (1..=2)
+        .map(|index| {
+            let record = dir.path().join(format!("two-{index}.strata"));
+            let shard = format!("{index}/2");
+            let mut args = vec!["run", "--db", &servers[0].connection, "--db"];
+            args.extend([servers[1].connection.as_str(), "--shard", &shard]);
+            args.extend([
+                "--run-id",
+                "two-servers",
+                "--warmup",
+                "0s",
+                "--duration",
+                "2s",
+            ]);
+            args.extend(["--json", "--record", record.to_str().unwrap()]);
+            args.extend(plan);
+            let child = strata()
+                .args(&args)
+                .current_dir(dir.path())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            (child, record)
+        })
+        .collect();
+    let mut documents = Vec::new();
+    let mut paths = Vec::new();
+    for (child, path) in children {
+        documents.push(finished(child));
+        paths.push(path);
+    }
+    let servers_seen: Vec<&str> = documents
+        .iter()
+        .map(|document| document["environment"]["shard"]["server"].as_str().unwrap())
+        .collect();
+    assert_ne!(
+        servers_seen[0], servers_seen[1],
+        "two servers: {servers_seen:?}"
+    );
+    let merged = strata_recording::merge::merge_files(&paths).unwrap();
+    let figures = &merged.run_result().unwrap().figures;
+    let commits: f64 = documents
+        .iter()
+        .map(|document| document["result"]["database"]["commits"].as_f64().unwrap())
+        .sum();
+    assert_eq!(figures.database.as_ref().unwrap().commits, commits);
+    let first_devices = documents[0]["result"]["devices"].as_array().unwrap().len();
+    assert_eq!(
+        figures.devices.len(),
+        first_devices,
+        "one machine's devices once"
+    );
+}

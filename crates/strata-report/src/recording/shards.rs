@@ -33,6 +33,7 @@ pub(crate) fn section(merged: &MergedShards) -> Section {
         vec![
             Column::text("shard"),
             Column::text("driver host"),
+            Column::text("server"),
             Column::number("pid", None),
             Column::number("sessions", Some("sessions")),
             Column::number("loops/s", Some("loops/s")),
@@ -53,6 +54,7 @@ pub(crate) fn section(merged: &MergedShards) -> Section {
         table.push(vec![
             Cell::text(format!("{}/{}", shard.shard, shard.shards)),
             Cell::text(shard.host.as_str()),
+            Cell::text(shard.server.as_str()),
             number(f64::from(shard.pid), ""),
             number(f64::from(summary.sessions), "sessions"),
             number(summary.loops_per_s, "loops/s"),
@@ -77,7 +79,7 @@ pub(crate) fn section(merged: &MergedShards) -> Section {
             Cell::text(format!("{missing}/{}", merged.shards)),
             Cell::text("MISSING"),
         ];
-        row.extend((0..8).map(|_| Cell::empty()));
+        row.extend((0..9).map(|_| Cell::empty()));
         table.push(row);
     }
     Section::new("shards", "Shards").table(table).note(
