@@ -247,3 +247,43 @@ fn a_fleet_report_s_times_and_server_are_checked_before_any_query() {
         &["--from now-1m"],
     );
 }
+
+#[test]
+fn shard_options_are_checked_before_any_work() {
+    refused(&["run", "--shard", "0/3"], &["--shard", "1 <= I <= N"]);
+    refused(&["run", "--shard", "4/3"], &["--shard", "1 <= I <= N"]);
+    refused(&["run", "--shard", "two"], &["--shard", "I/N"]);
+    refused(&["run", "--shard", "1/3"], &["--shard 1/3", "--run-id"]);
+    refused(
+        &["run", "--shard", "1/3", "--run-id", "r1"],
+        &["--shard 1/3", "--db"],
+    );
+    refused(
+        &["run", "--shards", "3"],
+        &["--shards", "--shard I/N", "JOB_COMPLETION_INDEX"],
+    );
+    refused(
+        &["run", "--run-id", "bad id", "--shard", "1/2"],
+        &["--run-id", "letters, digits"],
+    );
+    refused(
+        &[
+            "run", "--engine", "sqlite", "--shard", "1/2", "--run-id", "r1",
+        ],
+        &["--shard 1/2", "does not apply to --engine sqlite"],
+    );
+    refused(
+        &[
+            "run",
+            "--db",
+            "postgresql://a@h1/x",
+            "--db",
+            "postgresql://a@h2/x",
+        ],
+        &["--db given 2 times", "--shard"],
+    );
+    refused(
+        &["merge", "-o", "x.strata", "missing.strata"],
+        &["missing.strata"],
+    );
+}
