@@ -78,3 +78,12 @@ pub fn wait_until(limit: std::time::Duration, what: &str, mut ready: impl FnMut(
         std::thread::sleep(std::time::Duration::from_millis(200));
     }
 }
+
+/// A TCP port free on 127.0.0.1 now.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}

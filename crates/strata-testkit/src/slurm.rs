@@ -7,7 +7,7 @@
 //! Needs root and `scripts/install-test-deps` (slurmctld, slurmd,
 //! slurm-client, munge).
 
-use crate::process::wait_until;
+use crate::process::{free_port, wait_until};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -15,14 +15,6 @@ use std::time::Duration;
 pub struct OneNodeSlurm {
     dir: tempfile::TempDir,
     daemons: Vec<Child>,
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 impl OneNodeSlurm {

@@ -18,14 +18,7 @@ use strata_probe::diskstats::{find, parse_diskstats};
 use strata_testkit::host::NamespaceHost;
 use strata_testkit::loopdev::LoopDevice;
 use strata_testkit::postgres::{debian_bin_dir, HostedPostgres};
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
+use strata_testkit::process::free_port;
 
 /// Prometheus scraping `targets` once a second, with its data in `dir`;
 /// its URL once every target is up.

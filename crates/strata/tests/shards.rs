@@ -16,28 +16,26 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use strata_recording::Recording;
 
-/// Shard `index` of `count` of `run_id`, recording to `shard-RUN-I.strata`.
 const PLAN: [&str; 4] = ["--schemas", "3", "--scale", "8MiB"];
 
-fn shard(
-    cluster: &KeptCluster,
+/// Shard `index` of `count` of `run_id` against `dbs` with `more`
+/// options, recording to `shard-RUN-I.strata`.
+fn shard_on(
+    dbs: &[&str],
     run_id: &str,
     (index, count): (u32, u32),
+    more: &[&str],
     dir: &Path,
 ) -> (Child, PathBuf) {
     let record = dir.join(format!("shard-{run_id}-{index}.strata"));
     let shard = format!("{index}/{count}");
-    let mut args = vec![
-        "run",
-        "--db",
-        cluster.connection.as_str(),
-        "--shard",
-        &shard,
-    ];
-    args.extend(["--run-id", run_id, "--warmup", "1s", "--duration", "3s"]);
-    args.extend(["--rendezvous-timeout", "60s", "--json", "--record"]);
+    let mut args = vec!["run"];
+    for db in dbs {
+        args.extend(["--db", db]);
+    }
+    args.extend(["--shard", &shard, "--run-id", run_id, "--json", "--record"]);
     args.push(record.to_str().unwrap());
-    args.extend(PLAN);
+    args.extend(more);
     let child = strata()
         .args(&args)
         .current_dir(dir)
@@ -46,6 +44,25 @@ fn shard(
         .spawn()
         .unwrap();
     (child, record)
+}
+
+/// Shard `index` of `count` of `run_id` on the kept cluster.
+fn shard(
+    cluster: &KeptCluster,
+    run_id: &str,
+    (index, count): (u32, u32),
+    dir: &Path,
+) -> (Child, PathBuf) {
+    let mut more = vec![
+        "--warmup",
+        "1s",
+        "--duration",
+        "3s",
+        "--rendezvous-timeout",
+        "60s",
+    ];
+    more.extend(PLAN);
+    shard_on(&[&cluster.connection], run_id, (index, count), &more, dir)
 }
 
 fn finished(child: Child) -> serde_json::Value {
@@ -236,31 +253,14 @@ fn shards_on_two_servers_count_each_server_once() {
         KeptCluster::set_up(&plan, dir.path()),
         KeptCluster::set_up(&plan, dir.path()),
     ];
-    let children: Vec<(std::process::Child, PathBuf)> = (1..=2)
-        .map(|index| {
-            let record = dir.path().join(format!("two-{index}.strata"));
-            let shard = format!("{index}/2");
-            let mut args = vec!["run", "--db", &servers[0].connection, "--db"];
-            args.extend([servers[1].connection.as_str(), "--shard", &shard]);
-            args.extend([
-                "--run-id",
-                "two-servers",
-                "--warmup",
-                "0s",
-                "--duration",
-                "2s",
-            ]);
-            args.extend(["--json", "--record", record.to_str().unwrap()]);
-            args.extend(plan);
-            let child = strata()
-                .args(&args)
-                .current_dir(dir.path())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap();
-            (child, record)
-        })
+    let dbs = [
+        servers[0].connection.as_str(),
+        servers[1].connection.as_str(),
+    ];
+    let mut more = vec!["--warmup", "0s", "--duration", "2s"];
+    more.extend(plan);
+    let children: Vec<(Child, PathBuf)> = (1..=2)
+        .map(|index| shard_on(&dbs, "two-servers", (index, 2), &more, dir.path()))
         .collect();
     let mut documents = Vec::new();
     let mut paths = Vec::new();

@@ -187,11 +187,7 @@ pub fn strata_agent(more: &[&str], dir: &std::path::Path) -> (Killed, String) {
 }
 
 pub fn node_exporter() -> (Killed, String) {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = strata_testkit::process::free_port();
     let child = std::process::Command::new("prometheus-node-exporter")
         .arg(format!("--web.listen-address=127.0.0.1:{port}"))
         .arg("--collector.diskstats.device-exclude=^ram[0-9]+$")
