@@ -4,7 +4,8 @@
 //! merged p99 is the p99 of every statement, never an average of p99s),
 //! each database server's counters once (every shard of a server saw it
 //! over the same window) and added across servers, each host's devices
-//! once, the CPU and the layer samples of the first shard, the other
+//! once, the CPU of the first shard and the layer samples of the first
+//! shard of each host (another host's as `LAYER@HOST`), the other
 //! shards' drivers moved from "other tenants" to strata, and a table of the
 //! shards. Shards of different runs, or one shard twice, are refused; a
 //! missing shard is named and fails the verdict, never silently shrinking
@@ -14,6 +15,7 @@
 //! run's, with its shards).
 
 use crate::environment::{MergedShards, ShardRecord, ShardSummary};
+use crate::layers::Sample;
 use crate::read::Recording;
 use crate::record::{Record, RunHistograms, RunResult};
 use crate::run::{Absorption, DatabaseFigures, RunFigures, SecondCounts, StatementOutlier};
@@ -34,22 +36,76 @@ pub const START_SKEW_MS: f64 = 50.0;
 
 const OPERATIONS: [&str; 4] = ["select", "update", "commit", "scan"];
 
-/// The shards at `paths`, read and merged. Their layer samples are read of
-/// the first shard only, the one whose layers the merged run keeps.
+/// The shards at `paths`, read and merged. Layer samples are read only of
+/// the first shard of each host, the ones the merged run keeps.
 pub fn merge_files(paths: &[PathBuf]) -> anyhow::Result<Recording> {
     let mut shards = paths
         .iter()
         .map(|path| Recording::read_without_layers(path))
         .collect::<anyhow::Result<Vec<_>>>()?;
-    let first = shards
-        .iter()
-        .enumerate()
-        .min_by_key(|(_, shard)| shard.environment.shard.as_ref().map(|record| record.shard))
-        .map(|(index, _)| index);
-    if let Some(first) = first {
-        shards[first] = Recording::read(&paths[first])?;
+    let mut by_number: Vec<usize> = (0..shards.len()).collect();
+    by_number.sort_by_key(|index| {
+        shards[*index]
+            .environment
+            .shard
+            .as_ref()
+            .map(|record| record.shard)
+    });
+    let mut hosts: Vec<String> = Vec::new();
+    for index in by_number {
+        let host = device_host(&shards[index]);
+        if !hosts.contains(&host) {
+            hosts.push(host);
+            shards[index] = Recording::read(&paths[index])?;
+        }
     }
     merge(shards)
+}
+
+/// The host whose devices a shard's figures are: the server host its agent
+/// showed, else the shard's own (a local server's).
+fn device_host(shard: &Recording) -> String {
+    let environment = &shard.environment;
+    match (&environment.server_host, &environment.shard) {
+        (Some(host), _) => host.name.clone(),
+        (None, Some(record)) => record.host.clone(),
+        (None, None) => String::new(),
+    }
+}
+
+/// The layers of `samples` (another host's) into the merged run's layer
+/// records, as `LAYER@HOST`, each beside the merged sample nearest in time
+/// (within half a second; the shards sampled each second on their own).
+fn add_host_layers(records: &mut [Record], host: &str, samples: &[Sample]) {
+    let at: Vec<(f64, usize)> = records
+        .iter()
+        .enumerate()
+        .filter_map(|(index, record)| match record {
+            Record::Layers(sample) => Some((sample.unix_s, index)),
+            _ => None,
+        })
+        .collect();
+    for sample in samples {
+        let apart = |unix_s: f64| (unix_s - sample.unix_s).abs();
+        let nearest = at
+            .iter()
+            .min_by(|a, b| apart(a.0).total_cmp(&apart(b.0)))
+            .filter(|(unix_s, _)| apart(*unix_s) <= 0.5);
+        let Some((_, index)) = nearest.copied() else {
+            continue;
+        };
+        if let Record::Layers(merged) = &mut records[index] {
+            for (layer, values) in sample
+                .layers
+                .iter()
+                .filter(|(layer, _)| !layer.contains('@'))
+            {
+                merged
+                    .layers
+                    .insert(format!("{layer}@{host}"), values.clone());
+            }
+        }
+    }
 }
 
 /// A run's shards, read; merged into one Recording.
@@ -75,15 +131,9 @@ pub fn merge(mut shards: Vec<Recording>) -> anyhow::Result<Recording> {
     let sorted: Vec<&ShardRecord> = order.iter().map(|index| &records[*index]).collect();
     let device_hosts: Vec<String> = order
         .iter()
-        .map(|index| {
-            let environment = &shards[*index].environment;
-            let server_host = environment
-                .server_host
-                .as_ref()
-                .map(|host| host.name.clone());
-            server_host.unwrap_or_else(|| records[*index].host.clone())
-        })
+        .map(|index| device_host(&shards[*index]))
         .collect();
+    let other_hosts = other_host_layers(&shards, &order, &device_hosts);
     let merged_shards = merged_shards(&sorted, &results);
     let histograms = merged_histograms(&results)?;
     let mut figures = merged_figures(&results, &histograms, &sorted)?;
@@ -114,8 +164,29 @@ pub fn merge(mut shards: Vec<Recording>) -> anyhow::Result<Recording> {
         .collect();
     records_out.extend(seconds.into_iter().map(Record::RunSecond));
     records_out.extend(outliers.into_iter().map(Record::StatementOutlier));
+    for (host, samples) in &other_hosts {
+        add_host_layers(&mut records_out, host, samples);
+    }
     records_out.push(Record::RunResult(result));
     Recording::of(path, header, records_out)
+}
+
+/// The layer samples of the first shard of each host but the first
+/// shard's, by host.
+fn other_host_layers(
+    shards: &[Recording],
+    order: &[usize],
+    device_hosts: &[String],
+) -> Vec<(String, Vec<Sample>)> {
+    let mut seen = vec![device_hosts[0].clone()];
+    let mut layers = Vec::new();
+    for (index, host) in order.iter().zip(device_hosts).skip(1) {
+        if !seen.contains(host) {
+            seen.push(host.clone());
+            layers.push((host.clone(), shards[*index].layers().cloned().collect()));
+        }
+    }
+    layers
 }
 
 /// Each shard's record, once every input is a shard of the same run and
@@ -523,4 +594,40 @@ fn merged_verdict(results: &[&RunResult], shards: &MergedShards) -> Verdict {
         ));
     }
     Verdict::of(causes, reasons)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::layers::LayerSample;
+
+    fn sample(unix_s: f64, layer: &str) -> Sample {
+        Sample {
+            t_s: 0.0,
+            unix_s,
+            interval_s: 1.0,
+            layers: BTreeMap::from([(
+                layer.to_string(),
+                LayerSample::Absent {
+                    reason: "test".into(),
+                },
+            )]),
+        }
+    }
+
+    #[test]
+    fn another_host_s_layers_sit_beside_the_nearest_sample_as_layer_at_host() {
+        let mut records = vec![
+            Record::Layers(sample(100.0, "device")),
+            Record::Layers(sample(101.0, "device")),
+        ];
+        let other = [sample(100.3, "device"), sample(105.0, "device")];
+        add_host_layers(&mut records, "db2", &other);
+        let layers = |index: usize| match &records[index] {
+            Record::Layers(sample) => sample.layers.keys().cloned().collect::<Vec<_>>(),
+            _ => Vec::new(),
+        };
+        assert_eq!(layers(0), ["device", "device@db2"]);
+        assert_eq!(layers(1), ["device"], "nothing within half a second of it");
+    }
 }

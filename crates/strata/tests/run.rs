@@ -496,19 +496,26 @@ fn setup_then_run_against_an_existing_server() {
 }
 
 /// A `dd` reading the run's own disk with O_DIRECT through the window (one
-/// process, alive at both edges; 512-byte reads so that it outlasts a run
-/// slowed by tests beside it): the run is not a storage result, and the
-/// verdict names dd with its share.
+/// process, alive at both edges: it starts as the sessions connect, so a
+/// run slowed by tests beside it cannot outlast it): the run is not a
+/// storage result, and the verdict names dd with its share.
 #[test]
 fn another_process_reading_the_same_disk_is_named_with_its_share() {
     let (device, dir) = own_filesystem(768);
+    let mut args = vec!["run", "--json"];
+    args.extend(SMALL);
+    args.extend(["--duration", "5s", "--warmup", "1s"]);
+    let (run, lines) = spawn_with_stderr_lines(&args, &dir);
+    wait_for_phase(&lines, "connecting the sessions");
     let mut tenant = std::process::Command::new("dd")
         .arg(format!("if={}", device.node.display()))
-        .args(["of=/dev/null", "bs=512", "iflag=direct"])
+        .args(["of=/dev/null", "bs=2k", "iflag=direct"])
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let document = run_in(&dir, &["--duration", "5s", "--warmup", "1s"]);
+    let output = run.wait_with_output().unwrap();
+    assert!(output.status.success(), "the run failed");
+    let document: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     let still_reading = tenant.try_wait().unwrap().is_none();
     let _ = tenant.kill();
     let _ = tenant.wait();
