@@ -4,8 +4,8 @@
 //! the merged select histogram is every statement's (its p99 is the p99 of
 //! the union, computed here from the shards' own histograms), the
 //! database's counters are counted once, and the windows began under 50 ms
-//! apart. A shard killed mid-run is named missing; a shard of another run
-//! is refused.
+//! apart. A shard killed mid-run is named missing; a shard whose fellows
+//! never come fails naming them; a shard of another run is refused.
 
 mod common;
 
@@ -221,6 +221,30 @@ fn a_missing_shard_is_named_and_another_run_s_is_refused() {
     assert!(
         text.contains("shards 3 of 3 of run kill-test are missing") && text.contains("MISSING"),
         "{text}"
+    );
+
+    let mut lonely = vec![
+        "--warmup",
+        "0s",
+        "--duration",
+        "1s",
+        "--rendezvous-timeout",
+        "2s",
+    ];
+    lonely.extend(PLAN);
+    let (alone, _) = shard_on(
+        &[&cluster.connection],
+        "lonely",
+        (1, 2),
+        &lonely,
+        dir.path(),
+    );
+    let waited = alone.wait_with_output().unwrap();
+    assert!(!waited.status.success(), "a shard alone does not run");
+    let said = String::from_utf8_lossy(&waited.stderr);
+    assert!(
+        said.contains("shards 2 of 2 of run lonely did not check in"),
+        "{said}"
     );
 
     let (other, other_path) = shard(&cluster, "other-run", (1, 1), dir.path());
