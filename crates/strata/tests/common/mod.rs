@@ -209,6 +209,7 @@ impl Drop for KeptCluster {
     fn drop(&mut self) {
         let _ = std::process::Command::new("sh")
             .args(["-c", &self.stop])
+            .current_dir("/")
             .stdout(std::process::Stdio::null())
             .status();
     }
