@@ -67,20 +67,27 @@ fn seconds<S: serde::Serializer>(duration: &Duration, serializer: S) -> Result<S
     serializer.serialize_f64(duration.as_secs_f64())
 }
 
+/// Slurm's own steps (the batch script, the extern step…) are numbered from
+/// here; `srun`'s steps below it.
+const SLURM_SPECIAL_STEPS: u32 = 0xFFFF_FFF0;
+
 /// The default wait for the other shards.
 const RENDEZVOUS_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// `--shard`, `--shards`, `--run-id`, `--rendezvous-timeout`, and the
 /// scheduler's environment (`env`): Slurm's `SLURM_PROCID`/`SLURM_NTASKS`
-/// (`SLURM_JOB_ID` names the run), a Kubernetes Indexed Job's
-/// `JOB_COMPLETION_INDEX` with `--shards`. `None`: one driver.
+/// in a task `srun` started (a job step of its own, `SLURM_STEP_ID`; not
+/// the batch script itself; `SLURM_JOB_ID` names the run), a Kubernetes
+/// Indexed Job's `JOB_COMPLETION_INDEX` with `--shards`. `None`: one
+/// driver.
 pub fn shard_request(
     args: &WorkloadRequest,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> anyhow::Result<Option<ShardRequest>> {
     let number = |name: &str| env(name).and_then(|text| text.trim().parse::<u32>().ok());
+    let srun_step = number("SLURM_STEP_ID").is_some_and(|step| step < SLURM_SPECIAL_STEPS);
     let slurm = match (number("SLURM_PROCID"), number("SLURM_NTASKS")) {
-        (Some(rank), Some(tasks)) if tasks > 1 => Some(Shard {
+        (Some(rank), Some(tasks)) if tasks > 1 && srun_step => Some(Shard {
             index: rank + 1,
             count: tasks,
         }),
@@ -459,5 +466,70 @@ impl<'a> ResolvedOptions<'a> {
             pg_bin: data.pg_bin.as_ref(),
             read_path,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env_of(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
+        move |name| {
+            pairs
+                .iter()
+                .find(|(key, _)| *key == name)
+                .map(|(_, value)| value.to_string())
+        }
+    }
+
+    fn resolved(
+        args: &WorkloadRequest,
+        pairs: &'static [(&'static str, &'static str)],
+    ) -> Option<(u32, u32, String)> {
+        shard_request(args, &env_of(pairs))
+            .unwrap()
+            .map(|request| (request.shard.index, request.shard.count, request.run_id))
+    }
+
+    #[test]
+    fn a_shard_comes_from_the_options_or_the_scheduler_s_task() {
+        let explicit = WorkloadRequest {
+            shard: Some(Shard { index: 2, count: 3 }),
+            run_id: Some("nightly".into()),
+            ..WorkloadRequest::default()
+        };
+        assert_eq!(resolved(&explicit, &[]), Some((2, 3, "nightly".into())));
+        let none = WorkloadRequest::default();
+        let srun = &[
+            ("SLURM_PROCID", "1"),
+            ("SLURM_NTASKS", "3"),
+            ("SLURM_STEP_ID", "0"),
+            ("SLURM_JOB_ID", "77"),
+        ];
+        assert_eq!(resolved(&none, srun), Some((2, 3, "slurm-77".into())));
+        let batch_script = &[
+            ("SLURM_PROCID", "0"),
+            ("SLURM_NTASKS", "3"),
+            ("SLURM_STEP_ID", "4294967294"),
+            ("SLURM_JOB_ID", "77"),
+        ];
+        assert_eq!(
+            resolved(&none, batch_script),
+            None,
+            "the batch script is no shard"
+        );
+        let indexed = WorkloadRequest {
+            shards: Some(4),
+            run_id: Some("k8s".into()),
+            ..WorkloadRequest::default()
+        };
+        assert_eq!(
+            resolved(&indexed, &[("JOB_COMPLETION_INDEX", "3")]),
+            Some((4, 4, "k8s".into()))
+        );
+        assert!(
+            shard_request(&indexed, &env_of(&[])).is_err(),
+            "--shards without an index"
+        );
     }
 }
