@@ -18,18 +18,14 @@ use crate::environment::{MergedShards, ShardRecord, ShardSummary};
 use crate::layers::Sample;
 use crate::read::Recording;
 use crate::record::{Record, RunHistograms, RunResult};
-use crate::run::{Absorption, DatabaseFigures, RunFigures, SecondCounts, StatementOutlier};
+use crate::run::{
+    Absorption, DatabaseFigures, RunFigures, SecondCounts, StatementOutlier, CPU_BOUND_IDLE_PCT,
+};
 use anyhow::{bail, Context};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use strata_core::histogram::LatencyHistogram;
 use strata_core::verdict::{Reason, Verdict};
-
-/// The idle share under which a shard's driver host was CPU-bound, %.
-const CPU_BOUND_IDLE_PCT: f64 = 10.0;
-
-/// PostgreSQL's block size: the absorption's blocks are of it.
-const BLOCK_BYTES: f64 = 8192.0;
 
 /// The most the shards' windows may begin apart, ms.
 pub const START_SKEW_MS: f64 = 50.0;
@@ -446,26 +442,9 @@ fn add_database(sum: &mut DatabaseFigures, more: &DatabaseFigures) {
 /// Blocks the servers read that no data device read, from the summed
 /// figures.
 fn reckon_absorption(figures: &mut RunFigures) {
-    let Some(database) = &figures.database else {
-        return;
-    };
-    let data = figures.devices.iter().filter(|device| device.role != "wal");
-    let (requests, bytes) = data.fold((0, 0), |(requests, bytes), device| {
-        (requests + device.read_requests, bytes + device.read_bytes)
-    });
-    let device_read_blocks = bytes as f64 / BLOCK_BYTES;
-    let absorbed_blocks = (database.blocks_read - device_read_blocks).max(0.0);
-    figures.absorption = Some(Absorption {
-        database_blocks_read: database.blocks_read,
-        device_read_requests: requests,
-        device_read_bytes: bytes,
-        device_read_blocks,
-        absorbed_blocks,
-        absorbed_pct: match database.blocks_read > 0.0 {
-            true => absorbed_blocks * 100.0 / database.blocks_read,
-            false => 0.0,
-        },
-    });
+    if let Some(database) = &figures.database {
+        figures.absorption = Some(Absorption::of(database, &figures.devices));
+    }
 }
 
 /// The other shards' drivers on the first shard's host read as other

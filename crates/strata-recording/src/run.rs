@@ -13,6 +13,14 @@ use std::collections::BTreeMap;
 use strata_core::histogram::LatencySummary;
 use strata_core::verdict::Verdict;
 
+/// PostgreSQL's block size; the data set is laid out one row per block.
+pub const BLOCK_BYTES: u64 = 8192;
+/// Below this host idle share, the run was CPU-bound.
+pub const CPU_BOUND_IDLE_PCT: f64 = 10.0;
+/// Above this share of database block reads that no device saw (the page
+/// cache absorbed them), a result is a cache result, not a storage result.
+pub const ABSORBED_WARNING_PCT: f64 = 10.0;
+
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct OperationFigures {
     pub per_s: f64,
@@ -104,6 +112,32 @@ pub struct Absorption {
     pub device_read_blocks: f64,
     pub absorbed_blocks: f64,
     pub absorbed_pct: f64,
+}
+
+impl Absorption {
+    /// The database's block reads against its data devices' reads (a
+    /// device not only the WAL's): how many blocks no device read.
+    pub fn of(database: &DatabaseFigures, devices: &[IostatFigures]) -> Absorption {
+        let data_devices = devices.iter().filter(|device| device.role != "wal");
+        let (device_read_requests, device_read_bytes) =
+            data_devices.fold((0, 0), |(requests, bytes), device| {
+                (requests + device.read_requests, bytes + device.read_bytes)
+            });
+        let device_read_blocks = device_read_bytes as f64 / BLOCK_BYTES as f64;
+        let absorbed_blocks = (database.blocks_read - device_read_blocks).max(0.0);
+        Absorption {
+            database_blocks_read: database.blocks_read,
+            device_read_requests,
+            device_read_bytes,
+            device_read_blocks,
+            absorbed_blocks,
+            absorbed_pct: if database.blocks_read > 0.0 {
+                absorbed_blocks * 100.0 / database.blocks_read
+            } else {
+                0.0
+            },
+        }
+    }
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]

@@ -79,6 +79,14 @@ pub struct DeviceWindow {
     pub service_time_ms: Option<f64>,
 }
 
+impl DeviceWindow {
+    /// The average read request's size, KiB (iostat's rareq-sz); `None`
+    /// without reads.
+    pub fn read_request_kib(&self) -> Option<f64> {
+        (self.read_requests > 0.0).then(|| self.read_bytes / self.read_requests / 1024.0)
+    }
+}
+
 /// A striped md array's geometry.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Stripe {
@@ -165,15 +173,11 @@ pub struct AwaitSpike {
     pub await_ms: f64,
 }
 
-/// Share of database block reads that no device saw above which a result is
-/// a cache result, not a storage result.
-pub const ABSORBED_WARNING_PCT: f64 = 10.0;
+pub use strata_recording::run::{ABSORBED_WARNING_PCT, CPU_BOUND_IDLE_PCT};
 /// Blocks per request from which a "read" count is clearly not a request count.
 pub const BLOCKS_PER_REQUEST_NOTICE: f64 = 1.25;
 /// Utilization from which a device counts as saturated.
 pub const SATURATED_UTIL_PCT: f64 = 90.0;
-/// Host idle share under which a run is CPU-bound.
-pub const CPU_BOUND_IDLE_PCT: f64 = 10.0;
 /// Random IOPS a single rotating disk can give at most (15k rpm, deep queue).
 pub const ROTATING_DISK_IOPS_CEILING: f64 = 450.0;
 /// How far the first or last tenth of a window may stray from its middle.

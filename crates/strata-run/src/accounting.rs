@@ -10,7 +10,7 @@ use crate::processes::{groups_between, server_ticks_between};
 use strata_core::histogram::LatencyHistogram;
 use strata_core::verdict::Verdict;
 use strata_probe::collectors::DeviceFilter;
-use strata_probe::diskstats::{find, DeviceDelta, IostatFigures};
+use strata_probe::diskstats::{find, DeviceDelta, DiskStat, IostatFigures};
 pub use strata_recording::environment::RunDevices;
 pub use strata_recording::run::{
     Absorption, CpuFigures, DatabaseFigures, OperationFigures, OtherHostFigures, PageCacheHeld,
@@ -18,13 +18,7 @@ pub use strata_recording::run::{
 };
 use strata_slob::session::RunOutcome;
 
-/// PostgreSQL's block size; the data set is laid out one row per block.
-pub const BLOCK_BYTES: u64 = 8192;
-/// Above this share of database block reads absorbed by the page cache, the
-/// result is not a storage result.
-pub const ABSORBED_WARNING_PCT: f64 = 10.0;
-/// Below this host idle share, the run was CPU-bound.
-pub const CPU_BOUND_IDLE_PCT: f64 = 10.0;
+pub use strata_recording::run::{ABSORBED_WARNING_PCT, BLOCK_BYTES, CPU_BOUND_IDLE_PCT};
 
 /// Which devices a layer sampler watches: those under the data and WAL
 /// directories, each once, or every device when none could be resolved.
@@ -94,37 +88,25 @@ fn sessions(outcome: &RunOutcome) -> SessionFigures {
 }
 
 fn devices(start: &Edge, end: &Edge, run_devices: &RunDevices, seconds: f64) -> Vec<IostatFigures> {
-    run_devices
-        .roles()
+    deltas(&start.disks, &end.disks, run_devices.roles(), seconds)
+}
+
+/// iostat's figures of each named device found at both edges, with its
+/// role.
+fn deltas(
+    start: &[DiskStat],
+    end: &[DiskStat],
+    named: Vec<(String, &str)>,
+    seconds: f64,
+) -> Vec<IostatFigures> {
+    named
         .into_iter()
         .filter_map(|(name, role)| {
-            let before = find(&start.disks, &name)?;
-            let after = find(&end.disks, &name)?;
+            let before = find(start, &name)?;
+            let after = find(end, &name)?;
             Some(DeviceDelta::between(before, after, seconds).figures(role))
         })
         .collect()
-}
-
-fn absorption(database: &DatabaseFigures, devices: &[IostatFigures]) -> Absorption {
-    let data_devices = devices.iter().filter(|device| device.role != "wal");
-    let (device_read_requests, device_read_bytes) = data_devices
-        .fold((0, 0), |(requests, bytes), device| {
-            (requests + device.read_requests, bytes + device.read_bytes)
-        });
-    let device_read_blocks = device_read_bytes as f64 / BLOCK_BYTES as f64;
-    let absorbed_blocks = (database.blocks_read - device_read_blocks).max(0.0);
-    Absorption {
-        database_blocks_read: database.blocks_read,
-        device_read_requests,
-        device_read_bytes,
-        device_read_blocks,
-        absorbed_blocks,
-        absorbed_pct: if database.blocks_read > 0.0 {
-            absorbed_blocks * 100.0 / database.blocks_read
-        } else {
-            0.0
-        },
-    }
 }
 
 fn cpu(start: &Edge, end: &Edge) -> CpuFigures {
@@ -218,7 +200,7 @@ pub fn account(
     let devices = devices(start, end, run_devices, edge_seconds);
     let absorption = database
         .as_ref()
-        .map(|database| absorption(database, &devices));
+        .map(|database| Absorption::of(database, &devices));
     let mut figures = RunFigures {
         window_s: seconds,
         interrupted: outcome.interrupted,
@@ -263,14 +245,13 @@ pub fn other_host_figures(
             let gap = start.missing.clone().or_else(|| end.missing.clone());
             let devices = match gap {
                 Some(_) => Vec::new(),
-                None => start
-                    .disks
-                    .iter()
-                    .filter_map(|before| {
-                        let after = find(&end.disks, &before.name)?;
-                        Some(DeviceDelta::between(before, after, seconds).figures("observed"))
-                    })
-                    .collect(),
+                None => {
+                    let observed = start
+                        .disks
+                        .iter()
+                        .map(|disk| (disk.name.clone(), "observed"));
+                    deltas(&start.disks, &end.disks, observed.collect(), seconds)
+                }
             };
             OtherHostFigures {
                 host: start.host.clone(),
