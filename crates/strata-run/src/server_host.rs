@@ -141,10 +141,7 @@ impl ServerHostAgent {
 
     fn put(&self, scraped: anyhow::Result<Scrape>, edge: &mut Edge) {
         edge.processes_io = Default::default();
-        let answered = scraped
-            .map_err(|error| format!("{error:#}"))
-            .and_then(|scraped| counters(&scraped, &self.uri).map_err(|error| error.to_string()));
-        match answered {
+        match answered(scraped, &self.uri) {
             Ok(counters) => {
                 edge.disks = counters.disks;
                 edge.host_cpu = counters.cpu;
@@ -269,10 +266,7 @@ impl OtherHostEdges {
 
 impl OtherAgent {
     fn edge(&self, scraped: anyhow::Result<Scrape>) -> HostEdge {
-        let counters = scraped
-            .map_err(|error| format!("{error:#}"))
-            .and_then(|scraped| counters(&scraped, &self.uri).map_err(|error| error.to_string()));
-        match counters {
+        match answered(scraped, &self.uri) {
             Ok(counters) => HostEdge {
                 host: self.host.clone(),
                 disks: counters
@@ -319,6 +313,14 @@ pub fn not_observed_note(reason: &str) -> String {
          in these figures; to observe them, run `strata observe --prometheus ADDR --path \
          DATA_DIR` there (or use its node_exporter) and pass --agent http://HOST:PORT"
     )
+}
+
+/// An edge's scrape as counters, or why it gave none (the agent did not
+/// answer, or answered as neither agent), for the gap.
+fn answered(scraped: anyhow::Result<Scrape>, uri: &Uri) -> Result<HostCounters, String> {
+    scraped
+        .map_err(|error| format!("{error:#}"))
+        .and_then(|scraped| counters(&scraped, uri).map_err(|error| error.to_string()))
 }
 
 fn counters(scraped: &Scrape, uri: &Uri) -> anyhow::Result<HostCounters> {
