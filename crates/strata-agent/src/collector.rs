@@ -106,6 +106,14 @@ impl Collector for AgentLayer {
 
     fn collect(&mut self) -> anyhow::Result<Collected> {
         let scraped = self.agent.answer()?;
+        if let Layer::Database(name) = self.layer {
+            let metrics = database_layers(&scraped)
+                .into_iter()
+                .find(|(layer, _)| *layer == name)
+                .map(|(_, metrics)| metrics)
+                .ok_or_else(|| anyhow::anyhow!("the agent serves no {name} layer now"))?;
+            return Ok(Collected::Metrics { metrics });
+        }
         let host = self.agent.uri.host().unwrap_or_default();
         let counters = HostCounters::of(&scraped, host).ok_or_else(|| {
             anyhow::anyhow!(
@@ -114,13 +122,8 @@ impl Collector for AgentLayer {
             )
         })?;
         let metrics = match self.layer {
-            Layer::Devices => device_metrics(&counters, &self.devices),
             Layer::Cpu => cpu_metrics(&counters),
-            Layer::Database(name) => database_layers(&scraped)
-                .into_iter()
-                .find(|(layer, _)| *layer == name)
-                .map(|(_, metrics)| metrics)
-                .ok_or_else(|| anyhow::anyhow!("the agent serves no {name} layer now"))?,
+            _ => device_metrics(&counters, &self.devices),
         };
         Ok(Collected::Metrics { metrics })
     }

@@ -12,6 +12,7 @@
 use crate::scrape::Scrape;
 use crate::text::Series;
 use std::collections::BTreeMap;
+use std::sync::LazyLock;
 use strata_core::metrics::Metric;
 use strata_probe::cpu::HostCpu;
 use strata_probe::diskstats::DiskStat;
@@ -331,7 +332,7 @@ fn mounts(series: &[Series]) -> Vec<(String, String)> {
 /// for the counters a report reads: the exposition's names, inverted.
 pub fn database_layers(scrape: &Scrape) -> Vec<(&'static str, Vec<Metric>)> {
     let mut by_layer: BTreeMap<&'static str, Vec<Metric>> = BTreeMap::new();
-    let served = served_database_counters();
+    let served = &*SERVED_DATABASE_COUNTERS;
     for series in &scrape.series {
         let Some((layer, name, factor)) = served.get(series.name.as_str()) else {
             continue;
@@ -350,6 +351,9 @@ pub fn database_layers(scrape: &Scrape) -> Vec<(&'static str, Vec<Metric>)> {
 
 /// Each served name of a database counter a report reads: its layer, its
 /// own name, and the factor the exposition multiplied it by.
+static SERVED_DATABASE_COUNTERS: LazyLock<BTreeMap<String, (&str, &str, f64)>> =
+    LazyLock::new(served_database_counters);
+
 fn served_database_counters() -> BTreeMap<String, (&'static str, &'static str, f64)> {
     let postgres = postgres::READ_BY_REPORTS.map(|name| (layer::POSTGRES, name));
     let mariadb = mariadb::READ_BY_REPORTS.map(|name| (layer::MARIADB, name));
