@@ -16,6 +16,9 @@ use std::time::Duration;
 /// empty, a run stopped while starting has none).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Environment {
+    /// The Prometheus server a Recording made in memory was made from
+    /// (`strata report --prometheus`); `None` for one strata sampled.
+    pub prometheus: Option<String>,
     /// A run's database engine: `postgres`, `mariadb`, `sqlite`.
     pub engine: Option<String>,
     /// The engine's version as its users write it (`15.20`).

@@ -164,17 +164,26 @@ fn check_window(window: Window, length_s: f64) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The header's facts; a Recording made in memory from a Prometheus
+/// server says so, and its host is the one that asked.
 fn header_facts(recording: &Recording, length_s: f64) -> Vec<Fact> {
     let header = &recording.header;
     let host = &header.host;
-    vec![
-        Fact::new(
-            "recording",
-            format!("strata {} (strata {})", header.kind, header.strata_version),
+    let (made, host_label) = match &recording.environment.prometheus {
+        Some(url) => (
+            format!("none: made in memory from the answer of Prometheus {url}"),
+            "queried from",
         ),
+        None => (
+            format!("strata {} (strata {})", header.kind, header.strata_version),
+            "host",
+        ),
+    };
+    vec![
+        Fact::new("recording", made),
         Fact::new("created", header.created.clone()),
         Fact::new(
-            "host",
+            host_label,
             format!(
                 "{}, Linux {}, {} CPUs, {:.1} GiB memory",
                 host.hostname,

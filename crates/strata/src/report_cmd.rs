@@ -125,13 +125,6 @@ fn fleet_report(
     let (recording, fleet) = strata_observe::fleet::fleet_recording(url, range, command)?;
     let mut report = report_of(&recording, options)?;
     report.source.files = vec![url.to_string()];
-    for fact in report.about.iter_mut() {
-        match fact.label.as_str() {
-            "recording" => fact.value = "none: made in memory from Prometheus's answer".into(),
-            "host" => fact.label = "queried from".into(),
-            _ => {}
-        }
-    }
     let hosts: Vec<String> = fleet
         .hosts
         .iter()

@@ -211,7 +211,7 @@ fn device_table(hosts: &[HostWindow]) -> Table {
                 number(device.read_requests, "requests"),
                 number(rate(device.read_requests), "requests/s"),
                 number(rate(device.read_bytes) / 1e6, "MB/s"),
-                optional(request_kib(device), "KiB"),
+                optional(device.read_request_kib(), "KiB"),
                 number(device.write_requests, "requests"),
                 number(rate(device.write_requests), "requests/s"),
                 number(rate(device.write_bytes) / 1e6, "MB/s"),
@@ -227,7 +227,7 @@ fn device_table(hosts: &[HostWindow]) -> Table {
         number(all.read_requests, "requests"),
         number(read_rate, "requests/s"),
         number(read_mb_rate, "MB/s"),
-        optional(request_kib(&all), "KiB"),
+        optional(all.read_request_kib(), "KiB"),
         number(all.write_requests, "requests"),
         number(write_rate, "requests/s"),
         number(write_mb_rate, "MB/s"),
@@ -235,10 +235,6 @@ fn device_table(hosts: &[HostWindow]) -> Table {
         Cell::empty(),
     ]);
     table
-}
-
-fn request_kib(device: &DeviceWindow) -> Option<f64> {
-    (device.read_requests > 0.0).then(|| device.read_bytes / device.read_requests / 1024.0)
 }
 
 fn cpu_table(hosts: &[HostWindow]) -> Table {

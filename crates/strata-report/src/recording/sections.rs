@@ -378,8 +378,7 @@ fn device_table(measured: &Measured) -> Table {
         ],
     );
     for device in &measured.devices {
-        let size =
-            (device.read_requests > 0.0).then(|| device.read_bytes / device.read_requests / 1024.0);
+        let size = device.read_request_kib();
         table.push(vec![
             Cell::text(device.name.as_str()),
             Cell::text(device.role.as_str()),
