@@ -173,30 +173,20 @@ fn hosts_total(sample: &Sample, this_host: &str) -> Option<Section> {
         .header
         .replacen("Device", "Host  ", 1);
     let mut counted: Vec<&str> = Vec::new();
+    let mut once: Vec<&Thing> = Vec::new();
     let mut rows = Vec::new();
     for (host, total) in &hosts {
         let again = counted.contains(&host.as_str());
         let what = if again {
             "again, not added"
         } else {
+            counted.push(host);
+            once.push(total);
             "disks, once"
         };
         rows.push(device_row(host, what, total));
-        if !again {
-            counted.push(host);
-        }
     }
-    let mut all = Thing::default();
-    let mut added: Vec<&str> = Vec::new();
-    for (host, total) in &hosts {
-        if added.contains(&host.as_str()) {
-            continue;
-        }
-        added.push(host);
-        for (name, rate) in &total.rates {
-            *all.rates.entry(name.clone()).or_insert(0.0) += rate;
-        }
-    }
+    let all = disk_total(&once);
     rows.push(device_row("all hosts", "each host once", &all));
     Some(Section {
         layer: "device@all".to_string(),
