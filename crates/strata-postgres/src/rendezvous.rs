@@ -10,6 +10,7 @@
 //! Not for: dividing the sessions (strata-slob's `Shard`) or merging the
 //! shards' Recordings (strata-report).
 
+use crate::connect::{connect, ConnectionTarget};
 use anyhow::{bail, Context};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -32,71 +33,105 @@ const CREATE: [&str; 2] = [
      checked_in_at timestamptz NOT NULL DEFAULT clock_timestamp(), PRIMARY KEY (run_id, shard))",
 ];
 
-/// The start every shard agreed on, as this machine's clock sees it, and
-/// what the Recording keeps of the meeting.
-pub struct Meeting {
+/// A shard that met the others: the start every shard agreed on, as this
+/// machine's clock sees it, and the watch for its own window's start.
+pub struct Joined {
     pub start: Instant,
-    pub record: ShardRecord,
-    /// The server's clock less this machine's, seconds.
-    pub clock_offset_s: f64,
+    record: ShardRecord,
+    window_start: tokio::task::JoinHandle<Option<f64>>,
 }
 
-impl Meeting {
-    /// Watches, on a connection of its own, for the moment this shard's
-    /// window begins (`window_start`, this machine's clock) and reads the
-    /// server's clock then: when the window really began, as the server
-    /// saw it, lateness of this process included.
-    pub async fn watch_window_start(
-        &self,
-        config: &tokio_postgres::Config,
-        window_start: Instant,
-    ) -> anyhow::Result<tokio::task::JoinHandle<Option<f64>>> {
-        let (probe, connection) = config.connect(tokio_postgres::NoTls).await?;
-        tokio::spawn(connection);
-        Ok(tokio::spawn(async move {
-            tokio::time::sleep_until(window_start).await;
-            let sent = strata_core::time::unix_now_s();
-            let row = probe
-                .query_one("SELECT extract(epoch FROM clock_timestamp())::float8", &[])
-                .await
-                .ok()?;
-            let round_trip_s = strata_core::time::unix_now_s() - sent;
-            Some(row.get::<_, f64>(0) - round_trip_s / 2.0)
-        }))
+impl Joined {
+    /// What the Recording keeps of the meeting, once the window has begun:
+    /// with the server's clock at this shard's window start.
+    pub async fn record(self) -> ShardRecord {
+        ShardRecord {
+            window_start_server_unix_s: self.window_start.await.ok().flatten(),
+            ..self.record
+        }
     }
+}
+
+/// Joins the run `request` names as one of its shards: meets the others
+/// on the rendezvous server (the first `--db` when there are several,
+/// else `own`, the server this shard drives through `client`), and watches
+/// for its window's start, `warmup` after the agreed start.
+pub async fn join(
+    client: &Client,
+    own: &ConnectionTarget,
+    request: &ShardRequest,
+    warmup: Duration,
+    interrupt: &AtomicBool,
+) -> anyhow::Result<Joined> {
+    let rendezvous = match &request.rendezvous_db {
+        Some(text) => ConnectionTarget::parse(text)?,
+        None => own.clone(),
+    };
+    let meeting_client = match &request.rendezvous_db {
+        Some(_) => Some(connect(&rendezvous).await?),
+        None => None,
+    };
+    let at = meeting_client.as_ref().unwrap_or(client);
+    let (start, record) = meet(at, client, request, &own.redacted(), interrupt).await?;
+    let window_start = watch_window_start(&rendezvous.config(), start + warmup).await?;
+    Ok(Joined {
+        start,
+        record,
+        window_start,
+    })
+}
+
+/// Watches, on a connection of its own, for the moment this shard's
+/// window begins (`window_start`, this machine's clock) and reads the
+/// server's clock then: when the window really began, as the server saw
+/// it, lateness of this process included.
+async fn watch_window_start(
+    config: &tokio_postgres::Config,
+    window_start: Instant,
+) -> anyhow::Result<tokio::task::JoinHandle<Option<f64>>> {
+    let (probe, connection) = config.connect(tokio_postgres::NoTls).await?;
+    tokio::spawn(connection);
+    Ok(tokio::spawn(async move {
+        tokio::time::sleep_until(window_start).await;
+        let sent = strata_core::time::unix_now_s();
+        let row = probe
+            .query_one("SELECT extract(epoch FROM clock_timestamp())::float8", &[])
+            .await
+            .ok()?;
+        let round_trip_s = strata_core::time::unix_now_s() - sent;
+        Some(row.get::<_, f64>(0) - round_trip_s / 2.0)
+    }))
 }
 
 /// Checks in as `request`'s shard at `rendezvous` (the server every shard
 /// meets on, whose clock is the run's) and waits for the others; `server`
-/// is the one this shard drives.
-pub async fn meet(
+/// is the one this shard drives. The agreed start on this machine's
+/// clock, and the shard's record.
+async fn meet(
     rendezvous: &Client,
     server: &Client,
     request: &ShardRequest,
     endpoint: &str,
     interrupt: &AtomicBool,
-) -> anyhow::Result<Meeting> {
+) -> anyhow::Result<(Instant, ShardRecord)> {
     create_table(rendezvous).await?;
     check_in(rendezvous, request).await?;
     let start_server_unix_s = wait_for_all(rendezvous, request, interrupt).await?;
     let clock_offset_s = clock_offset_s(rendezvous).await?;
     let until_s = start_server_unix_s - clock_offset_s - strata_core::time::unix_now_s();
     let start = Instant::now() + Duration::from_secs_f64(until_s.max(0.0));
-    Ok(Meeting {
-        start,
-        clock_offset_s,
-        record: ShardRecord {
-            run_id: request.run_id.clone(),
-            shard: request.shard.index,
-            shards: request.shard.count,
-            host: strata_recording::HostInfo::current().hostname,
-            pid: std::process::id(),
-            server: server_identity(server, endpoint).await,
-            start_server_unix_s,
-            window_start_server_unix_s: None,
-            clock_offset_ms: clock_offset_s * 1e3,
-        },
-    })
+    let record = ShardRecord {
+        run_id: request.run_id.clone(),
+        shard: request.shard.index,
+        shards: request.shard.count,
+        host: strata_recording::HostInfo::current().hostname,
+        pid: std::process::id(),
+        server: server_identity(server, endpoint).await,
+        start_server_unix_s,
+        window_start_server_unix_s: None,
+        clock_offset_ms: clock_offset_s * 1e3,
+    };
+    Ok((start, record))
 }
 
 /// The table, made by whichever shard comes first (two making it at once

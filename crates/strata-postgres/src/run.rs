@@ -498,41 +498,18 @@ async fn drive(
         None => None,
     };
     let shared_buffers = shared_buffers_bytes(&client).await;
-    let rendezvous = match config
-        .shard
-        .as_ref()
-        .and_then(|shard| shard.rendezvous_db.as_ref())
-    {
-        Some(text) => Some(ConnectionTarget::parse(text)?),
-        None => None,
-    };
-    let rendezvous_client = match &rendezvous {
-        Some(target) => Some(connect(target).await?),
-        None => None,
-    };
-    let mut meeting = match &config.shard {
+    let joined = match &config.shard {
         Some(shard) => {
             observer.phase("waiting for the other shards at the rendezvous");
-            let endpoint = server.target.redacted();
-            let at = rendezvous_client.as_ref().unwrap_or(&client);
-            Some(crate::rendezvous::meet(at, &client, shard, &endpoint, interrupt).await?)
+            let warmup = warmup_of(&config.driver.stop_after);
+            Some(crate::rendezvous::join(&client, &server.target, shard, warmup, interrupt).await?)
         }
         None => None,
     };
-    let sessions_start = meeting.as_ref().map_or_else(
+    let sessions_start = joined.as_ref().map_or_else(
         || Instant::now() + Duration::from_millis(200),
-        |meeting| meeting.start,
+        |joined| joined.start,
     );
-    let window_probe = match &meeting {
-        Some(meeting) => {
-            let window_start = sessions_start + warmup_of(&config.driver.stop_after);
-            let clock = rendezvous
-                .as_ref()
-                .map_or_else(|| pg_config.clone(), ConnectionTarget::config);
-            Some(meeting.watch_window_start(&clock, window_start).await?)
-        }
-        None => None,
-    };
     let (outcome, start, end) = measure(
         driver,
         &client,
@@ -544,11 +521,8 @@ async fn drive(
         observer,
     )
     .await;
-    if let Some(meeting) = meeting.as_mut() {
-        if let Some(probe) = window_probe {
-            meeting.record.window_start_server_unix_s = probe.await.ok().flatten();
-        }
-        environment.shard = Some(meeting.record.clone());
+    if let Some(joined) = joined {
+        environment.shard = Some(joined.record().await);
     }
     if let Some(limit) = &cache_limit {
         environment.page_cache = limit.method();
