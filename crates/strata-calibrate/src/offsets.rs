@@ -39,6 +39,11 @@ enum Kind {
     Sequential {
         next_block: u64,
     },
+    /// The batch still to read, highest block first (popped from the end).
+    Sorted {
+        batch: u32,
+        left: Vec<u64>,
+    },
 }
 
 pub struct OffsetGenerator {
@@ -97,6 +102,13 @@ impl OffsetGenerator {
                     self.rng.below(self.blocks)
                 }
             }
+            Kind::Sorted { batch, left } => {
+                if left.is_empty() {
+                    left.extend((0..*batch).map(|_| self.rng.below(self.blocks)));
+                    left.sort_unstable_by(|a, b| b.cmp(a));
+                }
+                left.pop().expect("a batch of at least one block")
+            }
             Kind::Sequential { next_block } => {
                 let block = *next_block;
                 *next_block = if block + 1 >= self.blocks {
@@ -137,6 +149,10 @@ fn random_kind(distribution: &Distribution, blocks: u64, block_size: u64) -> Kin
                 pct: *pct,
             }
         }
+        Distribution::Sorted { batch } => Kind::Sorted {
+            batch: (*batch).max(1),
+            left: Vec::new(),
+        },
     }
 }
 
@@ -239,6 +255,27 @@ mod tests {
             assert!(offset >= RANGE.start_bytes && offset + 8192 <= RANGE.end_bytes);
             assert_eq!((offset - RANGE.start_bytes) % 8192, 0);
         }
+    }
+
+    #[test]
+    fn sorted_batches_rise_and_cover_the_range() {
+        let sorted = AccessPattern::Random {
+            distribution: Distribution::Sorted { batch: 64 },
+        };
+        let mut generator = OffsetGenerator::new(&sorted, RANGE, 8192, 0, 1, 5);
+        let mut batches = Vec::new();
+        for _ in 0..100 {
+            let batch: Vec<u64> = (0..64).map(|_| generator.next_offset()).collect();
+            assert!(batch.windows(2).all(|pair| pair[0] <= pair[1]), "{batch:?}");
+            batches.push(batch);
+        }
+        let starts: std::collections::HashSet<u64> = batches.iter().map(|b| b[0]).collect();
+        assert!(starts.len() > 50, "each batch is drawn anew");
+        let highest = batches.iter().map(|b| b[63]).max().unwrap();
+        assert!(
+            highest >= RANGE.end_bytes - (1 << 20),
+            "uniform over the range"
+        );
     }
 
     #[test]

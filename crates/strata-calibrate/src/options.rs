@@ -80,8 +80,11 @@ pub struct CalibrateRequest {
     #[arg(long, value_name = "PCT", value_parser = input::percent)]
     pub read_pct: Option<f64>,
 
-    /// Where random requests land: uniform, zipf:THETA (e.g. zipf:1.2), or
-    /// hotspot:OFFSET:SIZE:PCT (PCT% of requests inside SIZE at OFFSET) [default: uniform]
+    /// Where random requests land: uniform, zipf:THETA (e.g. zipf:1.2),
+    /// hotspot:OFFSET:SIZE:PCT (PCT% of requests inside SIZE at OFFSET), or
+    /// sorted:BATCH (uniform blocks drawn BATCH at a time and read in
+    /// ascending order, as PostgreSQL's bitmap heap scans read a statement's
+    /// blocks: sorted:256 for strata run's default --work-unit) [default: uniform]
     #[arg(long, value_name = "DIST", value_parser = parse_distribution)]
     pub distribution: Option<Distribution>,
 
@@ -210,8 +213,11 @@ pub fn parse_distribution(text: &str) -> Result<Distribution, String> {
             size_bytes: input::size(size)?,
             pct: input::percent(pct)?,
         }),
+        ["sorted", batch] => Ok(Distribution::Sorted {
+            batch: input::bounded(batch, 1, 1 << 20)? as u32,
+        }),
         _ => Err(format!(
-            "'{text}' is not one of: uniform, zipf:THETA, hotspot:OFFSET:SIZE:PCT"
+            "'{text}' is not one of: uniform, zipf:THETA, hotspot:OFFSET:SIZE:PCT, sorted:BATCH"
         )),
     }
 }

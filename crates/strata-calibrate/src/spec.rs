@@ -27,6 +27,12 @@ pub enum Distribution {
         size_bytes: u64,
         pct: f64,
     },
+    /// Uniform blocks drawn `batch` at a time and read in ascending order,
+    /// one request each: the order a PostgreSQL bitmap heap scan reads a
+    /// statement's blocks in (`strata run`'s selects, pgio's).
+    Sorted {
+        batch: u32,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]

@@ -60,6 +60,15 @@ impl LatencyHistogram {
         }
     }
 
+    /// The standard deviation of the recorded latencies.
+    pub fn stdev_ns(&self) -> f64 {
+        if self.is_empty() {
+            0.0
+        } else {
+            self.inner.stdev()
+        }
+    }
+
     pub fn min_ns(&self) -> u64 {
         if self.is_empty() {
             0

@@ -229,6 +229,7 @@ fn run_on(
             })),
             figures: &figures.run,
             outcome: &measured.outcome,
+            sweep: None,
         };
         write_run_recording(record, &recording)?;
     }

@@ -16,6 +16,7 @@ pub mod commit;
 pub mod disk;
 pub mod flash_cache;
 pub mod input;
+pub mod predict;
 pub mod queue;
 pub mod raid;
 pub mod replication;

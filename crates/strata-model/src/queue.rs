@@ -212,6 +212,90 @@ pub fn mva(centres: &[Centre], think_time_s: f64, users: u32) -> Result<MvaResul
     })
 }
 
+/// A load-dependent service centre of a closed system: `rates[j − 1]` is
+/// the rate (completions per second) at which it serves when `j` requests
+/// are at it, for j = 1..=users. A fixed-rate centre of demand D has every
+/// rate 1/D; c servers of demand D have rate min(j, c)/D; a device measured
+/// at j outstanding requests has the rate it completed there.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LoadDependentCentre {
+    pub name: String,
+    pub rates: Vec<f64>,
+}
+
+/// One population of [`mva_load_dependent`]'s recursion.
+#[derive(Debug, Clone, Serialize)]
+pub struct LoadDependentStep {
+    pub users: u32,
+    pub throughput: f64,
+    /// Time one interaction spends at each centre (waiting and served).
+    pub residence_s: Vec<f64>,
+    /// Mean requests at each centre.
+    pub queue_length: Vec<f64>,
+}
+
+/// Exact MVA with load-dependent centres (Reiser and Lavenberg): with
+/// p_k(j | n) the probability of j requests at centre k when n users are
+/// in the system,
+/// R_k(n) = Σ_{j=1..n} j / μ_k(j) · p_k(j − 1 | n − 1),
+/// X(n) = n / (Z + Σ R_k(n)),
+/// p_k(j | n) = X(n) / μ_k(j) · p_k(j − 1 | n − 1) for j ≥ 1 and
+/// p_k(0 | n) = 1 − Σ_{j≥1} p_k(j | n).
+pub fn mva_load_dependent(
+    centres: &[LoadDependentCentre],
+    think_time_s: f64,
+    users: u32,
+) -> Result<Vec<LoadDependentStep>, ModelError> {
+    require_non_negative("think-time", think_time_s)?;
+    if users == 0 {
+        return Err(invalid("users", "there must be at least 1 user"));
+    }
+    for centre in centres {
+        if centre.rates.len() < users as usize {
+            return Err(invalid(
+                "rates",
+                format!(
+                    "centre {} has rates for {} requests, not {users}",
+                    centre.name,
+                    centre.rates.len()
+                ),
+            ));
+        }
+        for rate in &centre.rates[..users as usize] {
+            require_positive("rates", *rate)?;
+        }
+    }
+    let mut marginals: Vec<Vec<f64>> = centres.iter().map(|_| vec![1.0]).collect();
+    let mut steps = Vec::with_capacity(users as usize);
+    for n in 1..=users as usize {
+        let residence_s: Vec<f64> = centres
+            .iter()
+            .zip(&marginals)
+            .map(|(centre, p)| {
+                (1..=n)
+                    .map(|j| j as f64 / centre.rates[j - 1] * p[j - 1])
+                    .sum()
+            })
+            .collect();
+        let throughput = n as f64 / (think_time_s + residence_s.iter().sum::<f64>());
+        for (centre, p) in centres.iter().zip(marginals.iter_mut()) {
+            let mut next = vec![0.0; n + 1];
+            for j in 1..=n {
+                next[j] = throughput / centre.rates[j - 1] * p[j - 1];
+            }
+            next[0] = (1.0 - next[1..].iter().sum::<f64>()).max(0.0);
+            *p = next;
+        }
+        steps.push(LoadDependentStep {
+            users: n as u32,
+            throughput,
+            queue_length: residence_s.iter().map(|r| throughput * r).collect(),
+            residence_s,
+        });
+    }
+    Ok(steps)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -282,6 +366,96 @@ mod tests {
         assert!((x[2] - 29.2308).abs() < 1e-3);
         assert_eq!(result.bottleneck, "disk");
         assert!(close(result.steps[2].throughput_bound, 1.0 / 0.030));
+    }
+
+    fn fixed(name: &str, demand_s: f64, users: u32) -> LoadDependentCentre {
+        LoadDependentCentre {
+            name: name.into(),
+            rates: vec![1.0 / demand_s; users as usize],
+        }
+    }
+
+    #[test]
+    fn load_dependent_mva_of_fixed_rates_is_plain_mva() {
+        let plain = mva(
+            &[
+                Centre {
+                    name: "cpu".into(),
+                    demand_s: 0.020,
+                },
+                Centre {
+                    name: "disk".into(),
+                    demand_s: 0.030,
+                },
+            ],
+            0.1,
+            12,
+        )
+        .unwrap();
+        let centres = [fixed("cpu", 0.020, 12), fixed("disk", 0.030, 12)];
+        let loaded = mva_load_dependent(&centres, 0.1, 12).unwrap();
+        for (a, b) in plain.steps.iter().zip(&loaded) {
+            assert!((a.throughput - b.throughput).abs() < 1e-9 * a.throughput);
+            assert!((a.response_time_s - b.residence_s.iter().sum::<f64>()).abs() < 1e-12);
+        }
+    }
+
+    #[test]
+    fn a_balanced_network_has_the_closed_form() {
+        // K centres of demand D, no think time: X(N) = N / (D (K + N − 1)).
+        let centres: Vec<_> = (0..3).map(|k| fixed(&format!("c{k}"), 0.010, 5)).collect();
+        let steps = mva_load_dependent(&centres, 0.0, 5).unwrap();
+        for step in &steps {
+            let n = f64::from(step.users);
+            assert!(close(step.throughput, n / (0.010 * (3.0 + n - 1.0))));
+        }
+    }
+
+    #[test]
+    fn throughput_keeps_to_the_asymptotic_bounds() {
+        // X(N) ≤ min(N / (D + Z), 1 / Dmax), and approaches 1 / Dmax.
+        let centres = [fixed("cpu", 0.004, 40), fixed("disk", 0.010, 40)];
+        let steps = mva_load_dependent(&centres, 0.050, 40).unwrap();
+        for step in &steps {
+            let n = f64::from(step.users);
+            let bound = (n / (0.014 + 0.050)).min(1.0 / 0.010);
+            assert!(
+                step.throughput <= bound * (1.0 + 1e-12),
+                "{n}: {}",
+                step.throughput
+            );
+        }
+        assert!(steps[39].throughput > 0.97 * 100.0);
+        assert!(close(steps[0].throughput, 1.0 / 0.064));
+    }
+
+    #[test]
+    fn as_many_servers_as_users_is_a_delay() {
+        // rate min(j, c)/D with c ≥ N: nobody waits, X = N / (D + Z).
+        let centre = LoadDependentCentre {
+            name: "cpus".into(),
+            rates: (1..=8).map(|j| f64::from(j) / 0.010).collect(),
+        };
+        let steps = mva_load_dependent(&[centre], 0.030, 8).unwrap();
+        for step in &steps {
+            assert!(close(step.throughput, f64::from(step.users) / 0.040));
+            assert!(close(step.residence_s[0], 0.010));
+        }
+    }
+
+    #[test]
+    fn two_servers_saturate_at_two_over_the_demand() {
+        let centre = LoadDependentCentre {
+            name: "cpus".into(),
+            rates: (1..=64).map(|j| f64::from(j.min(2)) / 0.010).collect(),
+        };
+        let steps = mva_load_dependent(&[centre], 0.0, 64).unwrap();
+        assert!(close(steps[0].throughput, 100.0));
+        assert!(close(steps[1].throughput, 200.0));
+        assert!((steps[63].throughput - 200.0).abs() < 1e-6);
+        for step in &steps {
+            assert!(step.throughput <= 200.0 + 1e-9);
+        }
     }
 
     #[test]

@@ -59,6 +59,7 @@ pub fn configure(data: &DataRequest, request: EngineRequest) -> anyhow::Result<P
         agent: strata_run::request::server_host_agent(data),
         other_agents: strata_run::request::other_host_agents(data),
         shard: request.shard,
+        sweep: request.sweep,
     }))
 }
 

@@ -27,16 +27,20 @@ use strata_db::workdir::WorkDir;
 use strata_observe::background::BackgroundSampler;
 use strata_probe::blockdev::{device_of_path, physical_devices, BlockDevice};
 use strata_probe::collectors::{all_os_collectors, ProcessDelayCollector};
+use strata_recording::environment::ShardRecord;
+use strata_recording::sweep::{DatabaseCpu, PredictedPoint, SweepPoint, SweepSummary};
 use strata_run::accounting::{account, PageCacheHeld, RunDevices, RunFigures};
 use strata_run::edge::Edge;
 use strata_run::outcome::{
     data_set_bytes, KeptInfo, PageCacheChoice, RunEnvironment, RunObserver, SlobOutcome,
 };
+use strata_run::output::histograms;
 use strata_run::output::{write_run_recording, RunRecording};
 use strata_run::request::ShardRequest;
 use strata_run::server_host::{OtherHostEdges, ServerHostAgent};
+use strata_run::sweep::{self, Storage, SweepRequest};
 use strata_run::verdict::{judge, CacheFit, VerdictFacts};
-use strata_slob::schema::SchemaPlan;
+use strata_slob::schema::{SchemaPlan, BLOCK_BYTES};
 use strata_slob::session::{DriverOptions, Progress, RunOutcome, StopAfter};
 use tokio::time::Instant;
 
@@ -75,6 +79,8 @@ pub struct SlobConfig {
     pub other_agents: Vec<String>,
     /// `--shard`: this driver is one shard of a run.
     pub shard: Option<ShardRequest>,
+    /// `--sweep-sessions`: one window per session count.
+    pub sweep: Option<SweepRequest>,
 }
 
 fn allowed_page_cache(choice: PageCacheChoice, plan: &SchemaPlan) -> Option<u64> {
@@ -291,12 +297,12 @@ pub fn run_slob(
                 shared_buffers_bytes: *shared_buffers_bytes,
                 settings: vec![(
                     "max_connections".into(),
-                    (sessions(&config.driver) + 20).to_string(),
+                    (most_sessions(&config) + 20).to_string(),
                 )],
                 page_cache_limit_bytes: page_cache_limit(
                     config.page_cache,
                     &plan,
-                    sessions(&config.driver),
+                    most_sessions(&config),
                     config.load_parallel,
                 ),
                 bin_dir: bin_dir.clone(),
@@ -354,11 +360,18 @@ pub fn run_slob(
     }
 }
 
-fn sessions(driver: &DriverOptions) -> u32 {
-    match driver.sessions {
-        Some(sessions) if driver.plan.single_schema => sessions,
-        _ => driver.plan.schemas * driver.threads_per_schema,
-    }
+/// The most sessions any window of the run connects (a sweep's last point).
+fn most_sessions(config: &SlobConfig) -> u32 {
+    let driver = &config.driver;
+    let run = match driver.sessions {
+        Some(sessions) => sessions,
+        None => driver.plan.schemas * driver.threads_per_schema,
+    };
+    let sweep = config
+        .sweep
+        .as_ref()
+        .and_then(|sweep| sweep.sessions.last());
+    run.max(sweep.copied().unwrap_or(0))
 }
 
 struct Server<'a> {
@@ -467,6 +480,7 @@ async fn drive(
             figures: None,
             kept: None,
             engine_figures: None,
+            sweep: None,
         });
     }
     environment.page_cache = match server.cluster.is_none() && environment.data_directory.is_none()
@@ -474,22 +488,6 @@ async fn drive(
         true => PageCacheMethod::OtherHost,
         false => keep_cache_out(config.page_cache, &server.page_cache, observer)?,
     };
-    observer.phase("connecting the sessions");
-    let driver = Driver::connect(&pg_config, config.driver.clone()).await?;
-    let cache_limit = match (
-        server.cluster,
-        allowed_page_cache(config.page_cache, &config.driver.plan),
-    ) {
-        (Some(cluster), Some(allowed_bytes)) => Some(CacheLimit::new(
-            cluster,
-            allowed_bytes,
-            driver.session_count() as u64,
-        )),
-        _ => None,
-    };
-    if let Some(limit) = &cache_limit {
-        limit.apply(&client).await?;
-    }
     let sampler = match config.record {
         Some(_) => {
             let kinds = backend_types(&client).await.unwrap_or_default();
@@ -497,59 +495,54 @@ async fn drive(
         }
         None => None,
     };
-    let shared_buffers = shared_buffers_bytes(&client).await;
-    let joined = match &config.shard {
-        Some(shard) => {
-            observer.phase("waiting for the other shards at the rendezvous");
-            let warmup = warmup_of(&config.driver.stop_after);
-            Some(crate::rendezvous::join(&client, &server.target, shard, warmup, interrupt).await?)
-        }
-        None => None,
-    };
-    let sessions_start = joined.as_ref().map_or_else(
-        || Instant::now() + Duration::from_millis(200),
-        |joined| joined.start,
-    );
-    let (outcome, start, end) = measure(
-        driver,
-        &client,
-        version_num,
+    let context = WindowContext {
+        config,
         server,
-        cache_limit.as_ref(),
-        (sessions_start, &config.driver.stop_after),
-        interrupt,
-        observer,
-    )
-    .await;
-    if let Some(joined) = joined {
-        environment.shard = Some(joined.record().await);
+        client: &client,
+        version_num,
+        devices: &environment.devices,
+        shared_buffers: shared_buffers_bytes(&client).await,
+    };
+    let (window, sweep) = match &config.sweep {
+        None => (
+            context
+                .window(config.driver.clone(), true, interrupt, observer)
+                .await?,
+            None,
+        ),
+        Some(request) => {
+            let (window, points, summary) =
+                run_sweep(&context, request, interrupt, observer).await?;
+            (window, Some((points, summary)))
+        }
+    };
+    let Window {
+        figures,
+        outcome,
+        page_cache,
+        shard,
+    } = window;
+    environment.shard = shard;
+    if let Some(method) = page_cache {
+        environment.page_cache = method;
     }
-    if let Some(limit) = &cache_limit {
-        environment.page_cache = limit.method();
-    }
-    let mut figures = account(
-        &start,
-        &end,
-        crate::figures::database_figures(&start, &end),
-        &outcome,
-        &environment.devices,
-    );
-    figures.page_cache_held = cache_limit.as_ref().and_then(CacheLimit::held);
-    if let Some(agent) = server.agent.get() {
-        agent.mark_gaps(&mut figures);
-    }
-    judge_postgres(&mut figures, config, server, shared_buffers, [&start, &end]);
     if let Some(path) = &config.record {
         let samples = sampler.map(BackgroundSampler::finish).unwrap_or_default();
-        write_recording(
-            path,
-            config,
-            &environment,
-            load.as_ref(),
-            &figures,
-            &outcome,
-            &samples,
-        )?;
+        let recording = RunRecording {
+            command: &config.command,
+            options: &config.options,
+            environment: serde_json::to_value(&environment)?,
+            load: load.clone(),
+            database_counters: figures.database.as_ref().map(|d| d.counters.clone()),
+            samples: &samples,
+            engine_figures: None,
+            figures: &figures,
+            outcome: &outcome,
+            sweep: sweep
+                .as_ref()
+                .map(|(points, summary)| (points.as_slice(), summary)),
+        };
+        write_run_recording(path, &recording)?;
     }
     Ok(SlobOutcome {
         environment,
@@ -557,34 +550,8 @@ async fn drive(
         figures: Some(figures),
         kept: None,
         engine_figures: None,
+        sweep: sweep.map(|(_, summary)| summary),
     })
-}
-
-/// The run's Recording, in the shape every engine writes.
-fn write_recording(
-    path: &Path,
-    config: &SlobConfig,
-    environment: &RunEnvironment,
-    load: Option<&LoadReport>,
-    figures: &RunFigures,
-    outcome: &RunOutcome,
-    samples: &[strata_observe::sampler::Sample],
-) -> anyhow::Result<()> {
-    let recording = RunRecording {
-        command: &config.command,
-        options: &config.options,
-        environment: serde_json::to_value(environment)?,
-        load: load.cloned(),
-        database_counters: figures
-            .database
-            .as_ref()
-            .map(|database| database.counters.clone()),
-        samples,
-        engine_figures: None,
-        figures,
-        outcome,
-    };
-    write_run_recording(path, &recording)
 }
 
 /// Every layer sampled each second during the run, for the Recording: the
@@ -863,6 +830,174 @@ fn keep_cache_out(
     }
 }
 
+/// What every window of a run shares: the run, its server, the
+/// connection the edges are taken on, and the devices accounted.
+struct WindowContext<'a> {
+    config: &'a SlobConfig,
+    server: &'a Server<'a>,
+    client: &'a tokio_postgres::Client,
+    version_num: u32,
+    devices: &'a RunDevices,
+    shared_buffers: Option<u64>,
+}
+
+/// One measured window, accounted for and judged.
+struct Window {
+    figures: RunFigures,
+    outcome: RunOutcome,
+    /// How the page cache was kept out, when the window limited it.
+    page_cache: Option<PageCacheMethod>,
+    /// `--shard`: this shard's part of the rendezvous.
+    shard: Option<ShardRecord>,
+}
+
+impl WindowContext<'_> {
+    /// Connects `options`' sessions, limits the page cache (`limit_cache`),
+    /// meets the other shards, runs the window and accounts for it.
+    async fn window(
+        &self,
+        options: DriverOptions,
+        limit_cache: bool,
+        interrupt: &AtomicBool,
+        observer: &mut dyn RunObserver,
+    ) -> anyhow::Result<Window> {
+        let (config, server, client) = (self.config, self.server, self.client);
+        observer.phase("connecting the sessions");
+        let stop_after = options.stop_after.clone();
+        let driver = Driver::connect(&server.target.config(), options).await?;
+        let allowed = allowed_page_cache(config.page_cache, &config.driver.plan);
+        let cache_limit = match (server.cluster, allowed.filter(|_| limit_cache)) {
+            (Some(cluster), Some(allowed_bytes)) => Some(CacheLimit::new(
+                cluster,
+                allowed_bytes,
+                driver.session_count() as u64,
+            )),
+            _ => None,
+        };
+        if let Some(limit) = &cache_limit {
+            limit.apply(client).await?;
+        }
+        let joined = match &config.shard {
+            Some(shard) => {
+                observer.phase("waiting for the other shards at the rendezvous");
+                let warmup = warmup_of(&stop_after);
+                Some(
+                    crate::rendezvous::join(client, &server.target, shard, warmup, interrupt)
+                        .await?,
+                )
+            }
+            None => None,
+        };
+        let sessions_start = joined.as_ref().map_or_else(
+            || Instant::now() + Duration::from_millis(200),
+            |joined| joined.start,
+        );
+        let limit = cache_limit.as_ref();
+        let (outcome, start, end) = measure(
+            driver,
+            (client, self.version_num),
+            server,
+            limit,
+            (sessions_start, &stop_after),
+            interrupt,
+            observer,
+        )
+        .await;
+        let shard = match joined {
+            Some(joined) => Some(joined.record().await),
+            None => None,
+        };
+        let database = crate::figures::database_figures(&start, &end);
+        let mut figures = account(&start, &end, database, &outcome, self.devices);
+        figures.page_cache_held = limit.and_then(CacheLimit::held);
+        if let Some(agent) = server.agent.get() {
+            agent.mark_gaps(&mut figures);
+        }
+        judge_postgres(
+            &mut figures,
+            config,
+            server,
+            self.shared_buffers,
+            [&start, &end],
+        );
+        Ok(Window {
+            figures,
+            outcome,
+            page_cache: limit.map(CacheLimit::method),
+            shard,
+        })
+    }
+}
+
+/// `--sweep-sessions`: with `--predict`, the database's CPU per block on a
+/// cached data set and the prediction first; then one window per session
+/// count, on the same data set and server. Ctrl-C keeps the points done.
+async fn run_sweep(
+    context: &WindowContext<'_>,
+    request: &SweepRequest,
+    interrupt: &AtomicBool,
+    observer: &mut dyn RunObserver,
+) -> anyhow::Result<(Window, Vec<SweepPoint>, SweepSummary)> {
+    let driver = &context.config.driver;
+    let storage = request.storage_path().map(Storage::read).transpose()?;
+    let (database_cpu, prediction) = match (&storage, &request.predict) {
+        (Some(storage), Some(_)) => {
+            let (cpu, prediction) =
+                predict_the_sweep(context, request, storage, interrupt, observer).await?;
+            (Some(cpu), prediction)
+        }
+        _ => (None, Vec::new()),
+    };
+    let (mut points, mut curve, mut last) = (Vec::new(), Vec::new(), None);
+    for (done, &sessions) in request.sessions.iter().enumerate() {
+        if interrupt.load(Ordering::Relaxed) {
+            break;
+        }
+        let total = request.sessions.len();
+        observer.phase(&format!(
+            "sweep point {}/{total}: {sessions} sessions",
+            done + 1
+        ));
+        let options = SweepRequest::point_options(driver, sessions);
+        let window = context.window(options, true, interrupt, observer).await?;
+        let point = sweep::curve_point(sessions, &window.figures, storage.as_ref());
+        observer.said(&sweep::point_line(&point));
+        points.push(SweepPoint {
+            sessions,
+            figures: window.figures.clone(),
+            histograms: histograms(&window.outcome),
+        });
+        curve.push(point);
+        last = Some(window);
+    }
+    let last = last.context("the sweep was stopped before its first point")?;
+    let summary = sweep::summarize(curve, request, database_cpu, storage.as_ref(), prediction);
+    Ok((last, points, summary))
+}
+
+/// One session on a cached data set (a quarter of shared_buffers), for the
+/// CPU per block; then the model's prediction of every point, said before
+/// the sweep runs.
+async fn predict_the_sweep(
+    context: &WindowContext<'_>,
+    request: &SweepRequest,
+    storage: &Storage,
+    interrupt: &AtomicBool,
+    observer: &mut dyn RunObserver,
+) -> anyhow::Result<(DatabaseCpu, Vec<PredictedPoint>)> {
+    let driver = &context.config.driver;
+    observer.phase("measuring the database's CPU per block: one session on a cached data set");
+    let cached_blocks = context.shared_buffers.unwrap_or(32 << 20) / BLOCK_BYTES / 4;
+    let options = sweep::cached_options(driver, cached_blocks);
+    let cached = context.window(options, false, interrupt, observer).await?;
+    let cpu = sweep::database_cpu(&cached.figures)?;
+    let cpus = cached.figures.cpu.cpus as u32;
+    let work = sweep::block_work(&cpu, storage, &driver.workload, cpus);
+    let prediction = sweep::prediction(storage, &work, &request.sessions)?;
+    observer.said(&sweep::prediction_text(&cpu, &work, &prediction));
+    Ok((cpu, prediction))
+}
+
 /// The warm-up before the measured window (none in batch mode).
 fn warmup_of(stop_after: &StopAfter) -> Duration {
     match stop_after {
@@ -874,8 +1009,7 @@ fn warmup_of(stop_after: &StopAfter) -> Duration {
 #[allow(clippy::too_many_arguments)]
 async fn measure(
     driver: Driver,
-    client: &tokio_postgres::Client,
-    version_num: u32,
+    (client, version_num): (&tokio_postgres::Client, u32),
     server: &Server<'_>,
     cache_limit: Option<&CacheLimit<'_>>,
     (start, stop_after): (Instant, &StopAfter),

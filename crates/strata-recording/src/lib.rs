@@ -18,6 +18,7 @@ mod parse;
 pub mod read;
 pub mod record;
 pub mod run;
+pub mod sweep;
 mod v1;
 
 pub use environment::{Environment, Options};

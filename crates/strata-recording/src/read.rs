@@ -187,6 +187,20 @@ impl Recording {
         })
     }
 
+    pub fn sweep_points(&self) -> impl Iterator<Item = &crate::sweep::SweepPoint> {
+        self.records().filter_map(|record| match record {
+            Record::SweepPoint(point) => Some(point),
+            _ => None,
+        })
+    }
+
+    pub fn sweep(&self) -> Option<&crate::sweep::SweepSummary> {
+        self.records().find_map(|record| match record {
+            Record::Sweep(sweep) => Some(sweep),
+            _ => None,
+        })
+    }
+
     pub fn point_results(&self) -> impl Iterator<Item = &PointRecord> {
         self.records().filter_map(|record| match record {
             Record::PointResult(point) => Some(point),

@@ -9,6 +9,7 @@ use crate::calibrate::{OutlierRecord, PointResult, SecondSample, Summary};
 use crate::device::IostatFigures;
 use crate::layers::Sample;
 use crate::run::{LoadReport, RunFigures, SecondCounts, StatementOutlier};
+use crate::sweep::{SweepPoint, SweepSummary};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -36,7 +37,12 @@ pub enum Record {
     IoOutlier(IoOutlier),
     /// A run stopped before its sessions ran: nothing was measured.
     Stopped(Stopped),
-    /// What a run measured over its window; it ends a run's Recording.
+    /// One window of a `--sweep-sessions` run, whole.
+    SweepPoint(SweepPoint),
+    /// A sweep's curve and conclusions; before its `run_result`.
+    Sweep(SweepSummary),
+    /// What a run measured over its window; it ends a run's Recording (a
+    /// sweep's: its last point's window).
     RunResult(RunResult),
     /// What one calibrate point measured.
     PointResult(PointRecord),
@@ -57,6 +63,8 @@ impl Record {
             Record::StatementOutlier(_) => "statement_outlier",
             Record::IoOutlier(_) => "io_outlier",
             Record::Stopped(_) => "stopped",
+            Record::SweepPoint(_) => "sweep_point",
+            Record::Sweep(_) => "sweep",
             Record::RunResult(_) => "run_result",
             Record::PointResult(_) => "point_result",
             Record::Summary(_) => "summary",

@@ -20,5 +20,6 @@ pub mod processes;
 pub mod read_path;
 pub mod request;
 pub mod server_host;
+pub mod sweep;
 pub mod tenants;
 pub mod verdict;

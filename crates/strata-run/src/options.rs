@@ -12,6 +12,9 @@ use strata_core::input;
 use strata_slob::schema::BLOCK_BYTES;
 use strata_slob::session::{AccessDistribution, Hotspot, Shard};
 
+/// `--sweep-sessions`, as one value clap does not repeat.
+pub type SessionCounts = Vec<u32>;
+
 /// A table's size as given: bytes on disk, or a count of the engine's blocks.
 #[derive(Clone, Copy, Debug)]
 pub enum TableSize {
@@ -242,6 +245,32 @@ pub struct WorkloadRequest {
     /// How long a shard waits at the rendezvous for the others [default: 120s]
     #[arg(long, value_name = "DURATION", value_parser = input::duration)]
     pub rendezvous_timeout: Option<Duration>,
+
+    /// The database's own capacity curve: one measured window (--warmup,
+    /// --duration) per session count on one data set and one server,
+    /// sessions dealt round-robin over the schemas: a rising list (1,2,4,8)
+    /// or a doubling range (1-32). PostgreSQL
+    #[arg(long, value_name = "N,N…|FROM-TO", value_parser = crate::sweep::parse_session_counts)]
+    pub sweep_sessions: Option<SessionCounts>,
+
+    /// With --sweep-sessions: the statement p99 under which the sweep names
+    /// its most device read requests/s [default: 100ms]
+    #[arg(long, value_name = "DURATION", value_parser = input::duration, requires = "sweep_sessions")]
+    pub latency_target: Option<Duration>,
+
+    /// With --sweep-sessions: a calibrate Recording of the same storage
+    /// (8 KiB random reads at 1 outstanding and more); the report draws its
+    /// curve beside the database's and says, per point, what share of the
+    /// storage's rate the database reached and where the rest went
+    #[arg(long, value_name = "CAL.strata", requires = "sweep_sessions")]
+    pub calibration: Option<PathBuf>,
+
+    /// With --sweep-sessions: predict every point from this calibrate
+    /// Recording (`strata model predict`) before the sweep, with the CPU
+    /// per block measured on the database first, and score the prediction
+    /// against the measurement after it
+    #[arg(long, value_name = "CAL.strata", requires = "sweep_sessions")]
+    pub predict: Option<PathBuf>,
 
     /// PostgreSQL 18+: how the server issues data-file reads: sync (each
     /// backend), worker (io worker processes) or io_uring, as the build

@@ -146,6 +146,8 @@ pub struct SlobOutcome {
     pub kept: Option<KeptInfo>,
     /// The engine's own figures, beside the shared ones.
     pub engine_figures: Option<EngineFigures>,
+    /// `--sweep-sessions`: the curve; `figures` are its last point's.
+    pub sweep: Option<strata_recording::sweep::SweepSummary>,
 }
 
 /// The data set's size on disk, roughly: heap blocks of every table.

@@ -14,6 +14,7 @@ use std::path::Path;
 use strata_core::units::{format_latency_ns, format_size};
 use strata_probe::diskstats::IostatFigures;
 use strata_recording::record::{RunHistograms, RunResult, Stopped, WindowDatabase, WindowDevice};
+use strata_recording::sweep::{SweepPoint, SweepSummary};
 use strata_recording::{Header, Kind, Record, RecordingWriter};
 use strata_slob::load::LoadReport;
 use strata_slob::session::RunOutcome;
@@ -35,6 +36,9 @@ struct JsonDocument<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     engine_figures: Option<&'a serde_json::Value>,
     kept: Option<&'a KeptInfo>,
+    /// `--sweep-sessions`: the curve; `result` is its last point.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sweep: Option<&'a SweepSummary>,
 }
 
 pub fn json_document(outcome: &SlobOutcome, options: &serde_json::Value) -> String {
@@ -48,6 +52,7 @@ pub fn json_document(outcome: &SlobOutcome, options: &serde_json::Value) -> Stri
         result: outcome.figures.as_ref(),
         engine_figures: outcome.engine_figures.as_ref().map(|extra| &extra.figures),
         kept: outcome.kept.as_ref(),
+        sweep: outcome.sweep.as_ref(),
     };
     serde_json::to_string_pretty(&document).expect("results serialize")
 }
@@ -71,6 +76,8 @@ pub struct RunRecording<'a> {
     /// What only this engine counts, as it serializes it.
     pub engine_figures: Option<serde_json::Value>,
     pub outcome: &'a RunOutcome,
+    /// `--sweep-sessions`: every point, whole, and the curve.
+    pub sweep: Option<(&'a [SweepPoint], &'a SweepSummary)>,
 }
 
 /// Writes a run's Recording: header, load, per-second workload, window
@@ -106,6 +113,12 @@ pub fn write_run_recording(path: &Path, recording: &RunRecording<'_>) -> anyhow:
     }
     for outlier in &recording.outcome.outliers {
         writer.write(&Record::StatementOutlier(outlier.clone()))?;
+    }
+    if let Some((points, summary)) = recording.sweep {
+        for point in points {
+            writer.write(&Record::SweepPoint(point.clone()))?;
+        }
+        writer.write(&Record::Sweep(summary.clone()))?;
     }
     writer.write(&Record::RunResult(RunResult {
         figures: figures.clone(),
@@ -198,6 +211,14 @@ pub fn report_text(outcome: &SlobOutcome) -> String {
     out += &environment_text(&outcome.environment);
     if let Some(load) = &outcome.load {
         out += &load_text(load);
+    }
+    if let Some(sweep) = &outcome.sweep {
+        out += "\n";
+        out += &crate::sweep::text(sweep);
+        out += &format!(
+            "\nThe last point ({} sessions), in full:\n",
+            sweep.points.last().map_or(0, |point| point.sessions)
+        );
     }
     if let Some(figures) = &outcome.figures {
         out += &figures_text(figures, outcome);

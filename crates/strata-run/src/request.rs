@@ -12,6 +12,7 @@ use crate::engine::EngineKind;
 use crate::options::{DataRequest, TableSize, WorkloadRequest};
 use crate::outcome::{data_set_bytes_in_blocks_of, PageCacheChoice};
 use crate::read_path::ReadPathRequest;
+use crate::sweep::SweepRequest;
 use anyhow::bail;
 use serde::Serialize;
 use std::path::PathBuf;
@@ -47,6 +48,8 @@ pub struct EngineRequest {
     pub command: Vec<String>,
     /// `--shard`: this driver is one shard of a run.
     pub shard: Option<ShardRequest>,
+    /// `--sweep-sessions`: one window per session count.
+    pub sweep: Option<SweepRequest>,
 }
 
 /// One shard of a run: which, of which run, and how long it waits for the

@@ -176,6 +176,7 @@ fn run_on(
             figures: None,
             kept: None,
             engine_figures: None,
+            sweep: None,
         });
     }
     let evictor = match config.page_cache {
@@ -232,6 +233,7 @@ fn run_on(
             database_counters: None,
             samples: &samples,
             engine_figures: None,
+            sweep: None,
             figures: &figures,
             outcome: &measured.outcome,
         };
@@ -243,6 +245,7 @@ fn run_on(
         figures: Some(figures),
         kept: None,
         engine_figures: None,
+        sweep: None,
     })
 }
 

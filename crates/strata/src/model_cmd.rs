@@ -9,7 +9,9 @@
 use anyhow::Context;
 use strata_awr::measured;
 use strata_model::command::args::*;
-use strata_model::command::{cluster, commit, disk, flash_cache, queue, raid, replication};
+use strata_model::command::{
+    cluster, commit, disk, flash_cache, predict, queue, raid, replication,
+};
 
 pub use strata_model::command::args::ModelArgs;
 
@@ -30,6 +32,10 @@ pub fn run(args: ModelArgs) -> anyhow::Result<i32> {
             (args.output.clone(), cluster::run(&cluster_request(&args)?)?)
         }
         ModelCommand::Commit(args) => (args.output.clone(), commit::run(&commit_request(&args)?)?),
+        ModelCommand::Predict(args) => {
+            let printed = predict::run(&crate::predict_cmd::request(&args)?)?;
+            (args.output, printed)
+        }
     };
     crate::output::print(&output, &printed)?;
     Ok(0)

@@ -197,6 +197,13 @@ impl strata_run::outcome::RunObserver for RunProgress {
         self.phase = message.to_string();
     }
 
+    fn said(&mut self, text: &str) {
+        self.finish();
+        for line in text.lines() {
+            crate::note!("strata: {line}");
+        }
+    }
+
     fn loading(&mut self, progress: &strata_slob::load::LoadProgress) {
         if self.bar.bar.is_none() && progress.rows_done >= progress.rows_total {
             return;

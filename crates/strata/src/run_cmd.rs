@@ -16,6 +16,7 @@ use strata_run::options::{DataRequest, WorkloadRequest};
 use strata_run::outcome::{PageCacheChoice, SlobOutcome};
 use strata_run::read_path::ReadPathRequest;
 use strata_run::request::{self, EngineRequest, ResolvedOptions, ShardRequest};
+use strata_run::sweep::{self, SweepRequest};
 use strata_slob::pgio_conf::Defaults;
 use strata_slob::session::DriverOptions;
 
@@ -51,6 +52,7 @@ pub fn setup(mut args: SetupArgs) -> anyhow::Result<i32> {
         record: None,
         strict: false,
         shard: None,
+        sweep: None,
     };
     execute(&args.data, &args.output, job)
 }
@@ -71,6 +73,7 @@ pub fn run(mut args: RunArgs) -> anyhow::Result<i32> {
             .unwrap_or(request::run_seed(&shard.run_id));
     }
     request::refuse_a_data_set_in_the_cache(&args.data, &conf, &driver.plan, &defaults)?;
+    let sweep = sweep_request(kind, &args.workload, &driver)?;
     let record = args.workload.record.clone().unwrap_or_else(|| {
         let stamp = strata_core::time::utc_now_rfc3339().replace([':', '-'], "");
         PathBuf::from(format!("strata-run-{stamp}.strata"))
@@ -87,8 +90,38 @@ pub fn run(mut args: RunArgs) -> anyhow::Result<i32> {
         record: Some(record),
         strict: args.workload.strict,
         shard,
+        sweep,
     };
     execute(&args.data, &args.output, job)
+}
+
+/// `--sweep-sessions` and its companions, checked before any work: the
+/// calibrate Recording read, the sweep PostgreSQL's.
+fn sweep_request(
+    kind: EngineKind,
+    args: &WorkloadRequest,
+    driver: &DriverOptions,
+) -> anyhow::Result<Option<SweepRequest>> {
+    let Some(sessions) = args.sweep_sessions.clone() else {
+        return Ok(None);
+    };
+    if kind != EngineKind::Postgresql {
+        anyhow::bail!(
+            "--sweep-sessions does not apply to --engine {} (PostgreSQL only, so far)",
+            kind.name()
+        );
+    }
+    let request = SweepRequest {
+        sessions,
+        latency_target: args.latency_target.unwrap_or(sweep::DEFAULT_LATENCY_TARGET),
+        calibration: args.calibration.clone(),
+        predict: args.predict.clone(),
+    };
+    request.check(driver)?;
+    if let Some(path) = request.storage_path() {
+        sweep::Storage::read(path)?;
+    }
+    Ok(Some(request))
 }
 
 /// A shard drives a server every shard reaches: PostgreSQL's, with --db.
@@ -126,6 +159,7 @@ struct Job {
     record: Option<PathBuf>,
     strict: bool,
     shard: Option<ShardRequest>,
+    sweep: Option<SweepRequest>,
 }
 
 fn execute(data: &DataRequest, output: &OutputArgs, job: Job) -> anyhow::Result<i32> {
@@ -154,6 +188,7 @@ fn execute(data: &DataRequest, output: &OutputArgs, job: Job) -> anyhow::Result<
         options: options.clone(),
         command: command.clone(),
         shard: job.shard.clone(),
+        sweep: job.sweep.clone(),
     };
     let engine = engines::build(job.kind, &data, request)?;
     let mut progress = RunProgress::new();

@@ -287,3 +287,46 @@ fn shard_options_are_checked_before_any_work() {
         &["missing.strata"],
     );
 }
+
+#[test]
+fn sweep_options_are_checked_before_any_work() {
+    let sweep = |more: &[&'static str]| [&["run", "--sweep-sessions"][..], more].concat();
+    refused(
+        &sweep(&["4,2"]),
+        &["--sweep-sessions", "must rise", "1,2,4,8"],
+    );
+    refused(&sweep(&["0-8"]), &["--sweep-sessions", "1 to 10000"]);
+    refused(&sweep(&["8-2"]), &["--sweep-sessions", "must rise"]);
+    refused(
+        &sweep(&["1,2", "--work-loops", "10"]),
+        &["--sweep-sessions", "--work-loops does not apply"],
+    );
+    refused(
+        &sweep(&["1,2", "--engine", "sqlite"]),
+        &["--sweep-sessions does not apply to --engine sqlite"],
+    );
+    refused(
+        &sweep(&["1,2", "--predict", "/nonexistent/cal.strata"]),
+        &["--calibration /nonexistent/cal.strata"],
+    );
+    refused(
+        &sweep(&["1,2", "--predict", "cal.strata", "--update-pct", "10"]),
+        &["--predict models single-block reads alone"],
+    );
+    refused(&["run", "--predict", "cal.strata"], &["--sweep-sessions"]);
+    refused(
+        &[
+            "model",
+            "predict",
+            "--calibration",
+            "/nonexistent/cal.strata",
+            "--cpu-per-block",
+            "10us",
+        ],
+        &["--calibration /nonexistent/cal.strata"],
+    );
+    refused(
+        &["model", "predict", "--calibration", "cal.strata"],
+        &["--cpu-per-block", "--from"],
+    );
+}

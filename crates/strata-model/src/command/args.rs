@@ -38,6 +38,8 @@ pub enum ModelCommand {
     Cluster(ClusterArgs),
     /// Break an average commit wait into log write I/O, log writer CPU and the rest
     Commit(CommitArgs),
+    /// Predict a SLOB run from a calibrate curve: device reads/s and latency per session count (MVA)
+    Predict(PredictArgs),
 }
 
 /// Aliases so clap takes each option once, as one list, not repeated.
@@ -247,6 +249,43 @@ pub struct ClusterArgs {
     #[arg(long)]
     pub normalize: bool,
     /// Print each formula with the numbers substituted
+    #[arg(long)]
+    pub explain: bool,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct PredictArgs {
+    /// A calibrate Recording of the storage: 8 KiB random reads at 1
+    /// outstanding request and more (calibrate --sweep)
+    #[arg(long, value_name = "CAL.strata")]
+    pub calibration: PathBuf,
+    /// Session counts to predict, comma-separated
+    #[arg(long, value_name = "N,…", value_parser = queue_depths, default_value = "1,2,4,8,16,32")]
+    pub sessions: QueueDepths,
+    /// CPU time per block of the database and the driver with the block
+    /// cached (a run with --predict measures it and shows it)
+    #[arg(long, value_name = "TIME", value_parser = input::duration, required_unless_present = "from")]
+    pub cpu_per_block: Option<Duration>,
+    /// Time per block that is neither CPU nor device (wake-ups, round trips)
+    #[arg(long, value_name = "TIME", value_parser = input::duration)]
+    pub delay_per_block: Option<Duration>,
+    /// Take the CPU per block from a run's Recording: a sweep's measured
+    /// one-session cached window, else the run's window (CPU seconds of the
+    /// server and the driver per block read, the kernel's part included)
+    #[arg(long, value_name = "RUN.strata", conflicts_with = "cpu_per_block")]
+    pub from: Option<PathBuf>,
+    /// Blocks each statement reads (the run's --work-unit) [default: 256, or the --from run's]
+    #[arg(long, value_name = "BLOCKS", value_parser = |s: &str| input::bounded(s, 1, 1 << 20).map(|v| v as u32))]
+    pub work_unit: Option<u32>,
+    /// Mean think time per statement
+    #[arg(long, value_name = "TIME", value_parser = input::duration, default_value = "0s")]
+    pub think_time: Duration,
+    /// CPUs the sessions and the server share [default: this machine's, or the --from run's]
+    #[arg(long, value_name = "N", value_parser = |s: &str| input::bounded(s, 1, 100_000).map(|v| v as u32))]
+    pub cpus: Option<u32>,
+    /// Print the model's inputs and each formula with the numbers substituted
     #[arg(long)]
     pub explain: bool,
     #[command(flatten)]

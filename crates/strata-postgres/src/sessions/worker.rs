@@ -50,6 +50,22 @@ pub(crate) struct SessionConnection {
     end: pg::ConnectionEnd,
     own: SchemaStatements,
     hot: Option<SchemaStatements>,
+    /// [`SessionSpec::also`]'s statements.
+    also: Vec<SchemaStatements>,
+}
+
+impl SessionConnection {
+    /// The statements of loop `choice`: the hot schema's, or the next in
+    /// turn of the session's own.
+    fn statements(&self, choice: &LoopChoice) -> &SchemaStatements {
+        if let (true, Some(hot)) = (choice.hot_schema, &self.hot) {
+            return hot;
+        }
+        match (choice.loop_number % (self.also.len() as u64 + 1)) as usize {
+            0 => &self.own,
+            turn => &self.also[turn - 1],
+        }
+    }
 }
 
 /// Connects, applies the session settings and prepares the statements.
@@ -67,11 +83,16 @@ pub(crate) async fn open_session(
         Some(schema) => Some(prepare(&client, schema, spec.with_scan).await?),
         None => None,
     };
+    let mut also = Vec::with_capacity(spec.also.len());
+    for schema in &spec.also {
+        also.push(prepare(&client, schema, spec.with_scan).await?);
+    }
     Ok(SessionConnection {
         client,
         end,
         own,
         hot,
+        also,
     })
 }
 
@@ -286,10 +307,7 @@ impl Session {
 
     async fn one_loop(&self, choice: &LoopChoice) -> Result<(), tokio_postgres::Error> {
         let connection = &self.connection;
-        let statements = match (choice.hot_schema, &connection.hot) {
-            (true, Some(hot)) => hot,
-            _ => &connection.own,
-        };
+        let statements = connection.statements(choice);
         let keys = [choice.first_key, choice.last_key];
         let finished = match (choice.operation, &statements.scan) {
             (Operation::Scan, Some(scan)) => self.scan(scan).await?,

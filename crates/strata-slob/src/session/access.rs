@@ -20,6 +20,9 @@ pub enum Operation {
 pub struct LoopChoice {
     pub operation: Operation,
     pub hot_schema: bool,
+    /// The loop's number (1-based): a session with schemas in turn
+    /// ([`super::SessionSpec::also`]) takes the next one each loop.
+    pub loop_number: u64,
     pub first_key: i64,
     pub last_key: i64,
 }
@@ -90,6 +93,7 @@ impl AccessPlan {
         LoopChoice {
             operation,
             hot_schema,
+            loop_number,
             first_key: first_key as i64,
             last_key: (first_key + span - 1) as i64,
         }

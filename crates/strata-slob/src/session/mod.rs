@@ -128,6 +128,9 @@ pub trait RunObserver: Send {
         loops: u64,
         sessions_alive: u64,
     );
+    /// Something the user should read before the work goes on (a sweep's
+    /// prediction), line by line.
+    fn said(&mut self, _text: &str) {}
 }
 
 /// Live counters for a progress display; they include warm-up.
@@ -148,6 +151,10 @@ pub struct SessionSpec {
     pub index: u32,
     pub schema: String,
     pub hot_schema: Option<String>,
+    /// With fewer sessions than schemas (a sweep's first points): the
+    /// other schemas this session works on, in turn with its own, one loop
+    /// each — so that every session count reads the whole data set.
+    pub also: Vec<String>,
     pub with_scan: bool,
 }
 
@@ -381,18 +388,22 @@ fn validate_pattern(workload: &WorkloadOptions) -> anyhow::Result<()> {
 
 /// Sessions the options ask for.
 pub fn session_total(options: &DriverOptions) -> u64 {
-    if options.plan.single_schema {
-        u64::from(options.sessions.unwrap_or(options.threads_per_schema))
+    if let Some(sessions) = options.sessions {
+        u64::from(sessions)
+    } else if options.plan.single_schema {
+        u64::from(options.threads_per_schema)
     } else {
         u64::from(options.plan.schemas) * u64::from(options.threads_per_schema)
     }
 }
 
 /// Sessions are dealt round-robin over the schemas, so the first few
-/// sessions already cover every schema.
+/// sessions already cover every schema; with fewer sessions than schemas,
+/// session i also takes schemas i + N, i + 2N… in turn.
 pub fn session_specs(options: &DriverOptions, names: &[String]) -> Vec<SessionSpec> {
     let with_scan = options.workload.scan_pct > 0.0;
-    (0..session_total(options) as u32)
+    let total = session_total(options) as usize;
+    (0..total as u32)
         .filter(|index| options.shard.is_none_or(|shard| shard.owns(*index)))
         .map(|index| {
             let schema_index = index as usize % names.len();
@@ -402,6 +413,12 @@ pub fn session_specs(options: &DriverOptions, names: &[String]) -> Vec<SessionSp
                 index,
                 schema: names[schema_index].clone(),
                 hot_schema,
+                also: names
+                    .iter()
+                    .skip(schema_index + total)
+                    .step_by(total)
+                    .cloned()
+                    .collect(),
                 with_scan,
             }
         })

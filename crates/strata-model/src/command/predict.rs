@@ -1,0 +1,147 @@
+//! `strata model predict`: a SLOB run predicted from a calibrate curve and
+//! the database's CPU per block, before anything runs — device read
+//! requests/s, per-block read latency and statement latency at each session
+//! count, with `--explain`'s inputs and arithmetic.
+//!
+//! Not for: the model itself ([`crate::predict`]) or reading the
+//! Recordings it is given (the binary).
+
+use super::{ms, number, Page};
+use crate::predict::{predict, BlockWork, Predicted, StorageCurve};
+use serde::Serialize;
+use strata_output::document::{Cell, Column};
+use strata_output::Output;
+
+/// A prediction to make.
+#[derive(Debug, Clone)]
+pub struct PredictRequest {
+    /// The calibrate Recording the curve came from.
+    pub calibration: String,
+    pub curve: StorageCurve,
+    pub work: BlockWork,
+    /// Where the CPU per block came from (an option, a run's Recording).
+    pub work_source: String,
+    pub sessions: Vec<u32>,
+    pub explain: bool,
+}
+
+#[derive(Serialize)]
+struct PredictDocument<'a> {
+    calibration: &'a str,
+    curve: &'a StorageCurve,
+    work: &'a BlockWork,
+    work_source: &'a str,
+    points: &'a [Predicted],
+}
+
+/// Runs the model.
+pub fn run(request: &PredictRequest) -> anyhow::Result<Output> {
+    let points = predict(&request.curve, &request.work, &request.sessions)?;
+    let columns = vec![
+        Column::number("sessions", None),
+        number("device read requests", "/s"),
+        number("device outstanding", "requests"),
+        number("block read latency", "µs"),
+        number("CPU busy", "%"),
+        number("statement mean", "ms"),
+        number("statement p99", "ms"),
+    ];
+    let mut page = Page::new("Predicted run (closed MVA)", columns);
+    page.file(&request.calibration);
+    inputs(&mut page, request);
+    page.line(format!(
+        "{:>8} {:>14} {:>12} {:>12} {:>8} {:>12} {:>12}",
+        "sessions", "device r/s", "outstanding", "µs/block", "CPU %", "mean ms", "p99 ms"
+    ));
+    for point in &points {
+        page.line(format!(
+            "{:>8} {:>14.0} {:>12.2} {:>12.1} {:>8.0} {:>12.3} {:>12.3}",
+            point.sessions,
+            point.device_read_requests_per_s,
+            point.device_outstanding,
+            point.block_read_latency_s * 1e6,
+            point.cpu_utilization * 100.0,
+            ms(point.statement_latency_mean_s),
+            ms(point.statement_latency_p99_s)
+        ));
+        page.row(vec![
+            Cell::number(f64::from(point.sessions), 0, "sessions"),
+            Cell::number(point.device_read_requests_per_s, 0, "/s"),
+            Cell::number(point.device_outstanding, 2, "requests"),
+            Cell::number(point.block_read_latency_s * 1e6, 1, "µs"),
+            Cell::number(point.cpu_utilization * 100.0, 0, "%"),
+            Cell::number(ms(point.statement_latency_mean_s), 3, "ms"),
+            Cell::number(ms(point.statement_latency_p99_s), 3, "ms"),
+        ]);
+        if request.explain {
+            explain(&mut page, &request.work, point);
+        }
+    }
+    page.finish(&PredictDocument {
+        calibration: &request.calibration,
+        curve: &request.curve,
+        work: &request.work,
+        work_source: &request.work_source,
+        points: &points,
+    })
+}
+
+/// The model's inputs: the work per block always, the curve with
+/// `--explain`.
+fn inputs(page: &mut Page, request: &PredictRequest) {
+    let work = &request.work;
+    page.note(format!(
+        "per block: CPU {:.2} µs ({:.2} µs database and driver, {}, + {:.2} µs the kernel's per \
+         device read, calibrate's marginal CPU per read) on {} CPUs; {:.2} µs neither CPU nor device; think {:.2} µs; \
+         {} blocks per statement",
+        work.cpu_per_block_s() * 1e6,
+        work.cpu_per_cached_block_s * 1e6,
+        request.work_source,
+        work.cpu_per_io_s * 1e6,
+        work.cpus,
+        work.delay_per_block_s * 1e6,
+        work.think_per_block_s * 1e6,
+        work.blocks_per_statement
+    ));
+    if !request.explain {
+        return;
+    }
+    for point in &request.curve.points {
+        page.note(format!(
+            "  storage at {:>4} outstanding: {:.0} read requests/s, mean {:.1} µs, sd {:.1} µs, \
+             p99 {:.1} µs; μ({}) = {} / {:.1} µs = {:.0}/s",
+            point.outstanding,
+            point.iops,
+            point.mean_latency_s * 1e6,
+            point.sd_latency_s * 1e6,
+            point.p99_latency_s * 1e6,
+            point.outstanding,
+            point.outstanding,
+            point.mean_latency_s * 1e6,
+            request.curve.rate(point.outstanding)
+        ));
+    }
+    page.note(
+        "  device: rate μ(j) of the curve (linear between levels, flat past the last); CPUs: \
+         rate min(j, CPUs) / CPU per block; a delay for the rest and think time",
+    );
+}
+
+fn explain(page: &mut Page, work: &BlockWork, point: &Predicted) {
+    let delay_us = (work.delay_per_block_s + work.think_per_block_s) * 1e6;
+    let cycle_us = point.block_read_latency_s * 1e6 + point.cpu_residence_s * 1e6 + delay_us;
+    page.note(format!(
+        "  X = n / (Z + R_device + R_cpu) = {} / ({:.2} + {:.2} + {:.2}) µs = {:.0}/s; \
+         outstanding = X × R_device = {:.2}; statement = {} × {:.2} µs = {:.3} ms, p99 adds \
+         2.326 σ √blocks",
+        point.sessions,
+        delay_us,
+        point.block_read_latency_s * 1e6,
+        point.cpu_residence_s * 1e6,
+        point.device_read_requests_per_s,
+        point.device_outstanding,
+        work.blocks_per_statement,
+        cycle_us,
+        ms(point.statement_latency_mean_s)
+    ));
+}

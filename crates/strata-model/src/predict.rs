@@ -1,0 +1,328 @@
+//! The prediction of a SLOB run from the storage's curve: N sessions each
+//! cycle through one block at a time — the CPU to ask for it and use it,
+//! then the device to read it, then any think time — so the run is a closed
+//! queueing network of N users and three centres, solved exactly by
+//! load-dependent MVA ([`crate::queue::mva_load_dependent`]):
+//!
+//! - the device, whose rate with j requests outstanding is what calibrate
+//!   measured there (j over the mean latency, by Little's law; between
+//!   measured levels interpolated, past the last one flat);
+//! - the CPUs, `cpus` servers of the CPU time per block (rate
+//!   min(j, cpus) / CPU per block);
+//! - a delay for what is neither (the wake-ups and round trips of one
+//!   session's statement, and think time), which nobody queues for.
+//!
+//! Statement latency is the sum of a statement's blocks' cycles; its p99
+//! adds 2.326 standard deviations of that sum (the blocks' device times,
+//! independent, with the spread calibrate measured at the same depth).
+//!
+//! Not for: reading a calibrate Recording or a run (the binary gives the
+//! curve and the work as numbers), writes, or caches that absorb reads —
+//! every block read here is a device read request.
+
+use crate::queue::{mva_load_dependent, LoadDependentCentre};
+use crate::{invalid, require_non_negative, require_positive, ModelError};
+use serde::Serialize;
+use strata_core::histogram::LatencyHistogram;
+use strata_recording::record::PointRecord;
+use strata_recording::{Kind, Recording};
+
+/// z of the standard normal's 99th percentile.
+const Z_P99: f64 = 2.326_347_874;
+
+/// What calibrate measured at one level of outstanding small reads.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StoragePoint {
+    /// Requests in flight (queue depth × jobs).
+    pub outstanding: u32,
+    pub iops: f64,
+    pub mean_latency_s: f64,
+    pub sd_latency_s: f64,
+    pub p99_latency_s: f64,
+    /// calibrate's own CPU time per request (user + system): the kernel's
+    /// work to issue and complete one.
+    pub cpu_per_io_s: f64,
+}
+
+/// The storage's curve: its points by outstanding requests, the first at 1.
+#[derive(Debug, Clone, Serialize)]
+pub struct StorageCurve {
+    pub points: Vec<StoragePoint>,
+}
+
+impl StorageCurve {
+    pub fn new(mut points: Vec<StoragePoint>) -> Result<StorageCurve, ModelError> {
+        points.sort_by_key(|point| point.outstanding);
+        points.dedup_by_key(|point| point.outstanding);
+        if points.first().map(|point| point.outstanding) != Some(1) {
+            return Err(invalid(
+                "calibration",
+                "the curve needs a point with 1 outstanding request (calibrate --sweep, or \
+                 --workload small-random-read --qd 1)",
+            ));
+        }
+        for point in &points {
+            require_positive("calibration", point.mean_latency_s)?;
+            require_non_negative("calibration", point.sd_latency_s)?;
+        }
+        Ok(StorageCurve { points })
+    }
+
+    /// The device's rate with `outstanding` requests at it: outstanding /
+    /// mean latency, linear in between measured levels, flat past the last.
+    pub fn rate(&self, outstanding: u32) -> f64 {
+        let rate_of = |point: &StoragePoint| f64::from(point.outstanding) / point.mean_latency_s;
+        self.between(f64::from(outstanding), rate_of)
+    }
+
+    /// A figure of the curve at `outstanding` (fractional), linear between
+    /// the measured levels around it, the nearest end's outside them.
+    fn between(&self, outstanding: f64, figure: impl Fn(&StoragePoint) -> f64) -> f64 {
+        let after = self
+            .points
+            .iter()
+            .position(|point| f64::from(point.outstanding) >= outstanding);
+        match after {
+            Some(0) => figure(&self.points[0]),
+            None => figure(self.points.last().expect("a curve has a point")),
+            Some(index) => {
+                let (low, high) = (&self.points[index - 1], &self.points[index]);
+                let span = f64::from(high.outstanding - low.outstanding);
+                let share = (outstanding - f64::from(low.outstanding)) / span;
+                figure(low) + share * (figure(high) - figure(low))
+            }
+        }
+    }
+
+    /// The kernel's CPU per device read: the least-squares slope of the
+    /// CPU seconds per second calibrate spent against the requests per
+    /// second it completed, over its levels — the marginal cost of one more
+    /// read, without the fixed cost a level pays whatever its rate (a
+    /// polling driver, timers); one level's own figure when the curve has
+    /// one level or no rising slope.
+    pub fn cpu_per_io_s(&self) -> f64 {
+        let pairs: Vec<(f64, f64)> = self
+            .points
+            .iter()
+            .map(|point| (point.iops, point.cpu_per_io_s * point.iops))
+            .collect();
+        let count = pairs.len() as f64;
+        let mean_x = pairs.iter().map(|p| p.0).sum::<f64>() / count;
+        let mean_y = pairs.iter().map(|p| p.1).sum::<f64>() / count;
+        let covariance: f64 = pairs.iter().map(|p| (p.0 - mean_x) * (p.1 - mean_y)).sum();
+        let variance: f64 = pairs.iter().map(|p| (p.0 - mean_x).powi(2)).sum();
+        let lowest = || {
+            self.points
+                .iter()
+                .map(|point| point.cpu_per_io_s)
+                .fold(f64::INFINITY, f64::min)
+        };
+        match covariance / variance {
+            slope if slope.is_finite() && slope > 0.0 => slope,
+            _ => lowest(),
+        }
+    }
+
+    /// The latency's standard deviation as a share of its mean at
+    /// `outstanding`.
+    pub fn spread_at(&self, outstanding: f64) -> f64 {
+        self.between(outstanding.max(1.0), |point| {
+            point.sd_latency_s / point.mean_latency_s
+        })
+    }
+}
+
+/// The curve of a calibrate Recording: its points of 8 KiB random reads
+/// alone (no large streams, no writes, no errors), by outstanding requests.
+pub fn curve_of(calibration: &Recording) -> anyhow::Result<StorageCurve> {
+    let name = calibration.path.display();
+    if calibration.header.kind != Kind::Calibrate {
+        anyhow::bail!("--calibration {name}: not a calibrate Recording");
+    }
+    let mut points = Vec::new();
+    for record in calibration.point_results() {
+        if let Some(point) = small_read_point(record)? {
+            points.push(point);
+        }
+    }
+    if points.is_empty() {
+        anyhow::bail!(
+            "--calibration {name}: no point of 8 KiB random reads alone (calibrate --sweep, \
+             or --workload small-random-read)"
+        );
+    }
+    StorageCurve::new(points).map_err(|error| anyhow::anyhow!("--calibration {name}: {error}"))
+}
+
+fn small_read_point(record: &PointRecord) -> anyhow::Result<Option<StoragePoint>> {
+    let point = &record.point;
+    let usable = !point.interrupted
+        && point.errors.is_empty()
+        && !point.groups.is_empty()
+        && point.groups.iter().all(|group| {
+            !group.is_large() && group.block_size_bytes == 8192 && group.writes.requests == 0
+        });
+    if !usable || point.small_iops() <= 0.0 {
+        return Ok(None);
+    }
+    let mut latency = LatencyHistogram::new();
+    for group in &point.groups {
+        if let Some(encoded) = record.histograms.get(&group.label) {
+            latency.merge(&LatencyHistogram::from_base64(&encoded.read_lat_ns_hdr)?);
+        }
+    }
+    let outstanding: usize = point.groups.iter().map(|g| g.queue_depth * g.jobs).sum();
+    Ok(Some(StoragePoint {
+        outstanding: outstanding as u32,
+        iops: point.small_iops(),
+        mean_latency_s: latency.mean_ns() * 1e-9,
+        sd_latency_s: latency.stdev_ns() * 1e-9,
+        p99_latency_s: latency.percentile_ns(99.0) as f64 * 1e-9,
+        cpu_per_io_s: (point.cpu.user_us_per_io + point.cpu.system_us_per_io) * 1e-6,
+    }))
+}
+
+/// What each session does per block, measured on the database itself.
+#[derive(Debug, Clone, Serialize)]
+pub struct BlockWork {
+    /// CPU time per block (database server and driver) with the block
+    /// cached, measured.
+    pub cpu_per_cached_block_s: f64,
+    /// The kernel's CPU per device read ([`StorageCurve::cpu_per_io_s`]).
+    pub cpu_per_io_s: f64,
+    /// Time per block that is neither CPU nor device: one session's
+    /// elapsed time per cached block less its CPU time.
+    pub delay_per_block_s: f64,
+    /// Think time per block: the think time per statement over its blocks.
+    pub think_per_block_s: f64,
+    /// Blocks (device read requests) per statement.
+    pub blocks_per_statement: f64,
+    pub cpus: u32,
+}
+
+impl BlockWork {
+    pub fn cpu_per_block_s(&self) -> f64 {
+        self.cpu_per_cached_block_s + self.cpu_per_io_s
+    }
+}
+
+/// The model's answer for one session count.
+#[derive(Debug, Clone, Serialize)]
+pub struct Predicted {
+    pub sessions: u32,
+    pub device_read_requests_per_s: f64,
+    /// Requests at the device, waiting or served.
+    pub device_outstanding: f64,
+    /// Time a block read spends at the device.
+    pub block_read_latency_s: f64,
+    /// Time a block spends at the CPUs, waiting for one included.
+    pub cpu_residence_s: f64,
+    pub cpu_utilization: f64,
+    pub statement_latency_mean_s: f64,
+    pub statement_latency_p99_s: f64,
+}
+
+/// The prediction at each of `sessions`.
+pub fn predict(
+    curve: &StorageCurve,
+    work: &BlockWork,
+    sessions: &[u32],
+) -> Result<Vec<Predicted>, ModelError> {
+    require_positive("cpu-per-block", work.cpu_per_block_s())?;
+    require_positive("work-unit", work.blocks_per_statement)?;
+    if work.cpus == 0 {
+        return Err(invalid("cpus", "there must be at least 1 CPU"));
+    }
+    let users = sessions.iter().copied().max().unwrap_or(0);
+    let centres = [
+        LoadDependentCentre {
+            name: "device".into(),
+            rates: (1..=users).map(|j| curve.rate(j)).collect(),
+        },
+        LoadDependentCentre {
+            name: "cpu".into(),
+            rates: (1..=users)
+                .map(|j| f64::from(j.min(work.cpus)) / work.cpu_per_block_s())
+                .collect(),
+        },
+    ];
+    let delay_s = work.delay_per_block_s + work.think_per_block_s;
+    let steps = mva_load_dependent(&centres, delay_s, users)?;
+    Ok(sessions
+        .iter()
+        .map(|&n| {
+            let step = &steps[n as usize - 1];
+            let (device_s, cpu_s) = (step.residence_s[0], step.residence_s[1]);
+            let blocks = work.blocks_per_statement;
+            let device_sd = device_s * curve.spread_at(step.queue_length[0]);
+            let mean = blocks * (device_s + cpu_s + delay_s);
+            Predicted {
+                sessions: n,
+                device_read_requests_per_s: step.throughput,
+                device_outstanding: step.queue_length[0],
+                block_read_latency_s: device_s,
+                cpu_residence_s: cpu_s,
+                cpu_utilization: step.throughput * work.cpu_per_block_s() / f64::from(work.cpus),
+                statement_latency_mean_s: mean,
+                statement_latency_p99_s: mean + Z_P99 * device_sd * blocks.sqrt(),
+            }
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn point(outstanding: u32, mean_us: f64) -> StoragePoint {
+        StoragePoint {
+            outstanding,
+            iops: f64::from(outstanding) / (mean_us * 1e-6),
+            mean_latency_s: mean_us * 1e-6,
+            sd_latency_s: mean_us * 0.5e-6,
+            p99_latency_s: mean_us * 3e-6,
+            cpu_per_io_s: 0.0,
+        }
+    }
+
+    #[test]
+    fn the_rate_is_interpolated_and_flat_past_the_last_level() {
+        let curve = StorageCurve::new(vec![point(4, 200.0), point(1, 100.0)]).unwrap();
+        assert!((curve.rate(1) - 10_000.0).abs() < 1e-6);
+        assert!((curve.rate(4) - 20_000.0).abs() < 1e-6);
+        assert!((curve.rate(2) - (10_000.0 + 10_000.0 / 3.0)).abs() < 1e-6);
+        assert!((curve.rate(64) - 20_000.0).abs() < 1e-6);
+        assert!(StorageCurve::new(vec![point(2, 100.0)]).is_err());
+    }
+
+    #[test]
+    fn the_kernel_s_cpu_per_read_is_the_marginal_cost() {
+        // 0.4 CPU-s/s fixed + 10 µs per read: 10k/s → 50 µs each, 40k/s → 20 µs.
+        let mut low = point(1, 100.0);
+        (low.iops, low.cpu_per_io_s) = (10_000.0, 50e-6);
+        let mut high = point(4, 100.0);
+        (high.iops, high.cpu_per_io_s) = (40_000.0, 20e-6);
+        let curve = StorageCurve::new(vec![low.clone(), high]).unwrap();
+        assert!((curve.cpu_per_io_s() - 10e-6).abs() < 1e-12);
+        let one = StorageCurve::new(vec![low]).unwrap();
+        assert!((one.cpu_per_io_s() - 50e-6).abs() < 1e-12);
+    }
+
+    #[test]
+    fn one_session_is_the_sum_of_its_parts() {
+        let curve = StorageCurve::new(vec![point(1, 100.0)]).unwrap();
+        let work = BlockWork {
+            cpu_per_cached_block_s: 15e-6,
+            cpu_per_io_s: 5e-6,
+            delay_per_block_s: 10e-6,
+            think_per_block_s: 0.0,
+            blocks_per_statement: 4.0,
+            cpus: 2,
+        };
+        let predicted = &predict(&curve, &work, &[1]).unwrap()[0];
+        assert!((predicted.device_read_requests_per_s - 1.0 / 130e-6).abs() < 1e-6);
+        assert!((predicted.statement_latency_mean_s - 4.0 * 130e-6).abs() < 1e-12);
+        let sd = 50e-6 * 2.0;
+        assert!((predicted.statement_latency_p99_s - (520e-6 + Z_P99 * sd)).abs() < 1e-12);
+    }
+}

@@ -1,0 +1,136 @@
+//! What a `strata run --sweep-sessions` concluded: the database's curve
+//! (one point per session count, each a measured window), its knee and its
+//! latency-target answer, the database's own CPU per block, the storage's
+//! curve beside it (`--calibration`) and the prediction checked against the
+//! measurement (`--predict`). Every field name carries its unit.
+//!
+//! Not for: a point's whole figures (each is a `sweep_point` record with a
+//! run's figures) or the arithmetic (strata-run's `sweep`, strata-model's
+//! `predict`).
+
+use crate::record::RunHistograms;
+use crate::run::RunFigures;
+use serde::{Deserialize, Serialize};
+use strata_core::verdict::Verdict;
+
+/// One window of a sweep, whole: the figures a run of that many sessions
+/// would have.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct SweepPoint {
+    pub sessions: u32,
+    pub figures: RunFigures,
+    pub histograms: RunHistograms,
+}
+
+/// The database's curve and what was learnt from it.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct SweepSummary {
+    pub points: Vec<CurvePoint>,
+    /// `--latency-target`, for statement p99.
+    pub latency_target_ms: f64,
+    /// The point with the most device read requests/s whose statement p99
+    /// met the target.
+    pub best_under_target: Option<u32>,
+    /// The point with the most device read requests/s per ms of mean
+    /// statement latency (Kleinrock's power): past it, more sessions buy
+    /// latency, not reads.
+    pub knee: Option<u32>,
+    /// The one-session window on a cached data set that gave the CPU per
+    /// block.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub database_cpu: Option<DatabaseCpu>,
+    /// `--calibration` or `--predict`: the storage's curve.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub storage: Option<StorageCurve>,
+    /// `--predict`: the model's answer per point, and its error.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub prediction: Vec<PredictedPoint>,
+    /// Points that were not run (Ctrl-C), named.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_run: Vec<u32>,
+}
+
+impl SweepSummary {
+    pub fn point(&self, sessions: u32) -> Option<&CurvePoint> {
+        self.points.iter().find(|point| point.sessions == sessions)
+    }
+}
+
+/// The database-level figures of one point.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct CurvePoint {
+    pub sessions: u32,
+    pub window_s: f64,
+    /// Read requests of the data devices per second; `None` where no device
+    /// was measured (a server on another host without an agent).
+    pub device_read_requests_per_s: Option<f64>,
+    pub database_blocks_read_per_s: f64,
+    pub statement_mean_ms: f64,
+    pub statement_p50_ms: f64,
+    pub statement_p99_ms: f64,
+    /// The database's own time per block read (PostgreSQL's
+    /// blk_read_time over blks_read).
+    pub block_read_latency_us: f64,
+    pub host_cpu_busy_pct: f64,
+    /// CPU seconds of the server and the driver per database block read.
+    pub cpu_per_block_us: f64,
+    pub absorbed_pct: Option<f64>,
+    /// The storage's read requests/s at as many outstanding requests as
+    /// sessions (the calibrate curve, interpolated), and the share of it
+    /// this point reached.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub storage_iops: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub storage_share_pct: Option<f64>,
+    /// Where the storage's capacity the point left unused went.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shortfall: Option<String>,
+    pub verdict: Verdict,
+}
+
+/// One session reading a cached data set: the CPU per block of the
+/// database and the driver, measured.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct DatabaseCpu {
+    pub window_s: f64,
+    /// Table blocks the session's statements touched (one row per block).
+    pub blocks: f64,
+    pub buffer_hit_pct: f64,
+    /// CPU seconds of the server and the driver over the window.
+    pub cpu_s: f64,
+    pub cpu_per_block_us: f64,
+    pub elapsed_per_block_us: f64,
+}
+
+/// calibrate's 8 KiB random reads, by outstanding requests.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct StorageCurve {
+    /// The calibrate Recording it came from.
+    pub calibration: String,
+    pub levels: Vec<StorageLevel>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct StorageLevel {
+    pub outstanding: u32,
+    pub iops: f64,
+    pub mean_latency_us: f64,
+    pub p99_latency_us: f64,
+}
+
+/// The model's answer for one point, and the measurement's distance from it.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct PredictedPoint {
+    pub sessions: u32,
+    pub device_read_requests_per_s: f64,
+    pub device_outstanding: f64,
+    pub block_read_latency_us: f64,
+    pub cpu_busy_pct: f64,
+    pub statement_mean_ms: f64,
+    pub statement_p99_ms: f64,
+    /// (measured − predicted) / predicted, percent; `None` until measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_error_pct: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub statement_p99_error_pct: Option<f64>,
+}

@@ -1,0 +1,567 @@
+//! `strata run --sweep-sessions`: the database's own capacity curve, one
+//! measured window per session count on one data set and one server, and
+//! with `--calibration`/`--predict` the storage's curve beside it and the
+//! prediction checked against it. Whatever the engine: the engine runs the
+//! windows, this module turns their figures into the curve, the knee, the
+//! latency-target answer, the CPU per block and the prediction.
+//!
+//! Not for: running windows (each engine's crate), the queueing arithmetic
+//! (strata-model's `predict`) or the rest of a run's text (`output`).
+
+use anyhow::{bail, Context};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use strata_model::predict::{self, BlockWork, Predicted};
+use strata_recording::run::RunFigures;
+use strata_recording::sweep::{
+    CurvePoint, DatabaseCpu, PredictedPoint, StorageCurve, StorageLevel, SweepSummary,
+};
+use strata_recording::Recording;
+use strata_slob::session::{DriverOptions, Hotspot, StopAfter, WorkloadOptions};
+
+/// The sweep asked for.
+#[derive(Clone, Debug)]
+pub struct SweepRequest {
+    /// Session counts, rising.
+    pub sessions: Vec<u32>,
+    /// For statement p99.
+    pub latency_target: Duration,
+    /// `--calibration`: the storage's curve to draw beside the database's.
+    pub calibration: Option<PathBuf>,
+    /// `--predict`: the storage's curve to predict the sweep from.
+    pub predict: Option<PathBuf>,
+}
+
+/// The default `--latency-target` of a sweep: statement p99.
+pub const DEFAULT_LATENCY_TARGET: Duration = Duration::from_millis(100);
+
+/// How long the one-session window on a cached data set warms up and
+/// measures.
+const CPU_WARMUP: Duration = Duration::from_secs(2);
+const CPU_WINDOW: Duration = Duration::from_secs(3);
+
+/// `--sweep-sessions`: a rising list (`1,2,4,8`) or a range that doubles
+/// from its start (`1-32`: 1, 2, 4, 8, 16, 32; the end is always in).
+pub fn parse_session_counts(text: &str) -> Result<Vec<u32>, String> {
+    let accepted = "give rising session counts (1,2,4,8) or a doubling range (1-32)";
+    let count = |part: &str| match part.trim().parse::<u32>() {
+        Ok(n) if (1..=10_000).contains(&n) => Ok(n),
+        _ => Err(format!("'{text}': '{part}' is not 1 to 10000; {accepted}")),
+    };
+    let counts = match text.split_once('-') {
+        Some((from, to)) => {
+            let (from, to) = (count(from)?, count(to)?);
+            if to < from {
+                return Err(format!("'{text}': the range must rise; {accepted}"));
+            }
+            let mut counts: Vec<u32> = std::iter::successors(Some(from), |n| Some(n * 2))
+                .take_while(|n| *n < to)
+                .collect();
+            counts.push(to);
+            counts
+        }
+        None => text.split(',').map(count).collect::<Result<_, _>>()?,
+    };
+    if counts.windows(2).any(|pair| pair[0] >= pair[1]) {
+        return Err(format!("'{text}': the counts must rise; {accepted}"));
+    }
+    Ok(counts)
+}
+
+impl SweepRequest {
+    /// The storage's curve the sweep is drawn or predicted against.
+    pub fn storage_path(&self) -> Option<&Path> {
+        self.predict.as_deref().or(self.calibration.as_deref())
+    }
+
+    /// Refuses what a sweep cannot be, before any work.
+    pub fn check(&self, driver: &DriverOptions) -> anyhow::Result<()> {
+        if !matches!(driver.stop_after, StopAfter::Duration { .. }) {
+            bail!(
+                "--sweep-sessions measures one timed window per point; --work-loops does not apply"
+            );
+        }
+        if driver.shard.is_some() {
+            bail!("--sweep-sessions is one driver's; --shard does not apply");
+        }
+        let reads_only = driver.workload.update_pct == 0.0 && driver.workload.scan_pct == 0.0;
+        if self.predict.is_some() && !reads_only {
+            bail!(
+                "--predict models single-block reads alone: give --update-pct 0 and --scan-pct 0"
+            );
+        }
+        Ok(())
+    }
+
+    /// The sessions' options for the point of `sessions`.
+    pub fn point_options(driver: &DriverOptions, sessions: u32) -> DriverOptions {
+        DriverOptions {
+            sessions: Some(sessions),
+            ..driver.clone()
+        }
+    }
+}
+
+/// One session reading `cached_blocks` of the first schema over and over:
+/// a data set that stays in the database's buffers, so that the window
+/// measures CPU per block and nothing of the storage.
+pub fn cached_options(driver: &DriverOptions, cached_blocks: u64) -> DriverOptions {
+    let size_blocks = cached_blocks
+        .min(driver.plan.blocks_per_schema)
+        .max(u64::from(driver.workload.work_unit));
+    DriverOptions {
+        sessions: Some(1),
+        workload: WorkloadOptions {
+            hotspot: Some(Hotspot {
+                offset_blocks: 0,
+                size_blocks,
+                every: 1,
+            }),
+            think_time: None,
+            hot_schema_every: None,
+            ..driver.workload.clone()
+        },
+        stop_after: StopAfter::Duration {
+            warmup: CPU_WARMUP,
+            duration: CPU_WINDOW,
+        },
+        ..driver.clone()
+    }
+}
+
+/// The CPU per block of the cached window: the server's and the driver's
+/// CPU seconds over the table blocks the statements touched.
+pub fn database_cpu(figures: &RunFigures) -> anyhow::Result<DatabaseCpu> {
+    let blocks = figures.workload.rows_selected as f64;
+    let cpu_s = figures.cpu.server_cpu_s + figures.cpu.strata_cpu_s;
+    if blocks <= 0.0 || figures.cpu.server_cpu_s <= 0.0 {
+        bail!(
+            "measuring the database's CPU per block: the one-session window touched {blocks} \
+             blocks with {cpu_s:.3} s of CPU (the server's processes must be on this machine)"
+        );
+    }
+    Ok(DatabaseCpu {
+        window_s: figures.window_s,
+        blocks,
+        buffer_hit_pct: figures.database.as_ref().map_or(0.0, |d| d.buffer_hit_pct),
+        cpu_s,
+        cpu_per_block_us: cpu_s / blocks * 1e6,
+        elapsed_per_block_us: figures.window_s / blocks * 1e6,
+    })
+}
+
+/// The storage's curve of a calibrate Recording, for the model and for
+/// the Recording of the sweep.
+pub struct Storage {
+    pub curve: predict::StorageCurve,
+    pub record: StorageCurve,
+}
+
+impl Storage {
+    pub fn read(path: &Path) -> anyhow::Result<Storage> {
+        let recording = Recording::read_without_layers(path)
+            .with_context(|| format!("--calibration {}", path.display()))?;
+        let curve = predict::curve_of(&recording)?;
+        let levels = curve
+            .points
+            .iter()
+            .map(|point| StorageLevel {
+                outstanding: point.outstanding,
+                iops: point.iops,
+                mean_latency_us: point.mean_latency_s * 1e6,
+                p99_latency_us: point.p99_latency_s * 1e6,
+            })
+            .collect();
+        Ok(Storage {
+            curve,
+            record: StorageCurve {
+                calibration: path.display().to_string(),
+                levels,
+            },
+        })
+    }
+
+    /// calibrate's read requests/s at `outstanding`, interpolated.
+    pub fn iops_at(&self, outstanding: u32) -> f64 {
+        self.curve.rate(outstanding)
+    }
+}
+
+/// What the model needs of the run: the CPU per block measured on the
+/// database, the kernel's per read from calibrate (its marginal CPU per
+/// request), the workload's blocks and think time per statement, the
+/// host's CPUs.
+pub fn block_work(
+    cpu: &DatabaseCpu,
+    storage: &Storage,
+    workload: &WorkloadOptions,
+    cpus: u32,
+) -> BlockWork {
+    let blocks = f64::from(workload.work_unit);
+    let think_per_loop_s = workload.think_time.map_or(0.0, |(min, max)| {
+        (min + max).as_secs_f64() / 2.0 / f64::from(workload.think_every.max(1))
+    });
+    let cpu_per_block_s = cpu.cpu_per_block_us * 1e-6;
+    BlockWork {
+        cpu_per_cached_block_s: cpu_per_block_s,
+        cpu_per_io_s: storage.curve.cpu_per_io_s(),
+        delay_per_block_s: (cpu.elapsed_per_block_us * 1e-6 - cpu_per_block_s).max(0.0),
+        think_per_block_s: think_per_loop_s / blocks,
+        blocks_per_statement: blocks,
+        cpus: cpus.max(1),
+    }
+}
+
+/// The prediction at each of `sessions`, in the Recording's shape.
+pub fn prediction(
+    storage: &Storage,
+    work: &BlockWork,
+    sessions: &[u32],
+) -> anyhow::Result<Vec<PredictedPoint>> {
+    let predicted = predict::predict(&storage.curve, work, sessions)?;
+    Ok(predicted.iter().map(predicted_point).collect())
+}
+
+fn predicted_point(predicted: &Predicted) -> PredictedPoint {
+    PredictedPoint {
+        sessions: predicted.sessions,
+        device_read_requests_per_s: predicted.device_read_requests_per_s,
+        device_outstanding: predicted.device_outstanding,
+        block_read_latency_us: predicted.block_read_latency_s * 1e6,
+        cpu_busy_pct: predicted.cpu_utilization * 100.0,
+        statement_mean_ms: predicted.statement_latency_mean_s * 1e3,
+        statement_p99_ms: predicted.statement_latency_p99_s * 1e3,
+        device_error_pct: None,
+        statement_p99_error_pct: None,
+    }
+}
+
+/// The database-level figures of one point's window.
+pub fn curve_point(sessions: u32, figures: &RunFigures, storage: Option<&Storage>) -> CurvePoint {
+    let select = figures.workload.operations.get("select");
+    let ms = |us: f64| us / 1e3;
+    let database = figures.database.as_ref();
+    let blocks_read = database.map_or(0.0, |d| d.blocks_read);
+    let device_read_requests_per_s = figures
+        .absorption
+        .as_ref()
+        .map(|absorption| absorption.device_read_requests as f64 / figures.window_s);
+    let cpu_s = figures.cpu.server_cpu_s + figures.cpu.strata_cpu_s;
+    let mut point = CurvePoint {
+        sessions,
+        window_s: figures.window_s,
+        device_read_requests_per_s,
+        database_blocks_read_per_s: database.map_or(0.0, |d| d.blocks_read_per_s),
+        statement_mean_ms: select.map_or(0.0, |s| ms(s.latency.lat_mean_us)),
+        statement_p50_ms: select.map_or(0.0, |s| ms(s.latency.lat_p50_us)),
+        statement_p99_ms: select.map_or(0.0, |s| ms(s.latency.lat_p99_us)),
+        block_read_latency_us: database.map_or(0.0, |d| d.block_read_time_us_per_block),
+        host_cpu_busy_pct: 100.0 - figures.cpu.host_idle_pct,
+        cpu_per_block_us: if blocks_read > 0.0 {
+            cpu_s / blocks_read * 1e6
+        } else {
+            0.0
+        },
+        absorbed_pct: figures.absorption.as_ref().map(|a| a.absorbed_pct),
+        storage_iops: None,
+        storage_share_pct: None,
+        shortfall: None,
+        verdict: figures.verdict.clone(),
+    };
+    if let (Some(storage), Some(measured)) = (storage, device_read_requests_per_s) {
+        let capacity = storage.iops_at(sessions);
+        point.storage_iops = Some(capacity);
+        point.storage_share_pct = Some(measured * 100.0 / capacity);
+        point.shortfall = Some(shortfall(&point));
+    }
+    point
+}
+
+/// Where a point's unused share of the storage went, by what the window
+/// measured.
+fn shortfall(point: &CurvePoint) -> String {
+    let absorbed = point.absorbed_pct.unwrap_or(0.0);
+    if absorbed > 10.0 {
+        return format!("the page cache absorbed {absorbed:.1}% of the database's block reads");
+    }
+    let cpu = format!(
+        "{:.1} µs of CPU per block (server and driver) beside the device's {:.1} µs",
+        point.cpu_per_block_us, point.block_read_latency_us
+    );
+    match point.host_cpu_busy_pct {
+        busy if busy >= 85.0 => format!("CPU: the host's CPUs were {busy:.0}% busy; {cpu}"),
+        busy => format!("time between reads: {cpu}; CPUs {busy:.0}% busy"),
+    }
+}
+
+/// The sweep's conclusions from its points.
+pub fn summarize(
+    points: Vec<CurvePoint>,
+    request: &SweepRequest,
+    database_cpu: Option<DatabaseCpu>,
+    storage: Option<&Storage>,
+    mut prediction: Vec<PredictedPoint>,
+) -> SweepSummary {
+    let target_ms = request.latency_target.as_secs_f64() * 1e3;
+    let device = |point: &CurvePoint| point.device_read_requests_per_s.unwrap_or(0.0);
+    let most = |candidates: Vec<&CurvePoint>, figure: &dyn Fn(&CurvePoint) -> f64| {
+        candidates
+            .into_iter()
+            .max_by(|a, b| figure(a).total_cmp(&figure(b)))
+            .map(|point| point.sessions)
+    };
+    let measured: Vec<&CurvePoint> = points.iter().filter(|p| device(p) > 0.0).collect();
+    let under: Vec<&CurvePoint> = measured
+        .iter()
+        .copied()
+        .filter(|p| p.statement_p99_ms <= target_ms)
+        .collect();
+    let power = |p: &CurvePoint| device(p) / p.statement_mean_ms.max(f64::MIN_POSITIVE);
+    let best_under_target = most(under, &device);
+    let knee = most(measured, &power);
+    for predicted in &mut prediction {
+        if let Some(point) = points.iter().find(|p| p.sessions == predicted.sessions) {
+            let error = |measured: f64, predicted: f64| (measured - predicted) * 100.0 / predicted;
+            predicted.device_error_pct = point
+                .device_read_requests_per_s
+                .map(|m| error(m, predicted.device_read_requests_per_s));
+            predicted.statement_p99_error_pct =
+                Some(error(point.statement_p99_ms, predicted.statement_p99_ms));
+        }
+    }
+    let not_run = request
+        .sessions
+        .iter()
+        .copied()
+        .filter(|n| points.iter().all(|p| p.sessions != *n))
+        .collect();
+    SweepSummary {
+        points,
+        latency_target_ms: target_ms,
+        best_under_target,
+        knee,
+        database_cpu,
+        storage: storage.map(|storage| storage.record.clone()),
+        prediction,
+        not_run,
+    }
+}
+
+/// One point as its progress line says it.
+pub fn point_line(point: &CurvePoint) -> String {
+    let device = point
+        .device_read_requests_per_s
+        .map_or("no device measured".to_string(), |r| {
+            format!("{r:.0} device read requests/s")
+        });
+    let share = point.storage_share_pct.map_or(String::new(), |share| {
+        format!(", {share:.0}% of the storage's rate")
+    });
+    format!(
+        "{} sessions: {device}, {:.0} database blocks read/s, statement p50 {:.2} ms p99 {:.2} ms, \
+         {:.1} µs per block read{share}; {}",
+        point.sessions,
+        point.database_blocks_read_per_s,
+        point.statement_p50_ms,
+        point.statement_p99_ms,
+        point.block_read_latency_us,
+        point.verdict.name()
+    )
+}
+
+/// The prediction as it is said before the sweep: the measured inputs,
+/// then one line per point.
+pub fn prediction_text(cpu: &DatabaseCpu, work: &BlockWork, points: &[PredictedPoint]) -> String {
+    let mut text = format!(
+        "prediction (closed MVA): CPU per block {:.2} µs measured on the database (one session, \
+         {:.0} cached blocks in {:.1} s, {:.1}% buffer hits) + {:.2} µs the kernel's per device \
+         read (calibrate's marginal CPU per read) on {} CPUs; {:.2} µs per block neither CPU \
+         nor device; think {:.2} µs per block; {} blocks per statement\n",
+        cpu.cpu_per_block_us,
+        cpu.blocks,
+        cpu.window_s,
+        cpu.buffer_hit_pct,
+        work.cpu_per_io_s * 1e6,
+        work.cpus,
+        work.delay_per_block_s * 1e6,
+        work.think_per_block_s * 1e6,
+        work.blocks_per_statement
+    );
+    for point in points {
+        text.push_str(&format!(
+            "  {:>5} sessions: {:>10.0} device read requests/s, {:>8.1} µs per block read, \
+             statement mean {:.2} ms p99 {:.2} ms, CPU {:.0}% busy\n",
+            point.sessions,
+            point.device_read_requests_per_s,
+            point.block_read_latency_us,
+            point.statement_mean_ms,
+            point.statement_p99_ms,
+            point.cpu_busy_pct
+        ));
+    }
+    text
+}
+
+/// The sweep's text: the curve, the knee, the latency-target answer, the
+/// storage's share and the prediction against the measurement.
+pub fn text(summary: &SweepSummary) -> String {
+    let sessions: Vec<String> = summary
+        .points
+        .iter()
+        .map(|p| p.sessions.to_string())
+        .collect();
+    let mut out = format!(
+        "Sweep: {} points, one measured window each ({} sessions)\n",
+        summary.points.len(),
+        sessions.join(", ")
+    );
+    out += &format!(
+        "{:>8} {:>12} {:>12} {:>9} {:>9} {:>10} {:>8} {:>9} {:>12} {:>7}  verdict\n",
+        "sessions",
+        "device r/s",
+        "db blocks/s",
+        "p50 ms",
+        "p99 ms",
+        "µs/block",
+        "CPU %",
+        "absorbed%",
+        "storage r/s",
+        "share%"
+    );
+    let or_dash = |value: Option<f64>, decimals: usize| {
+        value.map_or("-".to_string(), |v| format!("{v:.decimals$}"))
+    };
+    for point in &summary.points {
+        out += &format!(
+            "{:>8} {:>12} {:>12.0} {:>9.2} {:>9.2} {:>10.1} {:>8.0} {:>9} {:>12} {:>7}  {}\n",
+            point.sessions,
+            or_dash(point.device_read_requests_per_s, 0),
+            point.database_blocks_read_per_s,
+            point.statement_p50_ms,
+            point.statement_p99_ms,
+            point.block_read_latency_us,
+            point.host_cpu_busy_pct,
+            or_dash(point.absorbed_pct, 1),
+            or_dash(point.storage_iops, 0),
+            or_dash(point.storage_share_pct, 0),
+            point.verdict.name()
+        );
+    }
+    out += &conclusions_text(summary);
+    out += &storage_text(summary);
+    out += &prediction_table(summary);
+    out
+}
+
+fn conclusions_text(summary: &SweepSummary) -> String {
+    let device = |sessions: u32| {
+        summary
+            .point(sessions)
+            .and_then(|p| p.device_read_requests_per_s)
+            .unwrap_or(0.0)
+    };
+    let mut out = match summary.knee {
+        Some(knee) => format!(
+            "Knee: {knee} sessions ({:.0} device read requests/s): the most reads per ms of mean \
+             statement latency; past it, sessions buy latency\n",
+            device(knee)
+        ),
+        None => "Knee: none (no point measured device reads)\n".to_string(),
+    };
+    let target = summary.latency_target_ms;
+    out += &match summary.best_under_target {
+        Some(best) => format!(
+            "Under the latency target (statement p99 ≤ {target:.1} ms): {:.0} device read \
+             requests/s at {best} sessions (p99 {:.2} ms)\n",
+            device(best),
+            summary.point(best).map_or(0.0, |p| p.statement_p99_ms)
+        ),
+        None => {
+            format!("Under the latency target (statement p99 ≤ {target:.1} ms): no point met it\n")
+        }
+    };
+    if !summary.not_run.is_empty() {
+        let not_run: Vec<String> = summary.not_run.iter().map(u32::to_string).collect();
+        out += &format!("Not run (stopped): {} sessions\n", not_run.join(", "));
+    }
+    out
+}
+
+fn storage_text(summary: &SweepSummary) -> String {
+    let Some(storage) = &summary.storage else {
+        return String::new();
+    };
+    let mut out = format!(
+        "Storage (calibrate {}), at as many outstanding requests as sessions:\n",
+        storage.calibration
+    );
+    for point in &summary.points {
+        if let (Some(share), Some(capacity), Some(why)) = (
+            point.storage_share_pct,
+            point.storage_iops,
+            &point.shortfall,
+        ) {
+            out += &format!(
+                "  {:>5} sessions: {share:.0}% of the storage's {capacity:.0} read requests/s; the \
+                 rest: {why}\n",
+                point.sessions
+            );
+        }
+    }
+    out
+}
+
+fn prediction_table(summary: &SweepSummary) -> String {
+    if summary.prediction.is_empty() {
+        return String::new();
+    }
+    let mut out = format!(
+        "Predicted vs measured:\n{:>8} {:>14} {:>14} {:>8} {:>14} {:>14} {:>8}\n",
+        "sessions",
+        "pred. dev r/s",
+        "meas. dev r/s",
+        "error%",
+        "pred. p99 ms",
+        "meas. p99 ms",
+        "error%"
+    );
+    let or_dash = |value: Option<f64>, decimals: usize| {
+        value.map_or("-".to_string(), |v| format!("{v:+.decimals$}"))
+    };
+    for predicted in &summary.prediction {
+        let measured = summary.point(predicted.sessions);
+        out += &format!(
+            "{:>8} {:>14.0} {:>14} {:>8} {:>14.2} {:>14} {:>8}\n",
+            predicted.sessions,
+            predicted.device_read_requests_per_s,
+            measured
+                .and_then(|p| p.device_read_requests_per_s)
+                .map_or("-".to_string(), |v| format!("{v:.0}")),
+            or_dash(predicted.device_error_pct, 1),
+            predicted.statement_p99_ms,
+            measured.map_or("-".to_string(), |p| format!("{:.2}", p.statement_p99_ms)),
+            or_dash(predicted.statement_p99_error_pct, 1),
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn session_counts_are_a_list_or_a_doubling_range() {
+        assert_eq!(parse_session_counts("1,2,4").unwrap(), [1, 2, 4]);
+        assert_eq!(parse_session_counts("1-32").unwrap(), [1, 2, 4, 8, 16, 32]);
+        assert_eq!(parse_session_counts("3-20").unwrap(), [3, 6, 12, 20]);
+        assert_eq!(parse_session_counts("4-4").unwrap(), [4]);
+        for bad in ["", "0,1", "4,2", "2,2", "1-0", "8-2", "a", "1-99999"] {
+            let error = parse_session_counts(bad).unwrap_err();
+            assert!(
+                error.contains("give rising session counts"),
+                "{bad}: {error}"
+            );
+        }
+    }
+}

@@ -1,0 +1,125 @@
+//! `strata model predict`'s measured inputs: the storage's curve from a
+//! calibrate Recording, and the CPU per block from the options or from a
+//! run's Recording (`--from`), into strata-model's request.
+//!
+//! Not for: the model or its output (strata-model's `predict`).
+
+use anyhow::Context;
+use std::path::Path;
+use strata_model::command::args::PredictArgs;
+use strata_model::command::predict::PredictRequest;
+use strata_model::predict::BlockWork;
+use strata_recording::Recording;
+use strata_run::sweep::Storage;
+
+/// The default blocks per statement: `strata run`'s `--work-unit`.
+const WORK_UNIT: u32 = 256;
+
+pub fn request(args: &PredictArgs) -> anyhow::Result<PredictRequest> {
+    let storage = Storage::read(&args.calibration)?;
+    let measured = match &args.from {
+        Some(path) => Some(measured_work(path)?),
+        None => None,
+    };
+    let cpus = args
+        .cpus
+        .or(measured.as_ref().map(|m| m.cpus))
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get() as u32));
+    let blocks = args
+        .work_unit
+        .or(measured.as_ref().and_then(|m| m.work_unit))
+        .unwrap_or(WORK_UNIT);
+    let (cpu_per_cached_block_s, cpu_per_io_s, delay_s, source) = match &measured {
+        Some(m) => (
+            m.cpu_per_block_s,
+            m.cpu_per_io_s(&storage),
+            m.delay_per_block_s,
+            m.source.clone(),
+        ),
+        None => (
+            args.cpu_per_block.map_or(0.0, |d| d.as_secs_f64()),
+            storage.curve.cpu_per_io_s(),
+            0.0,
+            "--cpu-per-block".to_string(),
+        ),
+    };
+    Ok(PredictRequest {
+        calibration: args.calibration.display().to_string(),
+        curve: storage.curve,
+        work: BlockWork {
+            cpu_per_cached_block_s,
+            cpu_per_io_s,
+            delay_per_block_s: args.delay_per_block.map_or(delay_s, |d| d.as_secs_f64()),
+            think_per_block_s: args.think_time.as_secs_f64() / f64::from(blocks),
+            blocks_per_statement: f64::from(blocks),
+            cpus,
+        },
+        work_source: source,
+        sessions: args.sessions.clone(),
+        explain: args.explain,
+    })
+}
+
+/// The work per block a run's Recording measured.
+struct MeasuredWork {
+    cpu_per_block_s: f64,
+    delay_per_block_s: f64,
+    /// Whether the CPU per block was of cached blocks (the kernel's read
+    /// comes on top) or of a run's window (it is inside).
+    cached: bool,
+    work_unit: Option<u32>,
+    cpus: u32,
+    source: String,
+}
+
+impl MeasuredWork {
+    fn cpu_per_io_s(&self, storage: &Storage) -> f64 {
+        match self.cached {
+            true => storage.curve.cpu_per_io_s(),
+            false => 0.0,
+        }
+    }
+}
+
+fn measured_work(path: &Path) -> anyhow::Result<MeasuredWork> {
+    let name = path.display();
+    let recording =
+        Recording::read_without_layers(path).with_context(|| format!("--from {name}"))?;
+    let result = recording
+        .run_result()
+        .with_context(|| format!("--from {name}: not a run's Recording (no run_result)"))?;
+    let work_unit = recording.header.options["workload"]["work_unit"]
+        .as_u64()
+        .map(|n| n as u32);
+    let cpus = result.figures.cpu.cpus as u32;
+    if let Some(cpu) = recording
+        .sweep()
+        .and_then(|sweep| sweep.database_cpu.as_ref())
+    {
+        return Ok(MeasuredWork {
+            cpu_per_block_s: cpu.cpu_per_block_us * 1e-6,
+            delay_per_block_s: (cpu.elapsed_per_block_us - cpu.cpu_per_block_us).max(0.0) * 1e-6,
+            cached: true,
+            work_unit,
+            cpus,
+            source: format!("measured on a cached data set by {name}"),
+        });
+    }
+    let figures = &result.figures;
+    let blocks = figures.database.as_ref().map_or(0.0, |d| d.blocks_read);
+    let cpu_s = figures.cpu.server_cpu_s + figures.cpu.strata_cpu_s;
+    if blocks <= 0.0 || figures.cpu.server_cpu_s <= 0.0 {
+        anyhow::bail!(
+            "--from {name}: the run measured no database block reads or no CPU time of its \
+             server's processes; give --cpu-per-block"
+        );
+    }
+    Ok(MeasuredWork {
+        cpu_per_block_s: cpu_s / blocks,
+        delay_per_block_s: 0.0,
+        cached: false,
+        work_unit,
+        cpus,
+        source: format!("{name}'s window, the kernel's reads included"),
+    })
+}

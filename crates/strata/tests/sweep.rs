@@ -1,0 +1,220 @@
+//! Predict, run, score: a calibrate Recording made here of the test's own
+//! filesystem (ext4 on a loop device), a prediction from it
+//! (`strata model predict`) whose inputs are that Recording's points, and
+//! a short `strata run --sweep-sessions 1,2,4 --predict` on a throwaway
+//! cluster on the same filesystem: one Recording with every point, rising
+//! session counts each connected in full, a knee and a latency-target
+//! answer consistent with the points (worked out here again), and the
+//! prediction's error computed from the measurement.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use strata_core::histogram::LatencyHistogram;
+use strata_recording::Recording;
+use strata_testkit::loopdev::own_filesystem;
+
+/// 8 KiB random reads at 1, 2 and 4 outstanding, no large streams.
+fn calibrate(dir: &Path) -> PathBuf {
+    let record = dir.join("cal.strata");
+    let args = [
+        "calibrate",
+        "--sweep",
+        "--max-qd",
+        "4",
+        "--max-streams",
+        "0",
+        "--engine",
+        "psync",
+        "--duration",
+        "1s",
+        "--ramp",
+        "0s",
+        "--size",
+        "64MiB",
+        "--record",
+    ];
+    let mut all = args.to_vec();
+    all.push(record.to_str().unwrap());
+    run_json(&all, dir);
+    record
+}
+
+/// The least-squares slope of calibrate's CPU seconds per second against
+/// its reads per second.
+fn marginal_cpu_per_read(levels: &[Value]) -> f64 {
+    let pairs: Vec<(f64, f64)> = levels
+        .iter()
+        .map(|level| {
+            let iops = level["iops"].as_f64().unwrap();
+            (iops, level["cpu_per_io_s"].as_f64().unwrap() * iops)
+        })
+        .collect();
+    let n = pairs.len() as f64;
+    let (mean_x, mean_y) = (
+        pairs.iter().map(|p| p.0).sum::<f64>() / n,
+        pairs.iter().map(|p| p.1).sum::<f64>() / n,
+    );
+    let covariance: f64 = pairs.iter().map(|p| (p.0 - mean_x) * (p.1 - mean_y)).sum();
+    let variance: f64 = pairs.iter().map(|p| (p.0 - mean_x).powi(2)).sum();
+    match covariance / variance {
+        slope if slope > 0.0 => slope,
+        _ => levels
+            .iter()
+            .map(|l| l["cpu_per_io_s"].as_f64().unwrap())
+            .fold(f64::INFINITY, f64::min),
+    }
+}
+
+#[test]
+fn a_prediction_reads_its_storage_curve_from_a_real_calibrate_recording() {
+    let (_device, dir) = own_filesystem(256);
+    let calibration = calibrate(&dir);
+    let recording = Recording::read(&calibration).unwrap();
+    let mut measured = Vec::new();
+    for point in recording.point_results() {
+        let mut latency = LatencyHistogram::new();
+        for encoded in point.histograms.values() {
+            latency.merge(&LatencyHistogram::from_base64(&encoded.read_lat_ns_hdr).unwrap());
+        }
+        let outstanding: usize = point
+            .point
+            .groups
+            .iter()
+            .map(|g| g.queue_depth * g.jobs)
+            .sum();
+        measured.push((
+            outstanding as u64,
+            point.point.small_iops(),
+            latency.mean_ns(),
+        ));
+    }
+    measured.sort_by_key(|m| m.0);
+    assert_eq!(measured.iter().map(|m| m.0).collect::<Vec<_>>(), [1, 2, 4]);
+    let args = [
+        "model",
+        "predict",
+        "--calibration",
+        calibration.to_str().unwrap(),
+        "--cpu-per-block",
+        "20us",
+        "--sessions",
+        "1,4",
+        "--cpus",
+        "2",
+    ];
+    let document = run_json(&args, &dir);
+    let levels = document["curve"]["points"].as_array().unwrap();
+    for (level, (outstanding, iops, mean_ns)) in levels.iter().zip(&measured) {
+        assert_eq!(level["outstanding"], *outstanding);
+        assert!((level["iops"].as_f64().unwrap() - iops).abs() < 1e-6 * iops);
+        let mean_s = level["mean_latency_s"].as_f64().unwrap();
+        assert!((mean_s - mean_ns * 1e-9).abs() < 1e-12, "{level}");
+    }
+    let cpu_per_io_s = marginal_cpu_per_read(levels);
+    assert!(cpu_per_io_s > 0.0);
+    let one = &document["points"][0];
+    let by_hand = 1.0 / (measured[0].2 * 1e-9 + 20e-6 + cpu_per_io_s);
+    let predicted = one["device_read_requests_per_s"].as_f64().unwrap();
+    assert!(
+        (predicted - by_hand).abs() < 1e-6 * by_hand,
+        "{predicted} vs {by_hand}"
+    );
+    let four = document["points"][1]["device_read_requests_per_s"]
+        .as_f64()
+        .unwrap();
+    assert!(
+        four > predicted,
+        "4 sessions predict more reads than 1: {four} vs {predicted}"
+    );
+    let explained = run(&[&args[..], &["--explain"]].concat(), &dir);
+    let text = String::from_utf8_lossy(&explained.stdout);
+    assert!(text.contains("μ(1) = 1 /"), "{text}");
+    assert!(text.contains("X = n / (Z + R_device + R_cpu)"), "{text}");
+}
+
+#[test]
+fn a_short_sweep_is_one_recording_whose_answers_follow_from_its_points() {
+    let (_device, dir) = own_filesystem(768);
+    let calibration = calibrate(&dir);
+    let record = dir.join("sweep.strata");
+    let args = [
+        "run",
+        "--schemas",
+        "2",
+        "--scale",
+        "64MiB",
+        "--shared-buffers",
+        "16MiB",
+        "--sweep-sessions",
+        "1,2,4",
+        "--warmup",
+        "1s",
+        "--duration",
+        "3s",
+        "--latency-target",
+        "10s",
+        "--predict",
+        calibration.to_str().unwrap(),
+        "--record",
+        record.to_str().unwrap(),
+        "--json",
+    ];
+    let output = run(&args, &dir);
+    let stderr = stderr_of(&output);
+    assert!(output.status.success(), "{stderr}");
+    let predicted_at = stderr.find("prediction (closed MVA)").expect(&stderr);
+    assert!(predicted_at < stderr.find("sweep point 1/3: 1 sessions").expect(&stderr));
+    let document: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let sweep = &document["sweep"];
+    let points = sweep["points"].as_array().unwrap();
+    let sessions: Vec<u64> = points
+        .iter()
+        .map(|p| p["sessions"].as_u64().unwrap())
+        .collect();
+    assert_eq!(sessions, [1, 2, 4]);
+    let device = |p: &Value| p["device_read_requests_per_s"].as_f64().unwrap();
+    for point in points {
+        assert!(device(point) > 0.0, "{point}");
+    }
+    let best = points
+        .iter()
+        .filter(|p| p["statement_p99_ms"].as_f64().unwrap() <= 10_000.0)
+        .max_by(|a, b| device(a).total_cmp(&device(b)))
+        .unwrap();
+    assert_eq!(sweep["best_under_target"], best["sessions"]);
+    let power = |p: &Value| device(p) / p["statement_mean_ms"].as_f64().unwrap();
+    let knee = points
+        .iter()
+        .max_by(|a, b| power(a).total_cmp(&power(b)))
+        .unwrap();
+    assert_eq!(sweep["knee"], knee["sessions"]);
+    let cpu = &sweep["database_cpu"];
+    assert!(cpu["buffer_hit_pct"].as_f64().unwrap() > 99.0, "{cpu}");
+    assert!(cpu["cpu_per_block_us"].as_f64().unwrap() > 0.0, "{cpu}");
+    let prediction = sweep["prediction"].as_array().unwrap();
+    assert_eq!(prediction.len(), 3);
+    for (predicted, point) in prediction.iter().zip(points) {
+        let expected = (device(point) - device(predicted)) * 100.0 / device(predicted);
+        let error = predicted["device_error_pct"].as_f64().unwrap();
+        assert!((error - expected).abs() < 1e-6, "{predicted} vs {point}");
+        assert!(
+            point["storage_share_pct"].as_f64().unwrap() > 0.0,
+            "{point}"
+        );
+    }
+    let recording = Recording::read(&record).unwrap();
+    let whole: Vec<_> = recording.sweep_points().collect();
+    assert_eq!(whole.len(), 3);
+    for (point, sessions) in whole.iter().zip([1, 2, 4]) {
+        assert_eq!(point.sessions, sessions);
+        assert_eq!(point.figures.sessions.started, sessions);
+        assert_eq!(point.figures.sessions.failed, 0);
+    }
+    let kept = recording.sweep().unwrap();
+    assert_eq!(kept.knee, sweep["knee"].as_u64().map(|n| n as u32));
+    assert_eq!(recording.run_result().unwrap().figures.sessions.started, 4);
+    assert_nothing_left_behind(&dir);
+}
