@@ -521,6 +521,7 @@ async fn drive(
         outcome,
         page_cache,
         shard,
+        ..
     } = window;
     environment.shard = shard;
     if let Some(method) = page_cache {
@@ -849,6 +850,8 @@ struct Window {
     page_cache: Option<PageCacheMethod>,
     /// `--shard`: this shard's part of the rendezvous.
     shard: Option<ShardRecord>,
+    /// When the measured window began, Unix seconds.
+    start_unix_s: f64,
 }
 
 impl WindowContext<'_> {
@@ -907,6 +910,7 @@ impl WindowContext<'_> {
             Some(joined) => Some(joined.record().await),
             None => None,
         };
+        let start_unix_s = strata_core::time::unix_now_s() - start.at.elapsed().as_secs_f64();
         let database = crate::figures::database_figures(&start, &end);
         let mut figures = account(&start, &end, database, &outcome, self.devices);
         figures.page_cache_held = limit.and_then(CacheLimit::held);
@@ -925,6 +929,7 @@ impl WindowContext<'_> {
             outcome,
             page_cache: limit.map(CacheLimit::method),
             shard,
+            start_unix_s,
         })
     }
 }
@@ -960,7 +965,8 @@ async fn run_sweep(
         ));
         let options = SweepRequest::point_options(driver, sessions);
         let window = context.window(options, true, interrupt, observer).await?;
-        let point = sweep::curve_point(sessions, &window.figures, storage.as_ref());
+        let started = (sessions, window.start_unix_s);
+        let point = sweep::curve_point(started, &window.figures, storage.as_ref());
         observer.said(&sweep::point_line(&point));
         points.push(SweepPoint {
             sessions,

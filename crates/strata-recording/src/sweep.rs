@@ -60,6 +60,9 @@ impl SweepSummary {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct CurvePoint {
     pub sessions: u32,
+    /// When the point's measured window began, Unix seconds (the layer
+    /// samples' clock).
+    pub window_start_unix_s: f64,
     pub window_s: f64,
     /// Read requests of the data devices per second; `None` where no device
     /// was measured (a server on another host without an agent).

@@ -22,6 +22,7 @@ mod run;
 mod samples;
 mod sections;
 mod shards;
+mod sweep;
 mod time_series;
 
 pub use compare::compare;
@@ -337,6 +338,10 @@ fn run_report(
     if let Some(merged) = &recording.environment.merged_shards {
         report.about.extend(shards::facts(merged));
         middle.push(shards::section(merged));
+    }
+    if let Some(summary) = recording.sweep() {
+        report.about.extend(sweep::facts(summary));
+        middle.insert(0, sweep::section(summary));
     }
     let mut report = assemble(report, &measured, hosts, middle, series);
     if let Some(verdict) = run_verdict(recording) {

@@ -237,7 +237,11 @@ fn predicted_point(predicted: &Predicted) -> PredictedPoint {
 }
 
 /// The database-level figures of one point's window.
-pub fn curve_point(sessions: u32, figures: &RunFigures, storage: Option<&Storage>) -> CurvePoint {
+pub fn curve_point(
+    (sessions, window_start_unix_s): (u32, f64),
+    figures: &RunFigures,
+    storage: Option<&Storage>,
+) -> CurvePoint {
     let select = figures.workload.operations.get("select");
     let ms = |us: f64| us / 1e3;
     let database = figures.database.as_ref();
@@ -249,6 +253,7 @@ pub fn curve_point(sessions: u32, figures: &RunFigures, storage: Option<&Storage
     let cpu_s = figures.cpu.server_cpu_s + figures.cpu.strata_cpu_s;
     let mut point = CurvePoint {
         sessions,
+        window_start_unix_s,
         window_s: figures.window_s,
         device_read_requests_per_s,
         database_blocks_read_per_s: database.map_or(0.0, |d| d.blocks_read_per_s),

@@ -327,6 +327,6 @@ fn sweep_options_are_checked_before_any_work() {
     );
     refused(
         &["model", "predict", "--calibration", "cal.strata"],
-        &["--cpu-per-block", "--from"],
+        &["--cpu-per-block"],
     );
 }

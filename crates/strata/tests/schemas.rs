@@ -321,6 +321,7 @@ fn model_shape(schema: &Value, shape: &str) -> Value {
 fn model_commands(csv: &str) -> Vec<(&'static str, Vec<String>)> {
     let run = recording_fixture("run-update.strata");
     let awr = awr_fixture("19c-single-html-lucky29011.html");
+    let calibration = recording_fixture("calibrate-sweep.strata");
     let commands: Vec<(&str, Vec<&str>)> = vec![
         (
             "raid",
@@ -465,6 +466,22 @@ fn model_commands(csv: &str) -> Vec<(&'static str, Vec<String>)> {
         ),
         ("commit", vec!["commit", "--from", &run]),
         ("commit", vec!["commit", "--from", &awr]),
+        (
+            "predict",
+            vec![
+                "predict",
+                "--calibration",
+                &calibration,
+                "--cpu-per-block",
+                "20us",
+                "--sessions",
+                "1,4",
+            ],
+        ),
+        (
+            "predict",
+            vec!["predict", "--calibration", &calibration, "--from", &run],
+        ),
     ];
     commands
         .into_iter()

@@ -216,5 +216,30 @@ fn a_short_sweep_is_one_recording_whose_answers_follow_from_its_points() {
     let kept = recording.sweep().unwrap();
     assert_eq!(kept.knee, sweep["knee"].as_u64().map(|n| n as u32));
     assert_eq!(recording.run_result().unwrap().figures.sessions.started, 4);
+    let report = run_json(&["report", record.to_str().unwrap()], &dir);
+    let section = report["sections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|section| section["id"] == "sweep")
+        .expect("the report has the sweep's section");
+    let chart = section["blocks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|block| block["type"] == "chart" && block["id"] == "database_and_storage_curves")
+        .expect("the curves' chart");
+    let names: Vec<&str> = chart["series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|series| series["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names.len(),
+        3,
+        "database, storage and predicted curves: {names:?}"
+    );
+    assert_eq!(chart["series"][0]["points"].as_array().unwrap().len(), 3);
     assert_nothing_left_behind(&dir);
 }

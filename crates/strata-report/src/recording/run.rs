@@ -19,14 +19,25 @@ use strata_recording::run::RunFigures;
 use strata_recording::{Environment, Recording};
 
 /// The run's measured window on the recording's timeline: the layer
-/// samples start with the sessions, the window after the warmup.
+/// samples start with the sessions, the window after the warmup; a
+/// sweep's is its last point's, where its start says.
 pub(crate) fn measured_window(recording: &Recording) -> Option<Window> {
     let window_s = result(recording)?.window_s;
-    let warmup_s = recording.options.warmup_s();
+    let from_s = window_start_s(recording);
     Some(Window {
-        from_s: warmup_s,
-        to_s: warmup_s + window_s,
+        from_s,
+        to_s: from_s + window_s,
     })
+}
+
+/// Where the window of the run's result begins on the timeline.
+fn window_start_s(recording: &Recording) -> f64 {
+    let last_point = recording.sweep().and_then(|sweep| sweep.points.last());
+    let first_sample = recording.layers().next();
+    match (last_point, first_sample) {
+        (Some(point), Some(sample)) => point.window_start_unix_s - sample.unix_s,
+        _ => recording.options.warmup_s(),
+    }
 }
 
 pub(crate) fn result(recording: &Recording) -> Option<&RunFigures> {
@@ -160,7 +171,7 @@ fn statement_outliers(
 /// The per-second workload samples (in `window` when given); second `k`
 /// of the measured window ends at warmup + k + 1 on the timeline.
 fn workload(recording: &Recording, window: Option<Window>, result: &RunFigures) -> WorkloadTotals {
-    let warmup = recording.options.warmup_s();
+    let warmup = window_start_s(recording);
     let seconds: Vec<(f64, f64, f64)> = recording
         .run_seconds()
         .map(|second| {
