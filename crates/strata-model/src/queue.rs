@@ -347,16 +347,7 @@ mod tests {
         // n=2: R = 20×1.4 + 30×1.6 = 76 ms, X = 2/0.076 = 26.3158/s,
         //      Q = (0.73684, 1.26316)
         // n=3: R = 20×1.73684 + 30×2.26316 = 102.6316 ms, X = 29.2308/s
-        let centres = [
-            Centre {
-                name: "cpu".into(),
-                demand_s: 0.020,
-            },
-            Centre {
-                name: "disk".into(),
-                demand_s: 0.030,
-            },
-        ];
+        let centres = [centre("cpu", 0.020), centre("disk", 0.030)];
         let result = mva(&centres, 0.0, 3).unwrap();
         let r: Vec<f64> = result.steps.iter().map(|s| s.response_time_s).collect();
         let x: Vec<f64> = result.steps.iter().map(|s| s.throughput).collect();
@@ -368,6 +359,13 @@ mod tests {
         assert!(close(result.steps[2].throughput_bound, 1.0 / 0.030));
     }
 
+    fn centre(name: &str, demand_s: f64) -> Centre {
+        Centre {
+            name: name.into(),
+            demand_s,
+        }
+    }
+
     fn fixed(name: &str, demand_s: f64, users: u32) -> LoadDependentCentre {
         LoadDependentCentre {
             name: name.into(),
@@ -377,21 +375,8 @@ mod tests {
 
     #[test]
     fn load_dependent_mva_of_fixed_rates_is_plain_mva() {
-        let plain = mva(
-            &[
-                Centre {
-                    name: "cpu".into(),
-                    demand_s: 0.020,
-                },
-                Centre {
-                    name: "disk".into(),
-                    demand_s: 0.030,
-                },
-            ],
-            0.1,
-            12,
-        )
-        .unwrap();
+        let centres = [centre("cpu", 0.020), centre("disk", 0.030)];
+        let plain = mva(&centres, 0.1, 12).unwrap();
         let centres = [fixed("cpu", 0.020, 12), fixed("disk", 0.030, 12)];
         let loaded = mva_load_dependent(&centres, 0.1, 12).unwrap();
         for (a, b) in plain.steps.iter().zip(&loaded) {

@@ -448,19 +448,7 @@ async fn drive(
         read_settings.check_unchanged(&config.read_path, &server.target.redacted())?;
     }
     let mut environment = environment(config, server, &client, &read_settings).await;
-    if let Some(url) = &config.agent {
-        let agent = reach_agent(url, &client, &mut environment).await?;
-        let _ = server.agent.set(agent);
-    }
-    let urls = config.other_agents.clone();
-    let others = tokio::task::spawn_blocking(move || strata_run::server_host::follow_others(&urls))
-        .await??;
-    environment.other_hosts = others.hosts;
-    *server
-        .other_hosts
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner) = others.collectors;
-    let _ = server.other_edges.set(others.edges);
+    follow_hosts(config, server, &client, &mut environment).await?;
     if server.cluster.is_none() {
         if let Some(dir) = &environment.data_directory {
             check_free_space(dir, &config.driver.plan)?;
@@ -503,7 +491,7 @@ async fn drive(
         devices: &environment.devices,
         shared_buffers: shared_buffers_bytes(&client).await,
     };
-    let (window, sweep) = match &config.sweep {
+    let (mut window, sweep) = match &config.sweep {
         None => (
             context
                 .window(config.driver.clone(), true, interrupt, observer)
@@ -516,43 +504,79 @@ async fn drive(
             (window, Some((points, summary)))
         }
     };
-    let Window {
-        figures,
-        outcome,
-        page_cache,
-        shard,
-        ..
-    } = window;
-    environment.shard = shard;
-    if let Some(method) = page_cache {
+    environment.shard = window.shard.take();
+    if let Some(method) = window.page_cache.take() {
         environment.page_cache = method;
     }
     if let Some(path) = &config.record {
         let samples = sampler.map(BackgroundSampler::finish).unwrap_or_default();
-        let recording = RunRecording {
-            command: &config.command,
-            options: &config.options,
-            environment: serde_json::to_value(&environment)?,
-            load: load.clone(),
-            database_counters: figures.database.as_ref().map(|d| d.counters.clone()),
-            samples: &samples,
-            engine_figures: None,
-            figures: &figures,
-            outcome: &outcome,
-            sweep: sweep
-                .as_ref()
-                .map(|(points, summary)| (points.as_slice(), summary)),
-        };
-        write_run_recording(path, &recording)?;
+        write_recording(
+            path,
+            config,
+            (&environment, load.as_ref()),
+            &window,
+            &samples,
+            sweep.as_ref(),
+        )?;
     }
     Ok(SlobOutcome {
         environment,
         load,
-        figures: Some(figures),
+        figures: Some(window.figures),
         kept: None,
         engine_figures: None,
         sweep: sweep.map(|(_, summary)| summary),
     })
+}
+
+/// `--agent`: the server's host through its agent, and the other hosts
+/// followed beside it.
+async fn follow_hosts(
+    config: &SlobConfig,
+    server: &Server<'_>,
+    client: &tokio_postgres::Client,
+    environment: &mut RunEnvironment,
+) -> anyhow::Result<()> {
+    if let Some(url) = &config.agent {
+        let agent = reach_agent(url, client, environment).await?;
+        let _ = server.agent.set(agent);
+    }
+    let urls = config.other_agents.clone();
+    let others = tokio::task::spawn_blocking(move || strata_run::server_host::follow_others(&urls))
+        .await??;
+    environment.other_hosts = others.hosts;
+    *server
+        .other_hosts
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner) = others.collectors;
+    let _ = server.other_edges.set(others.edges);
+    Ok(())
+}
+
+/// The run's Recording, in the shape every engine writes: the window of
+/// its result, and a sweep's points and curve.
+fn write_recording(
+    path: &Path,
+    config: &SlobConfig,
+    (environment, load): (&RunEnvironment, Option<&LoadReport>),
+    window: &Window,
+    samples: &[strata_observe::sampler::Sample],
+    sweep: Option<&(Vec<SweepPoint>, SweepSummary)>,
+) -> anyhow::Result<()> {
+    let figures = &window.figures;
+    let recording = RunRecording {
+        command: &config.command,
+        options: &config.options,
+        environment: serde_json::to_value(environment)?,
+        load: load.cloned(),
+        database_counters: figures.database.as_ref().map(|d| d.counters.clone()),
+        samples,
+        engine_figures: None,
+        figures,
+        outcome: &window.outcome,
+        sweep: sweep.map(|(points, summary)| (points.as_slice(), summary)),
+    };
+    write_run_recording(path, &recording)
 }
 
 /// Every layer sampled each second during the run, for the Recording: the

@@ -433,9 +433,6 @@ pub fn text(summary: &SweepSummary) -> String {
         "storage r/s",
         "share%"
     );
-    let or_dash = |value: Option<f64>, decimals: usize| {
-        value.map_or("-".to_string(), |v| format!("{v:.decimals$}"))
-    };
     for point in &summary.points {
         out += &format!(
             "{:>8} {:>12} {:>12.0} {:>9.2} {:>9.2} {:>10.1} {:>8.0} {:>9} {:>12} {:>7}  {}\n",
@@ -530,9 +527,6 @@ fn prediction_table(summary: &SweepSummary) -> String {
         "meas. p99 ms",
         "error%"
     );
-    let or_dash = |value: Option<f64>, decimals: usize| {
-        value.map_or("-".to_string(), |v| format!("{v:+.decimals$}"))
-    };
     for predicted in &summary.prediction {
         let measured = summary.point(predicted.sessions);
         out += &format!(
@@ -542,13 +536,23 @@ fn prediction_table(summary: &SweepSummary) -> String {
             measured
                 .and_then(|p| p.device_read_requests_per_s)
                 .map_or("-".to_string(), |v| format!("{v:.0}")),
-            or_dash(predicted.device_error_pct, 1),
+            signed(predicted.device_error_pct),
             predicted.statement_p99_ms,
             measured.map_or("-".to_string(), |p| format!("{:.2}", p.statement_p99_ms)),
-            or_dash(predicted.statement_p99_error_pct, 1),
+            signed(predicted.statement_p99_error_pct),
         );
     }
     out
+}
+
+/// A figure with `decimals`, or `-` where there is none.
+fn or_dash(value: Option<f64>, decimals: usize) -> String {
+    value.map_or("-".to_string(), |v| format!("{v:.decimals$}"))
+}
+
+/// A signed error in percent, or `-`.
+fn signed(value: Option<f64>) -> String {
+    value.map_or("-".to_string(), |v| format!("{v:+.1}"))
 }
 
 #[cfg(test)]

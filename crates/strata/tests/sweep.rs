@@ -205,6 +205,18 @@ fn a_short_sweep_is_one_recording_whose_answers_follow_from_its_points() {
             "{point}"
         );
     }
+    let schema_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/run.schema.json");
+    let schema: Value =
+        serde_json::from_str(&std::fs::read_to_string(schema_path).unwrap()).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(&document)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "the sweep's document matches docs/run.schema.json: {errors:?}"
+    );
     let recording = Recording::read(&record).unwrap();
     let whole: Vec<_> = recording.sweep_points().collect();
     assert_eq!(whole.len(), 3);
