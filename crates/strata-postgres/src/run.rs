@@ -28,7 +28,8 @@ use strata_observe::background::BackgroundSampler;
 use strata_probe::blockdev::{device_of_path, physical_devices, BlockDevice};
 use strata_probe::collectors::{all_os_collectors, ProcessDelayCollector};
 use strata_recording::environment::ShardRecord;
-use strata_recording::sweep::{DatabaseCpu, PredictedPoint, SweepPoint, SweepSummary};
+use strata_recording::record::SweepPoint;
+use strata_recording::sweep::{DatabaseCpu, PredictedPoint, SweepSummary};
 use strata_run::accounting::{account, PageCacheHeld, RunDevices, RunFigures};
 use strata_run::edge::Edge;
 use strata_run::outcome::{
@@ -39,7 +40,7 @@ use strata_run::output::{write_run_recording, RunRecording};
 use strata_run::request::ShardRequest;
 use strata_run::server_host::{OtherHostEdges, ServerHostAgent};
 use strata_run::sweep::{self, Storage, SweepRequest};
-use strata_run::verdict::{judge, CacheFit, VerdictFacts};
+use strata_run::verdict::{judge, CacheFit, Verdict, VerdictFacts};
 use strata_slob::schema::{SchemaPlan, BLOCK_BYTES};
 use strata_slob::session::{DriverOptions, Progress, RunOutcome, StopAfter};
 use tokio::time::Instant;
@@ -960,7 +961,8 @@ impl WindowContext<'_> {
 
 /// `--sweep-sessions`: with `--predict`, the database's CPU per block on a
 /// cached data set and the prediction first; then one window per session
-/// count, on the same data set and server. Ctrl-C keeps the points done.
+/// count, on the same data set and server. Ctrl-C, or a point that failed
+/// (the server died, sessions failed), ends it with the points done.
 async fn run_sweep(
     context: &WindowContext<'_>,
     request: &SweepRequest,
@@ -998,7 +1000,14 @@ async fn run_sweep(
             histograms: histograms(&window.outcome),
         });
         curve.push(point);
+        let failed = matches!(window.figures.verdict, Verdict::Failed { .. });
         last = Some(window);
+        if failed {
+            observer.phase(&format!(
+                "the sweep stops: its {sessions}-session point failed"
+            ));
+            break;
+        }
     }
     let last = last.context("the sweep was stopped before its first point")?;
     let summary = sweep::summarize(curve, request, database_cpu, storage.as_ref(), prediction);

@@ -187,7 +187,7 @@ impl Recording {
         })
     }
 
-    pub fn sweep_points(&self) -> impl Iterator<Item = &crate::sweep::SweepPoint> {
+    pub fn sweep_points(&self) -> impl Iterator<Item = &crate::record::SweepPoint> {
         self.records().filter_map(|record| match record {
             Record::SweepPoint(point) => Some(point),
             _ => None,

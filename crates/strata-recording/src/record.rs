@@ -9,7 +9,7 @@ use crate::calibrate::{OutlierRecord, PointResult, SecondSample, Summary};
 use crate::device::IostatFigures;
 use crate::layers::Sample;
 use crate::run::{LoadReport, RunFigures, SecondCounts, StatementOutlier};
-use crate::sweep::{SweepPoint, SweepSummary};
+use crate::sweep::SweepSummary;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -116,6 +116,15 @@ pub struct RunResult {
     /// engine gives it; strata reads the shared figures, not these.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub engine_figures: Option<serde_json::Value>,
+    pub histograms: RunHistograms,
+}
+
+/// One window of a sweep, whole: the figures a run of that many sessions
+/// would have.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct SweepPoint {
+    pub sessions: u32,
+    pub figures: RunFigures,
     pub histograms: RunHistograms,
 }
 

@@ -4,23 +4,12 @@
 //! curve beside it (`--calibration`) and the prediction checked against the
 //! measurement (`--predict`). Every field name carries its unit.
 //!
-//! Not for: a point's whole figures (each is a `sweep_point` record with a
-//! run's figures) or the arithmetic (strata-run's `sweep`, strata-model's
+//! Not for: a point's whole figures (each is a `sweep_point` record,
+//! [`crate::record::SweepPoint`]) or the arithmetic (strata-run's `sweep`, strata-model's
 //! `predict`).
 
-use crate::record::RunHistograms;
-use crate::run::RunFigures;
 use serde::{Deserialize, Serialize};
 use strata_core::verdict::Verdict;
-
-/// One window of a sweep, whole: the figures a run of that many sessions
-/// would have.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct SweepPoint {
-    pub sessions: u32,
-    pub figures: RunFigures,
-    pub histograms: RunHistograms,
-}
 
 /// The database's curve and what was learnt from it.
 #[derive(Clone, Debug, Serialize, Deserialize)]

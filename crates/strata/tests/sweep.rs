@@ -5,7 +5,8 @@
 //! cluster on the same filesystem: one Recording with every point, rising
 //! session counts each connected in full, a knee and a latency-target
 //! answer consistent with the points (worked out here again), and the
-//! prediction's error computed from the measurement.
+//! prediction's error computed from the measurement; Ctrl-C keeps the
+//! points done.
 
 mod common;
 
@@ -253,5 +254,54 @@ fn a_short_sweep_is_one_recording_whose_answers_follow_from_its_points() {
         "database, storage and predicted curves: {names:?}"
     );
     assert_eq!(chart["series"][0]["points"].as_array().unwrap().len(), 3);
+    assert_nothing_left_behind(&dir);
+}
+
+#[test]
+fn ctrl_c_in_a_sweep_keeps_the_points_done_and_names_those_not_run() {
+    let (_device, dir) = own_filesystem(512);
+    let record = dir.join("stopped.strata");
+    let args = [
+        "run",
+        "--schemas",
+        "2",
+        "--scale",
+        "32MiB",
+        "--shared-buffers",
+        "16MiB",
+        "--sweep-sessions",
+        "1,2,4",
+        "--warmup",
+        "1s",
+        "--duration",
+        "4s",
+        "--record",
+        record.to_str().unwrap(),
+        "--json",
+    ];
+    let (child, lines) = spawn_with_stderr_lines(&args, &dir);
+    wait_for_phase(&lines, "sweep point 2/3: 2 sessions");
+    wait_for_phase(&lines, "running");
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(130));
+    let document: Value = serde_json::from_slice(&output.stdout).expect("the partial sweep");
+    let sweep = &document["sweep"];
+    let sessions: Vec<u64> = sweep["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["sessions"].as_u64().unwrap())
+        .collect();
+    assert_eq!(
+        sessions,
+        [1, 2],
+        "the point done and the one stopped: {sweep}"
+    );
+    assert_eq!(sweep["not_run"], serde_json::json!([4]));
+    assert_eq!(document["result"]["interrupted"], true);
+    let recording = Recording::read(&record).unwrap();
+    assert_eq!(recording.sweep_points().count(), 2);
     assert_nothing_left_behind(&dir);
 }
