@@ -102,11 +102,16 @@ impl SweepRequest {
     }
 }
 
-/// One session reading `cached_blocks` of the first schema over and over:
-/// a data set that stays in the database's buffers, so that the window
-/// measures CPU per block and nothing of the storage.
+/// One session reading `cached_blocks` over and over (the first blocks of
+/// each schema it takes in turn): a data set that stays in the database's
+/// buffers, so that the window measures CPU per block and nothing of the
+/// storage.
 pub fn cached_options(driver: &DriverOptions, cached_blocks: u64) -> DriverOptions {
-    let size_blocks = cached_blocks
+    let schemas = match driver.plan.single_schema {
+        true => 1,
+        false => u64::from(driver.plan.schemas.max(1)),
+    };
+    let size_blocks = (cached_blocks / schemas)
         .min(driver.plan.blocks_per_schema)
         .max(u64::from(driver.workload.work_unit));
     DriverOptions {

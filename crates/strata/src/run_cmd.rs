@@ -73,7 +73,7 @@ pub fn run(mut args: RunArgs) -> anyhow::Result<i32> {
             .unwrap_or(request::run_seed(&shard.run_id));
     }
     request::refuse_a_data_set_in_the_cache(&args.data, &conf, &driver.plan, &defaults)?;
-    let sweep = sweep_request(kind, &args.workload, &driver)?;
+    let sweep = sweep_request((kind, &args.data), &args.workload, &driver)?;
     let record = args.workload.record.clone().unwrap_or_else(|| {
         let stamp = strata_core::time::utc_now_rfc3339().replace([':', '-'], "");
         PathBuf::from(format!("strata-run-{stamp}.strata"))
@@ -98,7 +98,7 @@ pub fn run(mut args: RunArgs) -> anyhow::Result<i32> {
 /// `--sweep-sessions` and its companions, checked before any work: the
 /// calibrate Recording read, the sweep PostgreSQL's.
 fn sweep_request(
-    kind: EngineKind,
+    (kind, data): (EngineKind, &DataRequest),
     args: &WorkloadRequest,
     driver: &DriverOptions,
 ) -> anyhow::Result<Option<SweepRequest>> {
@@ -118,6 +118,13 @@ fn sweep_request(
         predict: args.predict.clone(),
     };
     request.check(driver)?;
+    if request.predict.is_some() && data.db.is_some() {
+        anyhow::bail!(
+            "--predict measures the database's CPU per block on strata's throwaway cluster (its \
+             processes' CPU time); with --db, use --calibration, and strata model predict \
+             --cpu-per-block"
+        );
+    }
     if let Some(path) = request.storage_path() {
         sweep::Storage::read(path)?;
     }

@@ -315,6 +315,13 @@ fn sweep_options_are_checked_before_any_work() {
     );
     refused(&["run", "--predict", "cal.strata"], &["--sweep-sessions"]);
     refused(
+        &sweep(&["1,2", "--predict", "cal.strata", "--db", "postgres://h/db"]),
+        &[
+            "--predict measures the database's CPU per block",
+            "--calibration",
+        ],
+    );
+    refused(
         &[
             "model",
             "predict",
