@@ -95,14 +95,14 @@ impl BlockingSession for MariaDbSession {
     type Error = mysql::Error;
 
     fn select(&mut self, choice: &LoopChoice) -> mysql::Result<u64> {
-        let statements = choice.schema_of(&self.own, self.hot.as_ref());
+        let statements = choice.schema_of(&self.own, self.hot.as_ref(), &[]);
         let keys = (choice.first_key, choice.last_key);
         let row: Option<(i64, i64)> = self.conn.exec_first(&statements.select, keys)?;
         Ok(row.map_or(0, |(count, _)| count.max(0) as u64))
     }
 
     fn scan(&mut self, choice: &LoopChoice) -> mysql::Result<()> {
-        let statements = choice.schema_of(&self.own, self.hot.as_ref());
+        let statements = choice.schema_of(&self.own, self.hot.as_ref(), &[]);
         let scan = statements.scan.as_ref().expect("prepared when scanning");
         let _: Option<(i64, i64)> = self.conn.exec_first(scan, ())?;
         Ok(())
@@ -113,7 +113,7 @@ impl BlockingSession for MariaDbSession {
     }
 
     fn update(&mut self, choice: &LoopChoice) -> mysql::Result<u64> {
-        let statements = choice.schema_of(&self.own, self.hot.as_ref());
+        let statements = choice.schema_of(&self.own, self.hot.as_ref(), &[]);
         let keys = (choice.first_key, choice.last_key);
         if let Err(error) = self.conn.exec_drop(&statements.update, keys) {
             let _ = self.conn.query_drop("ROLLBACK");

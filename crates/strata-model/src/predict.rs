@@ -25,6 +25,7 @@ use crate::{invalid, require_non_negative, require_positive, ModelError};
 use serde::Serialize;
 use strata_core::histogram::LatencyHistogram;
 use strata_recording::record::PointRecord;
+use strata_recording::run::BLOCK_BYTES;
 use strata_recording::{Kind, Recording};
 
 /// z of the standard normal's 99th percentile.
@@ -160,7 +161,9 @@ fn small_read_point(record: &PointRecord) -> anyhow::Result<Option<StoragePoint>
         && point.errors.is_empty()
         && !point.groups.is_empty()
         && point.groups.iter().all(|group| {
-            !group.is_large() && group.block_size_bytes == 8192 && group.writes.requests == 0
+            !group.is_large()
+                && u64::from(group.block_size_bytes) == BLOCK_BYTES
+                && group.writes.requests == 0
         });
     if !usable || point.small_iops() <= 0.0 {
         return Ok(None);

@@ -970,9 +970,9 @@ async fn run_sweep(
     observer: &mut dyn RunObserver,
 ) -> anyhow::Result<(Window, Vec<SweepPoint>, SweepSummary)> {
     let driver = &context.config.driver;
-    let storage = request.storage_path().map(Storage::read).transpose()?;
-    let (database_cpu, prediction) = match (&storage, &request.predict) {
-        (Some(storage), Some(_)) => {
+    let storage = request.storage.as_ref();
+    let (database_cpu, prediction) = match (storage, request.predict) {
+        (Some(storage), true) => {
             let (cpu, prediction) =
                 predict_the_sweep(context, request, storage, interrupt, observer).await?;
             (Some(cpu), prediction)
@@ -992,7 +992,7 @@ async fn run_sweep(
         let options = SweepRequest::point_options(driver, sessions);
         let window = context.window(options, true, interrupt, observer).await?;
         let started = (sessions, window.start_unix_s);
-        let point = sweep::curve_point(started, &window.figures, storage.as_ref());
+        let point = sweep::curve_point(started, &window.figures, storage);
         observer.said(&sweep::point_line(&point));
         points.push(SweepPoint {
             sessions,
@@ -1010,7 +1010,7 @@ async fn run_sweep(
         }
     }
     let last = last.context("the sweep was stopped before its first point")?;
-    let summary = sweep::summarize(curve, request, database_cpu, storage.as_ref(), prediction);
+    let summary = sweep::summarize(curve, request, database_cpu, storage, prediction);
     Ok((last, points, summary))
 }
 
@@ -1045,7 +1045,6 @@ fn warmup_of(stop_after: &StopAfter) -> Duration {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
 async fn measure(
     driver: Driver,
     (client, version_num): (&tokio_postgres::Client, u32),

@@ -155,6 +155,13 @@ pub struct CpuFigures {
     pub server_processes: Vec<ProcessGroupFigures>,
 }
 
+impl CpuFigures {
+    /// CPU seconds of the server's processes and of strata together.
+    pub fn server_and_driver_cpu_s(&self) -> f64 {
+        self.server_cpu_s + self.strata_cpu_s
+    }
+}
+
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct RunFigures {
     pub window_s: f64,

@@ -94,6 +94,14 @@ pub struct DatabaseCpu {
     pub elapsed_per_block_us: f64,
 }
 
+impl DatabaseCpu {
+    /// The session's time per block that was not CPU: wake-ups and round
+    /// trips.
+    pub fn delay_per_block_us(&self) -> f64 {
+        (self.elapsed_per_block_us - self.cpu_per_block_us).max(0.0)
+    }
+}
+
 /// calibrate's 8 KiB random reads, by outstanding requests.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct StorageCurve {

@@ -9,10 +9,10 @@
 //! (strata-model's `predict`) or the rest of a run's text (`output`).
 
 use anyhow::{bail, Context};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 use strata_model::predict::{self, BlockWork, Predicted};
-use strata_recording::run::RunFigures;
+use strata_recording::run::{RunFigures, ABSORBED_WARNING_PCT, CPU_BOUND_IDLE_PCT};
 use strata_recording::sweep::{
     CurvePoint, DatabaseCpu, PredictedPoint, StorageCurve, StorageLevel, SweepSummary,
 };
@@ -26,10 +26,11 @@ pub struct SweepRequest {
     pub sessions: Vec<u32>,
     /// For statement p99.
     pub latency_target: Duration,
-    /// `--calibration`: the storage's curve to draw beside the database's.
-    pub calibration: Option<PathBuf>,
-    /// `--predict`: the storage's curve to predict the sweep from.
-    pub predict: Option<PathBuf>,
+    /// `--predict`'s or `--calibration`'s curve, read before any work: drawn
+    /// beside the database's, and with `predict` the sweep predicted from it.
+    pub storage: Option<Storage>,
+    /// `--predict`: the sweep is predicted before it runs and scored after.
+    pub predict: bool,
 }
 
 /// The default `--latency-target` of a sweep: statement p99.
@@ -69,13 +70,9 @@ pub fn parse_session_counts(text: &str) -> Result<Vec<u32>, String> {
 }
 
 impl SweepRequest {
-    /// The storage's curve the sweep is drawn or predicted against.
-    pub fn storage_path(&self) -> Option<&Path> {
-        self.predict.as_deref().or(self.calibration.as_deref())
-    }
-
-    /// Refuses what a sweep cannot be, before any work.
-    pub fn check(&self, driver: &DriverOptions) -> anyhow::Result<()> {
+    /// Refuses what a sweep (`predict`: with `--predict`) cannot be, before
+    /// any work.
+    pub fn check(predict: bool, driver: &DriverOptions) -> anyhow::Result<()> {
         if !matches!(driver.stop_after, StopAfter::Duration { .. }) {
             bail!(
                 "--sweep-sessions measures one timed window per point; --work-loops does not apply"
@@ -85,7 +82,7 @@ impl SweepRequest {
             bail!("--sweep-sessions is one driver's; --shard does not apply");
         }
         let reads_only = driver.workload.update_pct == 0.0 && driver.workload.scan_pct == 0.0;
-        if self.predict.is_some() && !reads_only {
+        if predict && !reads_only {
             bail!(
                 "--predict models single-block reads alone: give --update-pct 0 and --scan-pct 0"
             );
@@ -138,7 +135,7 @@ pub fn cached_options(driver: &DriverOptions, cached_blocks: u64) -> DriverOptio
 /// CPU seconds over the table blocks the statements touched.
 pub fn database_cpu(figures: &RunFigures) -> anyhow::Result<DatabaseCpu> {
     let blocks = figures.workload.rows_selected as f64;
-    let cpu_s = figures.cpu.server_cpu_s + figures.cpu.strata_cpu_s;
+    let cpu_s = figures.cpu.server_and_driver_cpu_s();
     if blocks <= 0.0 || figures.cpu.server_cpu_s <= 0.0 {
         bail!(
             "measuring the database's CPU per block: the one-session window touched {blocks} \
@@ -157,6 +154,7 @@ pub fn database_cpu(figures: &RunFigures) -> anyhow::Result<DatabaseCpu> {
 
 /// The storage's curve of a calibrate Recording, for the model and for
 /// the Recording of the sweep.
+#[derive(Clone, Debug)]
 pub struct Storage {
     pub curve: predict::StorageCurve,
     pub record: StorageCurve,
@@ -210,7 +208,7 @@ pub fn block_work(
     BlockWork {
         cpu_per_cached_block_s: cpu_per_block_s,
         cpu_per_io_s: storage.curve.cpu_per_io_s(),
-        delay_per_block_s: (cpu.elapsed_per_block_us * 1e-6 - cpu_per_block_s).max(0.0),
+        delay_per_block_s: cpu.delay_per_block_us() * 1e-6,
         think_per_block_s: think_per_loop_s / blocks,
         blocks_per_statement: blocks,
         cpus: cpus.max(1),
@@ -255,7 +253,7 @@ pub fn curve_point(
         .absorption
         .as_ref()
         .map(|absorption| absorption.device_read_requests as f64 / figures.window_s);
-    let cpu_s = figures.cpu.server_cpu_s + figures.cpu.strata_cpu_s;
+    let cpu_s = figures.cpu.server_and_driver_cpu_s();
     let mut point = CurvePoint {
         sessions,
         window_start_unix_s,
@@ -291,7 +289,7 @@ pub fn curve_point(
 /// measured.
 fn shortfall(point: &CurvePoint) -> String {
     let absorbed = point.absorbed_pct.unwrap_or(0.0);
-    if absorbed > 10.0 {
+    if absorbed > ABSORBED_WARNING_PCT {
         return format!("the page cache absorbed {absorbed:.1}% of the database's block reads");
     }
     let cpu = format!(
@@ -299,7 +297,9 @@ fn shortfall(point: &CurvePoint) -> String {
         point.cpu_per_block_us, point.block_read_latency_us
     );
     match point.host_cpu_busy_pct {
-        busy if busy >= 85.0 => format!("CPU: the host's CPUs were {busy:.0}% busy; {cpu}"),
+        busy if 100.0 - busy < CPU_BOUND_IDLE_PCT => {
+            format!("CPU: the host's CPUs were {busy:.0}% busy; {cpu}")
+        }
         busy => format!("time between reads: {cpu}; CPUs {busy:.0}% busy"),
     }
 }

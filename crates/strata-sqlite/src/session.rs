@@ -49,7 +49,7 @@ pub(crate) struct SqliteSession {
 
 impl SqliteSession {
     fn sql(&self, choice: &LoopChoice) -> &SessionSql {
-        choice.schema_of(&self.own, self.hot.as_ref())
+        choice.schema_of(&self.own, self.hot.as_ref(), &[])
     }
 }
 

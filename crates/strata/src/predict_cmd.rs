@@ -18,7 +18,7 @@ const WORK_UNIT: u32 = 256;
 pub fn request(args: &PredictArgs) -> anyhow::Result<PredictRequest> {
     let storage = Storage::read(&args.calibration)?;
     let measured = match &args.from {
-        Some(path) => Some(measured_work(path)?),
+        Some(path) => Some(measured_work(path, &storage)?),
         None => None,
     };
     let cpus = args
@@ -32,7 +32,7 @@ pub fn request(args: &PredictArgs) -> anyhow::Result<PredictRequest> {
     let (cpu_per_cached_block_s, cpu_per_io_s, delay_s, source) = match &measured {
         Some(m) => (
             m.cpu_per_block_s,
-            m.cpu_per_io_s(&storage),
+            m.cpu_per_io_s,
             m.delay_per_block_s,
             m.source.clone(),
         ),
@@ -63,25 +63,16 @@ pub fn request(args: &PredictArgs) -> anyhow::Result<PredictRequest> {
 /// The work per block a run's Recording measured.
 struct MeasuredWork {
     cpu_per_block_s: f64,
+    /// The kernel's per device read on top: calibrate's, for a CPU per
+    /// cached block; none for a run's window, whose CPU holds it.
+    cpu_per_io_s: f64,
     delay_per_block_s: f64,
-    /// Whether the CPU per block was of cached blocks (the kernel's read
-    /// comes on top) or of a run's window (it is inside).
-    cached: bool,
     work_unit: Option<u32>,
     cpus: u32,
     source: String,
 }
 
-impl MeasuredWork {
-    fn cpu_per_io_s(&self, storage: &Storage) -> f64 {
-        match self.cached {
-            true => storage.curve.cpu_per_io_s(),
-            false => 0.0,
-        }
-    }
-}
-
-fn measured_work(path: &Path) -> anyhow::Result<MeasuredWork> {
+fn measured_work(path: &Path, storage: &Storage) -> anyhow::Result<MeasuredWork> {
     let name = path.display();
     let recording =
         Recording::read_without_layers(path).with_context(|| format!("--from {name}"))?;
@@ -98,8 +89,8 @@ fn measured_work(path: &Path) -> anyhow::Result<MeasuredWork> {
     {
         return Ok(MeasuredWork {
             cpu_per_block_s: cpu.cpu_per_block_us * 1e-6,
-            delay_per_block_s: (cpu.elapsed_per_block_us - cpu.cpu_per_block_us).max(0.0) * 1e-6,
-            cached: true,
+            cpu_per_io_s: storage.curve.cpu_per_io_s(),
+            delay_per_block_s: cpu.delay_per_block_us() * 1e-6,
             work_unit,
             cpus,
             source: format!("measured on a cached data set by {name}"),
@@ -107,7 +98,7 @@ fn measured_work(path: &Path) -> anyhow::Result<MeasuredWork> {
     }
     let figures = &result.figures;
     let blocks = figures.database.as_ref().map_or(0.0, |d| d.blocks_read);
-    let cpu_s = figures.cpu.server_cpu_s + figures.cpu.strata_cpu_s;
+    let cpu_s = figures.cpu.server_and_driver_cpu_s();
     if blocks <= 0.0 || figures.cpu.server_cpu_s <= 0.0 {
         anyhow::bail!(
             "--from {name}: the run measured no database block reads or no CPU time of its \
@@ -116,8 +107,8 @@ fn measured_work(path: &Path) -> anyhow::Result<MeasuredWork> {
     }
     Ok(MeasuredWork {
         cpu_per_block_s: cpu_s / blocks,
+        cpu_per_io_s: 0.0,
         delay_per_block_s: 0.0,
-        cached: false,
         work_unit,
         cpus,
         source: format!("{name}'s window, the kernel's reads included"),

@@ -111,24 +111,25 @@ fn sweep_request(
             kind.name()
         );
     }
-    let request = SweepRequest {
-        sessions,
-        latency_target: args.latency_target.unwrap_or(sweep::DEFAULT_LATENCY_TARGET),
-        calibration: args.calibration.clone(),
-        predict: args.predict.clone(),
-    };
-    request.check(driver)?;
-    if request.predict.is_some() && data.db.is_some() {
+    let predict = args.predict.is_some();
+    SweepRequest::check(predict, driver)?;
+    if predict && data.db.is_some() {
         anyhow::bail!(
             "--predict measures the database's CPU per block on strata's throwaway cluster (its \
              processes' CPU time); with --db, use --calibration, and strata model predict \
              --cpu-per-block"
         );
     }
-    if let Some(path) = request.storage_path() {
-        sweep::Storage::read(path)?;
-    }
-    Ok(Some(request))
+    let storage = match args.predict.as_ref().or(args.calibration.as_ref()) {
+        Some(path) => Some(sweep::Storage::read(path)?),
+        None => None,
+    };
+    Ok(Some(SweepRequest {
+        sessions,
+        latency_target: args.latency_target.unwrap_or(sweep::DEFAULT_LATENCY_TARGET),
+        storage,
+        predict,
+    }))
 }
 
 /// A shard drives a server every shard reaches: PostgreSQL's, with --db.
@@ -195,7 +196,7 @@ fn execute(data: &DataRequest, output: &OutputArgs, job: Job) -> anyhow::Result<
         options: options.clone(),
         command: command.clone(),
         shard: job.shard.clone(),
-        sweep: job.sweep.clone(),
+        sweep: job.sweep,
     };
     let engine = engines::build(job.kind, &data, request)?;
     let mut progress = RunProgress::new();

@@ -54,20 +54,6 @@ pub(crate) struct SessionConnection {
     also: Vec<SchemaStatements>,
 }
 
-impl SessionConnection {
-    /// The statements of loop `choice`: the hot schema's, or the next in
-    /// turn of the session's own.
-    fn statements(&self, choice: &LoopChoice) -> &SchemaStatements {
-        if let (true, Some(hot)) = (choice.hot_schema, &self.hot) {
-            return hot;
-        }
-        match (choice.loop_number % (self.also.len() as u64 + 1)) as usize {
-            0 => &self.own,
-            turn => &self.also[turn - 1],
-        }
-    }
-}
-
 /// Connects, applies the session settings and prepares the statements.
 pub(crate) async fn open_session(
     config: &Config,
@@ -307,7 +293,8 @@ impl Session {
 
     async fn one_loop(&self, choice: &LoopChoice) -> Result<(), tokio_postgres::Error> {
         let connection = &self.connection;
-        let statements = connection.statements(choice);
+        let statements =
+            choice.schema_of(&connection.own, connection.hot.as_ref(), &connection.also);
         let keys = [choice.first_key, choice.last_key];
         let finished = match (choice.operation, &statements.scan) {
             (Operation::Scan, Some(scan)) => self.scan(scan).await?,

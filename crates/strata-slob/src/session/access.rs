@@ -29,11 +29,15 @@ pub struct LoopChoice {
 
 impl LoopChoice {
     /// What belongs to the loop's schema: `hot` when the loop goes to the
-    /// hot schema and the session has one, else `own`.
-    pub fn schema_of<'a, T>(&self, own: &'a T, hot: Option<&'a T>) -> &'a T {
-        match (self.hot_schema, hot) {
-            (true, Some(hot)) => hot,
-            _ => own,
+    /// hot schema and the session has one, else the next in turn of `own`
+    /// and `also` ([`super::SessionSpec::also`]), one loop each.
+    pub fn schema_of<'a, T>(&self, own: &'a T, hot: Option<&'a T>, also: &'a [T]) -> &'a T {
+        if let (true, Some(hot)) = (self.hot_schema, hot) {
+            return hot;
+        }
+        match (self.loop_number % (also.len() as u64 + 1)) as usize {
+            0 => own,
+            turn => &also[turn - 1],
         }
     }
 }
