@@ -45,10 +45,11 @@ pub struct StoragePoint {
     pub cpu_per_io_s: f64,
 }
 
-/// The storage's curve: its points by outstanding requests, the first at 1.
+/// The storage's curve: its points by outstanding requests, the first at 1
+/// (so never empty: made only by [`StorageCurve::new`]).
 #[derive(Debug, Clone, Serialize)]
 pub struct StorageCurve {
-    pub points: Vec<StoragePoint>,
+    points: Vec<StoragePoint>,
 }
 
 impl StorageCurve {
@@ -69,6 +70,10 @@ impl StorageCurve {
         Ok(StorageCurve { points })
     }
 
+    pub fn points(&self) -> &[StoragePoint] {
+        &self.points
+    }
+
     /// The device's rate with `outstanding` requests at it: outstanding /
     /// mean latency, linear in between measured levels, flat past the last.
     pub fn rate(&self, outstanding: u32) -> f64 {
@@ -85,7 +90,7 @@ impl StorageCurve {
             .position(|point| f64::from(point.outstanding) >= outstanding);
         match after {
             Some(0) => figure(&self.points[0]),
-            None => figure(self.points.last().expect("a curve has a point")),
+            None => figure(self.points.last().expect("new() keeps a point at 1")),
             Some(index) => {
                 let (low, high) = (&self.points[index - 1], &self.points[index]);
                 let span = f64::from(high.outstanding - low.outstanding);

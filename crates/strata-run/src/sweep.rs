@@ -166,7 +166,7 @@ impl Storage {
             .with_context(|| format!("--calibration {}", path.display()))?;
         let curve = predict::curve_of(&recording)?;
         let levels = curve
-            .points
+            .points()
             .iter()
             .map(|point| StorageLevel {
                 outstanding: point.outstanding,

@@ -106,7 +106,7 @@ fn inputs(page: &mut Page, request: &PredictRequest) {
     if !request.explain {
         return;
     }
-    for point in &request.curve.points {
+    for point in request.curve.points() {
         page.note(format!(
             "  storage at {:>4} outstanding: {:.0} read requests/s, mean {:.1} µs, sd {:.1} µs, \
              p99 {:.1} µs; μ({}) = {} / {:.1} µs = {:.0}/s",
