@@ -9,28 +9,15 @@ use crate::outcome::PageCacheChoice;
 use std::path::PathBuf;
 use std::time::Duration;
 use strata_core::input;
+pub use strata_slob::schema::TableSize;
 use strata_slob::schema::BLOCK_BYTES;
 use strata_slob::session::{AccessDistribution, Hotspot, Shard};
 
+/// The most of PostgreSQL's pad (`pad`, 3,900 bytes) an update rewrites.
+pub const MAX_UPDATE_PAD_BYTES: u64 = 3900;
+
 /// `--sweep-sessions`, as one value clap does not repeat.
 pub type SessionCounts = Vec<u32>;
-
-/// A table's size as given: bytes on disk, or a count of the engine's blocks.
-#[derive(Clone, Copy, Debug)]
-pub enum TableSize {
-    Bytes(u64),
-    Blocks(u64),
-}
-
-impl TableSize {
-    /// Rows of one block each for an engine whose blocks are `block_bytes`.
-    pub fn blocks(self, block_bytes: u32) -> u64 {
-        match self {
-            TableSize::Bytes(bytes) => (bytes / u64::from(block_bytes)).max(1),
-            TableSize::Blocks(blocks) => blocks,
-        }
-    }
-}
 
 /// Where the data lives and how it is loaded: shared by `setup` and `run`.
 #[derive(clap::Args, Clone, Debug, Default)]
@@ -137,6 +124,14 @@ pub struct DataRequest {
     /// WORK_UNIT, UPDATE_WORK_UNIT, SCALE, DBNAME, CONNECT_STRING); options given here win
     #[arg(long, value_name = "FILE")]
     pub pgio_conf: Option<PathBuf>,
+
+    /// Read defaults from SLOB's slob.conf (UPDATE_PCT, SCAN_PCT, RUN_TIME,
+    /// WORK_LOOP, SCALE, SCAN_TABLE_SZ, WORK_UNIT, REDO_STRESS,
+    /// LOAD_PARALLEL_DEGREE, THREADS_PER_SCHEMA, the hot spot, hot schema and
+    /// think-time settings, OBFUSCATE_COLUMNS), in SLOB's units; the
+    /// Oracle-only settings are named and ignored; options given here win
+    #[arg(long, value_name = "FILE", conflicts_with = "pgio_conf")]
+    pub slob_conf: Option<PathBuf>,
 }
 
 /// The workload: `run` only.
@@ -161,6 +156,13 @@ pub struct WorkloadRequest {
     /// Rows each update loop changes [default: 8]
     #[arg(long, value_name = "ROWS", value_parser = |s: &str| input::bounded(s, 1, 1 << 20).map(|v| v as u32))]
     pub update_work_unit: Option<u32>,
+
+    /// PostgreSQL: bytes of each updated row's 3,900-byte pad that an update
+    /// rewrites with new random bytes, besides the row's counter, so each
+    /// update writes that much more WAL (slob.conf's REDO_STRESS: LITE 256,
+    /// HEAVY 2432) [default: 0, the counter alone]
+    #[arg(long, value_name = "BYTES", value_parser = |s: &str| input::bounded(s, 0, MAX_UPDATE_PAD_BYTES).map(|v| v as u32))]
+    pub update_pad_bytes: Option<u32>,
 
     /// Percentage of loops that scan the scan table (needs --scan-table-size at setup) (0-100) [default: 0]
     #[arg(long, value_name = "PCT", value_parser = input::percent)]

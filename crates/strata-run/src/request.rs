@@ -1,7 +1,7 @@
 //! What `strata run` and `strata setup` are asked for (`options`),
 //! resolved into a plan, the sessions' options and the options as the
-//! Recording keeps them: defaults applied (an option given beats pgio.conf, which beats
-//! strata's default), and every contradiction refused, naming the option,
+//! Recording keeps them: defaults applied (an option given beats pgio.conf or
+//! slob.conf, which beats strata's default), and every contradiction refused, naming the option,
 //! before any work starts. Also what every engine's configuration is made
 //! from, and the checks every engine shares.
 //!
@@ -20,7 +20,7 @@ use std::time::Duration;
 use strata_core::units::{format_size, KIB, MIB};
 use strata_db::account::ServerAccount;
 use strata_db::workdir::{WorkDir, WorkDirRequest};
-use strata_slob::pgio_conf::Defaults;
+use strata_slob::conf_file::Defaults;
 use strata_slob::schema::SchemaPlan;
 use strata_slob::session::{AccessDistribution, DriverOptions, Shard, StopAfter, WorkloadOptions};
 
@@ -175,6 +175,7 @@ pub fn refuse_postgres_options(
         ("--keep", data.keep),
         ("--pg-bin", data.pg_bin.is_some()),
         ("--pgio-conf", data.pgio_conf.is_some()),
+        ("--slob-conf", data.slob_conf.is_some()),
         ("--io-method", read_path.io_method.is_some()),
         ("--direct-io", read_path.direct_io),
         ("--load-parallel", data.load_parallel.is_some()),
@@ -251,14 +252,15 @@ pub fn plan(data: &DataRequest, conf: &Defaults, engine: &EngineDefaults) -> Sch
     let block = engine.block_bytes;
     let scale = data
         .scale
-        .or(conf.scale_blocks.map(TableSize::Blocks))
+        .or(conf.scale)
         .unwrap_or(TableSize::Bytes(256 * MIB));
+    let scan_table_size = data.scan_table_size.or(conf.scan_table_size);
     SchemaPlan {
         schemas: data.schemas.or(conf.schemas).unwrap_or(4),
         single_schema: data.single_schema,
         blocks_per_schema: scale.blocks(block),
-        scan_table_blocks: data.scan_table_size.map_or(0, |size| size.blocks(block)),
-        random_data: data.random_data,
+        scan_table_blocks: scan_table_size.map_or(0, |size| size.blocks(block)),
+        random_data: data.random_data || conf.random_data,
     }
 }
 
@@ -291,7 +293,7 @@ pub fn refuse_a_data_set_in_the_cache(
 
 fn workload(args: &WorkloadRequest, conf: &Defaults) -> anyhow::Result<WorkloadOptions> {
     let update_pct = args.update_pct.or(conf.update_pct).unwrap_or(0.0);
-    let scan_pct = args.scan_pct.unwrap_or(0.0);
+    let scan_pct = args.scan_pct.or(conf.scan_pct).unwrap_or(0.0);
     if update_pct + scan_pct > 100.0 {
         bail!("--update-pct {update_pct} plus --scan-pct {scan_pct} is over 100");
     }
@@ -299,11 +301,12 @@ fn workload(args: &WorkloadRequest, conf: &Defaults) -> anyhow::Result<WorkloadO
         work_unit: args.work_unit.or(conf.work_unit).unwrap_or(256),
         update_pct,
         update_work_unit: args.update_work_unit.or(conf.update_work_unit).unwrap_or(8),
+        update_pad_bytes: args.update_pad_bytes.or(conf.update_pad_bytes).unwrap_or(0),
         scan_pct,
-        think_time: args.think_time,
-        think_every: args.think_every.unwrap_or(1),
-        hotspot: args.hotspot.clone(),
-        hot_schema_every: args.hot_schema_every,
+        think_time: args.think_time.or(conf.think_time),
+        think_every: args.think_every.or(conf.think_every).unwrap_or(1),
+        hotspot: args.hotspot.clone().or(conf.hotspot.clone()),
+        hot_schema_every: args.hot_schema_every.or(conf.hot_schema_every),
         distribution: args
             .distribution
             .clone()
@@ -341,8 +344,12 @@ fn check_workload(
     Ok(())
 }
 
+/// `--work-loops`, else `--duration`/`--warmup`, else the file's work loops
+/// (slob.conf's WORK_LOOP) or duration, else 30 s.
 fn stop_after(args: &WorkloadRequest, conf: &Defaults) -> anyhow::Result<StopAfter> {
-    let stop_after = match args.work_loops {
+    let timed_on_the_command_line = args.duration.is_some() || args.warmup.is_some();
+    let conf_loops = conf.work_loops.filter(|_| !timed_on_the_command_line);
+    let stop_after = match args.work_loops.or(conf_loops) {
         Some(loops) => StopAfter::WorkLoops(loops),
         None => StopAfter::Duration {
             warmup: args.warmup.unwrap_or(Duration::from_secs(5)),
@@ -396,6 +403,7 @@ pub fn setup_driver_options(plan: SchemaPlan) -> DriverOptions {
             work_unit: 1,
             update_pct: 0.0,
             update_work_unit: 1,
+            update_pad_bytes: 0,
             scan_pct: 0.0,
             think_time: None,
             think_every: 1,

@@ -10,6 +10,23 @@ use serde::Serialize;
 /// The unit of a plan and of pgio.conf sizes: PostgreSQL's 8 KiB block.
 pub const BLOCK_BYTES: u64 = 8192;
 
+/// A table's size as given: bytes on disk, or a count of the engine's blocks.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum TableSize {
+    Bytes(u64),
+    Blocks(u64),
+}
+
+impl TableSize {
+    /// Rows of one block each for an engine whose blocks are `block_bytes`.
+    pub fn blocks(self, block_bytes: u32) -> u64 {
+        match self {
+            TableSize::Bytes(bytes) => (bytes / u64::from(block_bytes)).max(1),
+            TableSize::Blocks(blocks) => blocks,
+        }
+    }
+}
+
 /// The size of a SLOB data set.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct SchemaPlan {

@@ -30,6 +30,7 @@ pub fn read_only_workload(work_unit: u32) -> WorkloadOptions {
         work_unit,
         update_pct: 0.0,
         update_work_unit: 8,
+        update_pad_bytes: 0,
         scan_pct: 0.0,
         think_time: None,
         think_every: 1,

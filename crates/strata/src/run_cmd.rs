@@ -1,5 +1,6 @@
 //! `strata run` and `strata setup`: their options, and the requests
-//! strata-run resolves from them (pgio.conf as a source of defaults); the
+//! strata-run resolves from them (pgio.conf or slob.conf as a source of
+//! defaults); the
 //! engine is chosen and started by `engines`.
 //!
 //! Not for: resolving or checking the options (`strata_run::request`) or
@@ -17,7 +18,7 @@ use strata_run::outcome::{PageCacheChoice, SlobOutcome};
 use strata_run::read_path::ReadPathRequest;
 use strata_run::request::{self, EngineRequest, ResolvedOptions, ShardRequest};
 use strata_run::sweep::{self, SweepRequest};
-use strata_slob::pgio_conf::Defaults;
+use strata_slob::conf_file::Defaults;
 use strata_slob::session::DriverOptions;
 
 #[derive(Args, Debug)]
@@ -63,6 +64,12 @@ pub fn run(mut args: RunArgs) -> anyhow::Result<i32> {
     let (kind, conf) = prepare(&args.data)?;
     let defaults = engines::defaults(kind, &args.data);
     let plan = request::plan(&args.data, &conf, &defaults);
+    if args.workload.update_pad_bytes.is_some() && kind != EngineKind::Postgresql {
+        anyhow::bail!(
+            "--update-pad-bytes does not apply to --engine {} (PostgreSQL only, so far)",
+            kind.name()
+        );
+    }
     let mut driver = request::driver_options(&args.workload, plan, &conf)?;
     if let Some(shard) = &shard {
         check_shard(kind, &args.data, shard)?;
@@ -147,12 +154,13 @@ fn check_shard(kind: EngineKind, data: &DataRequest, shard: &ShardRequest) -> an
     Ok(())
 }
 
-/// The engine and pgio.conf's defaults, once the data options are checked.
+/// The engine and pgio.conf's or slob.conf's defaults, once the data
+/// options are checked.
 fn prepare(data: &DataRequest) -> anyhow::Result<(EngineKind, Defaults)> {
     request::check_data(data)?;
-    let conf = Defaults::read(data.pgio_conf.as_deref())?;
-    if !conf.ignored.is_empty() {
-        crate::note!("strata: --pgio-conf: ignoring {}", conf.ignored.join(", "));
+    let conf = Defaults::read(data.pgio_conf.as_deref(), data.slob_conf.as_deref())?;
+    for note in &conf.notes {
+        crate::note!("strata: {note}");
     }
     Ok((engines::engine_kind(data), conf))
 }
@@ -174,6 +182,7 @@ fn execute(data: &DataRequest, output: &OutputArgs, job: Job) -> anyhow::Result<
     let interrupt = interrupt::install();
     let data = DataRequest {
         db: data.db.clone().or(job.conf.db.clone()),
+        load_parallel: data.load_parallel.or(job.conf.load_parallel),
         ..data.clone()
     };
     let shown_db = engines::shown_db(job.kind, &data)?;

@@ -337,3 +337,62 @@ fn sweep_options_are_checked_before_any_work() {
         &["--cpu-per-block"],
     );
 }
+
+/// `--slob-conf`: a bad value names the file, the line, the setting and
+/// what it accepts, and never shows a password; it does not go with
+/// `--pgio-conf` or another engine — each refused before any work.
+#[test]
+fn slob_conf_values_are_checked_before_any_work() {
+    let confs = scratch();
+    let conf = |name: &str, text: &str| {
+        let path = confs.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path.to_str().unwrap().to_string()
+    };
+    let password = "SYSDBA_PASSWD=\"s3cret-pw\"\n";
+    let over = conf("over.conf", &format!("{password}UPDATE_PCT=150\n"));
+    let stress = conf("stress.conf", "REDO_STRESS=MEDIUM\n");
+    let scale = conf("scale.conf", "SCALE=80m\n");
+    let unterminated = conf("quote.conf", "SYSDBA_PASSWD=\"s3cret-pw\n");
+    let stock = conf("slob.conf", "UPDATE_PCT=20\n");
+    let cases = [
+        (
+            vec!["run", "--slob-conf", &over],
+            vec![over.as_str(), "line 2: UPDATE_PCT=150", "0 to 100"],
+        ),
+        (
+            vec!["run", "--slob-conf", &stress],
+            vec![stress.as_str(), "REDO_STRESS=MEDIUM", "LITE or HEAVY"],
+        ),
+        (
+            vec!["setup", "--slob-conf", &scale],
+            vec!["SCALE=80m", "a count of blocks", "M, G or T"],
+        ),
+        (
+            vec!["run", "--slob-conf", &unterminated],
+            vec![unterminated.as_str(), "line 1", "unterminated"],
+        ),
+        (
+            vec!["run", "--slob-conf", &stock, "--pgio-conf", &stock],
+            vec!["--slob-conf", "cannot be used with", "--pgio-conf"],
+        ),
+        (
+            vec!["run", "--engine", "sqlite", "--slob-conf", &stock],
+            vec!["--slob-conf does not apply to --engine sqlite"],
+        ),
+        (
+            vec!["run", "--engine", "sqlite", "--update-pad-bytes", "256"],
+            vec!["--update-pad-bytes does not apply to --engine sqlite"],
+        ),
+        (
+            vec!["run", "--update-pad-bytes", "4000"],
+            vec!["--update-pad-bytes", "0..=3900"],
+        ),
+    ];
+    for (args, expected) in cases {
+        refused(&args, &expected);
+        let stderr = stderr_of(&run(&args, scratch().path()));
+        assert!(!stderr.contains("s3cret-pw"), "{args:?}: {stderr}");
+        assert!(!stderr.contains("starting"), "{args:?}: {stderr}");
+    }
+}

@@ -295,6 +295,88 @@ fn work_loops_end_every_session_after_exactly_that_many_loops_with_a_pgio_conf()
     assert!(result["window_s"].as_f64().unwrap() > 0.0);
 }
 
+/// SLOB's stock slob.conf, made short: a small SCALE, WORK_LOOP instead of
+/// RUN_TIME, two sessions per schema, heavy redo, and a password that must
+/// never be shown.
+fn short_slob_conf() -> String {
+    let stock = include_str!("../../strata-slob/tests/fixtures/slob.conf");
+    let mut text = String::new();
+    for line in stock.lines() {
+        let line = match line.split_once('=').map(|(name, _)| name) {
+            Some("SCALE") => "SCALE=64M",
+            Some("WORK_LOOP") => "WORK_LOOP=10",
+            Some("THREADS_PER_SCHEMA") => "THREADS_PER_SCHEMA=2",
+            Some("REDO_STRESS") => "REDO_STRESS=HEAVY",
+            Some("#SYSDBA_PASSWD") => "SYSDBA_PASSWD=\"s3cret-pw\"",
+            _ => line,
+        };
+        text.push_str(line);
+        text.push('\n');
+    }
+    text
+}
+
+#[test]
+fn a_slob_conf_sets_the_run_in_slob_s_units_and_the_command_line_wins() {
+    let (_device, dir) = own_filesystem(512);
+    let conf = dir.join("slob.conf");
+    std::fs::write(&conf, short_slob_conf()).unwrap();
+    let args = [
+        "run",
+        "--slob-conf",
+        conf.to_str().unwrap(),
+        "--schemas",
+        "2",
+        "--shared-buffers",
+        "16MiB",
+        "--update-pct",
+        "50",
+        "--json",
+    ];
+    let output = run(&args, &dir);
+    let stderr = stderr_of(&output);
+    assert!(output.status.success(), "strata {args:?} failed: {stderr}");
+    assert!(
+        stderr
+            .contains("--slob-conf: ignoring DATABASE_STATISTICS_TYPE, SYSDBA_PASSWD (Oracle only"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("ignoring EXTERNAL_SCRIPT"), "{stderr}");
+    assert!(
+        !stderr.contains("s3cret-pw"),
+        "the password was shown: {stderr}"
+    );
+    let document: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let options = &document["options"];
+    assert_eq!(options["plan"]["blocks_per_schema"], 8192, "SCALE=64M");
+    assert_eq!(
+        options["plan"]["scan_table_blocks"], 128,
+        "SCAN_TABLE_SZ=1M"
+    );
+    assert_eq!(options["threads_per_schema"], 2);
+    assert_eq!(options["load_parallel"], 2, "LOAD_PARALLEL_DEGREE=2");
+    assert_eq!(options["stop_after"]["work_loops"], 10, "WORK_LOOP=10");
+    let workload = &options["workload"];
+    assert_eq!(workload["work_unit"], 63, "SLOB reads WORK_UNIT - 1 rows");
+    assert_eq!(workload["update_work_unit"], 63);
+    assert_eq!(
+        workload["update_pad_bytes"], 2432,
+        "HEAVY: 19 columns of 128 bytes"
+    );
+    assert_eq!(
+        workload["update_pct"], 50.0,
+        "--update-pct beats UPDATE_PCT=20"
+    );
+    let result = &document["result"];
+    assert_eq!(result["sessions"]["failed"], 0);
+    assert_eq!(result["workload"]["loops"], 2 * 2 * 10);
+    let operations = &result["workload"]["operations"];
+    let selects = operations["select"]["count"].as_u64().unwrap();
+    let updates = operations["update"]["count"].as_u64().unwrap();
+    assert_eq!(selects + updates, 40, "{operations}");
+    assert!(updates > 0, "{operations}");
+}
+
 #[test]
 fn a_killed_server_is_a_clear_error_and_nothing_is_left_behind() {
     let (_device, dir) = own_filesystem(512);

@@ -22,6 +22,7 @@ pub fn driver(plan: SchemaPlan, update_pct: f64, threads_per_schema: u32) -> Dri
     let workload = WorkloadOptions {
         update_pct,
         update_work_unit: 4,
+        update_pad_bytes: 0,
         ..read_only_workload(16)
     };
     driver_options(plan, workload, threads_per_schema, timed(500, 2000))

@@ -19,7 +19,7 @@ use strata_slob::session::tally::{Event, SharedTally};
 use strata_slob::session::{Progress, SessionEnd, SessionSpec};
 
 use crate::pg;
-use crate::schema::qualified;
+use crate::schema::{qualified, PAD_BYTES};
 
 /// How long a session keeps trying to reconnect after losing the server.
 pub(crate) const RECONNECT_LIMIT: Duration = Duration::from_secs(5);
@@ -41,6 +41,7 @@ const BEGIN_UPDATE: &str =
 
 struct SchemaStatements {
     select: Statement,
+    /// With `update_pad_bytes`, its third parameter is the new bytes.
     update: Statement,
     scan: Option<Statement>,
 }
@@ -64,14 +65,14 @@ pub(crate) async fn open_session(
         .batch_execute(SESSION_SETTINGS)
         .await
         .map_err(|error| format!("setting up the session: {}", pg::describe(&error)))?;
-    let own = prepare(&client, &spec.schema, spec.with_scan).await?;
+    let own = prepare(&client, &spec.schema, spec).await?;
     let hot = match &spec.hot_schema {
-        Some(schema) => Some(prepare(&client, schema, spec.with_scan).await?),
+        Some(schema) => Some(prepare(&client, schema, spec).await?),
         None => None,
     };
     let mut also = Vec::with_capacity(spec.also.len());
     for schema in &spec.also {
-        also.push(prepare(&client, schema, spec.with_scan).await?);
+        also.push(prepare(&client, schema, spec).await?);
     }
     Ok(SessionConnection {
         client,
@@ -82,10 +83,13 @@ pub(crate) async fn open_session(
     })
 }
 
+/// `schema`'s statements for the session `spec`: a scan with `with_scan`,
+/// an update that also rewrites the pad's first bytes with
+/// `update_pad_bytes`.
 async fn prepare(
     client: &Client,
     schema: &str,
-    with_scan: bool,
+    spec: &SessionSpec,
 ) -> Result<SchemaStatements, String> {
     let slob = qualified(schema, "slob");
     let prepare_one = |sql: String| async move {
@@ -98,11 +102,15 @@ async fn prepare(
         "SELECT coalesce(sum(n), 0)::bigint, count(*) FROM {slob} WHERE key BETWEEN $1 AND $2"
     ))
     .await?;
+    let pad = match spec.update_pad_bytes {
+        0 => "",
+        _ => ", pad = overlay(pad placing $3 from 1)",
+    };
     let update = prepare_one(format!(
-        "UPDATE {slob} SET n = n + 1 WHERE key BETWEEN $1 AND $2"
+        "UPDATE {slob} SET n = n + 1{pad} WHERE key BETWEEN $1 AND $2"
     ))
     .await?;
-    let scan = match with_scan {
+    let scan = match spec.with_scan {
         true => Some(
             prepare_one(format!(
                 "SELECT count(*) FROM {}",
@@ -298,7 +306,10 @@ impl Session {
         let keys = [choice.first_key, choice.last_key];
         let finished = match (choice.operation, &statements.scan) {
             (Operation::Scan, Some(scan)) => self.scan(scan).await?,
-            (Operation::Update, _) => self.update(&statements.update, keys).await?,
+            (Operation::Update, _) => {
+                let pad = self.new_pad_bytes(choice.first_key);
+                self.update(&statements.update, keys, pad).await?
+            }
             _ => self.select(&statements.select, keys).await?,
         };
         self.record(finished, Event::LoopDone);
@@ -350,18 +361,39 @@ impl Session {
         Ok(done)
     }
 
+    /// `update_pad_bytes` bytes no update of these rows wrote before (the
+    /// pad a COPY loaded is a repeated pattern): WAL carries every one.
+    fn new_pad_bytes(&self, first_key: i64) -> Option<Vec<u8>> {
+        let length = (self.spec.update_pad_bytes as usize).min(PAD_BYTES);
+        if length == 0 {
+            return None;
+        }
+        let mut rng = FastRng::seeded(
+            self.progress.updates.load(Ordering::Relaxed)
+                ^ (first_key as u64).rotate_left(32)
+                ^ u64::from(self.spec.index),
+        );
+        let mut bytes = vec![0; length];
+        rng.fill(&mut bytes);
+        Some(bytes)
+    }
+
     /// One ranged UPDATE in its own transaction, the UPDATE and the COMMIT
     /// timed apart; returns when the commit finished.
     async fn update(
         &self,
         update: &Statement,
         keys: [i64; 2],
+        pad: Option<Vec<u8>>,
     ) -> Result<Instant, tokio_postgres::Error> {
         let client = &self.connection.client;
         client.batch_execute(BEGIN_UPDATE).await?;
         let began = Instant::now();
         self.record(began, Event::Begin);
-        let rows = client.execute(update, &[&keys[0], &keys[1]]).await?;
+        let rows = match &pad {
+            Some(pad) => client.execute(update, &[&keys[0], &keys[1], pad]).await?,
+            None => client.execute(update, &[&keys[0], &keys[1]]).await?,
+        };
         let updated = Instant::now();
         self.record(
             updated,

@@ -199,6 +199,7 @@ mod tests {
             work_unit: 256,
             update_pct: 0.0,
             update_work_unit: 8,
+            update_pad_bytes: 0,
             scan_pct: 0.0,
             think_time: None::<(Duration, Duration)>,
             think_every: 1,

@@ -52,6 +52,9 @@ pub struct WorkloadOptions {
     pub update_pct: f64,
     /// Keys one update changes.
     pub update_work_unit: u32,
+    /// Bytes of each updated row's pad rewritten with new random bytes,
+    /// besides its counter (0: the counter alone); PostgreSQL only.
+    pub update_pad_bytes: u32,
     /// Share of loops that scan the `scan` table, in percent of all loops.
     pub scan_pct: f64,
     /// Pause drawn uniformly from this range after every `think_every` loops.
@@ -156,6 +159,8 @@ pub struct SessionSpec {
     /// each — so that every session count reads the whole data set.
     pub also: Vec<String>,
     pub with_scan: bool,
+    /// [`WorkloadOptions::update_pad_bytes`].
+    pub update_pad_bytes: u32,
 }
 
 /// How a session ended.
@@ -420,6 +425,7 @@ pub fn session_specs(options: &DriverOptions, names: &[String]) -> Vec<SessionSp
                     .cloned()
                     .collect(),
                 with_scan,
+                update_pad_bytes: options.workload.update_pad_bytes,
             }
         })
         .collect()
