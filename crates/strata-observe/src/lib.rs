@@ -3,7 +3,8 @@
 //! place, and hands the sample to the outputs: iostat-style text (live on a
 //! terminal, timestamped lines when piped), JSON lines and CSV rows, the
 //! Recording, and a Prometheus endpoint; `watch` is `strata observe`'s loop
-//! and options. `fleet` makes the same samples of other hosts from what a
+//! and options; `top` and `top_view` are `--top N`, the busiest processes
+//! by device bytes and CPU. `fleet` makes the same samples of other hosts from what a
 //! Prometheus server scraped of their agents.
 //!
 //! Not for: reading /proc or databases (the collectors in `strata-probe`
@@ -16,5 +17,7 @@ pub mod prometheus;
 pub mod record;
 pub mod sampler;
 pub mod stream;
+pub mod top;
+pub mod top_view;
 pub mod view;
 pub mod watch;

@@ -1,10 +1,12 @@
 //! Observe samples in the Recording: one `layers` record per interval,
-//! raw values and rates together, and the replay that turns them back into
-//! the same samples.
+//! raw values and rates together, followed with `--top N` by a `top`
+//! record of the busiest processes, and the replay that turns them back
+//! into the same samples.
 //!
 //! Not for: the format itself (strata-recording).
 
 use crate::sampler::Sample;
+use crate::top::TopProcesses;
 use anyhow::bail;
 use std::path::Path;
 use strata_recording::{Kind, Record, Recording, RecordingWriter};
@@ -13,8 +15,14 @@ pub fn write_sample(writer: &mut RecordingWriter, sample: &Sample) -> anyhow::Re
     writer.write(&Record::Layers(sample.clone()))
 }
 
-/// The samples of an observe recording, in order.
-pub fn read_samples(path: &Path) -> anyhow::Result<Vec<Sample>> {
+/// The top processes of the interval the sample written last ends.
+pub fn write_top(writer: &mut RecordingWriter, top: &TopProcesses) -> anyhow::Result<()> {
+    writer.write(&Record::Top(top.clone()))
+}
+
+/// The samples of an observe recording, in order, each with the top
+/// processes recorded after it.
+pub fn read_samples(path: &Path) -> anyhow::Result<Vec<(Sample, Option<TopProcesses>)>> {
     let recording = Recording::read(path)?;
     if recording.header.kind != Kind::Observe {
         bail!(
@@ -23,5 +31,9 @@ pub fn read_samples(path: &Path) -> anyhow::Result<Vec<Sample>> {
             recording.header.kind
         );
     }
-    Ok(recording.layers().cloned().collect())
+    Ok(recording
+        .layers_with_top()
+        .into_iter()
+        .map(|(sample, top)| (sample.clone(), top.cloned()))
+        .collect())
 }

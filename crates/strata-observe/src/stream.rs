@@ -1,18 +1,30 @@
 //! Samples as a machine-readable stream, one sample at a time as it is
-//! taken: JSON lines (one object per sample: `t_s`, `unix_s`,
-//! `interval_s` and every layer with its raw metrics and per-second
-//! rates) or CSV rows (one per metric per sample, the rate beside the raw
-//! value).
+//! taken: JSON lines (one object per interval: `t_s`, `unix_s`,
+//! `interval_s`, every layer with its raw metrics and per-second rates,
+//! and with `--top N` the busiest processes as `top`;
+//! docs/observe.schema.json) or CSV rows (one per metric per sample, the
+//! rate beside the raw value).
 //!
 //! Not for: the text for people (`view`) or the Recording (`record`).
 
 use crate::sampler::{LayerSample, Sample};
+use crate::top::TopProcesses;
 use strata_core::metrics::MetricKind;
 use strata_output::render::csv::csv_text;
 
-/// One sample as one line of JSON.
-pub fn json_line(sample: &Sample) -> String {
-    let mut line = serde_json::to_string(sample).expect("a sample serializes");
+/// One line of the JSON stream: the sample's members, and `top` beside
+/// them when there is one.
+#[derive(serde::Serialize)]
+struct JsonLine<'a> {
+    #[serde(flatten)]
+    sample: &'a Sample,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    top: Option<&'a TopProcesses>,
+}
+
+/// One interval as one line of JSON.
+pub fn json_line(sample: &Sample, top: Option<&TopProcesses>) -> String {
+    let mut line = serde_json::to_string(&JsonLine { sample, top }).expect("a sample serializes");
     line.push('\n');
     line
 }
@@ -112,9 +124,39 @@ mod tests {
 
     #[test]
     fn a_json_line_reads_back_as_the_sample() {
-        let line = json_line(&sample());
+        let line = json_line(&sample(), None);
         assert!(line.ends_with('\n') && !line.trim_end().contains('\n'));
         let back: Sample = serde_json::from_str(&line).unwrap();
         assert_eq!(back, sample());
+    }
+
+    #[test]
+    fn a_json_line_carries_the_top_processes_beside_the_layers() {
+        let top = TopProcesses {
+            t_s: 3.0,
+            interval_s: 1.0,
+            limit: 5,
+            processes_seen: 1,
+            io_unreadable: 1,
+            processes: vec![crate::top::TopProcess {
+                pid: 42,
+                start_ticks: 7,
+                command: "dd".into(),
+                database: None,
+                role: None,
+                read_mb_per_s: None,
+                write_mb_per_s: None,
+                read_syscalls_per_s: None,
+                write_syscalls_per_s: None,
+                cpu_pct: 1.0,
+                run_delay_ms_per_s: Some(0.0),
+            }],
+        };
+        let line: serde_json::Value =
+            serde_json::from_str(&json_line(&sample(), Some(&top))).unwrap();
+        assert_eq!(line["layers"]["device"]["status"], "values");
+        assert_eq!(line["top"]["processes"][0]["pid"], 42);
+        assert!(line["top"]["processes"][0]["read_mb_per_s"].is_null());
+        assert!(line["top"]["processes"][0].get("role").is_none());
     }
 }

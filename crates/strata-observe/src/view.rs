@@ -7,6 +7,7 @@
 //! Not for: computing rates (the sampler did) or deciding what is wrong.
 
 use crate::sampler::{LayerSample, Sample};
+use crate::top::TopProcesses;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use strata_core::metrics::{Metric, MetricKind, CPU_TICK_COUNTERS};
@@ -574,6 +575,14 @@ fn clock(unix_s: f64) -> String {
     stamp[11..19].to_string()
 }
 
+/// The sections of a sample, and the top processes' after them when
+/// `--top` was asked for.
+fn sections_with_top(sample: &Sample, top: Option<&TopProcesses>) -> Vec<Section> {
+    let mut sections = sections(sample);
+    sections.extend(top.map(crate::top_view::section));
+    sections
+}
+
 /// Timestamped lines (`HH:MM:SS layer …`), a header line per section, for
 /// pipes and files. The first sample has no rates and prints nothing; an
 /// absent layer is reported once, the first time.
@@ -583,13 +592,13 @@ pub struct PlainLines {
 }
 
 impl PlainLines {
-    pub fn render(&mut self, sample: &Sample, all: bool) -> String {
+    pub fn render(&mut self, sample: &Sample, top: Option<&TopProcesses>, all: bool) -> String {
         let mut out = String::new();
         if sample.interval_s == 0.0 {
             return out;
         }
         let time = clock(sample.unix_s);
-        for section in sections(sample) {
+        for section in sections_with_top(sample, top) {
             let absent = section.rows.is_empty() && !section.active;
             let shown = if absent {
                 self.absent_reported.insert(section.layer.clone())
@@ -610,7 +619,12 @@ impl PlainLines {
 
 /// The live screen: one block per layer; quiet layers are summarised in
 /// one line unless `all`.
-pub fn live_screen(sample: &Sample, all: bool, interval_s: f64) -> String {
+pub fn live_screen(
+    sample: &Sample,
+    top: Option<&TopProcesses>,
+    all: bool,
+    interval_s: f64,
+) -> String {
     let mut out = format!(
         "strata observe — {}, every {interval_s:.1} s (Ctrl-C to stop)\n",
         strata_core::time::rfc3339_from_unix(sample.unix_s as i64)
@@ -620,7 +634,7 @@ pub fn live_screen(sample: &Sample, all: bool, interval_s: f64) -> String {
         return out;
     }
     let mut quiet = Vec::new();
-    for section in sections(sample) {
+    for section in sections_with_top(sample, top) {
         if !(all || section.active || section.rows.is_empty()) {
             quiet.push(section.layer);
             continue;

@@ -7,6 +7,7 @@
 
 use crate::exposition::exposition;
 use crate::sampler::{collect_now, Sample, Sampler};
+use crate::top::{TopProcesses, TopTracker};
 use crate::{prometheus, record, stream, view};
 use anyhow::bail;
 use std::path::PathBuf;
@@ -59,12 +60,18 @@ pub struct ObserveRequest {
     #[arg(long, value_name = "URL")]
     pub mariadb: Option<String>,
 
+    /// Also the N processes with the most device bytes read + written per
+    /// second, then CPU, of every process on this machine (scanned each
+    /// interval: those started later too)
+    #[arg(long, value_name = "N", value_parser = top_count, allow_hyphen_values = true)]
+    pub top: Option<u32>,
+
     /// Write every sample to this Recording
     #[arg(long, value_name = "FILE")]
     pub record: Option<PathBuf>,
 
     /// Show a Recording made with --record again, instead of sampling
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["record", "prometheus", "db", "mariadb", "pid", "device", "path", "count", "interval"])]
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["record", "prometheus", "db", "mariadb", "pid", "device", "path", "count", "interval", "top"])]
     pub replay: Option<PathBuf>,
 
     /// Serve the latest sample at http://ADDR/metrics in Prometheus's text format (e.g. 127.0.0.1:9477)
@@ -90,6 +97,16 @@ fn host_label(text: &str) -> Result<String, String> {
     }
 }
 
+/// `--top`'s N: a whole number of processes, 1 or more.
+fn top_count(text: &str) -> Result<u32, String> {
+    match text.parse::<u32>() {
+        Ok(count) if count >= 1 => Ok(count),
+        _ => Err(format!(
+            "'{text}': give a whole number of processes, 1 or more (e.g. --top 10)"
+        )),
+    }
+}
+
 impl ObserveRequest {
     /// `--interval`, else 1 s; refused under 100 ms.
     pub fn interval(&self) -> anyhow::Result<Duration> {
@@ -102,7 +119,8 @@ impl ObserveRequest {
 }
 
 /// How samples are shown: text (a live screen every `live` interval, or
-/// timestamped lines), JSON lines, CSV rows, or nothing (an HTML page is
+/// timestamped lines), JSON lines (one per interval: the first sample,
+/// which has no rates, prints none), CSV rows, or nothing (an HTML page is
 /// made of the Recording afterwards).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Shape {
@@ -140,10 +158,13 @@ impl<'a> Shown<'a> {
         }
     }
 
-    pub fn sample(&mut self, sample: &Sample) -> anyhow::Result<()> {
+    /// Shows `sample` and, with `--top`, the busiest processes of the
+    /// interval it ends.
+    pub fn sample(&mut self, sample: &Sample, top: Option<&TopProcesses>) -> anyhow::Result<()> {
         let text = match self.shape {
             Shape::Nothing => return Ok(()),
-            Shape::Json => stream::json_line(sample),
+            Shape::Json if sample.interval_s == 0.0 => return Ok(()),
+            Shape::Json => stream::json_line(sample, top),
             Shape::Csv if !self.heading_written => {
                 self.heading_written = true;
                 stream::csv_heading() + &stream::csv_rows(sample)
@@ -151,9 +172,9 @@ impl<'a> Shown<'a> {
             Shape::Csv => stream::csv_rows(sample),
             Shape::Live(interval) => format!(
                 "\x1b[2J\x1b[H{}",
-                view::live_screen(sample, self.all, interval.as_secs_f64())
+                view::live_screen(sample, top, self.all, interval.as_secs_f64())
             ),
-            Shape::Lines => self.lines.render(sample, self.all),
+            Shape::Lines => self.lines.render(sample, top, self.all),
         };
         (self.write)(&text)
     }
@@ -170,39 +191,54 @@ pub fn watch(
     let interval = request.interval()?;
     let mut sampler = Sampler::new(collectors);
     if let Some(address) = &request.prometheus {
-        let host = request
-            .host_label
-            .clone()
-            .unwrap_or_else(|| strata_recording::HostInfo::current().hostname);
-        let collectors = sampler.collectors();
-        let scraped_host = host.clone();
-        let metrics: prometheus::Metrics =
-            Arc::new(move || exposition(&collect_now(&collectors), &scraped_host));
-        let bound = prometheus::serve(address, metrics, &host)?;
-        strata_core::note::note(&format!(
-            "strata: serving Prometheus metrics at http://{bound}/metrics"
-        ));
+        serve_prometheus(address, request, &sampler)?;
     }
+    let mut top_tracker = request.top.map(TopTracker::new);
     let samples_wanted = request.count.map(|count| count + 1);
     let mut taken = 0u64;
     let mut next = Instant::now();
     while samples_wanted.is_none_or(|wanted| taken < wanted) && !interrupt.load(Ordering::Relaxed) {
         let sample = sampler.sample();
+        let top = top_tracker.as_mut().and_then(|top| top.next(sample.t_s));
         taken += 1;
         if let Some(writer) = recording.as_mut() {
             record::write_sample(writer, &sample)?;
+            if let Some(top) = &top {
+                record::write_top(writer, top)?;
+            }
         }
-        shown.sample(&sample)?;
+        shown.sample(&sample, top.as_ref())?;
         next += interval;
         sleep_until(next, interrupt);
     }
     Ok(())
 }
 
+/// Serves every layer, collected at each scrape, at `address`.
+fn serve_prometheus(
+    address: &str,
+    request: &ObserveRequest,
+    sampler: &Sampler,
+) -> anyhow::Result<()> {
+    let host = request
+        .host_label
+        .clone()
+        .unwrap_or_else(|| strata_recording::HostInfo::current().hostname);
+    let collectors = sampler.collectors();
+    let scraped_host = host.clone();
+    let metrics: prometheus::Metrics =
+        Arc::new(move || exposition(&collect_now(&collectors), &scraped_host));
+    let bound = prometheus::serve(address, metrics, &host)?;
+    strata_core::note::note(&format!(
+        "strata: serving Prometheus metrics at http://{bound}/metrics"
+    ));
+    Ok(())
+}
+
 /// A Recording made with `--record` shown again.
 pub fn replay(path: &std::path::Path, shown: &mut Shown) -> anyhow::Result<()> {
-    for sample in record::read_samples(path)? {
-        shown.sample(&sample)?;
+    for (sample, top) in record::read_samples(path)? {
+        shown.sample(&sample, top.as_ref())?;
     }
     Ok(())
 }

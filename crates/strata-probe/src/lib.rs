@@ -6,6 +6,8 @@
 //!   device-mapper, md, loop; which disks actually do the work).
 //! - [`safety`]: decide whether strata may write to a raw block device.
 //! - [`cpu`]: host and process CPU time from `/proc`.
+//! - [`top`]: every process's I/O and CPU counters in one pass over
+//!   `/proc`, for `strata observe --top`.
 //!
 //! This crate never writes to a device and never issues I/O for measurement;
 //! load generation lives elsewhere.
@@ -15,3 +17,4 @@ pub mod collectors;
 pub mod cpu;
 pub mod diskstats;
 pub mod safety;
+pub mod top;

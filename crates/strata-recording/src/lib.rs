@@ -19,6 +19,7 @@ pub mod read;
 pub mod record;
 pub mod run;
 pub mod sweep;
+pub mod top;
 mod v1;
 
 pub use environment::{Environment, Options};

@@ -124,6 +124,24 @@ impl Recording {
         })
     }
 
+    /// Each interval's samples with the top processes recorded after it
+    /// (`strata observe --top N`; `None` where there were none).
+    pub fn layers_with_top(&self) -> Vec<(&Sample, Option<&crate::top::TopProcesses>)> {
+        let mut intervals: Vec<(&Sample, Option<&crate::top::TopProcesses>)> = Vec::new();
+        for record in self.records() {
+            match record {
+                Record::Layers(sample) => intervals.push((sample, None)),
+                Record::Top(top) => {
+                    if let Some(last) = intervals.last_mut().filter(|(s, _)| s.t_s == top.t_s) {
+                        last.1 = Some(top);
+                    }
+                }
+                _ => {}
+            }
+        }
+        intervals
+    }
+
     pub fn run_seconds(&self) -> impl Iterator<Item = &SecondCounts> {
         self.records().filter_map(|record| match record {
             Record::RunSecond(second) => Some(second),

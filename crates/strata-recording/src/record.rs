@@ -10,6 +10,7 @@ use crate::device::IostatFigures;
 use crate::layers::Sample;
 use crate::run::{LoadReport, RunFigures, SecondCounts, StatementOutlier};
 use crate::sweep::SweepSummary;
+use crate::top::TopProcesses;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -20,6 +21,9 @@ use std::collections::BTreeMap;
 pub enum Record {
     /// Every layer at one moment (each command samples each second).
     Layers(Sample),
+    /// The busiest processes over the interval that ended at the `layers`
+    /// record before it (`strata observe --top N`).
+    Top(TopProcesses),
     /// What a run's sessions completed in one second of its window.
     RunSecond(SecondCounts),
     /// What a calibrate point completed in one second of its window.
@@ -55,6 +59,7 @@ impl Record {
     pub fn type_name(&self) -> &'static str {
         match self {
             Record::Layers(_) => "layers",
+            Record::Top(_) => "top",
             Record::RunSecond(_) => "run_second",
             Record::PointSecond(_) => "point_second",
             Record::WindowDevice(_) => "window_device",

@@ -6,6 +6,7 @@
 
 use crate::interrupt;
 use crate::output::Stream;
+use anyhow::bail;
 use clap::Args;
 use std::io::IsTerminal;
 use std::sync::atomic::Ordering;
@@ -24,13 +25,14 @@ pub struct ObserveArgs {
     #[command(flatten)]
     request: ObserveRequest,
     /// text: live on a terminal, timestamped lines when piped; json: one
-    /// line per sample; csv: one row per metric per sample; html: the report
+    /// line per interval; csv: one row per metric per sample; html: the report
     /// of the samples when observing ends
     #[command(flatten)]
     output: OutputArgs,
 }
 
 pub fn run(args: ObserveArgs) -> anyhow::Result<i32> {
+    check_top_output(&args)?;
     let mut stream = Stream::open(&args.output)?;
     let mut write = |text: &str| stream.write(text);
     if let Some(path) = &args.request.replay {
@@ -69,6 +71,20 @@ pub fn run(args: ObserveArgs) -> anyhow::Result<i32> {
         true => interrupt::exit_code(),
         false => 0,
     })
+}
+
+/// `--top` is shown as text or JSON: refused with CSV (one row per metric)
+/// and HTML (the report of the layers) before any work.
+fn check_top_output(args: &ObserveArgs) -> anyhow::Result<()> {
+    let format = args.output.chosen();
+    if let (Some(count), Format::Csv | Format::Html) = (args.request.top, format) {
+        bail!(
+            "--top {count} is shown with --format text or --format json (--json), not with \
+             --format {}",
+            format.name()
+        );
+    }
+    Ok(())
 }
 
 /// The shape of the shown samples for the format asked for.
@@ -125,6 +141,7 @@ fn header(args: &ObserveRequest, interval: Duration, other_hosts: &[ServerHost])
         "devices": args.device,
         "path": args.path,
         "pids": args.pid,
+        "top": args.top,
         "postgres": args.db.as_deref().and_then(|url| ConnectionTarget::parse(url).ok()).map(|t| t.redacted()),
         "mariadb": args.mariadb.is_some(),
     });

@@ -396,3 +396,34 @@ fn slob_conf_values_are_checked_before_any_work() {
         assert!(!stderr.contains("starting"), "{args:?}: {stderr}");
     }
 }
+
+#[test]
+fn observe_top_counts_and_output_options() {
+    refused(&["observe", "--top", "0"], &["--top", "'0'", "1 or more"]);
+    refused(
+        &["observe", "--top", "abc"],
+        &["--top", "'abc'", "1 or more"],
+    );
+    refused(&["observe", "--top", "-3"], &["--top", "1 or more"]);
+    refused(
+        &["observe", "--top", "5", "--format", "csv"],
+        &[
+            "--top 5",
+            "--format text",
+            "--format json",
+            "not with --format csv",
+        ],
+    );
+    refused(
+        &["observe", "--top", "5", "--html", "top.html"],
+        &["--top 5", "not with --format html"],
+    );
+    refused(
+        &["observe", "--json", "--format", "csv"],
+        &["--json", "--format"],
+    );
+    refused(
+        &["observe", "--json", "--html", "o.html"],
+        &["--html", "--json"],
+    );
+}

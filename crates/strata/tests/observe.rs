@@ -424,3 +424,120 @@ fn database_layers_show_postgresql_waits_and_mariadb_counters() {
         "{text}"
     );
 }
+
+/// dd's own last line: `N bytes (…) copied, S s, R MB/s`.
+fn dd_report(stderr: &[u8]) -> String {
+    let text = String::from_utf8_lossy(stderr);
+    text.lines().last().unwrap_or_default().to_string()
+}
+
+/// Read MB/s of each `top` row of `pid` in observe's piped text
+/// (`HH:MM:SS top PID READ WRITE …`).
+fn top_read_mb_per_s(text: &str, pid: u32) -> Vec<f64> {
+    text.lines()
+        .map(|line| line.split_whitespace().collect::<Vec<_>>())
+        .filter(|fields| fields.get(1) == Some(&"top") && fields.get(2) == Some(&&*pid.to_string()))
+        .map(|fields| fields[3].parse().unwrap_or(f64::NAN))
+        .collect()
+}
+
+#[test]
+fn top_names_a_reader_started_after_observe_with_its_device_reads() {
+    let dir = scratch();
+    let file = dir.path().join("read-me");
+    let written = Command::new("dd")
+        .args([
+            "if=/dev/zero",
+            "bs=1M",
+            "count=256",
+            "oflag=direct",
+            "status=none",
+        ])
+        .arg(format!("of={}", file.display()))
+        .status()
+        .unwrap();
+    assert!(written.success());
+    let observer = strata()
+        .args(["observe", "--top", "5", "--count", "3", "--interval", "1s"])
+        .current_dir(dir.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1200));
+    // 4 KiB O_DIRECT reads: every byte from the device, slowly enough to
+    // outlast a 1 s interval.
+    let started = std::time::Instant::now();
+    let reader = Command::new("dd")
+        .arg(format!("if={}", file.display()))
+        .args(["of=/dev/null", "bs=4k", "iflag=direct"])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let dd_pid = reader.id();
+    let observed = observer.wait_with_output().unwrap();
+    let dd = reader.wait_with_output().unwrap();
+    let dd_seconds = started.elapsed().as_secs_f64();
+    assert!(observed.status.success(), "{}", stderr_of(&observed));
+    assert!(dd.status.success(), "{}", dd_report(&dd.stderr));
+    let text = String::from_utf8(observed.stdout).unwrap();
+    let reads = top_read_mb_per_s(&text, dd_pid);
+    eprintln!(
+        "observe saw dd read {reads:?} MB/s; dd: {}",
+        dd_report(&dd.stderr)
+    );
+    assert!(
+        dd_seconds > 1.0,
+        "dd ended in {dd_seconds:.2} s, too fast to straddle a scan of /proc"
+    );
+    assert!(
+        reads.iter().any(|mb_per_s| *mb_per_s > 0.0),
+        "dd (pid {dd_pid}) with read MB/s > 0 among the top 5: {text}"
+    );
+    assert!(text.contains("read MB/s") && text.contains("syscalls/s") && text.contains("% CPU"));
+}
+
+#[test]
+fn top_is_recorded_and_replayed_as_the_same_json_lines() {
+    let dir = scratch();
+    let record = dir.path().join("top.strata");
+    let live = observe_output(
+        &[
+            "observe",
+            "--top",
+            "3",
+            "--count",
+            "2",
+            "--interval",
+            "300ms",
+            "--json",
+            "--record",
+            record.to_str().unwrap(),
+        ],
+        dir.path(),
+    );
+    let replayed = observe_output(
+        &["observe", "--replay", record.to_str().unwrap(), "--json"],
+        dir.path(),
+    );
+    assert_eq!(live, replayed);
+    let lines: Vec<serde_json::Value> = live
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2, "{live}");
+    for line in &lines {
+        let processes = line["top"]["processes"].as_array().unwrap();
+        assert!(!processes.is_empty() && processes.len() <= 3, "{line}");
+        assert_eq!(line["top"]["t_s"], line["t_s"]);
+    }
+    let recording = std::fs::read_to_string(&record).unwrap();
+    assert_eq!(
+        recording
+            .lines()
+            .filter(|l| l.starts_with("{\"type\":\"top\""))
+            .count(),
+        2,
+        "one top record per interval"
+    );
+}

@@ -653,3 +653,73 @@ fn the_observe_schema_rejects_what_a_line_cannot_be() {
     ];
     assert_each_rejected(&schema, &valid, &broken);
 }
+
+#[test]
+fn observe_json_with_top_is_one_line_per_interval_matching_the_schema() {
+    let dir = scratch();
+    let schema = schema("observe.schema.json");
+    let args = [
+        "observe",
+        "--json",
+        "--count",
+        "2",
+        "--interval",
+        "500ms",
+        "--top",
+        "5",
+    ];
+    let output = run(&args, dir.path());
+    assert!(output.status.success(), "{}", stderr_of(&output));
+    let stdout = String::from_utf8(output.stdout).expect("UTF-8");
+    assert_eq!(
+        stdout.lines().count(),
+        2,
+        "--count 2 is two lines: {stdout}"
+    );
+    let mut last = Value::Null;
+    for (number, line) in stdout.lines().enumerate() {
+        let line: Value = serde_json::from_str(line).expect("one JSON object per line");
+        assert_valid(
+            &schema,
+            &line,
+            &format!("observe --top line {}", number + 1),
+        );
+        let top = &line["top"];
+        assert_eq!(top["limit"], 5);
+        assert!(top["interval_s"].as_f64().unwrap() > 0.3, "{top}");
+        let processes = top["processes"].as_array().unwrap();
+        assert_eq!(processes.len(), 5, "a machine has more than 5 processes");
+        for field in [
+            "read_mb_per_s",
+            "write_mb_per_s",
+            "read_syscalls_per_s",
+            "cpu_pct",
+            "run_delay_ms_per_s",
+        ] {
+            assert!(
+                processes.iter().all(|p| p.get(field).is_some()),
+                "{field} in {top}"
+            );
+        }
+        last = line;
+    }
+    let broken: [Breaking; 4] = [
+        ("MB/s as text", |line| {
+            line["top"]["processes"][0]["read_mb_per_s"] = json!("12 MB/s");
+        }),
+        ("a process without its pid", |line| {
+            line["top"]["processes"][0]
+                .as_object_mut()
+                .unwrap()
+                .remove("pid");
+        }),
+        ("a top of no processes asked for", |line| {
+            line["top"]["limit"] = json!(0);
+        }),
+        ("an unknown database", |line| {
+            line["top"]["processes"][0]["database"] = json!("oracle");
+            line["top"]["processes"][0]["role"] = json!("dbwr");
+        }),
+    ];
+    assert_each_rejected(&schema, &last, &broken);
+}

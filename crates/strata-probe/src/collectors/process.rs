@@ -163,7 +163,7 @@ fn state_and_start_time(stat: &str) -> Option<(char, u64)> {
 
 /// Sums of (cpu_ns, run_delay_ns) over the threads in `/proc/PID/task`;
 /// `None` when no thread's schedstat could be read.
-fn thread_schedstat_sums(proc_dir: &Path) -> Option<(u64, u64)> {
+pub(crate) fn thread_schedstat_sums(proc_dir: &Path) -> Option<(u64, u64)> {
     let entries = std::fs::read_dir(proc_dir.join("task")).ok()?;
     let mut sums = None;
     for entry in entries.flatten() {
