@@ -1,6 +1,6 @@
 //! Builds a [`Report`] from a Recording written by `strata run`,
 //! `strata calibrate` or `strata observe`, for a window of it, and compares
-//! two reports.
+//! Recordings of one kind (`compare`).
 //!
 //! Every kind of recording is first reduced to one [`measured::Measured`]
 //! window (totals per layer), from which the shared sections and the
@@ -25,7 +25,7 @@ mod shards;
 mod sweep;
 mod time_series;
 
-pub use compare::compare;
+pub use compare::{compare, compare_recordings};
 
 use crate::findings::WindowFigures;
 use anyhow::bail;
@@ -99,17 +99,28 @@ pub fn report_of(recording: &Recording, options: &ReportOptions) -> anyhow::Resu
 pub fn figures_with(path: &Path, options: &ReportOptions) -> anyhow::Result<WindowFigures> {
     let recording = Recording::read(path)?;
     let (timeline, length_s) = timeline_of(&recording, options)?;
-    let threshold_ms = threshold(options, &recording);
-    let window = whole_unless(options.window, length_s);
-    let measured = match recording.header.kind {
-        Kind::Run => run_measured(&recording, &timeline, options, length_s).0,
-        Kind::Calibrate => {
-            let points = calibrate::points_in(calibrate::points(&recording), window);
-            calibrate::measured(&recording, &timeline, &points, window, threshold_ms)
-        }
-        Kind::Observe => observe::measured(&recording, &timeline, window, threshold_ms),
-    };
+    let measured = measured_of(&recording, &timeline, options, length_s);
     Ok(figures::window_figures(&measured))
+}
+
+/// The recording's window (`options`' or its own) reduced to totals per
+/// layer, whatever its kind.
+fn measured_of(
+    recording: &Recording,
+    timeline: &Timeline,
+    options: &ReportOptions,
+    length_s: f64,
+) -> Measured {
+    let threshold_ms = threshold(options, recording);
+    let window = whole_unless(options.window, length_s);
+    match recording.header.kind {
+        Kind::Run => run_measured(recording, timeline, options, length_s).0,
+        Kind::Calibrate => {
+            let points = calibrate::points_in(calibrate::points(recording), window);
+            calibrate::measured(recording, timeline, &points, window, threshold_ms)
+        }
+        Kind::Observe => observe::measured(recording, timeline, window, threshold_ms),
+    }
 }
 
 /// The recording's timeline and its length in seconds, once the options'

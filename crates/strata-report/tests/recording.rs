@@ -379,9 +379,9 @@ fn compare_puts_a_and_b_side_by_side() {
         .iter()
         .map(|column| column.name.as_str())
         .collect();
-    assert_eq!(names, ["metric", "layer", "A", "B", "change %"]);
+    assert_eq!(names, ["metric", "layer", "unit", "A", "B", "B vs A"]);
     let blocks = table.row("blocks read (8 KiB) (blocks/s)").unwrap();
-    assert!(blocks[4].value.unwrap() > 100.0, "{blocks:?}");
+    assert!(blocks[5].value.unwrap() > 100.0, "{blocks:?}");
     assert!(both
         .findings
         .iter()

@@ -1,4 +1,4 @@
-//! `strata report`: reads a Recording (or two, to compare), or asks a
+//! `strata report`: reads a Recording (or several of one kind, to compare), or asks a
 //! Prometheus server what it scraped of a fleet's agents over a window, and
 //! prints the report in any output format (`crate::output`).
 //!
@@ -14,15 +14,17 @@ use strata_output::args::OutputArgs;
 use strata_output::document::{Fact, Window};
 use strata_output::Output;
 use strata_recording::merge::merge_files;
-use strata_report::recording::{compare, report_of, report_with, ReportOptions};
+use strata_report::recording::{compare_recordings, report_of, report_with, ReportOptions};
 
 #[derive(Args)]
 pub struct ReportArgs {
     /// The Recording to report on; several: the shards of one run, merged
     #[arg(required_unless_present_any = ["compare", "prometheus"], value_name = "RECORDING")]
     pub recordings: Vec<PathBuf>,
-    /// Two Recordings side by side (A, then B), with the change from A to B
-    #[arg(long, num_args = 2, value_names = ["A", "B"], conflicts_with_all = ["recordings", "prometheus"])]
+    /// Two or more Recordings of one kind side by side (A, B, C…): the
+    /// settings that differ first, then each one's figures with the change
+    /// from A, and findings that explain it
+    #[arg(long, num_args = 2.., value_names = ["A", "B"], conflicts_with_all = ["recordings", "prometheus"])]
     pub compare: Option<Vec<PathBuf>>,
     /// A Prometheus server (http://HOST:9090) that scrapes strata agents or
     /// node_exporters: report every host's devices and CPU between --from
@@ -67,10 +69,7 @@ pub fn run(args: ReportArgs) -> anyhow::Result<i32> {
         outlier_threshold_ms: args.outlier_threshold.map(|time| time.as_secs_f64() * 1e3),
     };
     let report = match (&args.compare, args.recordings.as_slice(), &args.prometheus) {
-        (Some(pair), _, _) => compare(
-            &report_with(&pair[0], &options)?,
-            &report_with(&pair[1], &options)?,
-        ),
+        (Some(paths), _, _) => compare_recordings(paths, &options)?,
         (None, [path], _) => report_with(path, &options)?,
         (None, [], Some(url)) => fleet_report(url, &args, &options)?,
         (None, [], None) => bail!("give a RECORDING, --compare A B, or --prometheus URL"),

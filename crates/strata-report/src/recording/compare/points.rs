@@ -1,0 +1,121 @@
+//! [points] of compared calibrations, point by point: points match when
+//! their groups run the same workload (pattern and read share), queue
+//! depth, jobs, block size and sync mode, whatever the points' names (a
+//! sweep's `small=4 large=0` matches a single point at qd 4). Each match's
+//! IOPS, MB/s and latency percentiles with the change from A; points
+//! present in only some Recordings are named.
+//!
+//! Not for: one calibration's curves (`crate::recording::calibrate`).
+
+use super::compared::{table, Compared};
+use super::Side;
+use crate::recording::sections::{DEVICE, WORKLOAD};
+use strata_core::histogram::LatencySummary;
+use strata_output::document::Section;
+use strata_recording::record::PointRecord;
+
+/// What a point ran, as the key points match by: each group's workload.
+fn key(point: &PointRecord) -> String {
+    point
+        .point
+        .groups
+        .iter()
+        .map(|group| {
+            format!(
+                "{} bs={} qd={} jobs={} sync={}",
+                group.rw,
+                strata_core::units::format_size(u64::from(group.block_size_bytes)).replace(' ', ""),
+                group.queue_depth,
+                group.jobs,
+                format!("{:?}", group.sync).to_lowercase()
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(" + ")
+}
+
+/// Every point key of any Recording, in the order they first appear.
+fn keys(sides: &[Side]) -> Vec<String> {
+    let mut keys: Vec<String> = Vec::new();
+    for side in sides {
+        for point in side.recording.point_results() {
+            let key = key(point);
+            if !keys.contains(&key) {
+                keys.push(key);
+            }
+        }
+    }
+    keys
+}
+
+fn point<'a>(side: &'a Side, key: &str) -> Option<&'a PointRecord> {
+    side.recording
+        .point_results()
+        .find(|point| self::key(point) == key)
+}
+
+/// A point's figures: (metric, layer, unit, figure).
+type PointFigure = (
+    &'static str,
+    &'static str,
+    &'static str,
+    fn(&PointRecord) -> Option<f64>,
+);
+
+/// The first group's latency summary, µs.
+fn first_group(point: &PointRecord) -> Option<&LatencySummary> {
+    point.point.groups.first().map(|group| &group.all.latency)
+}
+
+const POINT_FIGURES: [PointFigure; 5] = [
+    ("IOPS", DEVICE, "requests/s", |p| {
+        Some(p.point.groups.iter().map(|group| group.all.iops).sum())
+    }),
+    ("MB/s", DEVICE, "MB/s", |p| Some(p.point.mb_per_s())),
+    ("p50", WORKLOAD, "ms", |p| {
+        Some(first_group(p)?.lat_p50_us / 1e3)
+    }),
+    ("p99", WORKLOAD, "ms", |p| {
+        Some(first_group(p)?.lat_p99_us / 1e3)
+    }),
+    ("p99.9", WORKLOAD, "ms", |p| {
+        Some(first_group(p)?.lat_p99_9_us / 1e3)
+    }),
+];
+
+/// One point's rows: IOPS, MB/s, and its first group's p50, p99, p99.9.
+fn rows(sides: &[Side], key: &str) -> Vec<Compared> {
+    let points: Vec<Option<&PointRecord>> = sides.iter().map(|side| point(side, key)).collect();
+    POINT_FIGURES
+        .iter()
+        .map(|(metric, layer, unit, figure)| {
+            let values = points.iter().map(|p| p.and_then(figure)).collect();
+            Compared::new(format!("{key}: {metric}"), layer, unit, values)
+        })
+        .collect()
+}
+
+/// The section: matching points compared, the others named.
+pub(super) fn section(sides: &[Side]) -> Section {
+    let marks: Vec<String> = sides.iter().map(|side| side.mark.clone()).collect();
+    let (matched, unmatched): (Vec<String>, Vec<String>) = keys(sides)
+        .into_iter()
+        .partition(|key| sides.iter().all(|side| point(side, key).is_some()));
+    let rows: Vec<Compared> = matched.iter().flat_map(|key| rows(sides, key)).collect();
+    let mut section = Section::new("points", "Point by point");
+    section = match rows.is_empty() {
+        true => section.note("No point of one Recording matches a point of every other."),
+        false => section.table(table("Matching points", &marks, &rows)),
+    };
+    for key in unmatched {
+        let present: Vec<String> = sides
+            .iter()
+            .filter_map(|side| Some(format!("{} ({})", side.mark, point(side, &key)?.point.name)))
+            .collect();
+        section = section.note(format!("Only in {}: {key}.", present.join(", ")));
+    }
+    section.note(
+        "Points match by workload, block size, queue depth, jobs and sync mode; latency is \
+         the point's first group's, as strata's own requests timed it.",
+    )
+}
