@@ -7,7 +7,7 @@
 //! (the renderers in strata-report do).
 
 use crate::figures::{window_figures, LoadFigures, Rate};
-use crate::model::{AwrReport, WaitEvent};
+use crate::model::AwrReport;
 use strata_output::document::{format_number, Cell, Column, Fact, Report, Section, Table};
 
 mod iostat;
@@ -50,12 +50,37 @@ pub fn findings(awr: &AwrReport) -> Vec<strata_output::document::Finding> {
 
 fn title(awr: &AwrReport) -> String {
     let release = awr.header.release.as_deref().unwrap_or("unknown release");
-    let scope = if awr.format == crate::Format::HtmlAwrGlobal {
-        "RAC global"
+    format!(
+        "strata awr — {} {release} {}",
+        awr.format.describe(),
+        scope(awr)
+    )
+}
+
+/// Which part of the database the report covers: the whole cluster, one
+/// instance of a RAC database (which of how many), one instance, a PDB.
+fn scope(awr: &AwrReport) -> String {
+    let header = &awr.header;
+    let mut scope = if awr.format == crate::Format::HtmlAwrGlobal {
+        "RAC global (all instances)".to_string()
+    } else if header.rac == Some(true) {
+        let name = header.instances.first().map(String::as_str).unwrap_or("?");
+        let number = header
+            .instance_number
+            .map_or(String::new(), |number| format!(" {number}"));
+        let of = header
+            .cluster_instances
+            .map_or(String::new(), |count| format!(" of {count}"));
+        format!("RAC instance{number}{of} ({name}), not the whole cluster")
     } else {
-        "single instance"
+        "single instance".to_string()
     };
-    format!("strata awr — {} {release} {scope}", awr.format.describe())
+    if let Some(pdb) = &header.pdb {
+        scope.push_str(&format!(
+            ", PDB {pdb} (a PDB report: no background waits, IOStat by function or host CPU)"
+        ));
+    }
+    scope
 }
 
 fn about(awr: &AwrReport) -> Vec<Fact> {
@@ -68,6 +93,8 @@ fn about(awr: &AwrReport) -> Vec<Fact> {
     };
     add("Report", Some(awr.format.describe().to_string()));
     add("Database", header.database.clone());
+    add("DBID", header.dbid.clone());
+    add("Scope", Some(scope(awr)));
     add(
         "Instances",
         (!header.instances.is_empty()).then(|| header.instances.join(", ")),
@@ -82,6 +109,15 @@ fn about(awr: &AwrReport) -> Vec<Fact> {
             .map(|cpus| format_number(cpus, 0)),
     );
     add("Block size", block_size_text(awr));
+    add(
+        "Layout",
+        header.spooled_at.map(|width| {
+            format!(
+                "spooled through SQL*Plus at {width} columns (every line cut there); \
+                 strata rejoined the lines before reading"
+            )
+        }),
+    );
     add(
         "Begin snapshot",
         header.begin_snap.as_ref().map(snapshot_text),
@@ -263,19 +299,4 @@ fn push_request_size(table: &mut Table, kind: &str, bytes: Option<f64>, block: O
         2,
         "bytes ÷ requests ÷ block size",
     );
-}
-
-/// A wait event as a row of a waits table.
-fn event_row(event: &WaitEvent) -> Vec<Cell> {
-    let optional = |value: Option<f64>, decimals, unit: &str| {
-        value.map_or_else(Cell::empty, |value| Cell::number(value, decimals, unit))
-    };
-    vec![
-        Cell::text(&event.name),
-        optional(event.waits, 0, "waits"),
-        optional(event.time_s, 1, "s"),
-        optional(event.average_ms(), 3, "ms"),
-        optional(event.pct_time, 1, "%"),
-        Cell::text(event.wait_class.as_deref().unwrap_or("")),
-    ]
 }

@@ -11,12 +11,16 @@
 
 use crate::model::AwrReport;
 use strata_output::document::Figure;
-use strata_report::findings::{CommitFigures, CpuEvidence, DatabaseIo, TempFigures, WindowFigures};
+use strata_report::findings::{CommitFigures, CpuEvidence, DatabaseIo, WindowFigures};
 
 /// A per-second rate and the statistic or Load Profile row it came from.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Rate {
     pub per_second: f64,
+    /// The statistic's total over the interval, where the report prints
+    /// it: ratios of two statistics are taken from totals, not from the
+    /// rounded per-second column.
+    pub total: Option<f64>,
     pub source: String,
 }
 
@@ -135,15 +139,24 @@ fn request_bytes(
     blocks: &Option<Rate>,
     block_size: Option<f64>,
 ) -> Option<f64> {
-    let requests = requests.as_ref()?.per_second;
-    if requests <= 0.0 {
-        return None;
-    }
-    let bytes = match bytes {
-        Some(bytes) => bytes.per_second,
-        None => blocks.as_ref()?.per_second * block_size?,
+    let requests = requests.as_ref()?;
+    let by_totals = |rate: &Rate, scale: f64| {
+        let bytes = rate.total? * scale;
+        requests
+            .total
+            .filter(|total| *total > 0.0)
+            .map(|total| bytes / total)
     };
-    Some(bytes / requests)
+    if let Some(bytes) = bytes {
+        return by_totals(bytes, 1.0).or_else(|| {
+            (requests.per_second > 0.0).then(|| bytes.per_second / requests.per_second)
+        });
+    }
+    let blocks = blocks.as_ref()?;
+    let block_size = block_size?;
+    by_totals(blocks, block_size).or_else(|| {
+        (requests.per_second > 0.0).then(|| blocks.per_second * block_size / requests.per_second)
+    })
 }
 
 /// The statistic's rate, else the first Load Profile row found × `scale`.
@@ -151,12 +164,14 @@ fn rate(report: &AwrReport, stat: &str, rows: &[&str], scale: f64) -> Option<Rat
     if let Some(per_second) = report.stat_per_second(stat) {
         return Some(Rate {
             per_second,
+            total: report.stat(stat).and_then(|stat| stat.total),
             source: format!("statistic '{stat}'"),
         });
     }
     let row = report.profile(rows)?;
     Some(Rate {
         per_second: row.per_second? * scale,
+        total: None,
         source: format!("Load Profile '{}'", row.label),
     })
 }
@@ -182,7 +197,6 @@ pub fn window_figures(report: &AwrReport) -> WindowFigures {
         },
         commit: commit_figures(report),
         cpu: cpu(report),
-        temp: temp(report),
         ..WindowFigures::default()
     }
 }
@@ -229,15 +243,5 @@ fn cpu(report: &AwrReport) -> Option<CpuEvidence> {
         cpus: host.cpus?,
         idle_pct: host.idle_pct,
         ..CpuEvidence::default()
-    })
-}
-
-/// Sorts that went to disk stand for temp files; their bytes are the
-/// direct writes to the temporary tablespace. Both must be in the report.
-fn temp(report: &AwrReport) -> Option<TempFigures> {
-    let blocks = report.stat_total("physical writes direct temporary tablespace")?;
-    Some(TempFigures {
-        files: report.stat_total("sorts (disk)")?,
-        bytes: blocks * report.header.block_size_bytes?,
     })
 }

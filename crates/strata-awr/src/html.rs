@@ -30,6 +30,36 @@ pub fn tables(page: &str) -> Vec<RawTable> {
     reader.finish()
 }
 
+/// The line size an HTML report was spooled at through SQL*Plus without
+/// `trimspool` (`set linesize 132`): nearly every line is exactly that long,
+/// cut mid-tag and padded with spaces. `None` for a report as awrrpt wrote it.
+pub fn spool_width(page: &str) -> Option<usize> {
+    let lengths: Vec<usize> = page
+        .lines()
+        .map(|line| line.trim_end_matches('\r').len())
+        .collect();
+    let widest = *lengths.iter().max()?;
+    let at_widest = lengths.iter().filter(|length| **length == widest).count();
+    (lengths.len() >= 100 && widest <= 512 && at_widest * 10 >= lengths.len() * 9).then_some(widest)
+}
+
+/// The page with its spooled lines rejoined: a line cut at `width` (its
+/// last character not a space) continues on the next; a padded line ended
+/// where the report's own line did.
+pub fn rejoin_spooled(page: &str, width: usize) -> String {
+    let mut joined = String::with_capacity(page.len());
+    for line in page.lines() {
+        let line = line.trim_end_matches('\r');
+        if line.len() == width && !line.ends_with(' ') {
+            joined.push_str(line);
+        } else {
+            joined.push_str(line.trim_end_matches(' '));
+            joined.push('\n');
+        }
+    }
+    joined
+}
+
 #[derive(Default)]
 struct Reader {
     finished: Vec<RawTable>,
@@ -43,6 +73,7 @@ struct Reader {
 #[derive(Default)]
 struct TableBuilder {
     title: String,
+    heading: String,
     header_rows: Vec<Vec<String>>,
     rows: Vec<Vec<String>>,
     row: Option<RowBuilder>,
@@ -133,13 +164,15 @@ impl Reader {
 
     fn open_table(&mut self, inside: &str) {
         let summary = squeeze(&attribute(inside, "summary").unwrap_or_default());
+        let heading = tail_chars(&squeeze(&self.between), TITLE_KEEP).to_string();
         let title = if summary.is_empty() {
-            tail_chars(&squeeze(&self.between), TITLE_KEEP).to_string()
+            heading.clone()
         } else {
             summary
         };
         self.open.push(TableBuilder {
             title,
+            heading,
             ..TableBuilder::default()
         });
     }
@@ -205,6 +238,7 @@ impl TableBuilder {
         self.end_row();
         RawTable {
             title: self.title,
+            heading: self.heading,
             header: self.header_rows.pop().unwrap_or_default(),
             rows: self.rows,
         }

@@ -37,11 +37,19 @@ const BANNER_WITHIN: usize = 256 * 1024;
 /// Reads one report. `name` is used in messages and in the report.
 pub fn parse(text: &str, name: &str) -> anyhow::Result<AwrReport> {
     let format = detect(text, name)?;
+    let spooled_at = match format {
+        Format::HtmlAwr | Format::HtmlAwrGlobal => html::spool_width(text),
+        Format::TextAwr | Format::Statspack => None,
+    };
+    let rejoined = spooled_at.map(|width| html::rejoin_spooled(text, width));
+    let text = rejoined.as_deref().unwrap_or(text);
     let tables = match format {
         Format::HtmlAwr | Format::HtmlAwrGlobal => html::tables(text),
         Format::TextAwr | Format::Statspack => text::tables(text),
     };
-    Ok(extract::extract(&tables, text, name, format))
+    let mut report = extract::extract(&tables, text, name, format);
+    report.header.spooled_at = spooled_at;
+    Ok(report)
 }
 
 /// Which kind of report `text` is, or an error saying what was expected.
@@ -55,10 +63,19 @@ pub fn detect(text: &str, name: &str) -> anyhow::Result<Format> {
     }
     let head = text[..head_end].to_ascii_lowercase();
     let html = head.contains("<html") || head.contains("<table");
+    if head.contains("compare period report") || head.contains("compare period (rac) report") {
+        bail!(
+            "{name} is an AWR compare-period report (awrddrpt): strata awr reads one period's \
+             report; give it each period's own report (awrrpt) and compare them with \
+             `strata awr A B`"
+        );
+    }
     if head.contains("workload repository report (rac)") && html {
         return Ok(Format::HtmlAwrGlobal);
     }
-    if head.contains("workload repository report") {
+    if head.contains("workload repository report")
+        || head.contains("workload repository pdb report")
+    {
         return Ok(if html {
             Format::HtmlAwr
         } else {

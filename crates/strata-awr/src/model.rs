@@ -72,7 +72,19 @@ pub struct AwrReport {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Header {
     pub database: Option<String>,
+    /// The database's DBID: what tells two databases of one name apart.
+    pub dbid: Option<String>,
     pub instances: Vec<String>,
+    /// An instance report's instance number (`Inst Num`).
+    pub instance_number: Option<u32>,
+    /// How many instances the database had open at the snapshots (a RAC
+    /// instance report's `Instances` column).
+    pub cluster_instances: Option<u32>,
+    /// A PDB report's container (12.2 and later, awrrpt run in a PDB).
+    pub pdb: Option<String>,
+    /// The HTML was spooled through SQL*Plus at this line size, every line
+    /// cut and padded there; the reader rejoined the lines.
+    pub spooled_at: Option<usize>,
     pub release: Option<String>,
     pub rac: Option<bool>,
     pub host: Option<String>,
@@ -110,25 +122,148 @@ pub struct ActivityStat {
     pub per_transaction: Option<f64>,
 }
 
-/// A wait event (or wait class, or DB CPU).
+/// Which sessions' waits a table counts: Oracle keeps foreground
+/// (user sessions), background (LGWR, DBWR, …) and all-session lists, and
+/// an event's figures mean something different in each.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum EventTable {
+    /// User sessions only (the Foreground Wait Events, Top … Foreground).
+    #[default]
+    Foreground,
+    /// Background processes only.
+    Background,
+    /// Every session together (STATSPACK's Top 5, a RAC report's Top Timed
+    /// Events, the all-session event list).
+    AllSessions,
+}
+
+impl EventTable {
+    /// How a table of this kind is named to the reader.
+    pub fn describe(self) -> &'static str {
+        match self {
+            EventTable::Foreground => "foreground",
+            EventTable::Background => "background",
+            EventTable::AllSessions => "all sessions",
+        }
+    }
+}
+
+/// A wait event (or wait class, or DB CPU), as one table of the report
+/// printed it.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct WaitEvent {
     pub name: String,
     pub waits: Option<f64>,
     pub time_s: Option<f64>,
+    /// Oracle's printed average (converted to ms): rounded to whole ms in
+    /// 11g and STATSPACK; see [`WaitEvent::average`] for time ÷ waits.
     pub avg_ms: Option<f64>,
-    /// % of DB time (foreground) or of background time.
+    /// The share in `pct_time`, as its heading says: "% of DB time",
+    /// "% of background time", "% of total call time".
     pub pct_time: Option<f64>,
+    pub pct_of: Option<String>,
     pub wait_class: Option<String>,
+    /// The table the row came from.
+    pub table: EventTable,
+    /// The value of one unit in the last printed digit of each column
+    /// (`2,701` → 1 s, `276.6M` → 100,000 waits, `1` ms → 1 ms).
+    pub time_resolution_s: Option<f64>,
+    pub waits_resolution: Option<f64>,
+    pub avg_resolution_ms: Option<f64>,
+}
+
+/// An event's average wait: time ÷ waits where the row has both, unless
+/// Oracle's printed average agrees with it and is the more precise of the
+/// two (12c prints `420.51us` beside a time of `116.3` s); else Oracle's
+/// printed one. With the decimals the inputs support, and Oracle's
+/// printed average where it differs by more than its rounding.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Average {
+    pub ms: f64,
+    pub decimals: usize,
+    /// Time ÷ waits (true) or Oracle's printed average (false).
+    pub computed: bool,
+    /// Oracle's printed average, kept where it disagrees with time ÷ waits
+    /// beyond the rounding of both.
+    pub oracle_ms: Option<f64>,
+    /// How far `ms` may be from the truth, from the printed rounding.
+    pub uncertainty_ms: f64,
 }
 
 impl WaitEvent {
-    /// The printed average, or time / waits when none was printed.
+    /// The average wait in ms: time ÷ waits, else Oracle's printed one.
     pub fn average_ms(&self) -> Option<f64> {
-        self.avg_ms.or_else(|| match (self.time_s, self.waits) {
-            (Some(time_s), Some(waits)) if waits > 0.0 => Some(time_s * 1000.0 / waits),
-            _ => None,
-        })
+        self.average().map(|average| average.ms)
+    }
+
+    /// The average wait with its precision; see [`Average`].
+    pub fn average(&self) -> Option<Average> {
+        match (self.time_s, self.waits) {
+            (Some(time_s), Some(waits)) if waits > 0.0 && time_s > 0.0 => {
+                Some(self.computed_average(time_s, waits))
+            }
+            _ => {
+                let printed = self.avg_ms?;
+                let resolution = self.avg_resolution_ms.unwrap_or(0.001);
+                Some(Average {
+                    ms: printed,
+                    decimals: decimals_for(resolution),
+                    computed: false,
+                    oracle_ms: None,
+                    uncertainty_ms: resolution / 2.0,
+                })
+            }
+        }
+    }
+
+    fn computed_average(&self, time_s: f64, waits: f64) -> Average {
+        let ms = time_s * 1000.0 / waits;
+        let relative = self.time_resolution_s.unwrap_or(0.0) / 2.0 / time_s
+            + self.waits_resolution.unwrap_or(0.0) / 2.0 / waits;
+        let uncertainty_ms = ms * relative;
+        let rounding = self.avg_resolution_ms.unwrap_or(0.0) / 2.0;
+        let oracle_ms = self
+            .avg_ms
+            .filter(|printed| (printed - ms).abs() > rounding + uncertainty_ms + 1e-9);
+        if let Some(printed) = self.avg_ms.filter(|_| oracle_ms.is_none()) {
+            if rounding > 0.0 && rounding < uncertainty_ms {
+                return Average {
+                    ms: printed,
+                    decimals: decimals_for(rounding * 2.0),
+                    computed: false,
+                    oracle_ms: None,
+                    uncertainty_ms: rounding,
+                };
+            }
+        }
+        Average {
+            ms,
+            decimals: decimals_supported(ms, relative),
+            computed: true,
+            oracle_ms,
+            uncertainty_ms,
+        }
+    }
+}
+
+/// Decimals that show every significant digit a value of this relative
+/// uncertainty has (at least one, at most four decimals).
+pub fn decimals_supported(value: f64, relative: f64) -> usize {
+    let significant = if relative > 0.0 {
+        (1.0 / relative).log10().floor().clamp(1.0, 6.0)
+    } else {
+        6.0
+    };
+    let magnitude = value.abs().max(1e-9).log10().floor();
+    (significant - 1.0 - magnitude).clamp(1.0, 4.0) as usize
+}
+
+/// Decimals that show a value printed with this resolution.
+pub fn decimals_for(resolution: f64) -> usize {
+    if resolution >= 1.0 {
+        0
+    } else {
+        (-resolution.log10()).round().clamp(0.0, 4.0) as usize
     }
 }
 
@@ -214,21 +349,19 @@ impl AwrReport {
         })
     }
 
-    /// A wait event: foreground list first, then the top events, then the
-    /// background list.
+    /// A wait event as user sessions waited it: the foreground list, the
+    /// top events, then an all-session list (STATSPACK, 10g, RAC), never
+    /// a background list. The event's `table` says which it came from.
     pub fn foreground_event(&self, name: &str) -> Option<&WaitEvent> {
         find_event(&self.foreground_events, name)
             .or_else(|| find_event(&self.top_events, name))
-            .or_else(|| find_event(&self.background_events, name))
             .or_else(|| find_event(&self.other_events, name))
     }
 
-    /// A background wait event (the log writer's), then any list.
+    /// A background wait event (the log writer's): the background list,
+    /// then an all-session list, never a foreground one.
     pub fn background_event(&self, name: &str) -> Option<&WaitEvent> {
-        find_event(&self.background_events, name)
-            .or_else(|| find_event(&self.foreground_events, name))
-            .or_else(|| find_event(&self.top_events, name))
-            .or_else(|| find_event(&self.other_events, name))
+        find_event(&self.background_events, name).or_else(|| find_event(&self.other_events, name))
     }
 
     pub fn parameter(&self, name: &str) -> Option<&str> {

@@ -23,6 +23,32 @@ pub fn number(text: &str) -> Option<f64> {
         .filter(|value| value.is_finite())
 }
 
+/// The value of one unit in the last printed digit of a count or time
+/// (`2,701` → 1, `116.34` → 0.01, `276.6M` → 100,000, `420.51us` →
+/// 0.00001 in ms); `None` where `text` is not a number.
+pub fn resolution(text: &str) -> Option<f64> {
+    let cleaned = clean(text);
+    let body = cleaned.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+    plain(body)?;
+    let scale = match &cleaned[body.len()..] {
+        "" | "ms" => 1.0,
+        "K" | "k" => 1e3,
+        "M" => 1e6,
+        "G" => 1e9,
+        "T" => 1e12,
+        "us" => 1e-3,
+        "ns" => 1e-6,
+        "s" => 1e3,
+        _ => return None,
+    };
+    let (mantissa, exponent) = match body.find(['E', 'e']) {
+        Some(at) => (&body[..at], body[at + 1..].parse::<i32>().ok()?),
+        None => (body, 0),
+    };
+    let decimals = mantissa.find('.').map_or(0, |dot| mantissa.len() - dot - 1) as i32;
+    Some(10f64.powi(exponent - decimals) * scale)
+}
+
 /// An IOStat 'Data' figure in MiB: there, M/G/T/P are 1024 multiples
 /// (`2.8G` = 2,867.2 MiB, `.801M` = 0.801 MiB, `7,692K` = 7.5 MiB).
 pub fn data_mib(text: &str) -> Option<f64> {
@@ -149,6 +175,19 @@ fn days_from_civil(year: i64, month: i64, day: i64) -> i128 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn resolution_is_one_unit_of_the_last_printed_digit() {
+        assert_eq!(resolution("2,701"), Some(1.0));
+        assert!((resolution("116.34").unwrap() - 0.01).abs() < 1e-12);
+        assert!((resolution("276.6M").unwrap() - 1e5).abs() < 1e-6);
+        assert!((resolution("420.51us").unwrap() - 1e-5).abs() < 1e-15);
+        assert!((resolution(".015").unwrap() - 0.001).abs() < 1e-15);
+        assert!((resolution("1.0E+02").unwrap() - 10.0).abs() < 1e-12);
+        assert_eq!(resolution("2s"), Some(1000.0));
+        assert_eq!(resolution("####"), None);
+        assert_eq!(resolution("n/a"), None);
+    }
 
     #[test]
     fn counts_rates_and_suffixes() {

@@ -7,29 +7,86 @@
 use crate::compare::headlines;
 use crate::model::AwrReport;
 use strata_output::document::{
-    Axis, Cell, Chart, ChartKind, Column, Report, Section, Series, Table,
+    Axis, Block, Cell, Chart, ChartKind, Column, Fact, Report, Section, Series, Table,
 };
 
-/// The reports as one time series.
-pub fn report(reports: &[AwrReport]) -> Report {
-    let mut ordered: Vec<&AwrReport> = reports.iter().collect();
-    ordered.sort_by(|a, b| end_time(a).total_cmp(&end_time(b)));
-    let files = ordered.iter().map(|awr| awr.name.clone()).collect();
+/// The reports as time series: one per database and instance, each
+/// ordered by snapshot time with its gaps and overlaps named. `database`
+/// (a name or DBID) keeps only that database's reports.
+pub fn report(reports: &[AwrReport], database: Option<&str>) -> anyhow::Result<Report> {
+    let mut groups = by_database(reports);
+    if let Some(wanted) = database {
+        groups.retain(|group| group.key.matches(wanted));
+        if groups.is_empty() {
+            anyhow::bail!(
+                "--database {wanted}: no report of that database; the reports are of {}",
+                database_names(&by_database(reports))
+            );
+        }
+    }
+    let count: usize = groups.iter().map(|group| group.reports.len()).sum();
+    let files = groups
+        .iter()
+        .flat_map(|group| group.reports.iter().map(|awr| awr.name.clone()))
+        .collect();
     let mut report = Report::new(
-        format!("strata awr — series of {} reports", ordered.len()),
+        format!("strata awr — series of {count} reports"),
         "series",
         files,
     );
-    for awr in &ordered {
+    if groups.len() > 1 {
+        report.about.push(Fact::new(
+            "Databases",
+            format!(
+                "{} series, one per database and instance (never one line through two \
+                 databases): {}; --database NAME keeps one",
+                groups.len(),
+                database_names(&groups)
+            ),
+        ));
+    }
+    for (index, group) in groups.iter().enumerate() {
+        let suffix = (groups.len() > 1).then(|| format!("_{}", index + 1));
+        push_series(&mut report, group, suffix.as_deref(), groups.len() > 1);
+    }
+    Ok(report)
+}
+
+/// One database's series: its figures, intervals, charts and findings.
+fn push_series(report: &mut Report, group: &Group, suffix: Option<&str>, named: bool) {
+    let ordered = &group.reports;
+    for awr in ordered {
         let figures = crate::figures::named_figures(awr, Some(&awr.name));
         report.figures.extend(figures);
     }
-    report.sections.push(intervals(&ordered));
-    report.sections.push(charts(&ordered));
-    report
-        .sections
-        .push(findings_per_interval(&ordered, &mut report.findings));
-    for awr in &ordered {
+    let id = |base: &str| format!("{base}{}", suffix.unwrap_or(""));
+    let title = |base: &str| {
+        if named {
+            format!("{base} — {}", group.key.label)
+        } else {
+            base.to_string()
+        }
+    };
+    let mut sections = vec![
+        intervals(ordered),
+        charts(ordered),
+        findings_per_interval(
+            ordered,
+            &mut report.findings,
+            named.then_some(&group.key.label),
+        ),
+    ];
+    for section in &mut sections {
+        section.id = id(&section.id);
+        section.title = title(&section.title);
+        for block in &mut section.blocks {
+            if let Block::Chart(chart) = block {
+                chart.id = id(&chart.id);
+            }
+        }
+    }
+    report.sections.extend(sections);
+    for awr in ordered {
         let problems = awr
             .problems
             .iter()
@@ -37,6 +94,93 @@ pub fn report(reports: &[AwrReport]) -> Report {
         report.problems.extend(problems);
     }
     report
+        .problems
+        .extend(continuity_problems(ordered, &group.key.label));
+}
+
+/// What tells one database's reports from another's: the DBID where the
+/// report prints it, else the name; and the instance for instance reports.
+#[derive(Debug, Clone, PartialEq)]
+struct DatabaseKey {
+    database: String,
+    dbid: Option<String>,
+    instance: Option<String>,
+    label: String,
+}
+
+impl DatabaseKey {
+    fn of(awr: &AwrReport) -> Self {
+        let header = &awr.header;
+        let database = header.database.clone().unwrap_or_else(|| "unnamed".into());
+        let instance = match awr.format {
+            crate::Format::HtmlAwrGlobal => None,
+            _ => header.instances.first().cloned(),
+        };
+        let mut label = database.clone();
+        if let Some(dbid) = &header.dbid {
+            label.push_str(&format!(" (DBID {dbid})"));
+        }
+        match &instance {
+            Some(instance) => label.push_str(&format!(", instance {instance}")),
+            None if awr.format == crate::Format::HtmlAwrGlobal => label.push_str(", all instances"),
+            None => {}
+        }
+        DatabaseKey {
+            database,
+            dbid: header.dbid.clone(),
+            instance,
+            label,
+        }
+    }
+
+    fn same(&self, other: &DatabaseKey) -> bool {
+        let same_database = match (&self.dbid, &other.dbid) {
+            (Some(a), Some(b)) => a == b,
+            _ => self.database.eq_ignore_ascii_case(&other.database),
+        };
+        same_database && self.instance == other.instance
+    }
+
+    fn matches(&self, wanted: &str) -> bool {
+        self.database.eq_ignore_ascii_case(wanted)
+            || self.dbid.as_deref() == Some(wanted)
+            || self.label.eq_ignore_ascii_case(wanted)
+    }
+}
+
+struct Group<'a> {
+    key: DatabaseKey,
+    reports: Vec<&'a AwrReport>,
+}
+
+/// The reports by database and instance (in order of first appearance),
+/// each group ordered by end snapshot time.
+fn by_database(reports: &[AwrReport]) -> Vec<Group<'_>> {
+    let mut groups: Vec<Group> = Vec::new();
+    for awr in reports {
+        let key = DatabaseKey::of(awr);
+        match groups.iter_mut().find(|group| group.key.same(&key)) {
+            Some(group) => group.reports.push(awr),
+            None => groups.push(Group {
+                key,
+                reports: vec![awr],
+            }),
+        }
+    }
+    for group in &mut groups {
+        group
+            .reports
+            .sort_by(|a, b| end_time(a).total_cmp(&end_time(b)));
+    }
+    groups
+}
+
+fn database_names(groups: &[Group]) -> String {
+    groups
+        .iter()
+        .map(|group| group.key.label.clone())
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 fn end_time(awr: &AwrReport) -> f64 {
@@ -70,11 +214,72 @@ fn intervals(reports: &[&AwrReport]) -> Section {
             .map(|line| Column::number(line.label, Some(line.unit))),
     );
     columns.push(Column::text("Top wait"));
+    columns.push(Column::text("Since the previous report"));
     let mut table = Table::new(None, columns);
+    let mut previous: Option<&AwrReport> = None;
     for awr in reports {
-        table.push(interval_row(awr));
+        let mut row = interval_row(awr);
+        row.push(Cell::text(
+            previous.map_or(String::new(), |before| continuity(before, awr)),
+        ));
+        table.push(row);
+        previous = Some(awr);
     }
     Section::new("time_series", "Per interval").table(table)
+}
+
+/// How a report's interval follows the one before: "follows", a gap or an
+/// overlap, by snapshot id where both have them, else by time.
+fn continuity(before: &AwrReport, after: &AwrReport) -> String {
+    let end = before.header.end_snap.as_ref();
+    let begin = after.header.begin_snap.as_ref();
+    let ids = end
+        .and_then(|end| end.id)
+        .zip(begin.and_then(|begin| begin.id));
+    let times = end
+        .and_then(|end| end.epoch_s)
+        .zip(begin.and_then(|begin| begin.epoch_s));
+    match (ids, times) {
+        (Some((end, begin)), _) if end == begin => "follows".to_string(),
+        (Some((end, begin)), times) if begin > end => {
+            format!(
+                "gap: snapshots {end} to {begin} not covered{}",
+                duration(times)
+            )
+        }
+        (Some((end, begin)), times) => {
+            format!(
+                "overlap: begins at snapshot {begin}, before {end}{}",
+                duration(times)
+            )
+        }
+        (None, Some((end, begin))) if (begin - end).abs() < 1.0 => "follows".to_string(),
+        (None, Some((end, begin))) if begin > end => format!("gap{}", duration(Some((end, begin)))),
+        (None, Some((end, begin))) => format!("overlap{}", duration(Some((end, begin)))),
+        (None, None) => "unknown (no snapshot ids or times)".to_string(),
+    }
+}
+
+fn duration(times: Option<(f64, f64)>) -> String {
+    times.map_or(String::new(), |(end, begin)| {
+        let minutes = (begin - end).abs() / 60.0;
+        format!(
+            " ({} min)",
+            strata_output::document::format_number(minutes, 1)
+        )
+    })
+}
+
+/// Gaps and overlaps as problems of the series, naming both reports.
+fn continuity_problems(reports: &[&AwrReport], label: &str) -> Vec<String> {
+    reports
+        .windows(2)
+        .filter_map(|pair| {
+            let said = continuity(pair[0], pair[1]);
+            (said != "follows")
+                .then(|| format!("{label}: {} then {}: {said}", pair[0].name, pair[1].name))
+        })
+        .collect()
 }
 
 fn interval_row(awr: &AwrReport) -> Vec<Cell> {
@@ -158,6 +363,7 @@ fn chart(reports: &[&AwrReport], start: f64, id: &str, title: &str, unit: &str) 
 fn findings_per_interval(
     reports: &[&AwrReport],
     all: &mut Vec<strata_output::document::Finding>,
+    database: Option<&String>,
 ) -> Section {
     let mut table = Table::new(
         None,
@@ -169,7 +375,10 @@ fn findings_per_interval(
         let ids: Vec<&str> = found.iter().map(|finding| finding.id.as_str()).collect();
         table.push(vec![Cell::text(&label), Cell::text(ids.join(", "))]);
         for mut finding in found {
-            finding.title = format!("{label}: {}", finding.title);
+            finding.title = match database {
+                Some(database) => format!("{database}, {label}: {}", finding.title),
+                None => format!("{label}: {}", finding.title),
+            };
             all.push(finding);
         }
     }

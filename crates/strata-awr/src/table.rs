@@ -9,6 +9,9 @@
 pub struct RawTable {
     /// The section title, the HTML `summary` and the text before the table.
     pub title: String,
+    /// The last words of text before the table (an HTML report's section
+    /// heading, which its `summary` may not repeat); a text report's title.
+    pub heading: String,
     /// Column headings; for multi-row headings, the row nearest the data.
     pub header: Vec<String>,
     pub rows: Vec<Vec<String>>,

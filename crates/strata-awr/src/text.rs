@@ -36,6 +36,7 @@ pub fn tables(report: &str) -> Vec<RawTable> {
         let (rows, next) = table_rows(&lines, index + 1, &columns);
         tables.push(RawTable {
             title: title.clone(),
+            heading: title.clone(),
             header: headings(&header_lines, &columns),
             rows,
         });

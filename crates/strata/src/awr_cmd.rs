@@ -20,24 +20,49 @@ pub struct AwrArgs {
     /// Treat the reports as a time series even when there are only one or two
     #[arg(long)]
     pub series: bool,
+    /// In a series, keep only this database's reports (its name or DBID)
+    #[arg(long, value_name = "NAME")]
+    pub database: Option<String>,
 }
 
 pub fn run(args: AwrArgs) -> anyhow::Result<i32> {
     let (files, from_directory) = expand(&args.inputs)?;
-    let reports = files
-        .iter()
-        .map(|file| read(file))
-        .collect::<anyhow::Result<Vec<AwrReport>>>()?;
+    let series = args.series || from_directory || files.len() > 2;
+    if args.database.is_some() && !series {
+        bail!("--database chooses among the databases of a series: give --series, a directory or three or more reports");
+    }
+    let (reports, unread) = read_all(&files, series)?;
+    if reports.is_empty() {
+        bail!("no report could be read: {}", unread.join("; "));
+    }
     let report = match reports.as_slice() {
-        [one] if !args.series && !from_directory => strata_awr::build::report(one),
-        [a, b] if !args.series && !from_directory => strata_awr::compare::report(a, b),
-        many => strata_awr::series::report(many),
+        [one] if !series => strata_awr::build::report(one),
+        [a, b] if !series => strata_awr::compare::report(a, b),
+        many => strata_awr::series::report(many, args.database.as_deref())?,
     };
     for problem in &report.problems {
         crate::note!("strata: warning: {problem}");
     }
     crate::output::print(&args.output, &Output::document(report))?;
-    Ok(0)
+    for failure in &unread {
+        crate::note!("strata: error: not read: {failure}");
+    }
+    Ok(if unread.is_empty() { 0 } else { 1 })
+}
+
+/// Every file read; in a series a file that cannot be read is named and
+/// the others go on (the exit status says so), otherwise it ends the run.
+fn read_all(files: &[PathBuf], series: bool) -> anyhow::Result<(Vec<AwrReport>, Vec<String>)> {
+    let mut reports = Vec::new();
+    let mut unread = Vec::new();
+    for file in files {
+        match read(file) {
+            Ok(report) => reports.push(report),
+            Err(error) if series => unread.push(format!("{error:#}")),
+            Err(error) => return Err(error),
+        }
+    }
+    Ok((reports, unread))
 }
 
 /// The files to read: directories become their files (sorted by name).

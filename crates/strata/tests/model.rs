@@ -340,17 +340,33 @@ fn commit_and_raid_take_their_inputs_from_a_recording() {
 
 #[test]
 fn commit_takes_its_inputs_from_an_awr_report() {
-    // 19c-single-html-lucky29011.html: log file sync 36.11 ms (Top 10
-    // Foreground Events), log file parallel write 32.35 ms (Background Wait Events).
+    // 11.2.0.3-single-html-sarthi2020.html: log file sync 291,628 waits,
+    // 3,475 s (Top 5 Timed Foreground Events); log file parallel write
+    // 263,324 waits, 1,159 s (Background Wait Events). Oracle prints 12 and
+    // 4 ms; the averages are time ÷ waits.
+    let awr = format!(
+        "{}/../../../shared/fixtures/awr/11.2.0.3-single-html-sarthi2020.html",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let commit = json(&["commit", "--from", &awr]);
+    near(&commit["commit_wait_s"], 3475.0 / 291_628.0, 1e-9);
+    near(&commit["log_write_io_s"], 1159.0 / 263_324.0, 1e-9);
+    let text = stdout(&["commit", "--from", &awr]);
+    assert!(text.contains("log file sync (average) 11.916 ms"), "{text}");
+}
+
+#[test]
+fn commit_refuses_an_awr_report_whose_sessions_never_waited_on_log_file_sync() {
+    // 19c-single-html-lucky29011.html: log file sync is in the Background
+    // Wait Events only; no user session committed through it.
     let awr = format!(
         "{}/../../../shared/fixtures/awr/19c-single-html-lucky29011.html",
         env!("CARGO_MANIFEST_DIR")
     );
-    let commit = json(&["commit", "--from", &awr]);
-    near(&commit["commit_wait_s"], 0.03611, 1e-9);
-    near(&commit["log_write_io_s"], 0.03235, 1e-9);
-    let text = stdout(&["commit", "--from", &awr]);
-    assert!(text.contains("log file sync (average) 36.110 ms"), "{text}");
+    refused(
+        &["commit", "--from", &awr],
+        &["--from", "no commit figures"],
+    );
 }
 
 #[test]

@@ -320,7 +320,7 @@ fn model_shape(schema: &Value, shape: &str) -> Value {
 /// Every `strata model` subcommand's arguments, with the shape its JSON has.
 fn model_commands(csv: &str) -> Vec<(&'static str, Vec<String>)> {
     let run = recording_fixture("run-update.strata");
-    let awr = awr_fixture("19c-single-html-lucky29011.html");
+    let awr = awr_fixture("11.2.0.3-single-html-sarthi2020.html");
     let calibration = recording_fixture("calibrate-sweep.strata");
     let commands: Vec<(&str, Vec<&str>)> = vec![
         (

@@ -15,6 +15,7 @@ pub fn misleading_labels(awr: &AwrReport) -> Section {
         read_io_mb(awr),
         iostat_data(awr),
         log_file_sync(awr),
+        rounded_averages(awr),
     ]
     .into_iter()
     .flatten()
@@ -42,10 +43,15 @@ fn blocks_as_requests(blocks: f64, awr: &AwrReport) -> Option<String> {
 }
 
 fn rac_physical_reads(awr: &AwrReport) -> Option<String> {
+    let only_instance = match awr.rac_per_second.as_slice() {
+        [only] => Some(only),
+        _ => None,
+    };
     let (_, sum) = awr
         .rac_per_second
         .iter()
-        .find(|(label, _)| label == "Sum")?;
+        .find(|(label, _)| label == "Sum")
+        .or(only_instance)?;
     let blocks = *sum.get("Physical Reads/s")?;
     let reading = blocks_as_requests(blocks, awr)
         .unwrap_or_else(|| format!("{} blocks/s", format_number(blocks, 0)));
@@ -93,9 +99,40 @@ fn iostat_data(awr: &AwrReport) -> Option<String> {
 }
 
 fn log_file_sync(awr: &AwrReport) -> Option<String> {
-    let sync = awr.foreground_event("log file sync")?.average_ms()?;
+    let sync = awr.foreground_event("log file sync")?.average()?;
     Some(format!(
-        "'log file sync' ({sync:.3} ms average) is the whole commit wait, not the redo write's \
-         storage latency: see 'Commit waits decomposed'."
+        "'log file sync' ({} ms average) is the whole commit wait, not the redo write's \
+         storage latency: see 'Commit waits decomposed'.",
+        format_number(sync.ms, sync.decimals)
     ))
+}
+
+/// Oracle's printed averages of the key events where its rounding hides
+/// more than a tenth of the value (whole ms in 11g and STATSPACK).
+fn rounded_averages(awr: &AwrReport) -> Option<String> {
+    let rounded: Vec<String> = super::waits::key_events(awr)
+        .into_iter()
+        .filter_map(|(name, event)| {
+            let printed = event.avg_ms?;
+            let average = event.average().filter(|average| average.computed)?;
+            let off = (printed - average.ms).abs() > 0.1 * average.ms.max(1e-9);
+            off.then(|| {
+                format!(
+                    "{name} {} (time ÷ waits: {})",
+                    format_number(
+                        printed,
+                        crate::model::decimals_for(event.avg_resolution_ms.unwrap_or(1.0))
+                    ),
+                    format_number(average.ms, average.decimals)
+                )
+            })
+        })
+        .collect();
+    (!rounded.is_empty()).then(|| {
+        format!(
+            "Oracle's 'Avg wait (ms)' is rounded and hides more than a tenth of these averages: \
+             {}. strata prints time ÷ waits.",
+            rounded.join("; ")
+        )
+    })
 }

@@ -7,11 +7,14 @@ use crate::table::{cell, RawTable};
 
 pub fn read(tables: &[RawTable], raw: &str, report: &mut AwrReport) {
     for table in tables {
-        if table.column("DB Name").is_some() || table.has_columns(&["Database", "DB Id"]) {
+        if table.column("DB Name").is_some() || table.has_columns(&["DB Id", "Release"]) {
             database(table, report);
         } else if table.column_named("Instance").is_some() && table.column("Inst Num").is_some() {
             instance(table, report);
-        } else if table.column("Host Name").is_some() {
+        } else if table.column_named("Container Name").is_some() {
+            report.header.pdb =
+                text_of(cell(first_row(table), table.column_named("Container Name")));
+        } else if table.column("Host Name").is_some() || is_statspack_host(table) {
             host(table, report);
         } else if table.has_columns(&["Snap Id", "Snap Time"]) {
             snapshots(table, report);
@@ -47,9 +50,8 @@ fn database(table: &RawTable, report: &mut AwrReport) {
     if let Some(rac) = text_of(cell(row, table.column_named("RAC"))) {
         header.rac = Some(rac.eq_ignore_ascii_case("YES"));
     }
-    if let Some(instance) = text_of(cell(row, table.column_named("Instance"))) {
-        header.instances.push(instance);
-    }
+    header.dbid = text_of(cell(row, table.column_named("DB Id")));
+    instance(table, report);
 }
 
 fn instance(table: &RawTable, report: &mut AwrReport) {
@@ -59,11 +61,22 @@ fn instance(table: &RawTable, report: &mut AwrReport) {
             report.header.instances.push(name);
         }
     }
+    let number = cell(first_row(table), table.column("Inst Num"));
+    report.header.instance_number = number.parse().ok();
+}
+
+/// STATSPACK underlines "Host" as a title, so its host table's first
+/// headings are blank: the host name is the cell before "Platform".
+fn is_statspack_host(table: &RawTable) -> bool {
+    table.titled("Host Name") && table.column_named("Platform").is_some()
 }
 
 fn host(table: &RawTable, report: &mut AwrReport) {
     let row = first_row(table);
-    report.header.host = text_of(cell(row, table.column("Host Name")));
+    let column = table.column("Host Name").or_else(|| {
+        (0..table.column_named("Platform")?).rfind(|at| !cell(row, Some(*at)).is_empty())
+    });
+    report.header.host = text_of(cell(row, column));
 }
 
 fn snapshots(table: &RawTable, report: &mut AwrReport) {
@@ -81,6 +94,8 @@ fn snapshots(table: &RawTable, report: &mut AwrReport) {
         }
     };
     let header = &mut report.header;
+    let instances = cell(first_row(table), table.column_named("Instances"));
+    header.cluster_instances = instances.parse().ok();
     header.begin_snap = table.row_labelled("Begin Snap").map(snapshot);
     header.end_snap = table.row_labelled("End Snap").map(snapshot);
     header.elapsed_s = table.row_labelled("Elapsed").and_then(minutes_after_label);
@@ -96,6 +111,7 @@ fn global_summary(table: &RawTable, report: &mut AwrReport) {
     let row = first_row(table);
     let header = &mut report.header;
     header.database = text_of(cell(row, table.column_named("Name")));
+    header.dbid = text_of(cell(row, table.column_named("Id")));
     header.rac = Some(true);
     if let Some(bytes) = number(cell(row, table.column("Block Size"))) {
         header.block_size_bytes = Some(bytes);

@@ -195,7 +195,7 @@ fn global(table: &RawTable, breakdown: Breakdown) -> Vec<IoRow> {
 /// `Total, DBWR, Direct Writes, LGWR` (write MB/s), then the same for
 /// requests/s; the `Sum` row is the cluster.
 fn per_second_pivot(table: &RawTable) -> Vec<IoRow> {
-    let Some(sum) = table.row_labelled("Sum") else {
+    let Some(sum) = cluster_row(table) else {
         return Vec::new();
     };
     let occurrences = |name: &str| -> Vec<usize> { table.columns(name).collect() };
@@ -233,7 +233,7 @@ fn per_second_pivot(table: &RawTable) -> Vec<IoRow> {
 /// per file type; the `Sum` row is the cluster. Anything but four groups
 /// is not read.
 fn filetype_pivot(table: &RawTable) -> Vec<IoRow> {
-    let (Some(sum), Some(groups)) = (table.row_labelled("Sum"), pivot_groups(table)) else {
+    let (Some(sum), Some(groups)) = (cluster_row(table), pivot_groups(table)) else {
         return Vec::new();
     };
     let mut rows: Vec<IoRow> = Vec::new();
@@ -248,6 +248,18 @@ fn filetype_pivot(table: &RawTable) -> Vec<IoRow> {
         set_pivot_value(row_named(&mut rows, name), group, value);
     }
     rows
+}
+
+/// The cluster's row of a per-instance pivot: `Sum`, or the only
+/// instance's row where the report covers one instance (Oracle prints no
+/// Sum row then).
+fn cluster_row(table: &RawTable) -> Option<&[String]> {
+    table
+        .row_labelled("Sum")
+        .or_else(|| match table.rows.as_slice() {
+            [only] if cell(only, Some(0)).parse::<u32>().is_ok() => Some(only.as_slice()),
+            _ => None,
+        })
 }
 
 /// Where each group of a per-second pivot starts: its `Total` columns.

@@ -78,16 +78,19 @@ fn name_missing_parts(report: &mut AwrReport) {
     if report.top_events.is_empty() {
         missing.push("Top timed events");
     }
-    if report.background_events.is_empty() {
+    // A PDB report has no background events, IOStat by function or host
+    // CPU: Oracle prints them for the container database only.
+    let pdb = report.header.pdb.is_some();
+    if report.background_events.is_empty() && !pdb {
         missing.push("Background Wait Events");
     }
-    if report.io_by_function.is_empty() {
+    if report.io_by_function.is_empty() && !pdb {
         missing.push("IOStat by Function");
     }
     if report.io_by_filetype.is_empty() && !report.format.is_statspack() {
         missing.push("IOStat by Filetype");
     }
-    if report.host_cpu.is_none() {
+    if report.host_cpu.is_none() && !pdb {
         missing.push("Host CPU");
     }
     for part in missing {
