@@ -31,12 +31,13 @@ pub fn tables(page: &str) -> Vec<RawTable> {
 }
 
 /// The line size an HTML report was spooled at through SQL*Plus without
-/// `trimspool` (`set linesize 132`): nearly every line is exactly that long,
-/// cut mid-tag and padded with spaces. `None` for a report as awrrpt wrote it.
+/// `trimspool` (`set linesize 132`): nearly every line is exactly that many
+/// characters long, cut mid-tag and padded with spaces. `None` for a report
+/// as awrrpt wrote it.
 pub fn spool_width(page: &str) -> Option<usize> {
     let lengths: Vec<usize> = page
         .lines()
-        .map(|line| line.trim_end_matches('\r').len())
+        .map(|line| line.trim_end_matches('\r').chars().count())
         .collect();
     let widest = *lengths.iter().max()?;
     let at_widest = lengths.iter().filter(|length| **length == widest).count();
@@ -50,7 +51,7 @@ pub fn rejoin_spooled(page: &str, width: usize) -> String {
     let mut joined = String::with_capacity(page.len());
     for line in page.lines() {
         let line = line.trim_end_matches('\r');
-        if line.len() == width && !line.ends_with(' ') {
+        if line.chars().count() == width && !line.ends_with(' ') {
             joined.push_str(line);
         } else {
             joined.push_str(line.trim_end_matches(' '));

@@ -423,3 +423,49 @@ fn findings_never_name_postgresql_settings_for_oracle() {
         }
     }
 }
+
+/// The page as SQL*Plus spools it with `set linesize 132` and no
+/// `trimspool`: every line cut into 132-character pieces, each padded.
+fn spooled_at_132(page: &str) -> String {
+    let mut spooled = String::new();
+    for line in page.lines() {
+        let characters: Vec<char> = line.trim_end_matches('\r').chars().collect();
+        for piece in characters
+            .chunks(132)
+            .chain(characters.is_empty().then_some(&[][..]))
+        {
+            let piece: String = piece.iter().collect();
+            spooled.push_str(&format!("{piece:<132}\n"));
+        }
+    }
+    spooled
+}
+
+#[test]
+fn any_html_report_spooled_at_132_columns_reads_as_the_original() {
+    let mut checked = 0;
+    for file in all_files() {
+        if file.extension().is_some_and(|e| e != "html") {
+            continue;
+        }
+        let bytes = std::fs::read(&file).unwrap();
+        let page = String::from_utf8_lossy(&bytes);
+        let name = file.file_name().unwrap().to_string_lossy().to_string();
+        let original = parse(&page, &name).unwrap();
+        if original.header.spooled_at.is_some() {
+            continue;
+        }
+        let spooled = parse(&spooled_at_132(&page), &name).unwrap();
+        assert_eq!(spooled.header.spooled_at, Some(132), "{name}");
+        assert_eq!(spooled.activity, original.activity, "{name}");
+        assert_eq!(spooled.top_events, original.top_events, "{name}");
+        assert_eq!(
+            spooled.background_events, original.background_events,
+            "{name}"
+        );
+        assert_eq!(spooled.io_by_function, original.io_by_function, "{name}");
+        assert_eq!(spooled.host_cpu, original.host_cpu, "{name}");
+        checked += 1;
+    }
+    assert!(checked >= 10, "{checked} reports re-spooled");
+}

@@ -16,6 +16,7 @@ pub mod fleet;
 pub mod prometheus;
 pub mod record;
 pub mod sampler;
+pub mod section;
 pub mod stream;
 pub mod top;
 pub mod top_view;

@@ -6,8 +6,8 @@
 //!
 //! Not for: computing the figures (`top`) or the layers' sections (`view`).
 
+use crate::section::Section;
 use crate::top::{TopProcess, TopProcesses};
-use crate::view::Section;
 
 /// Characters of the command line shown in the table (the JSON line keeps
 /// up to 120).

@@ -7,19 +7,11 @@
 //! Not for: computing rates (the sampler did) or deciding what is wrong.
 
 use crate::sampler::{LayerSample, Sample};
+pub use crate::section::Section;
 use crate::top::TopProcesses;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use strata_core::metrics::{Metric, MetricKind, CPU_TICK_COUNTERS};
-
-/// One layer's table in one sample.
-pub struct Section {
-    pub layer: String,
-    pub header: String,
-    pub rows: Vec<String>,
-    /// Whether anything moved (a non-zero rate).
-    pub active: bool,
-}
 
 /// A section's header and rows, and whether anything in it moved.
 struct Rows {

@@ -140,22 +140,6 @@ pub struct Defaults {
     pub notes: Vec<String>,
 }
 
-impl Defaults {
-    /// The defaults of `--pgio-conf` or `--slob-conf` (clap refuses both);
-    /// none without either.
-    pub fn read(
-        pgio_conf: Option<&std::path::Path>,
-        slob_conf: Option<&std::path::Path>,
-    ) -> anyhow::Result<Defaults> {
-        match (pgio_conf, slob_conf) {
-            (Some(_), Some(_)) => bail!("give --pgio-conf or --slob-conf, not both"),
-            (Some(path), None) => crate::pgio_conf::read(path),
-            (None, Some(path)) => crate::slob_conf::read(path),
-            (None, None) => Ok(Defaults::default()),
-        }
-    }
-}
-
 /// The text of a configuration file; an error names the option and path.
 pub fn read_text(option: &str, path: &std::path::Path) -> anyhow::Result<String> {
     std::fs::read_to_string(path)

@@ -4,7 +4,8 @@
 //! optional updates and full scans), so that with a small cache every
 //! logical read is a physical read of a distinct block. Here: the plan
 //! (`schema`), what a load reports (`load`), pgio.conf (`pgio_conf`) and
-//! SLOB's slob.conf (`slob_conf`) as defaults (`conf_file`), the sessions'
+//! SLOB's slob.conf (`slob_conf`) as defaults (`conf_file`; which file,
+//! `config`), the sessions'
 //! options, loop rules, window and tally (`session`), and the
 //! session loop on OS threads over an engine's blocking connections
 //! (`threads`: SQLite, MariaDB).
@@ -14,6 +15,7 @@
 //! exit codes.
 
 pub mod conf_file;
+pub mod config;
 pub mod load;
 pub mod pgio_conf;
 pub mod schema;

@@ -158,7 +158,7 @@ fn check_shard(kind: EngineKind, data: &DataRequest, shard: &ShardRequest) -> an
 /// options are checked.
 fn prepare(data: &DataRequest) -> anyhow::Result<(EngineKind, Defaults)> {
     request::check_data(data)?;
-    let conf = Defaults::read(data.pgio_conf.as_deref(), data.slob_conf.as_deref())?;
+    let conf = strata_slob::config::defaults(data.pgio_conf.as_deref(), data.slob_conf.as_deref())?;
     for note in &conf.notes {
         crate::note!("strata: {note}");
     }
