@@ -157,27 +157,48 @@ pub fn command_of(cmdline: &[u8], comm: &str) -> String {
     }
 }
 
-/// PostgreSQL's auxiliary processes, as their titles begin.
-const POSTGRES_ROLES: [&str; 18] = [
+/// PostgreSQL's processes other than client backends, as their process
+/// titles begin (the longer of two names sharing a beginning first), from
+/// 9.x's stats collector to 18's io workers.
+pub const POSTGRES_TITLED_ROLES: [&str; 21] = [
+    "logger",
+    "stats collector",
     "checkpointer",
     "background writer",
     "walwriter",
     "autovacuum launcher",
     "autovacuum worker",
     "logical replication launcher",
-    "logical replication worker",
     "logical replication parallel apply worker",
+    "logical replication parallel worker",
     "logical replication tablesync worker",
     "logical replication apply worker",
-    "parallel worker",
+    "logical replication worker",
     "archiver",
-    "stats collector",
-    "walsender",
-    "walreceiver",
-    "walsummarizer",
     "startup",
+    "walreceiver",
+    "walsender",
+    "walsummarizer",
+    "slotsync worker",
     "io worker",
+    "parallel worker",
 ];
+
+/// The role a PostgreSQL process title names after `postgres: ` (with or
+/// without a `cluster_name:` before it): one of [`POSTGRES_TITLED_ROLES`],
+/// or `None` for a client backend's title (`user db [local] SELECT`).
+pub fn postgres_titled_role(title: &str) -> Option<&'static str> {
+    let untitled = title.split_once(": ").map(|(_, rest)| rest);
+    [Some(title), untitled]
+        .into_iter()
+        .flatten()
+        .find_map(|title| {
+            POSTGRES_TITLED_ROLES
+                .iter()
+                .find(|role| title.starts_with(**role))
+                .copied()
+        })
+}
 
 /// The database a command line belongs to and its role there:
 /// `postgres: [CLUSTER: ]TITLE` is an auxiliary process by its title, else
@@ -185,12 +206,7 @@ const POSTGRES_ROLES: [&str; 18] = [
 /// the postmaster; `mariadbd` and `mysqld` are servers.
 pub fn database_role(command: &str) -> Option<(&'static str, String)> {
     if let Some(title) = command.strip_prefix("postgres: ") {
-        let untitled = title.split_once(": ").map(|(_, rest)| rest);
-        let role = [Some(title), untitled]
-            .into_iter()
-            .flatten()
-            .find_map(|title| POSTGRES_ROLES.iter().find(|r| title.starts_with(**r)))
-            .map_or("backend", |role| role);
+        let role = postgres_titled_role(title).unwrap_or("backend");
         return Some(("postgresql", role.to_string()));
     }
     let program = command.split(' ').next()?.rsplit('/').next()?;

@@ -202,7 +202,8 @@ pub fn evaluate(figures: &WindowFigures) -> Vec<Finding> {
     rules.iter().filter_map(|rule| rule(figures)).collect()
 }
 
-fn finding(
+/// A finding from its parts; every finding module builds them this way.
+pub(crate) fn finding(
     id: &str,
     severity: Severity,
     title: String,

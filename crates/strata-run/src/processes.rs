@@ -94,32 +94,6 @@ impl ServerProcesses {
     }
 }
 
-/// Server processes by the name their process title gives, for those
-/// `pg_stat_activity` does not list (the logger on every version, the stats
-/// collector up to 14) or not yet (a backend still starting).
-const TITLED_ROLES: [&str; 20] = [
-    "logger",
-    "stats collector",
-    "checkpointer",
-    "background writer",
-    "walwriter",
-    "autovacuum launcher",
-    "autovacuum worker",
-    "logical replication launcher",
-    "logical replication parallel worker",
-    "logical replication tablesync worker",
-    "logical replication apply worker",
-    "logical replication worker",
-    "archiver",
-    "startup",
-    "walreceiver",
-    "walsender",
-    "walsummarizer",
-    "slotsync worker",
-    "io worker",
-    "parallel worker",
-];
-
 /// `backend_types` (from `pg_stat_activity`) with every other process of
 /// `pids` but the first (the postmaster) named by its process title.
 pub fn name_every_process(
@@ -138,21 +112,17 @@ pub fn name_every_process(
 }
 
 /// The role a PostgreSQL process title (`postgres: logger`, or with a
-/// `cluster_name`, `postgres: 15/main: logger`) names: an auxiliary
-/// process by its name, any other title a client backend; `None` for what
-/// is not a server process's title.
+/// `cluster_name`, `postgres: 15/main: logger`) names: a process
+/// `pg_stat_activity` does not list (the logger on every version, the stats
+/// collector up to 14) or not yet (a backend still starting) by its name,
+/// any other title a client backend; `None` for what is not a server
+/// process's title.
 pub fn role_from_title(command_line: &str) -> Option<String> {
     let title = command_line.trim_end_matches('\0').replace('\0', " ");
     let rest = title.strip_prefix("postgres: ")?;
-    let named = |text: &str| {
-        TITLED_ROLES
-            .iter()
-            .find(|role| text.starts_with(*role))
-            .map(|role| role.to_string())
-    };
-    named(rest)
-        .or_else(|| rest.split_once(": ").and_then(|(_, after)| named(after)))
-        .or_else(|| Some("client backend (not yet in pg_stat_activity)".to_string()))
+    let role = strata_probe::top::postgres_titled_role(rest)
+        .unwrap_or("client backend (not yet in pg_stat_activity)");
+    Some(role.to_string())
 }
 
 /// Server CPU ticks used between two edges: processes alive at the end

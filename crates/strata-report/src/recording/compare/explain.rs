@@ -13,6 +13,7 @@
 use super::operations::{data_devices, percentile_ms, result};
 use super::settings::{data_set_bytes, database_cache, sessions};
 use super::Side;
+use crate::findings::finding;
 use strata_output::document::{Evidence, Finding, Severity};
 
 /// Rates within this ratio of each other are "the same".
@@ -21,22 +22,6 @@ const SAME_RATE_RATIO: f64 = 1.25;
 const AWAIT_CHANGE_RATIO: f64 = 1.5;
 /// Windows that differ by more than this ratio differ.
 const WINDOW_RATIO: f64 = 1.1;
-
-fn finding(
-    id: &str,
-    severity: Severity,
-    title: String,
-    evidence: Vec<Evidence>,
-    why: &str,
-) -> Finding {
-    Finding {
-        id: id.to_string(),
-        severity,
-        title,
-        evidence,
-        why: why.to_string(),
-    }
-}
 
 const MIB: f64 = 1024.0 * 1024.0;
 
