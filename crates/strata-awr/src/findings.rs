@@ -223,40 +223,64 @@ fn multiblock_verdict(size_kib: f64, asked_kib: f64, count: f64) -> (Severity, S
 /// went to the temporary tablespace: Oracle's PGA, not PostgreSQL's
 /// work_mem. 'sorts (disk)' counts sorts, not files.
 fn work_areas_spilled(report: &AwrReport) -> Option<Finding> {
-    let blocks = report.stat_total("physical writes direct temporary tablespace");
-    let sorts = report.stat_total("sorts (disk)");
-    let onepass = report.stat_total("workarea executions - onepass");
-    let multipass = report.stat_total("workarea executions - multipass");
-    let spilled_bytes = blocks
-        .zip(report.header.block_size_bytes)
-        .map(|(b, s)| b * s);
-    let any = |value: Option<f64>| value.is_some_and(|value| value > 0.0);
-    if !(any(spilled_bytes) || any(sorts) || any(onepass) || any(multipass)) {
+    let block_size = report.header.block_size_bytes?;
+    let spilled_mib = report
+        .stat_total("physical writes direct temporary tablespace")
+        .map(|blocks| blocks * block_size / 1048576.0);
+    // (evidence label, value, decimals, unit, how the title says it)
+    let parts = [
+        (
+            "written to the temporary tablespace ('physical writes direct temporary tablespace')",
+            spilled_mib,
+            1,
+            "MiB",
+            "MiB written",
+        ),
+        (
+            "sorts (disk)",
+            report.stat_total("sorts (disk)"),
+            0,
+            "sorts",
+            "sorts to disk",
+        ),
+        (
+            "work areas run one-pass",
+            report.stat_total("workarea executions - onepass"),
+            0,
+            "executions",
+            "one-pass executions",
+        ),
+        (
+            "work areas run multi-pass",
+            report.stat_total("workarea executions - multipass"),
+            0,
+            "executions",
+            "multi-pass executions",
+        ),
+    ];
+    let shown = |value: f64, decimals: usize| format_number(value, decimals);
+    let said: Vec<String> = parts
+        .iter()
+        .filter_map(|(_, value, decimals, _, phrase)| {
+            let text = shown((*value)?, *decimals);
+            (text != shown(0.0, *decimals)).then(|| format!("{text} {phrase}"))
+        })
+        .collect();
+    if said.is_empty() {
         return None;
     }
-    let mut evidence = Vec::new();
-    let mut push = |label: &str, value: Option<f64>, decimals, unit: &str| {
-        if let Some(value) = value {
-            evidence.push(Evidence::new(label, value, decimals, unit));
-        }
-    };
-    let mib = spilled_bytes.map(|bytes| bytes / 1048576.0);
-    push(
-        "written to the temporary tablespace ('physical writes direct temporary tablespace')",
-        mib,
-        1,
-        "MiB",
-    );
-    push("sorts (disk)", sorts, 0, "sorts");
-    push("work areas run one-pass", onepass, 0, "executions");
-    push("work areas run multi-pass", multipass, 0, "executions");
+    let evidence = parts
+        .iter()
+        .filter_map(|(label, value, decimals, unit, _)| {
+            Some(Evidence::new(*label, (*value)?, *decimals, unit))
+        })
+        .collect();
     Some(Finding {
         id: "temp_spills".to_string(),
         severity: Severity::Warning,
         title: format!(
-            "Work areas spilled to the temporary tablespace: {} MiB written, {} sorts to disk",
-            format_number(mib.unwrap_or(0.0), 1),
-            format_number(sorts.unwrap_or(0.0), 0)
+            "Work areas spilled to the temporary tablespace: {}",
+            said.join(", ")
         ),
         evidence,
         why: "Sorts and hash joins that do not fit their PGA work area (pga_aggregate_target, \

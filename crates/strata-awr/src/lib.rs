@@ -32,7 +32,7 @@ use anyhow::bail;
 
 /// How far into a file the report's banner must appear (the 19c fixture
 /// has SQL*Plus prompt text and a style sheet before it).
-const BANNER_WITHIN: usize = 256 * 1024;
+pub(crate) const BANNER_WITHIN: usize = 256 * 1024;
 
 /// Reads one report. `name` is used in messages and in the report.
 pub fn parse(text: &str, name: &str) -> anyhow::Result<AwrReport> {

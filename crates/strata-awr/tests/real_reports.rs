@@ -403,6 +403,32 @@ fn rac_instance_reports_say_which_instance_of_how_many() {
 }
 
 #[test]
+fn a_pdb_reports_instance_is_its_first_inst_num() {
+    let report = read("12.2.0.1-single-html-pcambell_awrrptanalyzor-5.html");
+    assert_eq!(report.header.instance_number, Some(1));
+    assert_eq!(report.header.cluster_instances, Some(2));
+}
+
+#[test]
+fn temp_spills_say_only_what_spilled() {
+    let report = read_path(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../../../shared/fixtures/awr/11.2.0.3-single-html-sarthi2020.html"),
+    );
+    let blocks = report
+        .stat_total("physical writes direct temporary tablespace")
+        .unwrap();
+    let mib = blocks * report.header.block_size_bytes.unwrap() / 1048576.0;
+    assert_eq!(report.stat_total("sorts (disk)"), Some(0.0));
+    let document = build::report(&report);
+    let spill = finding(&document, "temp_spills").unwrap();
+    assert_eq!(
+        spill.title,
+        format!("Work areas spilled to the temporary tablespace: {mib:.1} MiB written")
+    );
+}
+
+#[test]
 fn statspack_header_is_read() {
     let report = read("11.2.0.4-statspack-text-TheYanVictor_Statspack_scan.py-1.txt");
     assert_eq!(report.header.release.as_deref(), Some("11.2.0.4.0"));

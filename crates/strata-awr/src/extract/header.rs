@@ -11,7 +11,7 @@ pub fn read(tables: &[RawTable], raw: &str, report: &mut AwrReport) {
             database(table, report);
         } else if table.column_named("Instance").is_some() && table.column("Inst Num").is_some() {
             instance(table, report);
-        } else if table.column_named("Container Name").is_some() {
+        } else if table.column_named("Container Name").is_some() && is_pdb_report(raw) {
             report.header.pdb =
                 text_of(cell(first_row(table), table.column_named("Container Name")));
         } else if table.column("Host Name").is_some() || is_statspack_host(table) {
@@ -28,6 +28,14 @@ pub fn read(tables: &[RawTable], raw: &str, report: &mut AwrReport) {
         report.header.database = database_from_titles(raw);
     }
     block_size(tables, report);
+}
+
+/// A report awrrpt wrote inside a PDB (12.2 and later) says so in its
+/// banner; a CDB's report lists every container in the same table.
+fn is_pdb_report(raw: &str) -> bool {
+    let head: String = raw.chars().take(crate::BANNER_WITHIN).collect();
+    head.to_ascii_lowercase()
+        .contains("workload repository pdb report")
 }
 
 fn first_row(table: &RawTable) -> &[String] {
@@ -62,7 +70,9 @@ fn instance(table: &RawTable, report: &mut AwrReport) {
         }
     }
     let number = cell(first_row(table), table.column("Inst Num"));
-    report.header.instance_number = number.parse().ok();
+    if report.header.instance_number.is_none() {
+        report.header.instance_number = number.parse().ok();
+    }
 }
 
 /// STATSPACK underlines "Host" as a title, so its host table's first
@@ -185,5 +195,39 @@ fn block_size(tables: &[RawTable], report: &mut AwrReport) {
         report
             .problems
             .push("section not found: Database Instances Included In Report".into());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Format;
+
+    fn containers() -> RawTable {
+        RawTable {
+            title: "This table displays pdb instance information".into(),
+            heading: String::new(),
+            header: vec![
+                "Container DB Id".into(),
+                "Container Name".into(),
+                "Open Time".into(),
+            ],
+            rows: vec![vec!["433659332".into(), "ETPDB".into(), "08-Dec-21".into()]],
+        }
+    }
+
+    #[test]
+    fn only_a_pdb_reports_banner_makes_it_a_pdb_report() {
+        let mut cdb = AwrReport::new("cdb.html", Format::HtmlAwr);
+        read(
+            &[containers()],
+            "<h1>WORKLOAD REPOSITORY report for</h1>",
+            &mut cdb,
+        );
+        assert_eq!(cdb.header.pdb, None, "a CDB's report lists every container");
+        let mut pdb = AwrReport::new("pdb.html", Format::HtmlAwr);
+        let banner = "<h1>WORKLOAD REPOSITORY PDB report (root snapshots)</h1>";
+        read(&[containers()], banner, &mut pdb);
+        assert_eq!(pdb.header.pdb.as_deref(), Some("ETPDB"));
     }
 }
