@@ -5,7 +5,7 @@
 //! Not for: one or two reports (see `build`, `compare`).
 
 use crate::compare::headlines;
-use crate::model::AwrReport;
+use crate::model::{AwrReport, Snapshot};
 use strata_output::document::{
     Axis, Block, Cell, Chart, ChartKind, Column, Fact, Report, Section, Series, Table,
 };
@@ -229,9 +229,19 @@ fn intervals(reports: &[&AwrReport]) -> Section {
 }
 
 /// How a report's interval follows the one before: "follows", a gap or an
-/// overlap, by snapshot id where both have them, else by time.
+/// overlap, by snapshot time where both reports print it (snapshot ids
+/// start again when a database is recreated or upgraded into a new
+/// repository), else by snapshot id.
 fn continuity(before: &AwrReport, after: &AwrReport) -> String {
-    let end = before.header.end_snap.as_ref();
+    let (begin, end) = (&before.header.begin_snap, &before.header.end_snap);
+    let same = |a: &Option<Snapshot>, b: &Option<Snapshot>| {
+        a.as_ref().map(|snap| (snap.id, &snap.time)) == b.as_ref().map(|snap| (snap.id, &snap.time))
+    };
+    if begin.is_some() && same(begin, &after.header.begin_snap) && same(end, &after.header.end_snap)
+    {
+        return "the same snapshots as the report before (a copy?)".to_string();
+    }
+    let end = end.as_ref();
     let begin = after.header.begin_snap.as_ref();
     let ids = end
         .and_then(|end| end.id)
@@ -239,34 +249,40 @@ fn continuity(before: &AwrReport, after: &AwrReport) -> String {
     let times = end
         .and_then(|end| end.epoch_s)
         .zip(begin.and_then(|begin| begin.epoch_s));
-    match (ids, times) {
-        (Some((end, begin)), _) if end == begin => "follows".to_string(),
-        (Some((end, begin)), times) if begin > end => {
-            format!(
-                "gap: snapshots {end} to {begin} not covered{}",
-                duration(times)
-            )
+    let snapshots = |(end, begin): (u64, u64)| match begin.cmp(&end) {
+        std::cmp::Ordering::Equal => String::new(),
+        std::cmp::Ordering::Greater => format!(": snapshots {end} to {begin} not covered"),
+        std::cmp::Ordering::Less => format!(": snapshot ids start again ({end}, then {begin})"),
+    };
+    match (times, ids) {
+        (Some((end, begin)), ids) if (begin - end).abs() < 1.0 => {
+            format!("follows{}", ids.map_or(String::new(), snapshots))
         }
-        (Some((end, begin)), times) => {
-            format!(
-                "overlap: begins at snapshot {begin}, before {end}{}",
-                duration(times)
-            )
+        (Some((end, begin)), ids) => {
+            let kind = if begin > end { "gap" } else { "overlap" };
+            let said = ids.map_or(String::new(), snapshots);
+            format!("{kind}{said}{}", duration(Some((end, begin))))
         }
-        (None, Some((end, begin))) if (begin - end).abs() < 1.0 => "follows".to_string(),
-        (None, Some((end, begin))) if begin > end => format!("gap{}", duration(Some((end, begin)))),
-        (None, Some((end, begin))) => format!("overlap{}", duration(Some((end, begin)))),
+        (None, Some((end, begin))) if end == begin => "follows".to_string(),
+        (None, Some((end, begin))) if begin > end => {
+            format!("gap{}", snapshots((end, begin)))
+        }
+        (None, Some((end, begin))) => {
+            format!("overlap: begins at snapshot {begin}, before {end}")
+        }
         (None, None) => "unknown (no snapshot ids or times)".to_string(),
     }
 }
 
 fn duration(times: Option<(f64, f64)>) -> String {
+    use strata_output::document::format_number;
     times.map_or(String::new(), |(end, begin)| {
         let minutes = (begin - end).abs() / 60.0;
-        format!(
-            " ({} min)",
-            strata_output::document::format_number(minutes, 1)
-        )
+        match minutes {
+            m if m < 120.0 => format!(" ({} min)", format_number(m, 1)),
+            m if m < 48.0 * 60.0 => format!(" ({} h)", format_number(m / 60.0, 1)),
+            m => format!(" ({} days)", format_number(m / 1440.0, 1)),
+        }
     })
 }
 
@@ -383,4 +399,45 @@ fn findings_per_interval(
         }
     }
     Section::new("findings_per_interval", "Findings per interval").table(table)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Format;
+
+    fn interval(begin: (u64, f64), end: (u64, f64)) -> AwrReport {
+        let snapshot = |(id, epoch_s): (u64, f64)| Snapshot {
+            id: Some(id),
+            time: format!("{epoch_s}"),
+            epoch_s: Some(epoch_s),
+        };
+        let mut report = AwrReport::new("r.html", Format::HtmlAwr);
+        report.header.begin_snap = Some(snapshot(begin));
+        report.header.end_snap = Some(snapshot(end));
+        report
+    }
+
+    #[test]
+    fn intervals_follow_by_time_and_name_ids_that_start_again() {
+        let first = interval((10, 0.0), (11, 3600.0));
+        let next = interval((11, 3600.0), (12, 7200.0));
+        assert_eq!(continuity(&first, &next), "follows");
+        let later = interval((13, 10800.0), (14, 14400.0));
+        assert_eq!(
+            continuity(&next, &later),
+            "gap: snapshots 12 to 13 not covered (60.0 min)"
+        );
+        let recreated = interval((2, 8.0 * 86400.0), (3, 8.0 * 86400.0 + 3600.0));
+        assert_eq!(
+            continuity(&next, &recreated),
+            "gap: snapshot ids start again (12, then 2) (7.9 days)"
+        );
+        let early = interval((11, 1800.0), (12, 5400.0));
+        assert!(continuity(&first, &early).starts_with("overlap"));
+        assert_eq!(
+            continuity(&first, &interval((10, 0.0), (11, 3600.0))),
+            "the same snapshots as the report before (a copy?)"
+        );
+    }
 }
