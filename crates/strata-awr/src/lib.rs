@@ -32,7 +32,7 @@ use anyhow::bail;
 
 /// How far into a file the report's banner must appear (the 19c fixture
 /// has SQL*Plus prompt text and a style sheet before it).
-pub(crate) const BANNER_WITHIN: usize = 256 * 1024;
+const BANNER_WITHIN: usize = 256 * 1024;
 
 /// Reads one report. `name` is used in messages and in the report.
 pub fn parse(text: &str, name: &str) -> anyhow::Result<AwrReport> {
@@ -52,16 +52,22 @@ pub fn parse(text: &str, name: &str) -> anyhow::Result<AwrReport> {
     Ok(report)
 }
 
+/// Where the report's banner stands: the first `BANNER_WITHIN` bytes
+/// (cut at a character), lower case.
+pub(crate) fn banner_head(text: &str) -> String {
+    let mut head_end = text.len().min(BANNER_WITHIN);
+    while !text.is_char_boundary(head_end) {
+        head_end -= 1;
+    }
+    text[..head_end].to_ascii_lowercase()
+}
+
 /// Which kind of report `text` is, or an error saying what was expected.
 pub fn detect(text: &str, name: &str) -> anyhow::Result<Format> {
     if text.trim().is_empty() {
         bail!("{name} is empty: expected an Oracle AWR or STATSPACK report");
     }
-    let mut head_end = text.len().min(BANNER_WITHIN);
-    while !text.is_char_boundary(head_end) {
-        head_end -= 1;
-    }
-    let head = text[..head_end].to_ascii_lowercase();
+    let head = banner_head(text);
     let html = head.contains("<html") || head.contains("<table");
     if head.contains("compare period report") || head.contains("compare period (rac) report") {
         bail!(

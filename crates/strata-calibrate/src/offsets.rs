@@ -107,7 +107,9 @@ impl OffsetGenerator {
                     left.extend((0..*batch).map(|_| self.rng.below(self.blocks)));
                     left.sort_unstable_by(|a, b| b.cmp(a));
                 }
-                left.pop().expect("a batch of at least one block")
+                // --distribution refuses a batch below 1, so a refilled
+                // batch always has a block; an empty one would read uniform.
+                left.pop().unwrap_or_else(|| self.rng.below(self.blocks))
             }
             Kind::Sequential { next_block } => {
                 let block = *next_block;

@@ -86,17 +86,19 @@ impl StorageCurve {
     fn between(&self, outstanding: f64, figure: impl Fn(&StoragePoint) -> f64) -> f64 {
         let after = self
             .points
-            .iter()
-            .position(|point| f64::from(point.outstanding) >= outstanding);
-        match after {
-            Some(0) => figure(&self.points[0]),
-            None => figure(self.points.last().expect("new() keeps a point at 1")),
-            Some(index) => {
-                let (low, high) = (&self.points[index - 1], &self.points[index]);
+            .partition_point(|point| f64::from(point.outstanding) < outstanding);
+        let below = after
+            .checked_sub(1)
+            .and_then(|index| self.points.get(index));
+        match (below, self.points.get(after)) {
+            (Some(low), Some(high)) => {
                 let span = f64::from(high.outstanding - low.outstanding);
                 let share = (outstanding - f64::from(low.outstanding)) / span;
                 figure(low) + share * (figure(high) - figure(low))
             }
+            (None, Some(end)) | (Some(end), None) => figure(end),
+            // new() refuses a curve without points.
+            (None, None) => f64::NAN,
         }
     }
 

@@ -22,11 +22,17 @@ struct JsonLine<'a> {
     top: Option<&'a TopProcesses>,
 }
 
-/// One interval as one line of JSON.
-pub fn json_line(sample: &Sample, top: Option<&TopProcesses>) -> String {
-    let mut line = serde_json::to_string(&JsonLine { sample, top }).expect("a sample serializes");
+/// One interval as one line of JSON; an error names the interval that
+/// could not be written.
+pub fn json_line(sample: &Sample, top: Option<&TopProcesses>) -> anyhow::Result<String> {
+    let mut line = serde_json::to_string(&JsonLine { sample, top }).map_err(|error| {
+        anyhow::anyhow!(
+            "writing the sample at t = {} s as JSON: {error}",
+            sample.t_s
+        )
+    })?;
     line.push('\n');
-    line
+    Ok(line)
 }
 
 /// The heading of the CSV stream.
@@ -124,7 +130,7 @@ mod tests {
 
     #[test]
     fn a_json_line_reads_back_as_the_sample() {
-        let line = json_line(&sample(), None);
+        let line = json_line(&sample(), None).unwrap();
         assert!(line.ends_with('\n') && !line.trim_end().contains('\n'));
         let back: Sample = serde_json::from_str(&line).unwrap();
         assert_eq!(back, sample());
@@ -153,7 +159,7 @@ mod tests {
             }],
         };
         let line: serde_json::Value =
-            serde_json::from_str(&json_line(&sample(), Some(&top))).unwrap();
+            serde_json::from_str(&json_line(&sample(), Some(&top)).unwrap()).unwrap();
         assert_eq!(line["layers"]["device"]["status"], "values");
         assert_eq!(line["top"]["processes"][0]["pid"], 42);
         assert!(line["top"]["processes"][0]["read_mb_per_s"].is_null());

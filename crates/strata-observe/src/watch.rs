@@ -164,7 +164,7 @@ impl<'a> Shown<'a> {
         let text = match self.shape {
             Shape::Nothing => return Ok(()),
             Shape::Json if sample.interval_s == 0.0 => return Ok(()),
-            Shape::Json => stream::json_line(sample, top),
+            Shape::Json => stream::json_line(sample, top)?,
             Shape::Csv if !self.heading_written => {
                 self.heading_written = true;
                 stream::csv_heading() + &stream::csv_rows(sample)

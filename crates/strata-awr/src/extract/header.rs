@@ -33,9 +33,7 @@ pub fn read(tables: &[RawTable], raw: &str, report: &mut AwrReport) {
 /// A report awrrpt wrote inside a PDB (12.2 and later) says so in its
 /// banner; a CDB's report lists every container in the same table.
 fn is_pdb_report(raw: &str) -> bool {
-    let head: String = raw.chars().take(crate::BANNER_WITHIN).collect();
-    head.to_ascii_lowercase()
-        .contains("workload repository pdb report")
+    crate::banner_head(raw).contains("workload repository pdb report")
 }
 
 fn first_row(table: &RawTable) -> &[String] {
