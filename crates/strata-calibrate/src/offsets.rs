@@ -124,6 +124,15 @@ impl OffsetGenerator {
         self.start_bytes + block * self.block_size
     }
 
+    /// Blocks per batch when requests come in sorted batches (a bitmap heap
+    /// scan's statement), so a worker can time each batch as a whole.
+    pub fn batch_blocks(&self) -> Option<u32> {
+        match &self.kind {
+            Kind::Sorted { batch, .. } => Some(*batch),
+            _ => None,
+        }
+    }
+
     /// A uniform draw in `[0, 100)` from this job's stream, for read/write mixes.
     #[inline]
     pub fn percent_draw(&mut self) -> f64 {

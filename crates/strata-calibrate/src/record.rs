@@ -18,6 +18,10 @@ pub fn record_point(writer: &mut RecordingWriter, point: &PointResult) -> anyhow
             let encoded = GroupHistogramsEncoded {
                 read_lat_ns_hdr: group.histograms.read.to_base64(),
                 write_lat_ns_hdr: group.histograms.write.to_base64(),
+                batch_lat_ns_hdr: match group.batches {
+                    Some(_) => group.histograms.batch.to_base64(),
+                    None => String::new(),
+                },
             };
             (group.label.clone(), encoded)
         })

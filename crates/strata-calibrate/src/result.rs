@@ -4,13 +4,14 @@
 //!
 //! Not for: measuring; the numbers come from `point`.
 
-use crate::spec::GroupSpec;
+use crate::spec::{AccessPattern, Distribution, GroupSpec};
 use crate::worker::{Tally, WorkerOutcome};
+use strata_core::histogram::LatencyHistogram;
 use strata_core::units::mb_per_s;
 pub use strata_probe::diskstats::IostatFigures as DeviceFigures;
 pub use strata_recording::calibrate::{
-    per_second, Best, CpuFigures, GroupHistograms, GroupResult, LatencyTargetResult, OpFigures,
-    OutlierRecord, PointResult, SecondSample, Summary, Verification,
+    per_second, BatchFigures, Best, CpuFigures, GroupHistograms, GroupResult, LatencyTargetResult,
+    OpFigures, OutlierRecord, PointResult, SecondSample, Summary, Verification,
 };
 
 /// Requests, throughput and latency of one operation over `seconds`.
@@ -28,9 +29,11 @@ pub fn op_figures(tally: &Tally, seconds: f64) -> OpFigures {
 pub fn group_result(spec: &GroupSpec, outcomes: &[&WorkerOutcome], seconds: f64) -> GroupResult {
     let mut reads = Tally::default();
     let mut writes = Tally::default();
+    let mut batches = LatencyHistogram::new();
     for outcome in outcomes {
         reads.merge(&outcome.reads);
         writes.merge(&outcome.writes);
+        batches.merge(&outcome.batches);
     }
     let mut all = reads.clone();
     all.merge(&writes);
@@ -44,9 +47,25 @@ pub fn group_result(spec: &GroupSpec, outcomes: &[&WorkerOutcome], seconds: f64)
         all: op_figures(&all, seconds),
         reads: op_figures(&reads, seconds),
         writes: op_figures(&writes, seconds),
+        batches: batch_figures(spec, &batches),
         histograms: GroupHistograms {
             read: reads.latency,
             write: writes.latency,
+            batch: batches,
         },
     }
+}
+
+/// The whole-batch figures of a group that reads in sorted batches.
+fn batch_figures(spec: &GroupSpec, batches: &LatencyHistogram) -> Option<BatchFigures> {
+    let AccessPattern::Random {
+        distribution: Distribution::Sorted { batch },
+    } = spec.pattern
+    else {
+        return None;
+    };
+    Some(BatchFigures {
+        blocks_per_batch: batch,
+        latency: batches.summary(),
+    })
 }

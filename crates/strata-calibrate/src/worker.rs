@@ -102,6 +102,8 @@ pub struct WorkerOutcome {
     /// operation, offset, size, latency in ns).
     pub outliers: Vec<(f64, Operation, u64, u32, u64)>,
     pub outliers_dropped: u64,
+    /// Sorted batches begun and ended inside the window, each timed whole.
+    pub batches: LatencyHistogram,
     pub error: Option<String>,
 }
 
@@ -109,6 +111,18 @@ struct InFlight {
     operation: Operation,
     offset: u64,
     issued: Instant,
+    /// The sorted batch the request belongs to, by number.
+    batch: Option<u64>,
+}
+
+/// A sorted batch with requests still to complete.
+struct OpenBatch {
+    number: u64,
+    started: Instant,
+    /// Requests queued and not yet completed.
+    in_flight: u32,
+    /// Requests not yet queued.
+    to_queue: u32,
 }
 
 struct Worker<'a> {
@@ -122,6 +136,9 @@ struct Worker<'a> {
     issued: u64,
     in_flight: Vec<Option<InFlight>>,
     free_slots: Vec<u32>,
+    /// At most two with a single job's slots: the one finishing and the
+    /// one begun.
+    open_batches: Vec<OpenBatch>,
     outcome: WorkerOutcome,
 }
 
@@ -161,6 +178,7 @@ pub fn run_worker(plan: WorkerPlan, shared: &Shared, index: usize) -> WorkerOutc
         issued: 0,
         in_flight: (0..depth).map(|_| None).collect(),
         free_slots: (0..depth as u32).rev().collect(),
+        open_batches: Vec::new(),
         outcome: WorkerOutcome {
             group,
             ..WorkerOutcome::default()
@@ -262,13 +280,54 @@ impl Worker<'_> {
             len: self.plan.block_size,
             datasync: self.plan.datasync && operation == Operation::Write,
         })?;
+        let batch = self.batch_of_next_request(issued);
         self.in_flight[slot as usize] = Some(InFlight {
             operation,
             offset,
             issued,
+            batch,
         });
         self.issued += 1;
         Ok(())
+    }
+
+    /// The number of the sorted batch the request about to be counted as
+    /// issued belongs to, opening it when it is the batch's first.
+    fn batch_of_next_request(&mut self, issued: Instant) -> Option<u64> {
+        let blocks = self.plan.offsets.batch_blocks()?;
+        let number = self.issued / u64::from(blocks);
+        if self.issued.is_multiple_of(u64::from(blocks)) {
+            self.open_batches.push(OpenBatch {
+                number,
+                started: issued,
+                in_flight: 0,
+                to_queue: blocks,
+            });
+        }
+        let open = self.open_batches.iter_mut().find(|b| b.number == number)?;
+        open.in_flight += 1;
+        open.to_queue -= 1;
+        Some(number)
+    }
+
+    /// Counts a batch's completed request; times the batch when it was its
+    /// last and the whole batch lies inside the window.
+    fn batch_request_done(&mut self, number: u64, done: Instant) {
+        let Some(index) = self.open_batches.iter().position(|b| b.number == number) else {
+            return;
+        };
+        let open = &mut self.open_batches[index];
+        open.in_flight -= 1;
+        if open.in_flight > 0 || open.to_queue > 0 {
+            return;
+        }
+        let started = self.open_batches.swap_remove(index).started;
+        let inside =
+            started >= self.timeline.measure_from && self.window_end.is_none_or(|end| done <= end);
+        if inside {
+            let batch_ns = done.saturating_duration_since(started).as_nanos() as u64;
+            self.outcome.batches.record_ns(batch_ns);
+        }
     }
 
     /// Open-loop mode with nothing in flight: sleep until the next request
@@ -286,6 +345,9 @@ impl Worker<'_> {
             .take()
             .expect("the engine completes only requests it was given");
         self.free_slots.push(slot);
+        if let Some(number) = request.batch {
+            self.batch_request_done(number, done);
+        }
         if completion.result != i64::from(self.plan.block_size) {
             self.fail(describe_failure(
                 &request,

@@ -246,6 +246,21 @@ pub fn mva_load_dependent(
     think_time_s: f64,
     users: u32,
 ) -> Result<Vec<LoadDependentStep>, ModelError> {
+    mva_load_dependent_overlapping(centres, think_time_s, users, |_| 0.0)
+}
+
+/// [`mva_load_dependent`] for users that are at two centres at once for
+/// part of each interaction (a session whose CPU works on one block while
+/// the device reads the next): `hidden(R)` of the residence times R is
+/// spent at two centres together, so X(n) = n / (Z + Σ R_k(n) − hidden(R)).
+/// An approximation (the network is no longer product form): each centre's
+/// queue still follows the recursion, fed the faster throughput.
+pub fn mva_load_dependent_overlapping(
+    centres: &[LoadDependentCentre],
+    think_time_s: f64,
+    users: u32,
+    hidden: impl Fn(&[f64]) -> f64,
+) -> Result<Vec<LoadDependentStep>, ModelError> {
     require_non_negative("think-time", think_time_s)?;
     if users == 0 {
         return Err(invalid("users", "there must be at least 1 user"));
@@ -277,7 +292,8 @@ pub fn mva_load_dependent(
                     .sum()
             })
             .collect();
-        let throughput = n as f64 / (think_time_s + residence_s.iter().sum::<f64>());
+        let cycle_s = think_time_s + residence_s.iter().sum::<f64>() - hidden(&residence_s);
+        let throughput = n as f64 / cycle_s;
         for (centre, p) in centres.iter().zip(marginals.iter_mut()) {
             let mut next = vec![0.0; n + 1];
             for j in 1..=n {
@@ -441,6 +457,29 @@ mod tests {
         for step in &steps {
             assert!(step.throughput <= 200.0 + 1e-9);
         }
+    }
+
+    #[test]
+    fn what_two_centres_share_shortens_the_cycle() {
+        // One user: CPU 4 ms, disk 10 ms, 3 ms of the CPU's while the disk
+        // works: X = 1 / (4 + 10 − 3) ms.
+        let centres = [fixed("cpu", 0.004, 4), fixed("disk", 0.010, 4)];
+        let steps = mva_load_dependent_overlapping(&centres, 0.0, 4, |_| 0.003).unwrap();
+        assert!(close(steps[0].throughput, 1.0 / 0.011));
+        assert!(close(steps[0].queue_length[1], 0.010 / 0.011));
+        // Hiding nothing is the exact recursion.
+        let exact = mva_load_dependent(&centres, 0.0, 4).unwrap();
+        let none = mva_load_dependent_overlapping(&centres, 0.0, 4, |_| 0.0).unwrap();
+        for (a, b) in exact.iter().zip(&none) {
+            assert_eq!(a.throughput, b.throughput);
+        }
+        // Never past the bottleneck's rate, overlap or not.
+        let hidden = |residence: &[f64]| residence[0].min(residence[1]);
+        let overlapped = mva_load_dependent_overlapping(&centres, 0.0, 4, hidden).unwrap();
+        assert!(overlapped
+            .iter()
+            .all(|step| step.throughput <= 100.0 + 1e-9));
+        assert!(overlapped[3].throughput > exact[3].throughput);
     }
 
     #[test]

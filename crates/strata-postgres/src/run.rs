@@ -29,7 +29,7 @@ use strata_probe::blockdev::{device_of_path, physical_devices, BlockDevice};
 use strata_probe::collectors::{all_os_collectors, ProcessDelayCollector};
 use strata_recording::environment::ShardRecord;
 use strata_recording::record::SweepPoint;
-use strata_recording::sweep::{DatabaseCpu, PredictedPoint, SweepSummary};
+use strata_recording::sweep::{PredictedPoint, SweepSummary};
 use strata_run::accounting::{account, PageCacheHeld, RunDevices, RunFigures};
 use strata_run::edge::Edge;
 use strata_run::outcome::{
@@ -39,7 +39,7 @@ use strata_run::output::histograms;
 use strata_run::output::{write_run_recording, RunRecording};
 use strata_run::request::ShardRequest;
 use strata_run::server_host::{OtherHostEdges, ServerHostAgent};
-use strata_run::sweep::{self, Storage, SweepRequest};
+use strata_run::sweep::{self, DatabaseWork, Storage, SweepRequest};
 use strata_run::verdict::{judge, CacheFit, Verdict, VerdictFacts};
 use strata_slob::schema::{SchemaPlan, BLOCK_BYTES};
 use strata_slob::session::{DriverOptions, Progress, RunOutcome, StopAfter};
@@ -971,11 +971,11 @@ async fn run_sweep(
 ) -> anyhow::Result<(Window, Vec<SweepPoint>, SweepSummary)> {
     let driver = &context.config.driver;
     let storage = request.storage.as_ref();
-    let (database_cpu, prediction) = match (storage, request.predict) {
+    let (measured, prediction) = match (storage, request.predict) {
         (Some(storage), true) => {
-            let (cpu, prediction) =
+            let (measured, prediction) =
                 predict_the_sweep(context, request, storage, interrupt, observer).await?;
-            (Some(cpu), prediction)
+            (Some(measured), prediction)
         }
         _ => (None, Vec::new()),
     };
@@ -1010,31 +1010,59 @@ async fn run_sweep(
         }
     }
     let last = last.context("the sweep was stopped before its first point")?;
-    let summary = sweep::summarize(curve, request, database_cpu, storage, prediction);
+    let summary = sweep::summarize(curve, request, measured, storage, prediction);
     Ok((last, points, summary))
 }
 
 /// One session on a cached data set (a quarter of shared_buffers), for the
-/// CPU per block; then the model's prediction of every point, said before
-/// the sweep runs.
+/// CPU per block, and one reading from the device, for the read path's CPU
+/// per device read; then the model's prediction of every point, said
+/// before the sweep runs.
 async fn predict_the_sweep(
     context: &WindowContext<'_>,
     request: &SweepRequest,
     storage: &Storage,
     interrupt: &AtomicBool,
     observer: &mut dyn RunObserver,
-) -> anyhow::Result<(DatabaseCpu, Vec<PredictedPoint>)> {
+) -> anyhow::Result<(DatabaseWork, Vec<PredictedPoint>)> {
     let driver = &context.config.driver;
     observer.phase("measuring the database's CPU per block: one session on a cached data set");
     let cached_blocks = context.shared_buffers.unwrap_or(32 << 20) / BLOCK_BYTES / 4;
     let options = sweep::cached_options(driver, cached_blocks);
     let cached = context.window(options, false, interrupt, observer).await?;
     let cpu = sweep::database_cpu(&cached.figures)?;
+    observer
+        .phase("measuring the database's CPU per device read: one session reading the data set");
+    let reading = context
+        .window(sweep::read_options(driver), true, interrupt, observer)
+        .await?;
+    let prefetch = prefetches(context.client).await;
+    let reads = sweep::database_reads(&reading.figures, storage, prefetch)?;
+    let measured = DatabaseWork { cpu, reads };
     let cpus = cached.figures.cpu.cpus as u32;
-    let work = sweep::block_work(&cpu, storage, &driver.workload, cpus);
+    let work = sweep::block_work(&measured, &driver.workload, cpus);
     let prediction = sweep::prediction(storage, &work, &request.sessions)?;
-    observer.said(&sweep::prediction_text(&cpu, &work, &prediction));
-    Ok((cpu, prediction))
+    observer.said(&sweep::prediction_text(
+        &measured,
+        &work,
+        storage,
+        &prediction,
+    ));
+    Ok((measured, prediction))
+}
+
+/// Whether the server reads ahead of its bitmap heap scans: an
+/// effective_io_concurrency above 0 (PostgreSQL's default on Linux is 1;
+/// unreadable counts as none).
+async fn prefetches(client: &tokio_postgres::Client) -> bool {
+    let shown = client
+        .query_one("SHOW effective_io_concurrency", &[])
+        .await
+        .ok()
+        .and_then(|row| row.try_get::<_, String>(0).ok());
+    shown
+        .and_then(|value| value.trim().parse::<u32>().ok())
+        .is_some_and(|pages| pages > 0)
 }
 
 /// The warm-up before the measured window (none in batch mode).

@@ -67,6 +67,21 @@ pub fn per_second(count: u64, seconds: f64) -> f64 {
 pub struct GroupHistograms {
     pub read: LatencyHistogram,
     pub write: LatencyHistogram,
+    /// Whole sorted batches, first request queued to last completed; empty
+    /// unless the group reads in sorted batches.
+    pub batch: LatencyHistogram,
+}
+
+/// Sorted batches timed as a whole (`--distribution sorted:BATCH`): the
+/// time a statement that reads BATCH blocks in a bitmap heap scan's order
+/// spends at the device, with the device's slow spells shared by its
+/// requests, not averaged away as if they were independent.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct BatchFigures {
+    pub blocks_per_batch: u32,
+    /// Its `count` is of batches begun and ended inside the window.
+    #[serde(flatten)]
+    pub latency: LatencySummary,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -81,6 +96,8 @@ pub struct GroupResult {
     pub all: OpFigures,
     pub reads: OpFigures,
     pub writes: OpFigures,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batches: Option<BatchFigures>,
     #[serde(skip)]
     pub histograms: GroupHistograms,
 }

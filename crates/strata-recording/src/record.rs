@@ -168,4 +168,8 @@ pub struct PointRecord {
 pub struct GroupHistogramsEncoded {
     pub read_lat_ns_hdr: String,
     pub write_lat_ns_hdr: String,
+    /// Whole sorted batches ([`crate::calibrate::BatchFigures`]); absent
+    /// unless the group reads in sorted batches.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub batch_lat_ns_hdr: String,
 }

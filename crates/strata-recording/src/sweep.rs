@@ -28,6 +28,10 @@ pub struct SweepSummary {
     /// block.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub database_cpu: Option<DatabaseCpu>,
+    /// The one-session window reading from the device that gave the CPU per
+    /// device read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub database_reads: Option<DatabaseReads>,
     /// `--calibration` or `--predict`: the storage's curve.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub storage: Option<StorageCurve>,
@@ -100,6 +104,30 @@ impl DatabaseCpu {
     pub fn delay_per_block_us(&self) -> f64 {
         (self.elapsed_per_block_us - self.cpu_per_block_us).max(0.0)
     }
+}
+
+/// One session reading the data set from the device as the sweep will: the
+/// CPU of the server and the driver per device read request, the whole read
+/// path (the kernel's page cache and completion, PostgreSQL's buffer
+/// replacement) included. Its throughput is not the model's input.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct DatabaseReads {
+    pub window_s: f64,
+    pub device_read_requests: u64,
+    /// CPU seconds of the server and the driver over the window.
+    pub cpu_s: f64,
+    pub cpu_per_device_read_us: f64,
+    /// The window over its device reads: one session's time per read.
+    pub elapsed_per_device_read_us: f64,
+    /// calibrate's mean latency at 1 outstanding read.
+    pub storage_latency_us: f64,
+    /// CPU per device read that ran while the device read: CPU per read +
+    /// the storage's latency − the time per read, at least 0 and at most
+    /// the CPU per read.
+    pub overlap_per_device_read_us: f64,
+    /// Whether the server reads ahead of its scans (PostgreSQL's
+    /// effective_io_concurrency above 0), which is what lets them overlap.
+    pub prefetch: bool,
 }
 
 /// calibrate's 8 KiB random reads, by outstanding requests.

@@ -14,7 +14,8 @@ use std::time::Duration;
 use strata_model::predict::{self, BlockWork, Predicted};
 use strata_recording::run::{RunFigures, ABSORBED_WARNING_PCT, CPU_BOUND_IDLE_PCT};
 use strata_recording::sweep::{
-    CurvePoint, DatabaseCpu, PredictedPoint, StorageCurve, StorageLevel, SweepSummary,
+    CurvePoint, DatabaseCpu, DatabaseReads, PredictedPoint, StorageCurve, StorageLevel,
+    SweepSummary,
 };
 use strata_recording::Recording;
 use strata_slob::session::{DriverOptions, Hotspot, StopAfter, WorkloadOptions};
@@ -131,6 +132,63 @@ pub fn cached_options(driver: &DriverOptions, cached_blocks: u64) -> DriverOptio
     }
 }
 
+/// One session reading the data set from the device as the sweep's
+/// points do, for the CPU per device read (the read path's CPU).
+pub fn read_options(driver: &DriverOptions) -> DriverOptions {
+    DriverOptions {
+        sessions: Some(1),
+        stop_after: StopAfter::Duration {
+            warmup: CPU_WARMUP,
+            duration: CPU_WINDOW,
+        },
+        ..driver.clone()
+    }
+}
+
+/// What the database measured of itself before the sweep: CPU per block
+/// cached, and per device read.
+#[derive(Clone, Debug)]
+pub struct DatabaseWork {
+    pub cpu: DatabaseCpu,
+    pub reads: DatabaseReads,
+}
+
+/// The CPU per device read of the reading window (the server's and the
+/// driver's CPU seconds over the device's read requests), and how much of
+/// it ran while the device read, against calibrate's latency at 1
+/// outstanding.
+pub fn database_reads(
+    figures: &RunFigures,
+    storage: &Storage,
+    prefetch: bool,
+) -> anyhow::Result<DatabaseReads> {
+    let device_read_requests = figures
+        .absorption
+        .as_ref()
+        .map_or(0, |absorption| absorption.device_read_requests);
+    let cpu_s = figures.cpu.server_and_driver_cpu_s();
+    if device_read_requests == 0 || figures.cpu.server_cpu_s <= 0.0 {
+        bail!(
+            "measuring the database's CPU per device read: the one-session window read              {device_read_requests} requests from the device with {cpu_s:.3} s of CPU (the              data set must be larger than the caches, the server's processes on this machine)"
+        );
+    }
+    let reads = device_read_requests as f64;
+    let cpu_per_device_read_us = cpu_s / reads * 1e6;
+    let elapsed_per_device_read_us = figures.window_s / reads * 1e6;
+    let storage_latency_us = storage.curve.rate(1).recip() * 1e6;
+    let overlap = cpu_per_device_read_us + storage_latency_us - elapsed_per_device_read_us;
+    Ok(DatabaseReads {
+        window_s: figures.window_s,
+        device_read_requests,
+        cpu_s,
+        cpu_per_device_read_us,
+        elapsed_per_device_read_us,
+        storage_latency_us,
+        overlap_per_device_read_us: overlap.clamp(0.0, cpu_per_device_read_us),
+        prefetch,
+    })
+}
+
 /// The CPU per block of the cached window: the server's and the driver's
 /// CPU seconds over the table blocks the statements touched.
 pub fn database_cpu(figures: &RunFigures) -> anyhow::Result<DatabaseCpu> {
@@ -191,27 +249,23 @@ impl Storage {
 }
 
 /// What the model needs of the run: the CPU per block measured on the
-/// database, the kernel's per read from calibrate (its marginal CPU per
-/// request), the workload's blocks and think time per statement, the
-/// host's CPUs.
-pub fn block_work(
-    cpu: &DatabaseCpu,
-    storage: &Storage,
-    workload: &WorkloadOptions,
-    cpus: u32,
-) -> BlockWork {
+/// database (cached, and the rest of a device read's, the read path), the
+/// workload's blocks and think time per statement, the host's CPUs.
+pub fn block_work(measured: &DatabaseWork, workload: &WorkloadOptions, cpus: u32) -> BlockWork {
+    let DatabaseWork { cpu, reads } = measured;
     let blocks = f64::from(workload.work_unit);
     let think_per_loop_s = workload.think_time.map_or(0.0, |(min, max)| {
         (min + max).as_secs_f64() / 2.0 / f64::from(workload.think_every.max(1))
     });
-    let cpu_per_block_s = cpu.cpu_per_block_us * 1e-6;
+    let read_path_us = (reads.cpu_per_device_read_us - cpu.cpu_per_block_us).max(0.0);
     BlockWork {
-        cpu_per_cached_block_s: cpu_per_block_s,
-        cpu_per_io_s: storage.curve.cpu_per_io_s(),
+        cpu_per_cached_block_s: cpu.cpu_per_block_us * 1e-6,
+        cpu_per_io_s: read_path_us * 1e-6,
         delay_per_block_s: cpu.delay_per_block_us() * 1e-6,
         think_per_block_s: think_per_loop_s / blocks,
         blocks_per_statement: blocks,
         cpus: cpus.max(1),
+        overlap_per_block_s: reads.overlap_per_device_read_us * 1e-6,
     }
 }
 
@@ -308,7 +362,7 @@ fn shortfall(point: &CurvePoint) -> String {
 pub fn summarize(
     points: Vec<CurvePoint>,
     request: &SweepRequest,
-    database_cpu: Option<DatabaseCpu>,
+    database_work: Option<DatabaseWork>,
     storage: Option<&Storage>,
     mut prediction: Vec<PredictedPoint>,
 ) -> SweepSummary {
@@ -350,7 +404,8 @@ pub fn summarize(
         latency_target_ms: target_ms,
         best_under_target,
         knee,
-        database_cpu,
+        database_cpu: database_work.as_ref().map(|work| work.cpu.clone()),
+        database_reads: database_work.map(|work| work.reads),
         storage: storage.map(|storage| storage.record.clone()),
         prediction,
         not_run,
@@ -381,18 +436,41 @@ pub fn point_line(point: &CurvePoint) -> String {
 
 /// The prediction as it is said before the sweep: the measured inputs,
 /// then one line per point.
-pub fn prediction_text(cpu: &DatabaseCpu, work: &BlockWork, points: &[PredictedPoint]) -> String {
+pub fn prediction_text(
+    measured: &DatabaseWork,
+    work: &BlockWork,
+    storage: &Storage,
+    points: &[PredictedPoint],
+) -> String {
+    let DatabaseWork { cpu, reads } = measured;
+    let prefetch = match reads.prefetch {
+        true => "prefetch (effective_io_concurrency ≥ 1)",
+        false => "no prefetch (effective_io_concurrency 0)",
+    };
+    let p99_source = match storage.curve.has_batches() {
+        true => "calibrate's whole sorted batches, p99 over mean at the predicted depth",
+        false => "independent reads (the calibration timed no sorted batches)",
+    };
     let mut text = format!(
         "prediction (closed MVA): CPU per block {:.2} µs measured on the database (one session, \
-         {:.0} cached blocks in {:.1} s, {:.1}% buffer hits) + {:.2} µs the kernel's per device \
-         read (calibrate's marginal CPU per read) on {} CPUs; {:.2} µs per block neither CPU \
-         nor device; think {:.2} µs per block; {} blocks per statement\n",
+         {:.0} cached blocks in {:.1} s, {:.1}% buffer hits) + {:.2} µs the read path's per \
+         device read (one session reading from the device: {:.2} µs of CPU per device read, \
+         {} reads in {:.1} s, {:.2} µs per read) on {} CPUs; {prefetch}: {:.2} µs of the CPU \
+         while the device reads (CPU + calibrate's {:.2} µs at 1 outstanding − time per read); \
+         {:.2} µs per block neither CPU nor device; think {:.2} µs per block; {} blocks per \
+         statement; statement p99 from {p99_source}\n",
         cpu.cpu_per_block_us,
         cpu.blocks,
         cpu.window_s,
         cpu.buffer_hit_pct,
         work.cpu_per_io_s * 1e6,
+        reads.cpu_per_device_read_us,
+        reads.device_read_requests,
+        reads.window_s,
+        reads.elapsed_per_device_read_us,
         work.cpus,
+        reads.overlap_per_device_read_us,
+        reads.storage_latency_us,
         work.delay_per_block_s * 1e6,
         work.think_per_block_s * 1e6,
         work.blocks_per_statement

@@ -40,9 +40,14 @@ pub fn request(args: &PredictArgs) -> anyhow::Result<PredictRequest> {
             args.cpu_per_block.map_or(0.0, |d| d.as_secs_f64()),
             storage.curve.cpu_per_io_s(),
             0.0,
-            "--cpu-per-block".to_string(),
+            "--cpu-per-block, and calibrate's marginal CPU per read".to_string(),
         ),
     };
+    let overlap_per_block_s = args
+        .overlap_per_block
+        .map(|overlap| overlap.as_secs_f64())
+        .or(measured.as_ref().map(|m| m.overlap_per_block_s))
+        .unwrap_or(0.0);
     Ok(PredictRequest {
         calibration: args.calibration.display().to_string(),
         curve: storage.curve,
@@ -53,6 +58,7 @@ pub fn request(args: &PredictArgs) -> anyhow::Result<PredictRequest> {
             think_per_block_s: args.think_time.as_secs_f64() / f64::from(blocks),
             blocks_per_statement: f64::from(blocks),
             cpus,
+            overlap_per_block_s,
         },
         work_source: source,
         sessions: args.sessions.clone(),
@@ -69,6 +75,9 @@ struct MeasuredWork {
     delay_per_block_s: f64,
     work_unit: Option<u32>,
     cpus: u32,
+    /// CPU per block while the device reads: a sweep's reading window's;
+    /// none for a run's window (one point cannot tell it).
+    overlap_per_block_s: f64,
     source: String,
 }
 
@@ -83,18 +92,33 @@ fn measured_work(path: &Path, storage: &Storage) -> anyhow::Result<MeasuredWork>
         .as_u64()
         .map(|n| n as u32);
     let cpus = result.figures.cpu.cpus as u32;
-    if let Some(cpu) = recording
-        .sweep()
-        .and_then(|sweep| sweep.database_cpu.as_ref())
-    {
-        return Ok(MeasuredWork {
-            cpu_per_block_s: cpu.cpu_per_block_us * 1e-6,
-            cpu_per_io_s: storage.curve.cpu_per_io_s(),
-            delay_per_block_s: cpu.delay_per_block_us() * 1e-6,
-            work_unit,
-            cpus,
-            source: format!("measured on a cached data set by {name}"),
-        });
+    if let Some(sweep) = recording.sweep() {
+        if let Some(cpu) = &sweep.database_cpu {
+            let (cpu_per_io_s, overlap_per_block_s, source) = match &sweep.database_reads {
+                Some(reads) => (
+                    (reads.cpu_per_device_read_us - cpu.cpu_per_block_us).max(0.0) * 1e-6,
+                    reads.overlap_per_device_read_us * 1e-6,
+                    format!("measured by {name} on a cached data set and reading from the device"),
+                ),
+                None => (
+                    storage.curve.cpu_per_io_s(),
+                    0.0,
+                    format!(
+                        "measured on a cached data set by {name}, and calibrate's marginal CPU \
+                         per read"
+                    ),
+                ),
+            };
+            return Ok(MeasuredWork {
+                cpu_per_block_s: cpu.cpu_per_block_us * 1e-6,
+                cpu_per_io_s,
+                delay_per_block_s: cpu.delay_per_block_us() * 1e-6,
+                work_unit,
+                cpus,
+                overlap_per_block_s,
+                source,
+            });
+        }
     }
     let figures = &result.figures;
     let blocks = figures.database.as_ref().map_or(0.0, |d| d.blocks_read);
@@ -111,6 +135,7 @@ fn measured_work(path: &Path, storage: &Storage) -> anyhow::Result<MeasuredWork>
         delay_per_block_s: 0.0,
         work_unit,
         cpus,
+        overlap_per_block_s: 0.0,
         source: format!("{name}'s window, the kernel's reads included"),
     })
 }

@@ -19,12 +19,14 @@ use strata_testkit::loopdev::own_filesystem;
 
 /// 8 KiB random reads at 1, 2 and 4 outstanding, no large streams.
 fn calibrate(dir: &Path) -> PathBuf {
-    let record = dir.join("cal.strata");
+    calibrate_with(dir, "cal.strata", &["--max-qd", "4"])
+}
+
+fn calibrate_with(dir: &Path, name: &str, options: &[&str]) -> PathBuf {
+    let record = dir.join(name);
     let args = [
         "calibrate",
         "--sweep",
-        "--max-qd",
-        "4",
         "--max-streams",
         "0",
         "--engine",
@@ -39,6 +41,7 @@ fn calibrate(dir: &Path) -> PathBuf {
     ];
     let mut all = args.to_vec();
     all.push(record.to_str().unwrap());
+    all.extend(options);
     run_json(&all, dir);
     record
 }
@@ -117,11 +120,25 @@ fn a_prediction_reads_its_storage_curve_from_a_real_calibrate_recording() {
     let cpu_per_io_s = marginal_cpu_per_read(levels);
     assert!(cpu_per_io_s > 0.0);
     let one = &document["points"][0];
-    let by_hand = 1.0 / (measured[0].2 * 1e-9 + 20e-6 + cpu_per_io_s);
+    let (device_s, cpu_s) = (measured[0].2 * 1e-9, 20e-6 + cpu_per_io_s);
+    let by_hand = 1.0 / (device_s + cpu_s);
     let predicted = one["device_read_requests_per_s"].as_f64().unwrap();
     assert!(
         (predicted - by_hand).abs() < 1e-6 * by_hand,
         "{predicted} vs {by_hand}"
+    );
+    // 10 µs of the CPU while the device reads is counted once.
+    let overlapped = run_json(
+        &[&args[..], &["--overlap-per-block", "10us"]].concat(),
+        &dir,
+    );
+    let by_hand = 1.0 / (device_s + cpu_s - 10e-6);
+    let faster = overlapped["points"][0]["device_read_requests_per_s"]
+        .as_f64()
+        .unwrap();
+    assert!(
+        (faster - by_hand).abs() < 1e-6 * by_hand,
+        "{faster} vs {by_hand}"
     );
     let four = document["points"][1]["device_read_requests_per_s"]
         .as_f64()
@@ -133,7 +150,69 @@ fn a_prediction_reads_its_storage_curve_from_a_real_calibrate_recording() {
     let explained = run(&[&args[..], &["--explain"]].concat(), &dir);
     let text = String::from_utf8_lossy(&explained.stdout);
     assert!(text.contains("μ(1) = 1 /"), "{text}");
-    assert!(text.contains("X = n / (Z + R_device + R_cpu)"), "{text}");
+    assert!(
+        text.contains("X = n / (Z + R_device + R_cpu − overlap)"),
+        "{text}"
+    );
+    assert!(text.contains("independent reads"), "{text}");
+}
+
+#[test]
+fn sorted_batches_timed_whole_give_the_statement_p99() {
+    let (_device, dir) = own_filesystem(256);
+    let options = ["--max-qd", "2", "--distribution", "sorted:8"];
+    let calibration = calibrate_with(&dir, "sorted.strata", &options);
+    let recording = Recording::read(&calibration).unwrap();
+    let mut ratios = Vec::new();
+    for point in recording.point_results() {
+        let group = &point.point.groups[0];
+        let batches = group.batches.as_ref().expect("sorted batches are timed");
+        assert_eq!(batches.blocks_per_batch, 8);
+        let encoded = &point.histograms[&group.label];
+        let whole = LatencyHistogram::from_base64(&encoded.batch_lat_ns_hdr).unwrap();
+        let reads = LatencyHistogram::from_base64(&encoded.read_lat_ns_hdr).unwrap();
+        assert_eq!(whole.count(), batches.latency.count);
+        assert!(whole.count() >= 100, "{batches:?}");
+        // psync: one thread per outstanding request, each reading its
+        // batches' 8 blocks in a row.
+        let outstanding = (group.queue_depth * group.jobs) as f64;
+        let ratio = whole.mean_ns() / (reads.mean_ns() * 8.0);
+        assert!((0.95..1.3).contains(&ratio), "{outstanding}: {ratio}");
+        let p99_over_mean = whole.percentile_ns(99.0) as f64 / whole.mean_ns();
+        ratios.push((outstanding, p99_over_mean));
+    }
+    ratios.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let args = [
+        "model",
+        "predict",
+        "--calibration",
+        calibration.to_str().unwrap(),
+        "--cpu-per-block",
+        "5us",
+        "--sessions",
+        "1",
+        "--work-unit",
+        "8",
+        "--cpus",
+        "2",
+    ];
+    let document = run_json(&args, &dir);
+    let one = &document["points"][0];
+    assert_eq!(one["p99_from_batches"], true);
+    // One session keeps under one request outstanding: level 1's ratio.
+    let ratio = one["device_p99_over_mean"].as_f64().unwrap();
+    assert!((ratio - ratios[0].1).abs() < 1e-9, "{ratio} vs {ratios:?}");
+    let (mean, p99) = (
+        one["statement_latency_mean_s"].as_f64().unwrap(),
+        one["statement_latency_p99_s"].as_f64().unwrap(),
+    );
+    let device_s = one["block_read_latency_s"].as_f64().unwrap();
+    let by_hand = mean + 8.0 * device_s * (ratios[0].1 - 1.0);
+    assert!((p99 - by_hand).abs() < 1e-12, "{p99} vs {by_hand}");
+    let explained = run(&[&args[..], &["--explain"]].concat(), &dir);
+    let text = String::from_utf8_lossy(&explained.stdout);
+    assert!(text.contains("batches of 8 sorted reads"), "{text}");
+    assert!(text.contains("calibrate's whole sorted batches"), "{text}");
 }
 
 #[test]
@@ -195,6 +274,31 @@ fn a_short_sweep_is_one_recording_whose_answers_follow_from_its_points() {
     let cpu = &sweep["database_cpu"];
     assert!(cpu["buffer_hit_pct"].as_f64().unwrap() > 99.0, "{cpu}");
     assert!(cpu["cpu_per_block_us"].as_f64().unwrap() > 0.0, "{cpu}");
+    let reads = &sweep["database_reads"];
+    assert!(
+        reads["device_read_requests"].as_u64().unwrap() > 0,
+        "{reads}"
+    );
+    let per_read = reads["cpu_per_device_read_us"].as_f64().unwrap();
+    let by_hand =
+        reads["cpu_s"].as_f64().unwrap() * 1e6 / reads["device_read_requests"].as_f64().unwrap();
+    assert!((per_read - by_hand).abs() < 1e-6 * by_hand, "{reads}");
+    assert!(
+        per_read > cpu["cpu_per_block_us"].as_f64().unwrap(),
+        "{reads} vs {cpu}"
+    );
+    // PostgreSQL's default effective_io_concurrency on Linux is 1.
+    assert_eq!(reads["prefetch"], true, "{reads}");
+    let field = |name: &str| reads[name].as_f64().unwrap();
+    let overlap = field("cpu_per_device_read_us") + field("storage_latency_us")
+        - field("elapsed_per_device_read_us");
+    let kept = field("overlap_per_device_read_us");
+    let expected = overlap.clamp(0.0, field("cpu_per_device_read_us"));
+    assert!((kept - expected).abs() < 1e-9, "{reads}");
+    assert!(
+        stderr.contains("the read path's per device read"),
+        "{stderr}"
+    );
     let prediction = sweep["prediction"].as_array().unwrap();
     assert_eq!(prediction.len(), 3);
     for (predicted, point) in prediction.iter().zip(points) {

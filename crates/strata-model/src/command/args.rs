@@ -282,6 +282,10 @@ pub struct PredictArgs {
     /// Mean think time per statement
     #[arg(long, value_name = "TIME", value_parser = input::duration, default_value = "0s")]
     pub think_time: Duration,
+    /// CPU time per block that runs while the device reads (PostgreSQL's
+    /// prefetch) [default: 0, or what a --from sweep measured]
+    #[arg(long, value_name = "TIME", value_parser = input::duration)]
+    pub overlap_per_block: Option<Duration>,
     /// CPUs the sessions and the server share [default: this machine's, or the --from run's]
     #[arg(long, value_name = "N", value_parser = |s: &str| input::bounded(s, 1, 100_000).map(|v| v as u32))]
     pub cpus: Option<u32>,

@@ -91,14 +91,15 @@ pub fn run(request: &PredictRequest) -> anyhow::Result<Output> {
 fn inputs(page: &mut Page, request: &PredictRequest) {
     let work = &request.work;
     page.note(format!(
-        "per block: CPU {:.2} µs ({:.2} µs database and driver, {}, + {:.2} µs the kernel's per \
-         device read, calibrate's marginal CPU per read) on {} CPUs; {:.2} µs neither CPU nor device; think {:.2} µs; \
-         {} blocks per statement",
+        "per block: CPU {:.2} µs ({:.2} µs a cached block's + {:.2} µs per device read; {}) on \
+         {} CPUs, {:.2} µs of it while the device reads (prefetch); {:.2} µs neither CPU nor \
+         device; think {:.2} µs; {} blocks per statement",
         work.cpu_per_block_s() * 1e6,
         work.cpu_per_cached_block_s * 1e6,
-        request.work_source,
         work.cpu_per_io_s * 1e6,
+        request.work_source,
         work.cpus,
+        work.overlap_per_block_s * 1e6,
         work.delay_per_block_s * 1e6,
         work.think_per_block_s * 1e6,
         work.blocks_per_statement
@@ -107,9 +108,19 @@ fn inputs(page: &mut Page, request: &PredictRequest) {
         return;
     }
     for point in request.curve.points() {
+        let batches = point.batch.as_ref().map_or(String::new(), |batch| {
+            format!(
+                "; {} batches of {} sorted reads: mean {:.3} ms, p99 {:.3} ms (× {:.3})",
+                batch.batches,
+                batch.blocks_per_batch,
+                ms(batch.mean_s),
+                ms(batch.p99_s),
+                batch.p99_s / batch.mean_s
+            )
+        });
         page.note(format!(
             "  storage at {:>4} outstanding: {:.0} read requests/s, mean {:.1} µs, sd {:.1} µs, \
-             p99 {:.1} µs; μ({}) = {} / {:.1} µs = {:.0}/s",
+             p99 {:.1} µs; μ({}) = {} / {:.1} µs = {:.0}/s{batches}",
             point.outstanding,
             point.iops,
             point.mean_latency_s * 1e6,
@@ -129,19 +140,28 @@ fn inputs(page: &mut Page, request: &PredictRequest) {
 
 fn explain(page: &mut Page, work: &BlockWork, point: &Predicted) {
     let delay_us = (work.delay_per_block_s + work.think_per_block_s) * 1e6;
-    let cycle_us = point.block_read_latency_s * 1e6 + point.cpu_residence_s * 1e6 + delay_us;
+    let cycle_us = point.block_read_latency_s * 1e6 + point.cpu_residence_s * 1e6 + delay_us
+        - point.overlap_s * 1e6;
+    let ratio_source = match point.p99_from_batches {
+        true => "calibrate's whole sorted batches at this depth",
+        false => "independent reads: 1 + 2.326 σ / (mean √blocks)",
+    };
     page.note(format!(
-        "  X = n / (Z + R_device + R_cpu) = {} / ({:.2} + {:.2} + {:.2}) µs = {:.0}/s; \
-         outstanding = X × R_device = {:.2}; statement = {} × {:.2} µs = {:.3} ms, p99 adds \
-         2.326 σ √blocks",
+        "  X = n / (Z + R_device + R_cpu − overlap) = {} / ({:.2} + {:.2} + {:.2} − {:.2}) µs \
+         = {:.0}/s; \
+         outstanding = X × R_device = {:.2}; statement = {} × {:.2} µs = {:.3} ms; p99 = mean \
+         + blocks × R_device × (r − 1) = {:.3} ms, r = {:.3} ({ratio_source})",
         point.sessions,
         delay_us,
         point.block_read_latency_s * 1e6,
         point.cpu_residence_s * 1e6,
+        point.overlap_s * 1e6,
         point.device_read_requests_per_s,
         point.device_outstanding,
         work.blocks_per_statement,
         cycle_us,
-        ms(point.statement_latency_mean_s)
+        ms(point.statement_latency_mean_s),
+        ms(point.statement_latency_p99_s),
+        point.device_p99_over_mean
     ));
 }

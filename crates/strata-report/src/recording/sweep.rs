@@ -70,6 +70,19 @@ pub(crate) fn section(sweep: &SweepSummary) -> Section {
             cpu.cpu_per_block_us, cpu.blocks, cpu.window_s, cpu.buffer_hit_pct
         ));
     }
+    if let Some(reads) = &sweep.database_reads {
+        section = section.note(format!(
+            "CPU per device read, measured on the database: {:.2} µs (one session reading from \
+             the device, {} read requests in {:.1} s, {:.2} µs per read); {:.2} µs of it while \
+             the device reads (CPU + calibrate's {:.2} µs at 1 outstanding − time per read)",
+            reads.cpu_per_device_read_us,
+            reads.device_read_requests,
+            reads.window_s,
+            reads.elapsed_per_device_read_us,
+            reads.overlap_per_device_read_us,
+            reads.storage_latency_us
+        ));
+    }
     for point in &sweep.points {
         if let (Some(share), Some(why)) = (point.storage_share_pct, &point.shortfall) {
             section = section.note(format!(
