@@ -87,6 +87,40 @@ pub fn workload_table(points: &[PointResult]) -> String {
     out
 }
 
+/// Sorted batches timed whole, for the groups that read in them; empty
+/// when none did.
+pub fn batch_table(points: &[PointResult]) -> String {
+    let mut out = String::new();
+    for point in points {
+        for group in &point.groups {
+            let Some(batches) = &group.batches else {
+                continue;
+            };
+            if out.is_empty() {
+                let _ = writeln!(
+                    out,
+                    "{:<34} {:>8} {:>8} {:>10} {:>10} {:>10} {:>10} {:>10}",
+                    "point", "blocks", "batches", "mean", "p50", "p99", "max", "p99/mean"
+                );
+            }
+            let latency = &batches.latency;
+            let _ = writeln!(
+                out,
+                "{:<34} {:>8} {:>8} {:>10} {:>10} {:>10} {:>10} {:>10.3}",
+                group_row_name(point, group),
+                batches.blocks_per_batch,
+                latency.count,
+                micros(latency.lat_mean_us),
+                micros(latency.lat_p50_us),
+                micros(latency.lat_p99_us),
+                micros(latency.lat_max_us),
+                latency.lat_p99_us / latency.lat_mean_us
+            );
+        }
+    }
+    out
+}
+
 /// The device table: iostat -x columns over each point's measured window.
 pub fn device_table(points: &[PointResult]) -> String {
     let mut out = String::new();
@@ -382,6 +416,14 @@ pub fn report_text(outcome: &CalibrationOutcome, outlier_us: f64) -> String {
         "\nDevice — /proc/diskstats over the same measured windows (iostat -x definitions)\n",
     );
     out.push_str(&device_table(&outcome.points));
+    let batches = batch_table(&outcome.points);
+    if !batches.is_empty() {
+        out.push_str(
+            "\nBatches — each sorted batch timed whole, first request queued to last completed (a \
+             statement's time at the device)\n",
+        );
+        out.push_str(&batches);
+    }
     for point in &outcome.points {
         if let Some(verification) = &point.verification {
             let _ = writeln!(out, "  [{}] check: {}", point.name, verification.note);

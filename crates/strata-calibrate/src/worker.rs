@@ -136,8 +136,8 @@ struct Worker<'a> {
     issued: u64,
     in_flight: Vec<Option<InFlight>>,
     free_slots: Vec<u32>,
-    /// At most two with a single job's slots: the one finishing and the
-    /// one begun.
+    /// Sorted batches not yet complete: one or two, more only when the
+    /// queue depth exceeds a batch.
     open_batches: Vec<OpenBatch>,
     outcome: WorkerOutcome,
 }

@@ -24,9 +24,10 @@
 //! batches at the same depth (`--distribution sorted:BATCH`): their p99
 //! over their mean. A statement's reads share the device's slow spells, so
 //! they are not independent; measured here, 256 reads at 1 outstanding had
-//! a p99 1.32–1.34 × their mean where independent reads would give 1.04–
-//! 1.05. Without batches in the calibration the p99 adds 2.326 standard
-//! deviations of a sum of independent reads, and says so.
+//! a p99 1.33–1.48 × their mean where independent reads with the same
+//! spread would give 1.04–1.06. Without batches in the calibration the p99
+//! adds 2.326 standard deviations of a sum of independent reads, and says
+//! so.
 //!
 //! Not for: reading a calibrate Recording or a run (the binary gives the
 //! curve and the work as numbers), writes, or caches that absorb reads —

@@ -42,6 +42,11 @@ pub const DEFAULT_LATENCY_TARGET: Duration = Duration::from_millis(100);
 const CPU_WARMUP: Duration = Duration::from_secs(2);
 const CPU_WINDOW: Duration = Duration::from_secs(3);
 
+/// How long the one-session window reading from the device warms up (the
+/// page cache settling at its limit) and measures.
+const READ_WARMUP: Duration = Duration::from_secs(3);
+const READ_WINDOW: Duration = Duration::from_secs(5);
+
 /// `--sweep-sessions`: a rising list (`1,2,4,8`) or a range that doubles
 /// from its start (`1-32`: 1, 2, 4, 8, 16, 32; the end is always in).
 pub fn parse_session_counts(text: &str) -> Result<Vec<u32>, String> {
@@ -138,8 +143,8 @@ pub fn read_options(driver: &DriverOptions) -> DriverOptions {
     DriverOptions {
         sessions: Some(1),
         stop_after: StopAfter::Duration {
-            warmup: CPU_WARMUP,
-            duration: CPU_WINDOW,
+            warmup: READ_WARMUP,
+            duration: READ_WINDOW,
         },
         ..driver.clone()
     }
@@ -175,16 +180,15 @@ pub fn database_reads(
     let reads = device_read_requests as f64;
     let cpu_per_device_read_us = cpu_s / reads * 1e6;
     let elapsed_per_device_read_us = figures.window_s / reads * 1e6;
-    let storage_latency_us = storage.curve.rate(1).recip() * 1e6;
-    let overlap = cpu_per_device_read_us + storage_latency_us - elapsed_per_device_read_us;
     Ok(DatabaseReads {
         window_s: figures.window_s,
         device_read_requests,
         cpu_s,
         cpu_per_device_read_us,
         elapsed_per_device_read_us,
-        storage_latency_us,
-        overlap_per_device_read_us: overlap.clamp(0.0, cpu_per_device_read_us),
+        storage_latency_us: storage.latency_at_one_us(),
+        overlap_per_device_read_us: storage
+            .overlap_us(cpu_per_device_read_us, elapsed_per_device_read_us),
         prefetch,
     })
 }
@@ -245,6 +249,19 @@ impl Storage {
     /// calibrate's read requests/s at `outstanding`, interpolated.
     pub fn iops_at(&self, outstanding: u32) -> f64 {
         self.curve.rate(outstanding)
+    }
+
+    /// calibrate's mean latency at 1 outstanding read, in µs.
+    pub fn latency_at_one_us(&self) -> f64 {
+        self.curve.rate(1).recip() * 1e6
+    }
+
+    /// The CPU per read of one session that ran while the device read, in
+    /// this curve's terms: its CPU per read + the latency at 1 outstanding
+    /// − its time per read, at least 0 and at most the CPU per read.
+    pub fn overlap_us(&self, cpu_per_read_us: f64, elapsed_per_read_us: f64) -> f64 {
+        let overlap = cpu_per_read_us + self.latency_at_one_us() - elapsed_per_read_us;
+        overlap.clamp(0.0, cpu_per_read_us.max(0.0))
     }
 }
 

@@ -97,7 +97,10 @@ fn measured_work(path: &Path, storage: &Storage) -> anyhow::Result<MeasuredWork>
             let (cpu_per_io_s, overlap_per_block_s, source) = match &sweep.database_reads {
                 Some(reads) => (
                     (reads.cpu_per_device_read_us - cpu.cpu_per_block_us).max(0.0) * 1e-6,
-                    reads.overlap_per_device_read_us * 1e-6,
+                    storage.overlap_us(
+                        reads.cpu_per_device_read_us,
+                        reads.elapsed_per_device_read_us,
+                    ) * 1e-6,
                     format!("measured by {name} on a cached data set and reading from the device"),
                 ),
                 None => (

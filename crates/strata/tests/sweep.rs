@@ -213,6 +213,36 @@ fn sorted_batches_timed_whole_give_the_statement_p99() {
     let text = String::from_utf8_lossy(&explained.stdout);
     assert!(text.contains("batches of 8 sorted reads"), "{text}");
     assert!(text.contains("calibrate's whole sorted batches"), "{text}");
+    let printed = run(
+        &[
+            "calibrate",
+            "--workload",
+            "small-random-read",
+            "--qd",
+            "1",
+            "--distribution",
+            "sorted:8",
+            "--duration",
+            "1s",
+            "--ramp",
+            "0s",
+            "--size",
+            "64MiB",
+        ],
+        &dir,
+    );
+    let text = String::from_utf8_lossy(&printed.stdout);
+    assert!(printed.status.success(), "{}", stderr_of(&printed));
+    let table = text
+        .split("Batches — each sorted batch timed whole")
+        .nth(1)
+        .unwrap_or_else(|| panic!("the batch table: {text}"));
+    let row = table.lines().nth(2).unwrap_or_default();
+    let blocks = row
+        .split("qd=1")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next());
+    assert_eq!(blocks, Some("8"), "{table}");
 }
 
 #[test]

@@ -283,7 +283,8 @@ pub struct PredictArgs {
     #[arg(long, value_name = "TIME", value_parser = input::duration, default_value = "0s")]
     pub think_time: Duration,
     /// CPU time per block that runs while the device reads (PostgreSQL's
-    /// prefetch) [default: 0, or what a --from sweep measured]
+    /// prefetch) [default: 0, or a --from sweep's reading window against
+    /// this calibration's latency at 1 outstanding]
     #[arg(long, value_name = "TIME", value_parser = input::duration)]
     pub overlap_per_block: Option<Duration>,
     /// CPUs the sessions and the server share [default: this machine's, or the --from run's]
