@@ -9,6 +9,7 @@ use std::path::Path;
 use strata_model::command::args::PredictArgs;
 use strata_model::command::predict::PredictRequest;
 use strata_model::predict::BlockWork;
+use strata_recording::sweep::SweepSummary;
 use strata_recording::Recording;
 use strata_run::sweep::Storage;
 
@@ -82,7 +83,7 @@ struct MeasuredWork {
 }
 
 fn measured_work(path: &Path, storage: &Storage) -> anyhow::Result<MeasuredWork> {
-    let name = path.display();
+    let name = path.display().to_string();
     let recording =
         Recording::read_without_layers(path).with_context(|| format!("--from {name}"))?;
     let result = recording
@@ -92,36 +93,9 @@ fn measured_work(path: &Path, storage: &Storage) -> anyhow::Result<MeasuredWork>
         .as_u64()
         .map(|n| n as u32);
     let cpus = result.figures.cpu.cpus as u32;
-    if let Some(sweep) = recording.sweep() {
-        if let Some(cpu) = &sweep.database_cpu {
-            let (cpu_per_io_s, overlap_per_block_s, source) = match &sweep.database_reads {
-                Some(reads) => (
-                    (reads.cpu_per_device_read_us - cpu.cpu_per_block_us).max(0.0) * 1e-6,
-                    storage.overlap_us(
-                        reads.cpu_per_device_read_us,
-                        reads.elapsed_per_device_read_us,
-                    ) * 1e-6,
-                    format!("measured by {name} on a cached data set and reading from the device"),
-                ),
-                None => (
-                    storage.curve.cpu_per_io_s(),
-                    0.0,
-                    format!(
-                        "measured on a cached data set by {name}, and calibrate's marginal CPU \
-                         per read"
-                    ),
-                ),
-            };
-            return Ok(MeasuredWork {
-                cpu_per_block_s: cpu.cpu_per_block_us * 1e-6,
-                cpu_per_io_s,
-                delay_per_block_s: cpu.delay_per_block_us() * 1e-6,
-                work_unit,
-                cpus,
-                overlap_per_block_s,
-                source,
-            });
-        }
+    let of_sweep = |sweep| sweep_work(sweep, &name, storage, (work_unit, cpus));
+    if let Some(work) = recording.sweep().and_then(of_sweep) {
+        return Ok(work);
     }
     let figures = &result.figures;
     let blocks = figures.database.as_ref().map_or(0.0, |d| d.blocks_read);
@@ -140,5 +114,44 @@ fn measured_work(path: &Path, storage: &Storage) -> anyhow::Result<MeasuredWork>
         cpus,
         overlap_per_block_s: 0.0,
         source: format!("{name}'s window, the kernel's reads included"),
+    })
+}
+
+/// The work per block a sweep measured before its points: its cached
+/// window, and its reading window when it has one (the read path's CPU and
+/// its overlap with the device, against `storage`'s latency at 1
+/// outstanding); none without a cached window.
+fn sweep_work(
+    sweep: &SweepSummary,
+    name: &str,
+    storage: &Storage,
+    (work_unit, cpus): (Option<u32>, u32),
+) -> Option<MeasuredWork> {
+    let cpu = sweep.database_cpu.as_ref()?;
+    let (cpu_per_io_s, overlap_per_block_s, source) = match &sweep.database_reads {
+        Some(reads) => (
+            (reads.cpu_per_device_read_us - cpu.cpu_per_block_us).max(0.0) * 1e-6,
+            storage.overlap_us(
+                reads.cpu_per_device_read_us,
+                reads.elapsed_per_device_read_us,
+            ) * 1e-6,
+            format!("measured by {name} on a cached data set and reading from the device"),
+        ),
+        None => (
+            storage.curve.cpu_per_io_s(),
+            0.0,
+            format!(
+                "measured on a cached data set by {name}, and calibrate's marginal CPU per read"
+            ),
+        ),
+    };
+    Some(MeasuredWork {
+        cpu_per_block_s: cpu.cpu_per_block_us * 1e-6,
+        cpu_per_io_s,
+        delay_per_block_s: cpu.delay_per_block_us() * 1e-6,
+        work_unit,
+        cpus,
+        overlap_per_block_s,
+        source,
     })
 }
