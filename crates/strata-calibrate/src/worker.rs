@@ -115,14 +115,12 @@ struct InFlight {
     batch: Option<u64>,
 }
 
-/// A sorted batch with requests still to complete.
+/// A sorted batch with requests still to queue or to complete.
 struct OpenBatch {
     number: u64,
     started: Instant,
     /// Requests queued and not yet completed.
     in_flight: u32,
-    /// Requests not yet queued.
-    to_queue: u32,
 }
 
 struct Worker<'a> {
@@ -301,24 +299,26 @@ impl Worker<'_> {
                 number,
                 started: issued,
                 in_flight: 0,
-                to_queue: blocks,
             });
         }
         let open = self.open_batches.iter_mut().find(|b| b.number == number)?;
         open.in_flight += 1;
-        open.to_queue -= 1;
         Some(number)
     }
 
     /// Counts a batch's completed request; times the batch when it was its
     /// last and the whole batch lies inside the window.
     fn batch_request_done(&mut self, number: u64, done: Instant) {
-        let Some(index) = self.open_batches.iter().position(|b| b.number == number) else {
+        let (Some(blocks), Some(index)) = (
+            self.plan.offsets.batch_blocks(),
+            self.open_batches.iter().position(|b| b.number == number),
+        ) else {
             return;
         };
         let open = &mut self.open_batches[index];
         open.in_flight -= 1;
-        if open.in_flight > 0 || open.to_queue > 0 {
+        let all_queued = (number + 1) * u64::from(blocks) <= self.issued;
+        if open.in_flight > 0 || !all_queued {
             return;
         }
         let started = self.open_batches.swap_remove(index).started;

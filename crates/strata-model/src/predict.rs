@@ -355,6 +355,7 @@ pub fn predict(
             .min(residence_s[0])
     };
     let steps = mva_load_dependent_overlapping(&centres, delay_s, users, overlap)?;
+    let p99_from_batches = curve.has_batches();
     Ok(sessions
         .iter()
         .map(|&n| {
@@ -375,7 +376,7 @@ pub fn predict(
                 statement_latency_mean_s: mean,
                 statement_latency_p99_s: mean + blocks * device_s * (device_ratio - 1.0),
                 device_p99_over_mean: device_ratio,
-                p99_from_batches: curve.has_batches(),
+                p99_from_batches,
             }
         })
         .collect())

@@ -158,6 +158,14 @@ pub struct DatabaseWork {
     pub reads: DatabaseReads,
 }
 
+impl DatabaseWork {
+    /// The CPU per device read beyond a cached block's (the read path's),
+    /// in seconds.
+    pub fn read_path_cpu_s(&self) -> f64 {
+        (self.reads.cpu_per_device_read_us - self.cpu.cpu_per_block_us).max(0.0) * 1e-6
+    }
+}
+
 /// The CPU per device read of the reading window (the server's and the
 /// driver's CPU seconds over the device's read requests), and how much of
 /// it ran while the device read, against calibrate's latency at 1
@@ -274,10 +282,9 @@ pub fn block_work(measured: &DatabaseWork, workload: &WorkloadOptions, cpus: u32
     let think_per_loop_s = workload.think_time.map_or(0.0, |(min, max)| {
         (min + max).as_secs_f64() / 2.0 / f64::from(workload.think_every.max(1))
     });
-    let read_path_us = (reads.cpu_per_device_read_us - cpu.cpu_per_block_us).max(0.0);
     BlockWork {
         cpu_per_cached_block_s: cpu.cpu_per_block_us * 1e-6,
-        cpu_per_io_s: read_path_us * 1e-6,
+        cpu_per_io_s: measured.read_path_cpu_s(),
         delay_per_block_s: cpu.delay_per_block_us() * 1e-6,
         think_per_block_s: think_per_loop_s / blocks,
         blocks_per_statement: blocks,

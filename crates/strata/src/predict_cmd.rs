@@ -11,7 +11,7 @@ use strata_model::command::predict::PredictRequest;
 use strata_model::predict::BlockWork;
 use strata_recording::sweep::SweepSummary;
 use strata_recording::Recording;
-use strata_run::sweep::Storage;
+use strata_run::sweep::{DatabaseWork, Storage};
 
 /// The default blocks per statement: `strata run`'s `--work-unit`.
 const WORK_UNIT: u32 = 256;
@@ -130,7 +130,11 @@ fn sweep_work(
     let cpu = sweep.database_cpu.as_ref()?;
     let (cpu_per_io_s, overlap_per_block_s, source) = match &sweep.database_reads {
         Some(reads) => (
-            (reads.cpu_per_device_read_us - cpu.cpu_per_block_us).max(0.0) * 1e-6,
+            DatabaseWork {
+                cpu: cpu.clone(),
+                reads: reads.clone(),
+            }
+            .read_path_cpu_s(),
             storage.overlap_us(
                 reads.cpu_per_device_read_us,
                 reads.elapsed_per_device_read_us,
