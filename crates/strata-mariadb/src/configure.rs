@@ -29,6 +29,9 @@ pub fn configure(data: &DataRequest, request: EngineRequest) -> anyhow::Result<M
              --db must be started with performance_schema=ON itself (strata reads it when it is on)"
         );
     }
+    // A sweep's points show InnoDB's own time per read, as PostgreSQL's
+    // track_io_timing does for its throwaway cluster.
+    let sweep_on_the_throwaway = request.sweep.is_some();
     let server = match &data.db {
         Some(_) if data.work_dir.is_some() => {
             bail!("--work-dir applies to the throwaway mariadbd, not to --db")
@@ -37,7 +40,7 @@ pub fn configure(data: &DataRequest, request: EngineRequest) -> anyhow::Result<M
         None => crate::MariaDbServer::Throwaway(crate::ServerOptions {
             work_dir: work_dir(data, crate::server_os_account())?,
             buffer_pool_bytes: crate::DEFAULT_BUFFER_POOL_BYTES,
-            performance_schema: data.performance_schema,
+            performance_schema: data.performance_schema || sweep_on_the_throwaway,
         }),
     };
     let config = crate::MariaDbRunConfig {
@@ -50,6 +53,7 @@ pub fn configure(data: &DataRequest, request: EngineRequest) -> anyhow::Result<M
         options: request.options,
         agent: strata_run::request::server_host_agent(data),
         other_agents: strata_run::request::other_host_agents(data),
+        sweep: request.sweep,
     };
     crate::check_config(&config)?;
     Ok(crate::MariaDbEngine(config))

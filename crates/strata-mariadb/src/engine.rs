@@ -47,7 +47,7 @@ fn slob_outcome(outcome: MariaDbOutcome) -> SlobOutcome {
         figures: outcome.figures.map(|figures| figures.run),
         kept: None,
         engine_figures,
-        sweep: None,
+        sweep: outcome.sweep,
     }
 }
 

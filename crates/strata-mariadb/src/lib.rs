@@ -23,7 +23,9 @@ pub mod run;
 pub mod schema;
 pub mod server;
 pub mod setup;
+mod sweep;
 pub mod target;
+mod window;
 
 mod session;
 

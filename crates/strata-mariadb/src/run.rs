@@ -19,19 +19,22 @@ use strata_probe::collectors::all_os_collectors;
 use strata_run::outcome::data_set_bytes_in_blocks_of;
 use strata_run::outcome::RunObserver;
 use strata_run::server_host::ServerHostAgent;
-use strata_run::verdict::{judge, CacheFit, VerdictFacts};
+use strata_run::verdict::CacheFit;
 use strata_slob::session::{validate_options, DriverOptions, RunOutcome};
-use strata_slob::threads::measure;
 
 use crate::environment::{environment, MariaDbEnvironment};
-use crate::figures::{mariadb_figures, EdgeTaker, MariaDbFigures};
+use crate::figures::{EdgeTaker, MariaDbFigures};
 use crate::record::Histograms;
 use crate::schema::DEFAULT_DATABASE;
 use crate::server::{ServerOptions, ThrowawayServer};
 use crate::session::MariaDbOpener;
 use crate::setup::{setup, SetupOptions, SetupReport};
 use crate::target::MariaDbTarget;
+use crate::window::{MariaDbWindow, Windows};
+use strata_recording::record::SweepPoint;
+use strata_recording::sweep::SweepSummary;
 use strata_run::output::{write_run_recording, RunRecording};
+use strata_run::sweep::SweepRequest;
 
 /// Which server the run uses.
 #[derive(Clone, Debug)]
@@ -57,6 +60,8 @@ pub struct MariaDbRunConfig {
     pub agent: Option<String>,
     /// `--agent` after the first: other hosts followed beside it.
     pub other_agents: Vec<String>,
+    /// `--sweep-sessions`: one window per session count.
+    pub sweep: Option<SweepRequest>,
 }
 
 /// What a run (or a setup alone) gives: serializable as the JSON document.
@@ -69,6 +74,9 @@ pub struct MariaDbOutcome {
     /// The sessions' own outcome (histograms, per-second counts, window).
     #[serde(skip)]
     pub sessions: Option<RunOutcome>,
+    /// `--sweep-sessions`: the curve, its answers and the prediction.
+    #[serde(skip)]
+    pub sweep: Option<SweepSummary>,
 }
 
 /// Refuses what cannot work, before any server is started.
@@ -160,86 +168,93 @@ fn run_on(
             figures: None,
             histograms: None,
             sessions: None,
+            sweep: None,
         });
     }
     let sampler = config
         .record
         .as_ref()
         .map(|_| layer_sampler(&environment, target, agent.as_deref(), others.collectors));
-    let mut edges = EdgeTaker {
+    let edges = EdgeTaker {
         collector: MariaDbCollector::connect(target.url())
             .map_err(|error| anyhow::anyhow!(target.scrub(format!("{error:#}"))))?,
         url: target.url().to_string(),
         throwaway_pid: server.map(|server| server.info().pid),
         admin,
         server_pids: environment.server_pid.into_iter().collect(),
-        agent: agent.clone(),
+        agent,
         others: others.edges,
     };
-    let opener = MariaDbOpener { target };
-    let measured = measure(&opener, &config.driver, interrupt, observer, &mut edges);
+    let mut windows = Windows {
+        server,
+        buffer_pool,
+        devices: &environment.devices,
+        page_bytes: environment.page_bytes,
+        opener: MariaDbOpener { target },
+        edges,
+        tolerate_failures: config.driver.tolerate_failures,
+    };
+    let measured = match &config.sweep {
+        None => windows
+            .window(&config.driver, interrupt, observer)
+            .map(|window| (window, None)),
+        Some(request) => {
+            crate::sweep::run_sweep(&mut windows, &config.driver, request, interrupt, observer)
+                .map(|(window, points, summary)| (window, Some((points, summary))))
+        }
+    };
+    drop(windows);
     let samples = sampler.map(BackgroundSampler::finish).unwrap_or_default();
-    let measured = measured?;
-    let mut figures = mariadb_figures(
-        &measured.start,
-        &measured.end,
-        &measured.outcome,
-        &environment.devices,
-        environment.page_bytes,
-    );
-    if let Some(agent) = &agent {
-        agent.mark_gaps(&mut figures.run);
-    }
-    let server_death = server.and_then(ThrowawayServer::death);
-    if let Some(death) = &server_death {
-        figures.run.warnings.insert(0, death.clone());
-    }
-    let server_restart = strata_run::edge::restart_between(&measured.start.os, &measured.end.os);
-    if server_death.is_some() || server_restart.is_some() {
-        figures.leave_out_innodb_counters();
-    }
-    figures.run.verdict = judge(
-        &figures.run,
-        &VerdictFacts {
-            cache: Some(buffer_pool),
-            server_death,
-            server_restart,
-            oom_kill: None,
-            tolerate_failures: config.driver.tolerate_failures,
-            missing_counters: [&measured.start.innodb, &measured.end.innodb]
-                .into_iter()
-                .find_map(|edge| edge.as_ref().err().cloned()),
-        },
-    );
-    let histograms = Histograms::of(&measured.outcome);
+    let (window, sweep) = measured?;
+    let histograms = Histograms::of(&window.outcome);
     if let Some(record) = &config.record {
-        let recording = RunRecording {
-            command: &config.command,
-            options: &config.options,
-            environment: serde_json::to_value(&environment)?,
-            load: Some(setup.load.clone()),
-            database_counters: figures
-                .innodb
-                .as_ref()
-                .map(|innodb| innodb.counters.clone()),
-            samples: &samples,
-            engine_figures: Some(serde_json::json!({
-                "innodb": figures.innodb,
-                "reads": figures.reads,
-            })),
-            figures: &figures.run,
-            outcome: &measured.outcome,
-            sweep: None,
-        };
-        write_run_recording(record, &recording)?;
+        write_recording(
+            record,
+            config,
+            (&environment, &setup),
+            (&window, &samples),
+            sweep.as_ref(),
+        )?;
     }
     Ok(MariaDbOutcome {
         environment,
         setup: Some(setup),
-        figures: Some(figures),
+        figures: Some(window.figures),
         histograms: Some(histograms),
-        sessions: Some(measured.outcome),
+        sessions: Some(window.outcome),
+        sweep: sweep.map(|(_, summary)| summary),
     })
+}
+
+/// The run's Recording: the window of its result with InnoDB's figures,
+/// and a sweep's points and curve.
+fn write_recording(
+    path: &std::path::Path,
+    config: &MariaDbRunConfig,
+    (environment, setup): (&MariaDbEnvironment, &SetupReport),
+    (window, samples): (&MariaDbWindow, &[strata_observe::sampler::Sample]),
+    sweep: Option<&(Vec<SweepPoint>, SweepSummary)>,
+) -> Result<()> {
+    let figures = &window.figures;
+    let recording = RunRecording {
+        command: &config.command,
+        options: &config.options,
+        environment: serde_json::to_value(environment)?,
+        load: Some(setup.load.clone()),
+        database_counters: figures
+            .innodb
+            .as_ref()
+            .map(|innodb| innodb.counters.clone()),
+        samples,
+        engine_figures: Some(serde_json::json!({
+            "innodb": figures.innodb,
+            "reads": figures.reads,
+        })),
+        figures: &figures.run,
+        outcome: &window.outcome,
+        sweep: sweep.map(|(points, summary)| (points.as_slice(), summary)),
+    };
+    write_run_recording(path, &recording)
 }
 
 /// The server's host through `--agent`: its devices replace those of this

@@ -38,7 +38,6 @@ use crate::{invalid, require_non_negative, require_positive, ModelError};
 use serde::Serialize;
 use strata_core::histogram::LatencyHistogram;
 use strata_recording::record::PointRecord;
-use strata_recording::run::BLOCK_BYTES;
 use strata_recording::{Kind, Recording};
 
 /// z of the standard normal's 99th percentile.
@@ -201,36 +200,45 @@ impl StorageCurve {
     }
 }
 
-/// The curve of a calibrate Recording: its points of 8 KiB random reads
-/// alone (no large streams, no writes, no errors), by outstanding requests.
-pub fn curve_of(calibration: &Recording) -> anyhow::Result<StorageCurve> {
+/// The curve of a calibrate Recording: its points of random reads of
+/// `block_bytes` (the database's block: PostgreSQL's 8 KiB, InnoDB's 16
+/// KiB) alone (no large streams, no writes, no errors), by outstanding
+/// requests.
+pub fn curve_of(calibration: &Recording, block_bytes: u64) -> anyhow::Result<StorageCurve> {
     let name = calibration.path.display();
     if calibration.header.kind != Kind::Calibrate {
         anyhow::bail!("--calibration {name}: not a calibrate Recording");
     }
     let mut points = Vec::new();
     for record in calibration.point_results() {
-        if let Some(point) = small_read_point(record)? {
+        if let Some(point) = small_read_point(record, block_bytes)? {
             points.push(point);
         }
     }
     if points.is_empty() {
+        let size = match block_bytes % 1024 {
+            0 => format!("{}KiB", block_bytes / 1024),
+            _ => block_bytes.to_string(),
+        };
         anyhow::bail!(
-            "--calibration {name}: no point of 8 KiB random reads alone (calibrate --sweep, \
-             or --workload small-random-read)"
+            "--calibration {name}: no point of {size} random reads alone, the database's block \
+             (calibrate --sweep --bs {size}, or --workload small-random-read --bs {size})"
         );
     }
     StorageCurve::new(points).map_err(|error| anyhow::anyhow!("--calibration {name}: {error}"))
 }
 
-fn small_read_point(record: &PointRecord) -> anyhow::Result<Option<StoragePoint>> {
+fn small_read_point(
+    record: &PointRecord,
+    block_bytes: u64,
+) -> anyhow::Result<Option<StoragePoint>> {
     let point = &record.point;
     let usable = !point.interrupted
         && point.errors.is_empty()
         && !point.groups.is_empty()
         && point.groups.iter().all(|group| {
             !group.is_large()
-                && u64::from(group.block_size_bytes) == BLOCK_BYTES
+                && u64::from(group.block_size_bytes) == block_bytes
                 && group.writes.requests == 0
         });
     if !usable || point.small_iops() <= 0.0 {

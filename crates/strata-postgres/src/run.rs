@@ -39,7 +39,7 @@ use strata_run::output::histograms;
 use strata_run::output::{write_run_recording, RunRecording};
 use strata_run::request::ShardRequest;
 use strata_run::server_host::{OtherHostEdges, ServerHostAgent};
-use strata_run::sweep::{self, DatabaseWork, Storage, SweepRequest};
+use strata_run::sweep::{self, DatabaseWork, Storage, SweepRequest, WindowBlocks};
 use strata_run::verdict::{judge, CacheFit, Verdict, VerdictFacts};
 use strata_slob::schema::{SchemaPlan, BLOCK_BYTES};
 use strata_slob::session::{DriverOptions, Progress, RunOutcome, StopAfter};
@@ -992,7 +992,8 @@ async fn run_sweep(
         let options = SweepRequest::point_options(driver, sessions);
         let window = context.window(options, true, interrupt, observer).await?;
         let started = (sessions, window.start_unix_s);
-        let point = sweep::curve_point(started, &window.figures, storage);
+        let blocks = WindowBlocks::of_postgresql(&window.figures);
+        let point = sweep::curve_point(started, (&window.figures, &blocks), storage);
         observer.said(&sweep::point_line(&point));
         points.push(SweepPoint {
             sessions,
@@ -1014,7 +1015,7 @@ async fn run_sweep(
     Ok((last, points, summary))
 }
 
-/// One session on a cached data set (a quarter of shared_buffers), for the
+/// One session on a cached data set (an eighth of shared_buffers), for the
 /// CPU per block, and one reading from the device, for the read path's CPU
 /// per device read; then the model's prediction of every point, said
 /// before the sweep runs.
@@ -1027,10 +1028,14 @@ async fn predict_the_sweep(
 ) -> anyhow::Result<(DatabaseWork, Vec<PredictedPoint>)> {
     let driver = &context.config.driver;
     observer.phase("measuring the database's CPU per block: one session on a cached data set");
-    let cached_blocks = context.shared_buffers.unwrap_or(32 << 20) / BLOCK_BYTES / 4;
+    let shared_buffers = context.shared_buffers.unwrap_or(32 << 20);
+    let cached_blocks = sweep::cached_blocks(shared_buffers, BLOCK_BYTES);
     let options = sweep::cached_options(driver, cached_blocks);
     let cached = context.window(options, false, interrupt, observer).await?;
-    let cpu = sweep::database_cpu(&cached.figures)?;
+    let cpu = sweep::database_cpu(
+        &cached.figures,
+        &WindowBlocks::of_postgresql(&cached.figures),
+    )?;
     observer
         .phase("measuring the database's CPU per device read: one session reading the data set");
     let reading = context
@@ -1040,14 +1045,13 @@ async fn predict_the_sweep(
     let reads = sweep::database_reads(&reading.figures, storage, prefetch)?;
     let measured = DatabaseWork { cpu, reads };
     let cpus = cached.figures.cpu.cpus as u32;
-    let work = sweep::block_work(&measured, &driver.workload, cpus);
-    let prediction = sweep::prediction(storage, &work, &request.sessions)?;
-    observer.said(&sweep::prediction_text(
+    let (prediction, text) = sweep::predict_from(
         &measured,
-        &work,
-        storage,
-        &prediction,
-    ));
+        &driver.workload,
+        cpus,
+        (storage, &request.sessions),
+    )?;
+    observer.said(&text);
     Ok((measured, prediction))
 }
 

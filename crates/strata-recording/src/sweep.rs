@@ -65,8 +65,9 @@ pub struct CurvePoint {
     pub statement_p50_ms: f64,
     pub statement_p99_ms: f64,
     /// The database's own time per block read (PostgreSQL's
-    /// blk_read_time over blks_read).
-    pub block_read_latency_us: f64,
+    /// blk_read_time over blks_read; MariaDB's performance_schema wait on
+    /// its data files per read); `None` where the database kept none.
+    pub block_read_latency_us: Option<f64>,
     pub host_cpu_busy_pct: f64,
     /// CPU seconds of the server and the driver per database block read.
     pub cpu_per_block_us: f64,

@@ -105,26 +105,39 @@ impl SweepRequest {
     }
 }
 
+/// The cached window's blocks: an eighth of the database's cache of
+/// `cache_bytes`. Measured: MariaDB 10.11's throwaway pool of 16 MiB (1014
+/// pages) kept about 240 pages of data; a hot set of 256 pages and their
+/// index missed on every row, one of 128 hit on every one.
+pub fn cached_blocks(cache_bytes: u64, block_bytes: u64) -> u64 {
+    cache_bytes / block_bytes.max(1) / 8
+}
+
 /// One session reading `cached_blocks` over and over (the first blocks of
-/// each schema it takes in turn): a data set that stays in the database's
-/// buffers, so that the window measures CPU per block and nothing of the
-/// storage.
+/// the first schema): a data set that stays in the database's buffers, so
+/// that the window measures CPU per block and nothing of the storage. One
+/// schema, so that a small cache holds it whatever the schema count; a
+/// statement of at most `cached_blocks` (the per-statement cost is then
+/// spread over fewer blocks: a round trip over 128 blocks, not 256).
 pub fn cached_options(driver: &DriverOptions, cached_blocks: u64) -> DriverOptions {
-    let schemas = match driver.plan.single_schema {
-        true => 1,
-        false => u64::from(driver.plan.schemas.max(1)),
-    };
-    let size_blocks = (cached_blocks / schemas)
+    let work_unit = driver.workload.work_unit.min(cached_blocks.max(1) as u32);
+    let size_blocks = cached_blocks
         .min(driver.plan.blocks_per_schema)
-        .max(u64::from(driver.workload.work_unit));
+        .max(u64::from(work_unit));
+    let mut plan = driver.plan.clone();
+    if !plan.single_schema {
+        plan.schemas = 1;
+    }
     DriverOptions {
         sessions: Some(1),
+        plan,
         workload: WorkloadOptions {
             hotspot: Some(Hotspot {
                 offset_blocks: 0,
                 size_blocks,
                 every: 1,
             }),
+            work_unit,
             think_time: None,
             hot_schema_every: None,
             ..driver.workload.clone()
@@ -201,9 +214,38 @@ pub fn database_reads(
     })
 }
 
+/// What the database counted of its own block reads in one window: each
+/// engine's counters in one shape (PostgreSQL's blks_read and
+/// blk_read_time, InnoDB's buffer pool reads and performance_schema's
+/// waits on its data files).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct WindowBlocks {
+    /// Blocks (pages) the database's cache missed and it read.
+    pub blocks_read: f64,
+    pub blocks_read_per_s: f64,
+    /// The database's own time per block read, where it keeps one.
+    pub block_read_latency_us: Option<f64>,
+    pub buffer_hit_pct: f64,
+}
+
+impl WindowBlocks {
+    /// PostgreSQL's: pg_stat_database's blks_read, blk_read_time, hits.
+    pub fn of_postgresql(figures: &RunFigures) -> WindowBlocks {
+        figures
+            .database
+            .as_ref()
+            .map_or(WindowBlocks::default(), |database| WindowBlocks {
+                blocks_read: database.blocks_read,
+                blocks_read_per_s: database.blocks_read_per_s,
+                block_read_latency_us: Some(database.block_read_time_us_per_block),
+                buffer_hit_pct: database.buffer_hit_pct,
+            })
+    }
+}
+
 /// The CPU per block of the cached window: the server's and the driver's
 /// CPU seconds over the table blocks the statements touched.
-pub fn database_cpu(figures: &RunFigures) -> anyhow::Result<DatabaseCpu> {
+pub fn database_cpu(figures: &RunFigures, database: &WindowBlocks) -> anyhow::Result<DatabaseCpu> {
     let blocks = figures.workload.rows_selected as f64;
     let cpu_s = figures.cpu.server_and_driver_cpu_s();
     if blocks <= 0.0 || figures.cpu.server_cpu_s <= 0.0 {
@@ -215,7 +257,7 @@ pub fn database_cpu(figures: &RunFigures) -> anyhow::Result<DatabaseCpu> {
     Ok(DatabaseCpu {
         window_s: figures.window_s,
         blocks,
-        buffer_hit_pct: figures.database.as_ref().map_or(0.0, |d| d.buffer_hit_pct),
+        buffer_hit_pct: database.buffer_hit_pct,
         cpu_s,
         cpu_per_block_us: cpu_s / blocks * 1e6,
         elapsed_per_block_us: figures.window_s / blocks * 1e6,
@@ -231,10 +273,11 @@ pub struct Storage {
 }
 
 impl Storage {
-    pub fn read(path: &Path) -> anyhow::Result<Storage> {
+    /// The curve of `path`'s reads of `block_bytes`, the database's block.
+    pub fn read(path: &Path, block_bytes: u64) -> anyhow::Result<Storage> {
         let recording = Recording::read_without_layers(path)
             .with_context(|| format!("--calibration {}", path.display()))?;
-        let curve = predict::curve_of(&recording)?;
+        let curve = predict::curve_of(&recording, block_bytes)?;
         let levels = curve
             .points()
             .iter()
@@ -293,6 +336,21 @@ pub fn block_work(measured: &DatabaseWork, workload: &WorkloadOptions, cpus: u32
     }
 }
 
+/// The prediction from what the database measured of itself: its work
+/// per block on `cpus`, the model at every session count, and the text
+/// said before the sweep.
+pub fn predict_from(
+    measured: &DatabaseWork,
+    workload: &WorkloadOptions,
+    cpus: u32,
+    (storage, sessions): (&Storage, &[u32]),
+) -> anyhow::Result<(Vec<PredictedPoint>, String)> {
+    let work = block_work(measured, workload, cpus);
+    let predicted = prediction(storage, &work, sessions)?;
+    let text = prediction_text(measured, &work, storage, &predicted);
+    Ok((predicted, text))
+}
+
 /// The prediction at each of `sessions`, in the Recording's shape.
 pub fn prediction(
     storage: &Storage,
@@ -320,13 +378,12 @@ fn predicted_point(predicted: &Predicted) -> PredictedPoint {
 /// The database-level figures of one point's window.
 pub fn curve_point(
     (sessions, window_start_unix_s): (u32, f64),
-    figures: &RunFigures,
+    (figures, blocks): (&RunFigures, &WindowBlocks),
     storage: Option<&Storage>,
 ) -> CurvePoint {
     let select = figures.workload.operations.get("select");
     let ms = |us: f64| us / 1e3;
-    let database = figures.database.as_ref();
-    let blocks_read = database.map_or(0.0, |d| d.blocks_read);
+    let blocks_read = blocks.blocks_read;
     let device_read_requests_per_s = figures
         .absorption
         .as_ref()
@@ -337,11 +394,11 @@ pub fn curve_point(
         window_start_unix_s,
         window_s: figures.window_s,
         device_read_requests_per_s,
-        database_blocks_read_per_s: database.map_or(0.0, |d| d.blocks_read_per_s),
+        database_blocks_read_per_s: blocks.blocks_read_per_s,
         statement_mean_ms: select.map_or(0.0, |s| ms(s.latency.lat_mean_us)),
         statement_p50_ms: select.map_or(0.0, |s| ms(s.latency.lat_p50_us)),
         statement_p99_ms: select.map_or(0.0, |s| ms(s.latency.lat_p99_us)),
-        block_read_latency_us: database.map_or(0.0, |d| d.block_read_time_us_per_block),
+        block_read_latency_us: blocks.block_read_latency_us,
         host_cpu_busy_pct: 100.0 - figures.cpu.host_idle_pct,
         cpu_per_block_us: if blocks_read > 0.0 {
             cpu_s / blocks_read * 1e6
@@ -370,9 +427,12 @@ fn shortfall(point: &CurvePoint) -> String {
     if absorbed > ABSORBED_WARNING_PCT {
         return format!("the page cache absorbed {absorbed:.1}% of the database's block reads");
     }
+    let beside = point.block_read_latency_us.map_or(String::new(), |us| {
+        format!(" beside the database's {us:.1} µs per block read")
+    });
     let cpu = format!(
-        "{:.1} µs of CPU per block (server and driver) beside the device's {:.1} µs",
-        point.cpu_per_block_us, point.block_read_latency_us
+        "{:.1} µs of CPU per block (server and driver){beside}",
+        point.cpu_per_block_us
     );
     match point.host_cpu_busy_pct {
         busy if 100.0 - busy < CPU_BOUND_IDLE_PCT => {
@@ -448,12 +508,12 @@ pub fn point_line(point: &CurvePoint) -> String {
     });
     format!(
         "{} sessions: {device}, {:.0} database blocks read/s, statement p50 {:.2} ms p99 {:.2} ms, \
-         {:.1} µs per block read{share}; {}",
+         {} µs per block read{share}; {}",
         point.sessions,
         point.database_blocks_read_per_s,
         point.statement_p50_ms,
         point.statement_p99_ms,
-        point.block_read_latency_us,
+        or_dash(point.block_read_latency_us, 1),
         point.verdict.name()
     )
 }
@@ -468,8 +528,8 @@ pub fn prediction_text(
 ) -> String {
     let DatabaseWork { cpu, reads } = measured;
     let prefetch = match reads.prefetch {
-        true => "prefetch (effective_io_concurrency ≥ 1)",
-        false => "no prefetch (effective_io_concurrency 0)",
+        true => "prefetch (the server reads ahead of the block it works on)",
+        false => "no prefetch (the server reads each block when it needs it)",
     };
     let p99_source = match storage.curve.has_batches() {
         true => "calibrate's whole sorted batches, p99 over mean at the predicted depth",
@@ -542,13 +602,13 @@ pub fn text(summary: &SweepSummary) -> String {
     );
     for point in &summary.points {
         out += &format!(
-            "{:>8} {:>12} {:>12.0} {:>9.2} {:>9.2} {:>10.1} {:>8.0} {:>9} {:>12} {:>7}  {}\n",
+            "{:>8} {:>12} {:>12.0} {:>9.2} {:>9.2} {:>10} {:>8.0} {:>9} {:>12} {:>7}  {}\n",
             point.sessions,
             or_dash(point.device_read_requests_per_s, 0),
             point.database_blocks_read_per_s,
             point.statement_p50_ms,
             point.statement_p99_ms,
-            point.block_read_latency_us,
+            or_dash(point.block_read_latency_us, 1),
             point.host_cpu_busy_pct,
             or_dash(point.absorbed_pct, 1),
             or_dash(point.storage_iops, 0),

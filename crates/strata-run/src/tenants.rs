@@ -8,7 +8,10 @@
 //! `/proc/PID/io` does not say which device a process used: another process
 //! counts only when it has a file open on the run's devices (a file on a
 //! filesystem there, or the device itself), and its bytes are all its
-//! bytes. Shares are of the server's, strata's and those others' bytes. Kernel
+//! bytes. Shares are of the devices' bytes, or of the server's, strata's
+//! and those others' bytes where they are more: a server process that
+//! exited before the end edge (a session's backend once its client left)
+//! is in one snapshot only, its bytes unseen, but the devices did them. Kernel
 //! threads are left out (their writeback is on others' behalf); a process
 //! that started and ended inside the window is in neither snapshot, and a
 //! reaped child's bytes are its parent's (as the kernel adds them).
@@ -110,7 +113,7 @@ pub fn attribute(
         }
     }
     let other_bytes: u64 = others.iter().map(|(_, _, read, write)| read + write).sum();
-    let share = |bytes: u64| match server_bytes + strata_bytes + other_bytes {
+    let share = |bytes: u64| match device_bytes.max(server_bytes + strata_bytes + other_bytes) {
         0 => 0.0,
         total => bytes as f64 * 100.0 / total as f64,
     };
@@ -239,6 +242,24 @@ mod tests {
             named.starts_with("dd (pid 2) 0.0 MB, 36.4%; cp (pid 4)"),
             "{named}"
         );
+    }
+
+    #[test]
+    fn a_backend_gone_by_the_end_edge_leaves_its_bytes_to_the_devices() {
+        let start = snapshot(&[(1, "postgres", 0, 0), (7, "postgres", 1 << 30, 0)]);
+        let end = snapshot(&[(1, "postgres", 0, 0), (2, "postgres", 0, 8192)]);
+        let tenants = attribute(
+            &start,
+            &end,
+            &BTreeSet::from([1, 7]),
+            3,
+            &[device(1 << 30, 8192)],
+            &|_| true,
+        );
+        assert_eq!(tenants.server_bytes, 0);
+        assert_eq!(tenants.other_bytes, 8192);
+        let expected = 8192.0 * 100.0 / ((1u64 << 30) + 8192) as f64;
+        assert_eq!(tenants.other_share_pct, expected);
     }
 
     #[test]

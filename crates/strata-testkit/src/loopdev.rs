@@ -134,6 +134,12 @@ impl LoopDevice {
     }
 }
 
+/// How long a cleanup is tried again while its target is busy: a process
+/// that used io_uring (mariadbd) releases its files in a kernel worker
+/// after it exits, so a mount can be busy for a moment after the last
+/// process on it is gone.
+const BUSY_FOR_AT_MOST: std::time::Duration = std::time::Duration::from_secs(10);
+
 impl Drop for LoopDevice {
     fn drop(&mut self) {
         let cleanups = self
@@ -144,13 +150,27 @@ impl Drop for LoopDevice {
             .chain(self.swaps.iter().map(|device| ("swapoff", device)))
             .chain(std::iter::once(("losetup", &self.node)));
         for (program, target) in cleanups {
-            let mut command = Command::new(program);
-            if program == "losetup" {
-                command.arg("-d");
-            }
-            match command.arg(target).status() {
-                Ok(status) if status.success() => {}
-                other => eprintln!("cleanup {program} {}: {other:?}", target.display()),
+            let deadline = std::time::Instant::now() + BUSY_FOR_AT_MOST;
+            loop {
+                let mut command = Command::new(program);
+                if program == "losetup" {
+                    command.arg("-d");
+                }
+                match command.arg(target).output() {
+                    Ok(output) if output.status.success() => break,
+                    _ if std::time::Instant::now() < deadline => {
+                        std::thread::sleep(std::time::Duration::from_millis(200))
+                    }
+                    Ok(output) => {
+                        let stderr = String::from_utf8_lossy(&output.stderr);
+                        eprintln!("cleanup {program} {}: {stderr}", target.display());
+                        break;
+                    }
+                    Err(error) => {
+                        eprintln!("cleanup {program} {}: {error}", target.display());
+                        break;
+                    }
+                }
             }
         }
     }

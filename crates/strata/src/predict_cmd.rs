@@ -5,10 +5,10 @@
 //! Not for: the model or its output (strata-model's `predict`).
 
 use anyhow::Context;
-use std::path::Path;
 use strata_model::command::args::PredictArgs;
 use strata_model::command::predict::PredictRequest;
 use strata_model::predict::BlockWork;
+use strata_recording::run::BLOCK_BYTES;
 use strata_recording::sweep::SweepSummary;
 use strata_recording::Recording;
 use strata_run::sweep::{DatabaseWork, Storage};
@@ -17,9 +17,24 @@ use strata_run::sweep::{DatabaseWork, Storage};
 const WORK_UNIT: u32 = 256;
 
 pub fn request(args: &PredictArgs) -> anyhow::Result<PredictRequest> {
-    let storage = Storage::read(&args.calibration)?;
-    let measured = match &args.from {
-        Some(path) => Some(measured_work(path, &storage)?),
+    let run = match &args.from {
+        Some(path) => Some(
+            Recording::read_without_layers(path)
+                .with_context(|| format!("--from {}", path.display()))?,
+        ),
+        None => None,
+    };
+    // PostgreSQL's environment names its block, MariaDB's its page.
+    let run_block_bytes = run.as_ref().and_then(|run| {
+        let environment = &run.header.environment;
+        environment["block_bytes"]
+            .as_u64()
+            .or(environment["page_bytes"].as_u64())
+    });
+    let block_bytes = args.block_size.or(run_block_bytes).unwrap_or(BLOCK_BYTES);
+    let storage = Storage::read(&args.calibration, block_bytes)?;
+    let measured = match &run {
+        Some(run) => Some(measured_work(run, &storage)?),
         None => None,
     };
     let cpus = args
@@ -82,10 +97,8 @@ struct MeasuredWork {
     source: String,
 }
 
-fn measured_work(path: &Path, storage: &Storage) -> anyhow::Result<MeasuredWork> {
-    let name = path.display().to_string();
-    let recording =
-        Recording::read_without_layers(path).with_context(|| format!("--from {name}"))?;
+fn measured_work(recording: &Recording, storage: &Storage) -> anyhow::Result<MeasuredWork> {
+    let name = recording.path.display().to_string();
     let result = recording
         .run_result()
         .with_context(|| format!("--from {name}: not a run's Recording (no run_result)"))?;

@@ -80,7 +80,8 @@ pub fn run(mut args: RunArgs) -> anyhow::Result<i32> {
             .unwrap_or(request::run_seed(&shard.run_id));
     }
     request::refuse_a_data_set_in_the_cache(&args.data, &conf, &driver.plan, &defaults)?;
-    let sweep = sweep_request((kind, &args.data), &args.workload, &driver)?;
+    let engine = (kind, defaults.block_bytes);
+    let sweep = sweep_request(engine, &args.data, &args.workload, &driver)?;
     let record = args.workload.record.clone().unwrap_or_else(|| {
         let stamp = strata_core::time::utc_now_rfc3339().replace([':', '-'], "");
         PathBuf::from(format!("strata-run-{stamp}.strata"))
@@ -103,18 +104,20 @@ pub fn run(mut args: RunArgs) -> anyhow::Result<i32> {
 }
 
 /// `--sweep-sessions` and its companions, checked before any work: the
-/// calibrate Recording read, the sweep PostgreSQL's.
+/// calibrate Recording read (its reads of the engine's block), the sweep
+/// PostgreSQL's or MariaDB's.
 fn sweep_request(
-    (kind, data): (EngineKind, &DataRequest),
+    (kind, block_bytes): (EngineKind, u32),
+    data: &DataRequest,
     args: &WorkloadRequest,
     driver: &DriverOptions,
 ) -> anyhow::Result<Option<SweepRequest>> {
     let Some(sessions) = args.sweep_sessions.clone() else {
         return Ok(None);
     };
-    if kind != EngineKind::Postgresql {
+    if kind == EngineKind::Sqlite {
         anyhow::bail!(
-            "--sweep-sessions does not apply to --engine {} (PostgreSQL only, so far)",
+            "--sweep-sessions does not apply to --engine {} (PostgreSQL and MariaDB only, so far)",
             kind.name()
         );
     }
@@ -122,13 +125,13 @@ fn sweep_request(
     SweepRequest::check(predict, driver)?;
     if predict && data.db.is_some() {
         anyhow::bail!(
-            "--predict measures the database's CPU per block on strata's throwaway cluster (its \
+            "--predict measures the database's CPU per block on strata's throwaway server (its \
              processes' CPU time); with --db, use --calibration, and strata model predict \
              --cpu-per-block"
         );
     }
     let storage = match args.predict.as_ref().or(args.calibration.as_ref()) {
-        Some(path) => Some(sweep::Storage::read(path)?),
+        Some(path) => Some(sweep::Storage::read(path, u64::from(block_bytes))?),
         None => None,
     };
     Ok(Some(SweepRequest {

@@ -5,8 +5,8 @@
 //! cluster on the same filesystem: one Recording with every point, rising
 //! session counts each connected in full, a knee and a latency-target
 //! answer consistent with the points (worked out here again), and the
-//! prediction's error computed from the measurement; Ctrl-C keeps the
-//! points done.
+//! prediction's error computed from the measurement; the same on
+//! MariaDB's throwaway server; Ctrl-C keeps the points done.
 
 mod common;
 
@@ -278,41 +278,12 @@ fn a_short_sweep_is_one_recording_whose_answers_follow_from_its_points() {
     let predicted_at = stderr.find("prediction (closed MVA)").expect(&stderr);
     assert!(predicted_at < stderr.find("sweep point 1/3: 1 sessions").expect(&stderr));
     let document: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_one_recording_with_every_point(&document, &record);
     let sweep = &document["sweep"];
     let points = sweep["points"].as_array().unwrap();
-    let sessions: Vec<u64> = points
-        .iter()
-        .map(|p| p["sessions"].as_u64().unwrap())
-        .collect();
-    assert_eq!(sessions, [1, 2, 4]);
-    let device = |p: &Value| p["device_read_requests_per_s"].as_f64().unwrap();
-    for point in points {
-        assert!(device(point) > 0.0, "{point}");
-    }
-    let best = points
-        .iter()
-        .filter(|p| p["statement_p99_ms"].as_f64().unwrap() <= 10_000.0)
-        .max_by(|a, b| device(a).total_cmp(&device(b)))
-        .unwrap();
-    assert_eq!(sweep["best_under_target"], best["sessions"]);
-    let power = |p: &Value| device(p) / p["statement_mean_ms"].as_f64().unwrap();
-    let knee = points
-        .iter()
-        .max_by(|a, b| power(a).total_cmp(&power(b)))
-        .unwrap();
-    assert_eq!(sweep["knee"], knee["sessions"]);
     let cpu = &sweep["database_cpu"];
-    assert!(cpu["buffer_hit_pct"].as_f64().unwrap() > 99.0, "{cpu}");
-    assert!(cpu["cpu_per_block_us"].as_f64().unwrap() > 0.0, "{cpu}");
     let reads = &sweep["database_reads"];
-    assert!(
-        reads["device_read_requests"].as_u64().unwrap() > 0,
-        "{reads}"
-    );
     let per_read = reads["cpu_per_device_read_us"].as_f64().unwrap();
-    let by_hand =
-        reads["cpu_s"].as_f64().unwrap() * 1e6 / reads["device_read_requests"].as_f64().unwrap();
-    assert!((per_read - by_hand).abs() < 1e-6 * by_hand, "{reads}");
     assert!(
         per_read > cpu["cpu_per_block_us"].as_f64().unwrap(),
         "{reads} vs {cpu}"
@@ -329,40 +300,12 @@ fn a_short_sweep_is_one_recording_whose_answers_follow_from_its_points() {
         stderr.contains("the read path's per device read"),
         "{stderr}"
     );
-    let prediction = sweep["prediction"].as_array().unwrap();
-    assert_eq!(prediction.len(), 3);
-    for (predicted, point) in prediction.iter().zip(points) {
-        let expected = (device(point) - device(predicted)) * 100.0 / device(predicted);
-        let error = predicted["device_error_pct"].as_f64().unwrap();
-        assert!((error - expected).abs() < 1e-6, "{predicted} vs {point}");
+    for point in points {
         assert!(
-            point["storage_share_pct"].as_f64().unwrap() > 0.0,
+            point["block_read_latency_us"].as_f64().unwrap() > 0.0,
             "{point}"
         );
     }
-    let schema_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/run.schema.json");
-    let schema: Value =
-        serde_json::from_str(&std::fs::read_to_string(schema_path).unwrap()).unwrap();
-    let validator = jsonschema::validator_for(&schema).unwrap();
-    let errors: Vec<String> = validator
-        .iter_errors(&document)
-        .map(|e| e.to_string())
-        .collect();
-    assert!(
-        errors.is_empty(),
-        "the sweep's document matches docs/run.schema.json: {errors:?}"
-    );
-    let recording = Recording::read(&record).unwrap();
-    let whole: Vec<_> = recording.sweep_points().collect();
-    assert_eq!(whole.len(), 3);
-    for (point, sessions) in whole.iter().zip([1, 2, 4]) {
-        assert_eq!(point.sessions, sessions);
-        assert_eq!(point.figures.sessions.started, sessions);
-        assert_eq!(point.figures.sessions.failed, 0);
-    }
-    let kept = recording.sweep().unwrap();
-    assert_eq!(kept.knee, sweep["knee"].as_u64().map(|n| n as u32));
-    assert_eq!(recording.run_result().unwrap().figures.sessions.started, 4);
     let report = run_json(&["report", record.to_str().unwrap()], &dir);
     let section = report["sections"]
         .as_array()
@@ -389,6 +332,171 @@ fn a_short_sweep_is_one_recording_whose_answers_follow_from_its_points() {
     );
     assert_eq!(chart["series"][0]["points"].as_array().unwrap().len(), 3);
     assert_nothing_left_behind(&dir);
+}
+
+/// A 1, 2, 4 sweep's document and Recording: rising sessions each
+/// connected in full, device reads at every point, a latency-target
+/// answer and a knee that follow from the points, the database's CPU per
+/// block measured cached and per device read, the prediction's errors
+/// from the measurement, the document as docs/run.schema.json says.
+fn assert_one_recording_with_every_point(document: &Value, record: &Path) {
+    let sweep = &document["sweep"];
+    let points = sweep["points"].as_array().unwrap();
+    let sessions: Vec<u64> = points
+        .iter()
+        .map(|p| p["sessions"].as_u64().unwrap())
+        .collect();
+    assert_eq!(sessions, [1, 2, 4]);
+    let device = |p: &Value| p["device_read_requests_per_s"].as_f64().unwrap();
+    for point in points {
+        assert!(device(point) > 0.0, "{point}");
+        assert!(
+            point["database_blocks_read_per_s"].as_f64().unwrap() > 0.0,
+            "{point}"
+        );
+    }
+    let best = points
+        .iter()
+        .filter(|p| p["statement_p99_ms"].as_f64().unwrap() <= 10_000.0)
+        .max_by(|a, b| device(a).total_cmp(&device(b)))
+        .unwrap();
+    assert_eq!(sweep["best_under_target"], best["sessions"]);
+    let power = |p: &Value| device(p) / p["statement_mean_ms"].as_f64().unwrap();
+    let knee = points
+        .iter()
+        .max_by(|a, b| power(a).total_cmp(&power(b)))
+        .unwrap();
+    assert_eq!(sweep["knee"], knee["sessions"]);
+    let cpu = &sweep["database_cpu"];
+    assert!(cpu["buffer_hit_pct"].as_f64().unwrap() > 99.0, "{cpu}");
+    assert!(cpu["cpu_per_block_us"].as_f64().unwrap() > 0.0, "{cpu}");
+    let reads = &sweep["database_reads"];
+    assert!(
+        reads["device_read_requests"].as_u64().unwrap() > 0,
+        "{reads}"
+    );
+    let per_read = reads["cpu_per_device_read_us"].as_f64().unwrap();
+    let by_hand =
+        reads["cpu_s"].as_f64().unwrap() * 1e6 / reads["device_read_requests"].as_f64().unwrap();
+    assert!((per_read - by_hand).abs() < 1e-6 * by_hand, "{reads}");
+    let prediction = sweep["prediction"].as_array().unwrap();
+    assert_eq!(prediction.len(), 3);
+    for (predicted, point) in prediction.iter().zip(points) {
+        let expected = (device(point) - device(predicted)) * 100.0 / device(predicted);
+        let error = predicted["device_error_pct"].as_f64().unwrap();
+        assert!((error - expected).abs() < 1e-6, "{predicted} vs {point}");
+        assert!(
+            point["storage_share_pct"].as_f64().unwrap() > 0.0,
+            "{point}"
+        );
+    }
+    let schema_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/run.schema.json");
+    let schema: Value =
+        serde_json::from_str(&std::fs::read_to_string(schema_path).unwrap()).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(document)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "the sweep's document matches docs/run.schema.json: {errors:?}"
+    );
+    let recording = Recording::read(record).unwrap();
+    let whole: Vec<_> = recording.sweep_points().collect();
+    assert_eq!(whole.len(), 3);
+    for (point, sessions) in whole.iter().zip([1, 2, 4]) {
+        assert_eq!(point.sessions, sessions);
+        assert_eq!(point.figures.sessions.started, sessions);
+        assert_eq!(point.figures.sessions.failed, 0);
+    }
+    let kept = recording.sweep().unwrap();
+    assert_eq!(kept.knee, sweep["knee"].as_u64().map(|n| n as u32));
+    assert_eq!(recording.run_result().unwrap().figures.sessions.started, 4);
+}
+
+#[test]
+fn a_mariadb_sweep_is_predicted_and_measured_on_its_throwaway_server() {
+    let (_device, dir) = own_filesystem(768);
+    let of_8_kib = calibrate(&dir);
+    let refused = run(
+        &[
+            "run",
+            "--engine",
+            "mariadb",
+            "--sweep-sessions",
+            "1,2",
+            "--predict",
+            of_8_kib.to_str().unwrap(),
+        ],
+        &dir,
+    );
+    let stderr = stderr_of(&refused);
+    assert!(!refused.status.success());
+    assert!(
+        stderr.contains("no point of 16KiB random reads"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("--bs 16KiB"), "{stderr}");
+    assert!(
+        !stderr.contains("loading"),
+        "refused before any work: {stderr}"
+    );
+    let calibration = calibrate_with(&dir, "cal16.strata", &["--max-qd", "4", "--bs", "16KiB"]);
+    let record = dir.join("sweep.strata");
+    let args = [
+        "run",
+        "--engine",
+        "mariadb",
+        "--schemas",
+        "2",
+        "--scale",
+        "32MiB",
+        "--sweep-sessions",
+        "1,2,4",
+        "--warmup",
+        "1s",
+        "--duration",
+        "3s",
+        "--latency-target",
+        "10s",
+        "--predict",
+        calibration.to_str().unwrap(),
+        "--record",
+        record.to_str().unwrap(),
+        "--json",
+    ];
+    let output = run(&args, &dir);
+    let stderr = stderr_of(&output);
+    assert!(output.status.success(), "{stderr}");
+    let predicted_at = stderr.find("prediction (closed MVA)").expect(&stderr);
+    assert!(predicted_at < stderr.find("sweep point 1/3: 1 sessions").expect(&stderr));
+    assert!(stderr.contains("no prefetch"), "{stderr}");
+    let document: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(document["environment"]["engine"], "mariadb");
+    assert_one_recording_with_every_point(&document, &record);
+    let sweep = &document["sweep"];
+    assert_eq!(sweep["database_reads"]["prefetch"], false);
+    for point in sweep["points"].as_array().unwrap() {
+        // The sweep turns performance_schema on in the throwaway server:
+        // InnoDB's own time per read of its data files.
+        assert!(
+            point["block_read_latency_us"].as_f64().unwrap() > 0.0,
+            "{point}"
+        );
+        let blocks = point["database_blocks_read_per_s"].as_f64().unwrap();
+        let device = point["device_read_requests_per_s"].as_f64().unwrap();
+        assert!(
+            device >= 0.9 * blocks,
+            "O_DIRECT: every page read reaches the device: {point}"
+        );
+    }
+    let left: Vec<String> = strata_testkit::files::names(&dir)
+        .into_iter()
+        .filter(|name| name.starts_with("strata-mariadb-"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+    assert!(strata_processes_in(&dir).is_empty());
 }
 
 #[test]

@@ -66,6 +66,7 @@ pub fn config(server: MariaDbServer, driver: DriverOptions) -> MariaDbRunConfig 
         options: serde_json::json!({}),
         agent: None,
         other_agents: Vec::new(),
+        sweep: None,
     }
 }
 

@@ -287,6 +287,10 @@ pub struct PredictArgs {
     /// this calibration's latency at 1 outstanding]
     #[arg(long, value_name = "TIME", value_parser = input::duration)]
     pub overlap_per_block: Option<Duration>,
+    /// Bytes of the database's block, the size of calibrate's reads the
+    /// curve is taken from [default: 8KiB, PostgreSQL's; or the --from run's]
+    #[arg(long, value_name = "SIZE", value_parser = input::size)]
+    pub block_size: Option<u64>,
     /// CPUs the sessions and the server share [default: this machine's, or the --from run's]
     #[arg(long, value_name = "N", value_parser = |s: &str| input::bounded(s, 1, 100_000).map(|v| v as u32))]
     pub cpus: Option<u32>,

@@ -122,7 +122,7 @@ fn points_table(sweep: &SweepSummary) -> Table {
             number(point.database_blocks_read_per_s, "blocks/s"),
             number(point.statement_p50_ms, "ms"),
             number(point.statement_p99_ms, "ms"),
-            number(point.block_read_latency_us, "µs"),
+            optional(point.block_read_latency_us, "µs"),
             number(point.host_cpu_busy_pct, "%"),
             optional(point.absorbed_pct, "%"),
             optional(point.storage_iops, "requests/s"),

@@ -1,0 +1,134 @@
+//! `strata run --engine mariadb --sweep-sessions`: one measured window per
+//! session count on one loaded data set and one server; with `--predict`,
+//! first one session on a cached data set (the CPU per block) and one
+//! reading from the device (the CPU per device read), then the prediction.
+//! InnoDB reads each page when a statement needs it: no prefetch.
+//!
+//! Not for: one window's accounting (`run`) or the curve's and the model's
+//! arithmetic (strata-run's `sweep`).
+
+use crate::window::{MariaDbWindow, Windows};
+use anyhow::{Context, Result};
+use std::sync::atomic::{AtomicBool, Ordering};
+use strata_core::verdict::Verdict;
+use strata_recording::record::SweepPoint;
+use strata_recording::sweep::{PredictedPoint, SweepSummary};
+use strata_run::outcome::RunObserver;
+use strata_run::output::histograms;
+use strata_run::sweep::{self, DatabaseWork, Storage, SweepRequest, WindowBlocks};
+use strata_slob::session::DriverOptions;
+
+/// performance_schema's event for InnoDB's data files.
+const DATA_FILE_EVENT: &str = "wait/io/file/innodb/innodb_data_file";
+
+/// The sweep's windows, the last of them, and the curve. Ctrl-C, or a
+/// point that failed, ends it with the points done.
+pub(crate) fn run_sweep(
+    windows: &mut Windows<'_>,
+    driver: &DriverOptions,
+    request: &SweepRequest,
+    interrupt: &AtomicBool,
+    observer: &mut dyn RunObserver,
+) -> Result<(MariaDbWindow, Vec<SweepPoint>, SweepSummary)> {
+    let storage = request.storage.as_ref();
+    let (measured, prediction) = match (storage, request.predict) {
+        (Some(storage), true) => {
+            let (measured, prediction) =
+                predict_the_sweep(windows, driver, (request, storage), interrupt, observer)?;
+            (Some(measured), prediction)
+        }
+        _ => (None, Vec::new()),
+    };
+    let (mut points, mut curve, mut last) = (Vec::new(), Vec::new(), None);
+    for (done, &sessions) in request.sessions.iter().enumerate() {
+        if interrupt.load(Ordering::Relaxed) {
+            break;
+        }
+        let total = request.sessions.len();
+        observer.phase(&format!(
+            "sweep point {}/{total}: {sessions} sessions",
+            done + 1
+        ));
+        let options = SweepRequest::point_options(driver, sessions);
+        let window = windows.window(&options, interrupt, observer)?;
+        let figures = &window.figures.run;
+        let point = sweep::curve_point(
+            (sessions, window.start_unix_s),
+            (figures, &innodb_blocks(&window)),
+            storage,
+        );
+        observer.said(&sweep::point_line(&point));
+        points.push(SweepPoint {
+            sessions,
+            figures: figures.clone(),
+            histograms: histograms(&window.outcome),
+        });
+        curve.push(point);
+        let failed = matches!(figures.verdict, Verdict::Failed { .. });
+        last = Some(window);
+        if failed {
+            observer.phase(&format!(
+                "the sweep stops: its {sessions}-session point failed"
+            ));
+            break;
+        }
+    }
+    let last = last.context("the sweep was stopped before its first point")?;
+    let summary = sweep::summarize(curve, request, measured, storage, prediction);
+    Ok((last, points, summary))
+}
+
+/// One session on a cached data set (an eighth of the buffer pool) and
+/// one reading from the device; then the model's prediction of every
+/// point, said before the sweep runs.
+fn predict_the_sweep(
+    windows: &mut Windows<'_>,
+    driver: &DriverOptions,
+    (request, storage): (&SweepRequest, &Storage),
+    interrupt: &AtomicBool,
+    observer: &mut dyn RunObserver,
+) -> Result<(DatabaseWork, Vec<PredictedPoint>)> {
+    observer.phase("measuring the database's CPU per block: one session on a cached data set");
+    let page_bytes = u64::from(windows.page_bytes);
+    let cached_blocks = sweep::cached_blocks(windows.buffer_pool.cache_bytes, page_bytes);
+    let options = sweep::cached_options(driver, cached_blocks);
+    let cached = windows.window(&options, interrupt, observer)?;
+    let cpu = sweep::database_cpu(&cached.figures.run, &innodb_blocks(&cached))?;
+    observer
+        .phase("measuring the database's CPU per device read: one session reading the data set");
+    let reading = windows.window(&sweep::read_options(driver), interrupt, observer)?;
+    let reads = sweep::database_reads(&reading.figures.run, storage, false)?;
+    let measured = DatabaseWork { cpu, reads };
+    let cpus = cached.figures.run.cpu.cpus as u32;
+    let (prediction, text) = sweep::predict_from(
+        &measured,
+        &driver.workload,
+        cpus,
+        (storage, &request.sessions),
+    )?;
+    observer.said(&text);
+    Ok((measured, prediction))
+}
+
+/// InnoDB's count of the pages its buffer pool missed, and
+/// performance_schema's wait per read of its data files when it is on.
+fn innodb_blocks(window: &MariaDbWindow) -> WindowBlocks {
+    let Some(innodb) = &window.figures.innodb else {
+        return WindowBlocks::default();
+    };
+    let seconds = window.figures.run.window_s;
+    let block_read_latency_us = innodb
+        .files
+        .iter()
+        .find(|file| file.event == DATA_FILE_EVENT && file.reads > 0.0)
+        .map(|file| file.read_us_per_read);
+    WindowBlocks {
+        blocks_read: innodb.buffer_pool_reads,
+        blocks_read_per_s: match seconds > 0.0 {
+            true => innodb.buffer_pool_reads / seconds,
+            false => 0.0,
+        },
+        block_read_latency_us,
+        buffer_hit_pct: innodb.buffer_pool_hit_pct,
+    }
+}

@@ -1,0 +1,89 @@
+//! One measured window of a MariaDB run: the sessions between two edges,
+//! accounted (strata-run's figures with InnoDB's beside them) and judged.
+//! A run has one; a sweep one per point and two more for `--predict`.
+//!
+//! Not for: starting the server, loading, or the Recording (`run`).
+
+use crate::figures::{mariadb_figures, EdgeTaker, MariaDbFigures};
+use crate::server::ThrowawayServer;
+use crate::session::MariaDbOpener;
+use anyhow::Result;
+use std::sync::atomic::AtomicBool;
+use strata_recording::environment::RunDevices;
+use strata_run::outcome::RunObserver;
+use strata_run::verdict::{judge, CacheFit, VerdictFacts};
+use strata_slob::session::{DriverOptions, RunOutcome};
+use strata_slob::threads::measure;
+
+/// One measured window: InnoDB's figures beside strata-run's, its verdict,
+/// and the sessions' outcome.
+pub(crate) struct MariaDbWindow {
+    pub figures: MariaDbFigures,
+    pub outcome: RunOutcome,
+    /// When the window began, Unix seconds.
+    pub start_unix_s: f64,
+}
+
+/// What every window of one run shares: the server, its buffer pool beside
+/// the data set, the devices accounted, the sessions' opener and the edges.
+pub(crate) struct Windows<'a> {
+    pub server: Option<&'a ThrowawayServer>,
+    pub buffer_pool: CacheFit,
+    pub devices: &'a RunDevices,
+    pub page_bytes: u32,
+    pub opener: MariaDbOpener<'a>,
+    pub edges: EdgeTaker,
+    pub tolerate_failures: bool,
+}
+
+impl Windows<'_> {
+    /// Runs `driver`'s sessions between two edges, accounts the window and
+    /// judges it.
+    pub(crate) fn window(
+        &mut self,
+        driver: &DriverOptions,
+        interrupt: &AtomicBool,
+        observer: &mut dyn RunObserver,
+    ) -> Result<MariaDbWindow> {
+        let measured = measure(&self.opener, driver, interrupt, observer, &mut self.edges)?;
+        let start_unix_s =
+            strata_core::time::unix_now_s() - measured.start.os.at.elapsed().as_secs_f64();
+        let mut figures = mariadb_figures(
+            &measured.start,
+            &measured.end,
+            &measured.outcome,
+            self.devices,
+            self.page_bytes,
+        );
+        if let Some(agent) = &self.edges.agent {
+            agent.mark_gaps(&mut figures.run);
+        }
+        let server_death = self.server.and_then(ThrowawayServer::death);
+        if let Some(death) = &server_death {
+            figures.run.warnings.insert(0, death.clone());
+        }
+        let server_restart =
+            strata_run::edge::restart_between(&measured.start.os, &measured.end.os);
+        if server_death.is_some() || server_restart.is_some() {
+            figures.leave_out_innodb_counters();
+        }
+        figures.run.verdict = judge(
+            &figures.run,
+            &VerdictFacts {
+                cache: Some(self.buffer_pool.clone()),
+                server_death,
+                server_restart,
+                oom_kill: None,
+                tolerate_failures: self.tolerate_failures,
+                missing_counters: [&measured.start.innodb, &measured.end.innodb]
+                    .into_iter()
+                    .find_map(|edge| edge.as_ref().err().cloned()),
+            },
+        );
+        Ok(MariaDbWindow {
+            figures,
+            outcome: measured.outcome,
+            start_unix_s,
+        })
+    }
+}
