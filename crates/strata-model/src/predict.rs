@@ -1,14 +1,14 @@
 //! The prediction of a SLOB run from the storage's curve: N sessions each
-//! cycle through one block at a time — the CPU to ask for it and use it,
-//! then the device to read it, then any think time — so the run is a closed
+//! cycle through one device read at a time — the CPU to ask for it and use
+//! it, then the device to read it, then any think time — so the run is a closed
 //! queueing network of N users and three centres, solved exactly by
 //! load-dependent MVA ([`crate::queue::mva_load_dependent`]):
 //!
 //! - the device, whose rate with j requests outstanding is what calibrate
 //!   measured there (j over the mean latency, by Little's law; between
 //!   measured levels interpolated, past the last one flat);
-//! - the CPUs, `cpus` servers of the CPU time per block (rate
-//!   min(j, cpus) / CPU per block);
+//! - the CPUs, `cpus` servers of the CPU time per device read (rate
+//!   min(j, cpus) / CPU per read);
 //! - a delay for what is neither (the wake-ups and round trips of one
 //!   session's statement, and think time), which nobody queues for.
 //!
@@ -19,7 +19,11 @@
 //! is spent at both centres at once. Waiting for a CPU is not hidden: the
 //! session issues the next read only once it runs.
 //!
-//! Statement latency is the sum of a statement's blocks' cycles. Its p99
+//! A block is a device read when the database's and the page cache miss
+//! it; measured, a statement's blocks cost it a few reads fewer (what the
+//! page cache absorbed) or more (index pages that missed a small cache
+//! too): the per-block work is spread over the device reads per block.
+//! Statement latency is the sum of a statement's reads' cycles. Its p99
 //! scales the device's part by what calibrate measured of whole sorted
 //! batches at the same depth (`--distribution sorted:BATCH`): their p99
 //! over their mean. A statement's reads share the device's slow spells, so
@@ -30,8 +34,7 @@
 //! so.
 //!
 //! Not for: reading a calibrate Recording or a run (the binary gives the
-//! curve and the work as numbers), writes, or caches that absorb reads —
-//! every block read here is a device read request.
+//! curve and the work as numbers), or writes.
 
 use crate::queue::{mva_load_dependent_overlapping, LoadDependentCentre};
 use crate::{invalid, require_non_negative, require_positive, ModelError};
@@ -291,18 +294,34 @@ pub struct BlockWork {
     pub delay_per_block_s: f64,
     /// Think time per block: the think time per statement over its blocks.
     pub think_per_block_s: f64,
-    /// Blocks (device read requests) per statement.
+    /// Blocks (rows, one per block) per statement.
     pub blocks_per_statement: f64,
     pub cpus: u32,
     /// CPU time per block that runs while the device reads (prefetch):
     /// measured by one session reading from the device, as its CPU and
     /// the device's latency at 1 outstanding less its time per read.
     pub overlap_per_block_s: f64,
+    /// Device read requests per block: measured by one session reading
+    /// from the device (below 1 by what the page cache absorbed, above 1
+    /// where index pages miss too); 1 when not measured.
+    pub device_reads_per_block: f64,
 }
 
 impl BlockWork {
-    pub fn cpu_per_block_s(&self) -> f64 {
-        self.cpu_per_cached_block_s + self.cpu_per_io_s
+    /// The model's cycle is one device read: the CPU of one, a cached
+    /// block's share and the read path's.
+    pub fn cpu_per_device_read_s(&self) -> f64 {
+        self.cpu_per_cached_block_s / self.device_reads_per_block + self.cpu_per_io_s
+    }
+
+    /// A per-block time (delay, think time, overlap) per device read.
+    fn per_device_read(&self, per_block_s: f64) -> f64 {
+        per_block_s / self.device_reads_per_block
+    }
+
+    /// Device read requests per statement.
+    pub fn reads_per_statement(&self) -> f64 {
+        self.blocks_per_statement * self.device_reads_per_block
     }
 }
 
@@ -337,7 +356,8 @@ pub fn predict(
     work: &BlockWork,
     sessions: &[u32],
 ) -> Result<Vec<Predicted>, ModelError> {
-    require_positive("cpu-per-block", work.cpu_per_block_s())?;
+    require_positive("device-reads-per-block", work.device_reads_per_block)?;
+    require_positive("cpu-per-block", work.cpu_per_device_read_s())?;
     require_positive("work-unit", work.blocks_per_statement)?;
     if work.cpus == 0 {
         return Err(invalid("cpus", "there must be at least 1 CPU"));
@@ -351,15 +371,15 @@ pub fn predict(
         LoadDependentCentre {
             name: "cpu".into(),
             rates: (1..=users)
-                .map(|j| f64::from(j.min(work.cpus)) / work.cpu_per_block_s())
+                .map(|j| f64::from(j.min(work.cpus)) / work.cpu_per_device_read_s())
                 .collect(),
         },
     ];
-    let delay_s = work.delay_per_block_s + work.think_per_block_s;
+    let delay_s = work.per_device_read(work.delay_per_block_s + work.think_per_block_s);
     require_non_negative("overlap-per-block", work.overlap_per_block_s)?;
     let overlap = |residence_s: &[f64]| {
-        work.overlap_per_block_s
-            .min(work.cpu_per_block_s())
+        work.per_device_read(work.overlap_per_block_s)
+            .min(work.cpu_per_device_read_s())
             .min(residence_s[0])
     };
     let steps = mva_load_dependent_overlapping(&centres, delay_s, users, overlap)?;
@@ -370,9 +390,9 @@ pub fn predict(
             let step = &steps[n as usize - 1];
             let (device_s, cpu_s) = (step.residence_s[0], step.residence_s[1]);
             let overlap_s = overlap(&step.residence_s);
-            let blocks = work.blocks_per_statement;
-            let device_ratio = curve.statement_p99_over_mean(step.queue_length[0], blocks);
-            let mean = blocks * (device_s + cpu_s + delay_s - overlap_s);
+            let reads = work.reads_per_statement();
+            let device_ratio = curve.statement_p99_over_mean(step.queue_length[0], reads);
+            let mean = reads * (device_s + cpu_s + delay_s - overlap_s);
             Predicted {
                 sessions: n,
                 device_read_requests_per_s: step.throughput,
@@ -380,9 +400,10 @@ pub fn predict(
                 block_read_latency_s: device_s,
                 cpu_residence_s: cpu_s,
                 overlap_s,
-                cpu_utilization: step.throughput * work.cpu_per_block_s() / f64::from(work.cpus),
+                cpu_utilization: step.throughput * work.cpu_per_device_read_s()
+                    / f64::from(work.cpus),
                 statement_latency_mean_s: mean,
-                statement_latency_p99_s: mean + blocks * device_s * (device_ratio - 1.0),
+                statement_latency_p99_s: mean + reads * device_s * (device_ratio - 1.0),
                 device_p99_over_mean: device_ratio,
                 p99_from_batches,
             }
@@ -440,12 +461,33 @@ mod tests {
             blocks_per_statement: 4.0,
             cpus: 2,
             overlap_per_block_s: 0.0,
+            device_reads_per_block: 1.0,
         };
         let predicted = &predict(&curve, &work, &[1]).unwrap()[0];
         assert!((predicted.device_read_requests_per_s - 1.0 / 130e-6).abs() < 1e-6);
         assert!((predicted.statement_latency_mean_s - 4.0 * 130e-6).abs() < 1e-12);
         let sd = 50e-6 * 2.0;
         assert!((predicted.statement_latency_p99_s - (520e-6 + Z_P99 * sd)).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_block_of_two_device_reads_is_two_cycles_sharing_its_work() {
+        let curve = StorageCurve::new(vec![point(1, 100.0)]).unwrap();
+        let work = BlockWork {
+            cpu_per_cached_block_s: 20e-6,
+            cpu_per_io_s: 5e-6,
+            delay_per_block_s: 10e-6,
+            think_per_block_s: 0.0,
+            blocks_per_statement: 4.0,
+            cpus: 2,
+            overlap_per_block_s: 0.0,
+            device_reads_per_block: 2.0,
+        };
+        let predicted = &predict(&curve, &work, &[1]).unwrap()[0];
+        // Per read: 100 µs at the device, 20 / 2 + 5 µs of CPU, 10 / 2 µs delay.
+        assert!((predicted.device_read_requests_per_s - 1.0 / 120e-6).abs() < 1e-6);
+        assert!((predicted.statement_latency_mean_s - 8.0 * 120e-6).abs() < 1e-12);
+        assert!((predicted.cpu_utilization - 15e-6 / 120e-6 / 2.0).abs() < 1e-12);
     }
 
     #[test]
@@ -459,6 +501,7 @@ mod tests {
             blocks_per_statement: 4.0,
             cpus: 2,
             overlap_per_block_s: 25e-6,
+            device_reads_per_block: 1.0,
         };
         let predicted = &predict(&curve, &work, &[1]).unwrap()[0];
         // 5 + 100 + 40 − 25 µs.
@@ -501,6 +544,7 @@ mod tests {
             blocks_per_statement: 4.0,
             cpus: 2,
             overlap_per_block_s: 0.0,
+            device_reads_per_block: 1.0,
         };
         let predicted = &predict(&curve, &work, &[1]).unwrap()[0];
         assert!(predicted.p99_from_batches);

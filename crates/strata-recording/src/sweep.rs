@@ -129,9 +129,23 @@ pub struct DatabaseReads {
     /// Whether the server reads ahead of its scans (PostgreSQL's
     /// effective_io_concurrency above 0), which is what lets them overlap.
     pub prefetch: bool,
+    /// Blocks the statements touched (one row each); 0 in Recordings made
+    /// before it was kept.
+    #[serde(default)]
+    pub blocks: f64,
+    /// Device read requests per block the statements touched: below 1 by what the page cache absorbed, above 1 where index
+    /// pages miss the database's cache too (InnoDB's small pool). 1 in
+    /// Recordings made before it was measured.
+    #[serde(default = "one")]
+    pub device_reads_per_block: f64,
 }
 
-/// calibrate's 8 KiB random reads, by outstanding requests.
+fn one() -> f64 {
+    1.0
+}
+
+/// calibrate's random reads of the database's block, by outstanding
+/// requests.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct StorageCurve {
     /// The calibrate Recording it came from.

@@ -172,10 +172,11 @@ pub struct DatabaseWork {
 }
 
 impl DatabaseWork {
-    /// The CPU per device read beyond a cached block's (the read path's),
-    /// in seconds.
+    /// The CPU per device read beyond its share of a cached block's (the
+    /// read path's), in seconds.
     pub fn read_path_cpu_s(&self) -> f64 {
-        (self.reads.cpu_per_device_read_us - self.cpu.cpu_per_block_us).max(0.0) * 1e-6
+        let cached_per_read = self.cpu.cpu_per_block_us / self.reads.device_reads_per_block;
+        (self.reads.cpu_per_device_read_us - cached_per_read).max(0.0) * 1e-6
     }
 }
 
@@ -199,6 +200,7 @@ pub fn database_reads(
         );
     }
     let reads = device_read_requests as f64;
+    let blocks = figures.workload.rows_selected as f64;
     let cpu_per_device_read_us = cpu_s / reads * 1e6;
     let elapsed_per_device_read_us = figures.window_s / reads * 1e6;
     Ok(DatabaseReads {
@@ -211,6 +213,11 @@ pub fn database_reads(
         overlap_per_device_read_us: storage
             .overlap_us(cpu_per_device_read_us, elapsed_per_device_read_us),
         prefetch,
+        blocks,
+        device_reads_per_block: match blocks > 0.0 {
+            true => reads / blocks,
+            false => 1.0,
+        },
     })
 }
 
@@ -332,7 +339,8 @@ pub fn block_work(measured: &DatabaseWork, workload: &WorkloadOptions, cpus: u32
         think_per_block_s: think_per_loop_s / blocks,
         blocks_per_statement: blocks,
         cpus: cpus.max(1),
-        overlap_per_block_s: reads.overlap_per_device_read_us * 1e-6,
+        overlap_per_block_s: reads.overlap_per_device_read_us * reads.device_reads_per_block * 1e-6,
+        device_reads_per_block: reads.device_reads_per_block,
     }
 }
 
@@ -539,7 +547,8 @@ pub fn prediction_text(
         "prediction (closed MVA): CPU per block {:.2} µs measured on the database (one session, \
          {:.0} cached blocks in {:.1} s, {:.1}% buffer hits) + {:.2} µs the read path's per \
          device read (one session reading from the device: {:.2} µs of CPU per device read, \
-         {} reads in {:.1} s, {:.2} µs per read) on {} CPUs; {prefetch}: {:.2} µs of the CPU \
+         {} reads in {:.1} s, {:.2} µs per read, {:.3} reads per block) on {} CPUs; {prefetch}: \
+         {:.2} µs of the CPU \
          while the device reads (CPU + calibrate's {:.2} µs at 1 outstanding − time per read); \
          {:.2} µs per block neither CPU nor device; think {:.2} µs per block; {} blocks per \
          statement; statement p99 from {p99_source}\n",
@@ -552,6 +561,7 @@ pub fn prediction_text(
         reads.device_read_requests,
         reads.window_s,
         reads.elapsed_per_device_read_us,
+        reads.device_reads_per_block,
         work.cpus,
         reads.overlap_per_device_read_us,
         reads.storage_latency_us,

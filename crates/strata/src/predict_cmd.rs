@@ -75,6 +75,7 @@ pub fn request(args: &PredictArgs) -> anyhow::Result<PredictRequest> {
             blocks_per_statement: f64::from(blocks),
             cpus,
             overlap_per_block_s,
+            device_reads_per_block: measured.as_ref().map_or(1.0, |m| m.device_reads_per_block),
         },
         work_source: source,
         sessions: args.sessions.clone(),
@@ -94,6 +95,9 @@ struct MeasuredWork {
     /// CPU per block while the device reads: a sweep's reading window's;
     /// none for a run's window (one point cannot tell it).
     overlap_per_block_s: f64,
+    /// A sweep's reading window's device reads per block; 1 for a run's
+    /// window.
+    device_reads_per_block: f64,
     source: String,
 }
 
@@ -126,6 +130,7 @@ fn measured_work(recording: &Recording, storage: &Storage) -> anyhow::Result<Mea
         work_unit,
         cpus,
         overlap_per_block_s: 0.0,
+        device_reads_per_block: 1.0,
         source: format!("{name}'s window, the kernel's reads included"),
     })
 }
@@ -141,6 +146,10 @@ fn sweep_work(
     (work_unit, cpus): (Option<u32>, u32),
 ) -> Option<MeasuredWork> {
     let cpu = sweep.database_cpu.as_ref()?;
+    let device_reads_per_block = sweep
+        .database_reads
+        .as_ref()
+        .map_or(1.0, |reads| reads.device_reads_per_block);
     let (cpu_per_io_s, overlap_per_block_s, source) = match &sweep.database_reads {
         Some(reads) => (
             DatabaseWork {
@@ -151,7 +160,8 @@ fn sweep_work(
             storage.overlap_us(
                 reads.cpu_per_device_read_us,
                 reads.elapsed_per_device_read_us,
-            ) * 1e-6,
+            ) * device_reads_per_block
+                * 1e-6,
             format!("measured by {name} on a cached data set and reading from the device"),
         ),
         None => (
@@ -169,6 +179,7 @@ fn sweep_work(
         work_unit,
         cpus,
         overlap_per_block_s,
+        device_reads_per_block,
         source,
     })
 }

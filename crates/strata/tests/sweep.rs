@@ -379,6 +379,11 @@ fn assert_one_recording_with_every_point(document: &Value, record: &Path) {
     let by_hand =
         reads["cpu_s"].as_f64().unwrap() * 1e6 / reads["device_read_requests"].as_f64().unwrap();
     assert!((per_read - by_hand).abs() < 1e-6 * by_hand, "{reads}");
+    let per_block =
+        reads["device_read_requests"].as_f64().unwrap() / reads["blocks"].as_f64().unwrap();
+    let kept = reads["device_reads_per_block"].as_f64().unwrap();
+    assert!((kept - per_block).abs() < 1e-9 * per_block, "{reads}");
+    assert!(kept > 0.5, "{reads}");
     let prediction = sweep["prediction"].as_array().unwrap();
     assert_eq!(prediction.len(), 3);
     for (predicted, point) in prediction.iter().zip(points) {

@@ -91,10 +91,10 @@ pub fn run(request: &PredictRequest) -> anyhow::Result<Output> {
 fn inputs(page: &mut Page, request: &PredictRequest) {
     let work = &request.work;
     page.note(format!(
-        "per block: CPU {:.2} µs ({:.2} µs a cached block's + {:.2} µs per device read; {}) on \
-         {} CPUs, {:.2} µs of it while the device reads (prefetch); {:.2} µs neither CPU nor \
-         device; think {:.2} µs; {} blocks per statement",
-        work.cpu_per_block_s() * 1e6,
+        "per block: CPU {:.2} µs cached + {:.2} µs per device read ({}) on {} CPUs, {:.2} µs \
+         of it while the device reads (prefetch); {:.2} µs neither CPU nor device; think {:.2} \
+         µs; {} blocks per statement, {:.3} device reads per block: per device read, CPU {:.2} \
+         µs",
         work.cpu_per_cached_block_s * 1e6,
         work.cpu_per_io_s * 1e6,
         request.work_source,
@@ -102,7 +102,9 @@ fn inputs(page: &mut Page, request: &PredictRequest) {
         work.overlap_per_block_s * 1e6,
         work.delay_per_block_s * 1e6,
         work.think_per_block_s * 1e6,
-        work.blocks_per_statement
+        work.blocks_per_statement,
+        work.device_reads_per_block,
+        work.cpu_per_device_read_s() * 1e6
     ));
     if !request.explain {
         return;
@@ -139,7 +141,8 @@ fn inputs(page: &mut Page, request: &PredictRequest) {
 }
 
 fn explain(page: &mut Page, work: &BlockWork, point: &Predicted) {
-    let delay_us = (work.delay_per_block_s + work.think_per_block_s) * 1e6;
+    let delay_us =
+        (work.delay_per_block_s + work.think_per_block_s) / work.device_reads_per_block * 1e6;
     let cycle_us = point.block_read_latency_s * 1e6 + point.cpu_residence_s * 1e6 + delay_us
         - point.overlap_s * 1e6;
     let ratio_source = match point.p99_from_batches {
@@ -149,8 +152,8 @@ fn explain(page: &mut Page, work: &BlockWork, point: &Predicted) {
     page.note(format!(
         "  X = n / (Z + R_device + R_cpu − overlap) = {} / ({:.2} + {:.2} + {:.2} − {:.2}) µs \
          = {:.0}/s; \
-         outstanding = X × R_device = {:.2}; statement = {} × {:.2} µs = {:.3} ms; p99 = mean \
-         + blocks × R_device × (r − 1) = {:.3} ms, r = {:.3} ({ratio_source})",
+         outstanding = X × R_device = {:.2}; statement = {:.1} reads × {:.2} µs = {:.3} ms; \
+         p99 = mean + reads × R_device × (r − 1) = {:.3} ms, r = {:.3} ({ratio_source})",
         point.sessions,
         delay_us,
         point.block_read_latency_s * 1e6,
@@ -158,7 +161,7 @@ fn explain(page: &mut Page, work: &BlockWork, point: &Predicted) {
         point.overlap_s * 1e6,
         point.device_read_requests_per_s,
         point.device_outstanding,
-        work.blocks_per_statement,
+        work.reads_per_statement(),
         cycle_us,
         ms(point.statement_latency_mean_s),
         ms(point.statement_latency_p99_s),
