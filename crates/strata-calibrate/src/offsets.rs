@@ -39,9 +39,11 @@ enum Kind {
     Sequential {
         next_block: u64,
     },
-    /// The batch still to read, highest block first (popped from the end).
-    Sorted {
+    /// The batch still to read, popped from the end: highest block first
+    /// when `ascending` (read lowest first), else in the order drawn.
+    Batch {
         batch: u32,
+        ascending: bool,
         left: Vec<u64>,
     },
 }
@@ -102,10 +104,16 @@ impl OffsetGenerator {
                     self.rng.below(self.blocks)
                 }
             }
-            Kind::Sorted { batch, left } => {
+            Kind::Batch {
+                batch,
+                ascending,
+                left,
+            } => {
                 if left.is_empty() {
                     left.extend((0..*batch).map(|_| self.rng.below(self.blocks)));
-                    left.sort_unstable_by(|a, b| b.cmp(a));
+                    if *ascending {
+                        left.sort_unstable_by(|a, b| b.cmp(a));
+                    }
                 }
                 // --distribution refuses a batch below 1, so a refilled
                 // batch always has a block; an empty one would read uniform.
@@ -124,11 +132,11 @@ impl OffsetGenerator {
         self.start_bytes + block * self.block_size
     }
 
-    /// Blocks per batch when requests come in sorted batches (a bitmap heap
-    /// scan's statement), so a worker can time each batch as a whole.
+    /// Blocks per batch when requests come in batches (a statement's), so
+    /// a worker can time each batch as a whole.
     pub fn batch_blocks(&self) -> Option<u32> {
         match &self.kind {
-            Kind::Sorted { batch, .. } => Some(*batch),
+            Kind::Batch { batch, .. } => Some(*batch),
             _ => None,
         }
     }
@@ -160,8 +168,14 @@ fn random_kind(distribution: &Distribution, blocks: u64, block_size: u64) -> Kin
                 pct: *pct,
             }
         }
-        Distribution::Sorted { batch } => Kind::Sorted {
+        Distribution::Sorted { batch } => Kind::Batch {
             batch: (*batch).max(1),
+            ascending: true,
+            left: Vec::new(),
+        },
+        Distribution::Batches { batch } => Kind::Batch {
+            batch: (*batch).max(1),
+            ascending: false,
             left: Vec::new(),
         },
     }
@@ -266,6 +280,28 @@ mod tests {
             assert!(offset >= RANGE.start_bytes && offset + 8192 <= RANGE.end_bytes);
             assert_eq!((offset - RANGE.start_bytes) % 8192, 0);
         }
+    }
+
+    #[test]
+    fn unsorted_batches_are_timed_as_batches_but_not_sorted() {
+        let batches = AccessPattern::Random {
+            distribution: Distribution::Batches { batch: 64 },
+        };
+        let mut generator = OffsetGenerator::new(&batches, RANGE, 8192, 0, 1, 5);
+        assert_eq!(generator.batch_blocks(), Some(64));
+        let falls = (0..100)
+            .map(|_| {
+                (0..64)
+                    .map(|_| generator.next_offset())
+                    .collect::<Vec<u64>>()
+            })
+            .filter(|batch| batch.windows(2).any(|pair| pair[0] > pair[1]))
+            .count();
+        assert_eq!(falls, 100, "every batch of 64 uniform blocks has a fall");
+        assert_eq!(
+            OffsetGenerator::new(&uniform(), RANGE, 8192, 0, 1, 5).batch_blocks(),
+            None
+        );
     }
 
     #[test]

@@ -216,8 +216,12 @@ pub fn parse_distribution(text: &str) -> Result<Distribution, String> {
         ["sorted", batch] => Ok(Distribution::Sorted {
             batch: input::bounded(batch, 1, 1 << 20)? as u32,
         }),
+        ["batches", batch] => Ok(Distribution::Batches {
+            batch: input::bounded(batch, 1, 1 << 20)? as u32,
+        }),
         _ => Err(format!(
-            "'{text}' is not one of: uniform, zipf:THETA, hotspot:OFFSET:SIZE:PCT, sorted:BATCH"
+            "'{text}' is not one of: uniform, zipf:THETA, hotspot:OFFSET:SIZE:PCT, sorted:BATCH, \
+             batches:BATCH"
         )),
     }
 }

@@ -56,10 +56,10 @@ pub fn group_result(spec: &GroupSpec, outcomes: &[&WorkerOutcome], seconds: f64)
     }
 }
 
-/// The whole-batch figures of a group that reads in sorted batches.
+/// The whole-batch figures of a group that reads in batches.
 fn batch_figures(spec: &GroupSpec, batches: &LatencyHistogram) -> Option<BatchFigures> {
     let AccessPattern::Random {
-        distribution: Distribution::Sorted { batch },
+        distribution: Distribution::Sorted { batch } | Distribution::Batches { batch },
     } = spec.pattern
     else {
         return None;

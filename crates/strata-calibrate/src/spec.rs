@@ -33,6 +33,13 @@ pub enum Distribution {
     Sorted {
         batch: u32,
     },
+    /// Uniform blocks drawn `batch` at a time and read in the order drawn,
+    /// one request each, each batch timed whole: a statement that reads
+    /// its blocks one by one through an index on shuffled keys (InnoDB's,
+    /// `strata run --engine mariadb`).
+    Batches {
+        batch: u32,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]

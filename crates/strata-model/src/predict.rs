@@ -24,8 +24,8 @@
 //! page cache absorbed) or more (index pages that missed a small cache
 //! too): the per-block work is spread over the device reads per block.
 //! Statement latency is the sum of a statement's reads' cycles. Its p99
-//! scales the device's part by what calibrate measured of whole sorted
-//! batches at the same depth (`--distribution sorted:BATCH`): their p99
+//! scales the device's part by what calibrate measured of whole batches
+//! at the same depth (`--distribution sorted:BATCH` or `batches:BATCH`): their p99
 //! over their mean. A statement's reads share the device's slow spells, so
 //! they are not independent; measured here, 256 reads at 1 outstanding had
 //! a p99 1.33–1.48 × their mean where independent reads with the same
@@ -176,7 +176,7 @@ impl StorageCurve {
         })
     }
 
-    /// Whether every level timed whole sorted batches (with at least 100
+    /// Whether every level timed whole batches (with at least 100
     /// of them, so that a p99 is one).
     pub fn has_batches(&self) -> bool {
         self.points.iter().all(|point| {

@@ -540,18 +540,17 @@ pub fn prediction_text(
         false => "no prefetch (the server reads each block when it needs it)",
     };
     let p99_source = match storage.curve.has_batches() {
-        true => "calibrate's whole sorted batches, p99 over mean at the predicted depth",
-        false => "independent reads (the calibration timed no sorted batches)",
+        true => "calibrate's batches timed whole, p99 over mean at the predicted depth",
+        false => "independent reads (the calibration timed no batches)",
     };
     let mut text = format!(
         "prediction (closed MVA): CPU per block {:.2} µs measured on the database (one session, \
          {:.0} cached blocks in {:.1} s, {:.1}% buffer hits) + {:.2} µs the read path's per \
          device read (one session reading from the device: {:.2} µs of CPU per device read, \
-         {} reads in {:.1} s, {:.2} µs per read, {:.3} reads per block) on {} CPUs; {prefetch}: \
-         {:.2} µs of the CPU \
-         while the device reads (CPU + calibrate's {:.2} µs at 1 outstanding − time per read); \
-         {:.2} µs per block neither CPU nor device; think {:.2} µs per block; {} blocks per \
-         statement; statement p99 from {p99_source}\n",
+         {} reads in {:.1} s, {:.2} µs per read, {:.3} reads per block) on {} CPUs; {prefetch}; \
+         {:.2} µs of the CPU per read ran while the device read (CPU + calibrate's {:.2} µs at 1 \
+         outstanding − time per read); {:.2} µs per block neither CPU nor device; think {:.2} µs \
+         per block; {} blocks per statement; statement p99 from {p99_source}\n",
         cpu.cpu_per_block_us,
         cpu.blocks,
         cpu.window_s,

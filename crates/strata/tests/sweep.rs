@@ -212,7 +212,7 @@ fn sorted_batches_timed_whole_give_the_statement_p99() {
     let explained = run(&[&args[..], &["--explain"]].concat(), &dir);
     let text = String::from_utf8_lossy(&explained.stdout);
     assert!(text.contains("batches of 8 sorted reads"), "{text}");
-    assert!(text.contains("calibrate's whole sorted batches"), "{text}");
+    assert!(text.contains("calibrate's batches timed whole"), "{text}");
     let printed = run(
         &[
             "calibrate",

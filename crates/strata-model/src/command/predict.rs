@@ -146,7 +146,7 @@ fn explain(page: &mut Page, work: &BlockWork, point: &Predicted) {
     let cycle_us = point.block_read_latency_s * 1e6 + point.cpu_residence_s * 1e6 + delay_us
         - point.overlap_s * 1e6;
     let ratio_source = match point.p99_from_batches {
-        true => "calibrate's whole sorted batches at this depth",
+        true => "calibrate's batches timed whole at this depth",
         false => "independent reads: 1 + 2.326 σ / (mean √blocks)",
     };
     page.note(format!(
