@@ -447,7 +447,10 @@ fn a_mariadb_sweep_is_predicted_and_measured_on_its_throwaway_server() {
         !stderr.contains("loading"),
         "refused before any work: {stderr}"
     );
-    let calibration = calibrate_with(&dir, "cal16.strata", &["--max-qd", "4", "--bs", "16KiB"]);
+    // InnoDB's lookups on shuffled keys read in no order: batches of 16 in
+    // the order drawn, each timed whole (enough of them in 1 s per level).
+    let options = ["--max-qd", "4", "--bs", "16KiB", "--distribution", "batches:16"];
+    let calibration = calibrate_with(&dir, "cal16.strata", &options);
     let record = dir.join("sweep.strata");
     let args = [
         "run",
@@ -477,6 +480,10 @@ fn a_mariadb_sweep_is_predicted_and_measured_on_its_throwaway_server() {
     let predicted_at = stderr.find("prediction (closed MVA)").expect(&stderr);
     assert!(predicted_at < stderr.find("sweep point 1/3: 1 sessions").expect(&stderr));
     assert!(stderr.contains("no prefetch"), "{stderr}");
+    assert!(
+        stderr.contains("statement p99 from calibrate's batches timed whole"),
+        "{stderr}"
+    );
     let document: Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(document["environment"]["engine"], "mariadb");
     assert_one_recording_with_every_point(&document, &record);
