@@ -281,7 +281,26 @@ fn cpu(series: &[Series], dialect: Dialect) -> HostCpu {
         irq: hundredths("irq"),
         softirq: hundredths("softirq"),
         steal: hundredths("steal"),
+        pressure_some_us: cpu_pressure_some_us(series, dialect),
     }
+}
+
+/// CPU pressure's `some` total, µs: strata's
+/// `strata_cpu_pressure_some_seconds_total{resource="cpu"}`, node_exporter's
+/// `node_pressure_cpu_waiting_seconds_total`; `None` where the host
+/// exported none.
+fn cpu_pressure_some_us(series: &[Series], dialect: Dialect) -> Option<u64> {
+    let seconds = series
+        .iter()
+        .find(|series| match dialect {
+            Dialect::Strata => {
+                series.name == "strata_cpu_pressure_some_seconds_total"
+                    && series.label("resource") == Some("cpu")
+            }
+            Dialect::NodeExporter => series.name == "node_pressure_cpu_waiting_seconds_total",
+        })?
+        .value;
+    Some((seconds * 1e6).round() as u64)
 }
 
 /// A strata agent's `cpus`; node_exporter's CPUs counted by their `cpu`
@@ -393,6 +412,7 @@ mod tests {
                  node_cpu_seconds_total{cpu=\"1\",mode=\"idle\"} 99.5\n\
                  node_cpu_seconds_total{cpu=\"0\",mode=\"user\"} 10\n\
                  node_vmstat_oom_kill 2\n\
+                 node_pressure_cpu_waiting_seconds_total 12.5\n\
                  node_uname_info{nodename=\"db1\",release=\"6.1\",version=\"#1 SMP, x\"} 1\n\
                  node_filesystem_size_bytes{device=\"/dev/vda1\",fstype=\"ext4\",mountpoint=\"/\"} 1\n\
                  node_filesystem_size_bytes{device=\"/dev/vdb\",fstype=\"xfs\",mountpoint=\"/data\"} 1\n\
@@ -414,6 +434,7 @@ mod tests {
         assert_eq!(vda.busy_ms, 12500);
         assert_eq!(counters.cpu.idle, 20000);
         assert_eq!(counters.cpu.user, 1000);
+        assert_eq!(counters.cpu.pressure_some_us, Some(12_500_000));
         assert_eq!(counters.oom_kills, Some(2));
         assert_eq!(counters.cpus, Some(2.0));
         assert_eq!(
@@ -432,7 +453,9 @@ mod tests {
                  strata_device_read_requests_total{host=\"db2\",device=\"vda\",kind=\"disk\"} 10\n\
                  strata_device_read_seconds_total{host=\"db2\",device=\"vda\",kind=\"disk\"} 0.25\n\
                  strata_device_read_requests_total{host=\"db2\",device=\"vda1\",kind=\"partition\"} 9\n\
-                 strata_cpu_idle_seconds_total{host=\"db2\"} 3.5\n",
+                 strata_cpu_idle_seconds_total{host=\"db2\"} 3.5\n\
+                 strata_cpu_pressure_some_seconds_total{host=\"db2\",resource=\"io\"} 9\n\
+                 strata_cpu_pressure_some_seconds_total{host=\"db2\",resource=\"cpu\"} 2\n",
             ),
             "10.0.0.2",
         )
@@ -454,6 +477,8 @@ mod tests {
         );
         assert_eq!(counters.disks[0].read_ms, 250);
         assert_eq!(counters.cpu.idle, 350);
+        assert_eq!(counters.cpu.pressure_some_us, Some(2_000_000));
+        assert_eq!(loops.cpu.pressure_some_us, None);
         assert!(HostCounters::of(&scrape("up 1\n"), "x").is_none());
     }
 

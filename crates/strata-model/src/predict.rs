@@ -62,6 +62,13 @@ pub struct StoragePoint {
     pub batch: Option<BatchPoint>,
 }
 
+impl StoragePoint {
+    /// Requests per second by Little's law: outstanding over mean latency.
+    fn rate(&self) -> f64 {
+        f64::from(self.outstanding) / self.mean_latency_s
+    }
+}
+
 /// Sorted batches of reads, each timed whole, at one level of the curve.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct BatchPoint {
@@ -114,8 +121,15 @@ impl StorageCurve {
     /// The device's rate with `outstanding` requests at it: outstanding /
     /// mean latency, linear in between measured levels, flat past the last.
     pub fn rate(&self, outstanding: u32) -> f64 {
-        let rate_of = |point: &StoragePoint| f64::from(point.outstanding) / point.mean_latency_s;
-        self.between(f64::from(outstanding), rate_of)
+        self.between(f64::from(outstanding), StoragePoint::rate)
+    }
+
+    /// The mean latency with `outstanding` requests at the device
+    /// (fractional, at least 1), as the model's device has it:
+    /// outstanding over the interpolated rate.
+    pub fn latency_at(&self, outstanding: f64) -> f64 {
+        let outstanding = outstanding.max(1.0);
+        outstanding / self.between(outstanding, StoragePoint::rate)
     }
 
     /// A figure of the curve at `outstanding` (fractional), linear between
@@ -425,6 +439,16 @@ mod tests {
             cpu_per_io_s: 0.0,
             batch: None,
         }
+    }
+
+    #[test]
+    fn the_latency_at_a_fractional_depth_is_the_depth_over_the_interpolated_rate() {
+        let curve = StorageCurve::new(vec![point(1, 50.0), point(2, 80.0)]).unwrap();
+        // 1.5 outstanding: the rate halfway between 20,000 and 25,000/s.
+        let expected = 1.5 / 22_500.0;
+        assert!((curve.latency_at(1.5) - expected).abs() < 1e-12);
+        assert!((curve.latency_at(0.4) - 50e-6).abs() < 1e-12);
+        assert!((curve.latency_at(4.0) - 4.0 / 25_000.0).abs() < 1e-12);
     }
 
     #[test]

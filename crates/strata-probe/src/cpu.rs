@@ -1,6 +1,8 @@
 //! CPU time from /proc: the host's (`/proc/stat`) and a process's
 //! (`/proc/PID/stat`), as raw tick counters to be turned into shares over an
-//! interval. Not for: run-queue delay or pressure (see the observe issue).
+//! interval, and the host's CPU pressure (`/proc/pressure/cpu`'s `some`
+//! total: wall time in which some task waited for a CPU). Not for:
+//! per-process run-queue delay (`/proc/PID/schedstat`, the collectors).
 
 use anyhow::Context;
 
@@ -25,12 +27,19 @@ pub struct HostCpu {
     pub irq: u64,
     pub softirq: u64,
     pub steal: u64,
+    /// `/proc/pressure/cpu`'s `some` total, µs; `None` where the kernel
+    /// keeps no pressure (PSI off) or the host's counters came without it.
+    pub pressure_some_us: Option<u64>,
 }
 
 impl HostCpu {
     pub fn read() -> anyhow::Result<HostCpu> {
         let text = std::fs::read_to_string("/proc/stat").context("reading /proc/stat")?;
-        Self::parse(&text)
+        let pressure = std::fs::read_to_string("/proc/pressure/cpu").ok();
+        Ok(HostCpu {
+            pressure_some_us: pressure.and_then(|text| pressure_some_us(&text)),
+            ..Self::parse(&text)?
+        })
     }
 
     pub fn parse(stat: &str) -> anyhow::Result<HostCpu> {
@@ -53,6 +62,7 @@ impl HostCpu {
             irq: field(5),
             softirq: field(6),
             steal: field(7),
+            pressure_some_us: None,
         })
     }
 
@@ -79,6 +89,15 @@ impl HostCpu {
         }
     }
 
+    /// Share of `window_s` in which some task waited for a CPU (PSI's
+    /// `some`), in percent; `None` without pressure at either edge.
+    pub fn pressure_pct_since(&self, earlier: &HostCpu, window_s: f64) -> Option<f64> {
+        let waited_us = self
+            .pressure_some_us?
+            .checked_sub(earlier.pressure_some_us?)?;
+        (window_s > 0.0).then(|| waited_us as f64 / (window_s * 1e6) * 100.0)
+    }
+
     /// Share of all CPU time spent in iowait, in percent.
     pub fn iowait_pct_since(&self, earlier: &HostCpu) -> f64 {
         let total = self.total().saturating_sub(earlier.total());
@@ -88,6 +107,15 @@ impl HostCpu {
             self.iowait.saturating_sub(earlier.iowait) as f64 * 100.0 / total as f64
         }
     }
+}
+
+/// The `some` total of a `/proc/pressure/cpu` text, µs.
+fn pressure_some_us(text: &str) -> Option<u64> {
+    crate::collectors::parse_pressure("cpu", text)
+        .ok()?
+        .into_iter()
+        .find(|metric| metric.name == strata_recording::names::cpu::PRESSURE_SOME_US)
+        .map(|metric| metric.value as u64)
 }
 
 /// User and system CPU seconds of this whole process (every thread), from
@@ -184,6 +212,25 @@ mod tests {
         let after = HostCpu::parse("cpu  200 0 100 1000 100 0 0 0 0 0\n").unwrap();
         assert_eq!(after.idle_pct_since(&before), 62.5);
         assert_eq!(after.iowait_pct_since(&before), 12.5);
+    }
+
+    #[test]
+    fn cpu_pressure_is_the_share_of_the_window_some_task_waited() {
+        let psi = |total: u64| {
+            format!(
+                "some avg10=44.52 avg60=37.65 avg300=25.95 total={total}\n\
+                 full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"
+            )
+        };
+        let at = |total: u64| HostCpu {
+            pressure_some_us: pressure_some_us(&psi(total)),
+            ..HostCpu::default()
+        };
+        assert_eq!(at(389_415_839).pressure_some_us, Some(389_415_839));
+        let waited = at(3_000_000).pressure_pct_since(&at(1_000_000), 4.0);
+        assert_eq!(waited, Some(50.0));
+        assert_eq!(HostCpu::default().pressure_pct_since(&at(0), 4.0), None);
+        assert_eq!(pressure_some_us("nonsense"), None);
     }
 
     /// A name with spaces and parentheses does not shift the fields.

@@ -145,6 +145,10 @@ pub struct CpuFigures {
     pub cpus: usize,
     pub host_idle_pct: f64,
     pub host_iowait_pct: f64,
+    /// Share of the window in which some task waited for a CPU
+    /// (`/proc/pressure/cpu`'s `some`), percent; `None` without PSI.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_cpu_pressure_pct: Option<f64>,
     /// CPU seconds of the server's processes.
     pub server_cpu_s: f64,
     /// CPU seconds of strata itself (all threads).

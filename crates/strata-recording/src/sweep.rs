@@ -72,6 +72,21 @@ pub struct CurvePoint {
     /// CPU seconds of the server and the driver per database block read.
     pub cpu_per_block_us: f64,
     pub absorbed_pct: Option<f64>,
+    /// The data devices' read requests in flight on average (r/s ×
+    /// r_await, Little's law) and their mean read latency (iostat's
+    /// r_await), µs; `None` where no device was measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_reads_in_flight: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_read_latency_us: Option<f64>,
+    /// calibrate's mean latency at as many outstanding reads as the
+    /// devices had in flight, µs (with `--calibration`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub storage_latency_us: Option<f64>,
+    /// Share of the window in which some task waited for a CPU
+    /// (`/proc/pressure/cpu`'s `some`), percent; `None` without PSI.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_pressure_pct: Option<f64>,
     /// The storage's read requests/s at as many outstanding requests as
     /// sessions (the calibrate curve, interpolated), and the share of it
     /// this point reached.

@@ -114,6 +114,10 @@ fn cpu(start: &Edge, end: &Edge) -> CpuFigures {
         cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
         host_idle_pct: end.host_cpu.idle_pct_since(&start.host_cpu),
         host_iowait_pct: end.host_cpu.iowait_pct_since(&start.host_cpu),
+        host_cpu_pressure_pct: end.host_cpu.pressure_pct_since(
+            &start.host_cpu,
+            end.at.saturating_duration_since(start.at).as_secs_f64(),
+        ),
         server_cpu_s: server_ticks_between(&start.server, &end.server) as f64
             / strata_probe::cpu::ticks_per_second(),
         strata_cpu_s: end.own_cpu_s - start.own_cpu_s,

@@ -12,6 +12,7 @@ use anyhow::{bail, Context};
 use std::path::Path;
 use std::time::Duration;
 use strata_model::predict::{self, BlockWork, Predicted};
+use strata_recording::device::IostatFigures;
 use strata_recording::run::{RunFigures, ABSORBED_WARNING_PCT, CPU_BOUND_IDLE_PCT};
 use strata_recording::sweep::{
     CurvePoint, DatabaseCpu, DatabaseReads, PredictedPoint, StorageCurve, StorageLevel,
@@ -46,6 +47,10 @@ const CPU_WINDOW: Duration = Duration::from_secs(3);
 /// page cache settling at its limit) and measures.
 const READ_WARMUP: Duration = Duration::from_secs(3);
 const READ_WINDOW: Duration = Duration::from_secs(5);
+
+/// CPU pressure (`some`, percent of the window) past which, with the CPUs
+/// also idle, a point says its waking tasks waited for idle CPUs.
+const IDLE_WAIT_PCT: f64 = 25.0;
 
 /// `--sweep-sessions`: a rising list (`1,2,4,8`) or a range that doubles
 /// from its start (`1-32`: 1, 2, 4, 8, 16, 32; the end is always in).
@@ -397,6 +402,7 @@ pub fn curve_point(
         .as_ref()
         .map(|absorption| absorption.device_read_requests as f64 / figures.window_s);
     let cpu_s = figures.cpu.server_and_driver_cpu_s();
+    let device_reads = device_reads(&figures.devices);
     let mut point = CurvePoint {
         sessions,
         window_start_unix_s,
@@ -414,6 +420,10 @@ pub fn curve_point(
             0.0
         },
         absorbed_pct: figures.absorption.as_ref().map(|a| a.absorbed_pct),
+        device_reads_in_flight: device_reads.map(|(in_flight, _)| in_flight),
+        device_read_latency_us: device_reads.map(|(_, latency_us)| latency_us),
+        storage_latency_us: None,
+        cpu_pressure_pct: figures.cpu.host_cpu_pressure_pct,
         storage_iops: None,
         storage_share_pct: None,
         shortfall: None,
@@ -423,17 +433,47 @@ pub fn curve_point(
         let capacity = storage.iops_at(sessions);
         point.storage_iops = Some(capacity);
         point.storage_share_pct = Some(measured * 100.0 / capacity);
+        point.storage_latency_us = point
+            .device_reads_in_flight
+            .map(|in_flight| storage.curve.latency_at(in_flight) * 1e6);
         point.shortfall = Some(shortfall(&point));
     }
     point
 }
 
+/// The data devices' (every one not only the WAL's) read requests in
+/// flight, by Little's law from iostat's r/s and r_await, and their mean
+/// read latency in µs; `None` when they read nothing.
+fn device_reads(devices: &[IostatFigures]) -> Option<(f64, f64)> {
+    let data = || devices.iter().filter(|device| device.role != "wal");
+    let per_s: f64 = data().map(|device| device.r_per_s).sum();
+    let in_flight: f64 = data()
+        .map(|device| device.r_per_s * device.r_await_ms / 1e3)
+        .sum();
+    (per_s > 0.0).then(|| (in_flight, in_flight / per_s * 1e6))
+}
+
 /// Where a point's unused share of the storage went, by what the window
-/// measured.
+/// measured: the page cache, else how many of its sessions' reads the
+/// devices held and how long each took beside calibrate's at that depth,
+/// the CPU per block, and how long tasks waited for a CPU.
 fn shortfall(point: &CurvePoint) -> String {
     let absorbed = point.absorbed_pct.unwrap_or(0.0);
     if absorbed > ABSORBED_WARNING_PCT {
         return format!("the page cache absorbed {absorbed:.1}% of the database's block reads");
+    }
+    let mut parts = Vec::new();
+    if let (Some(in_flight), Some(latency_us)) =
+        (point.device_reads_in_flight, point.device_read_latency_us)
+    {
+        let calibrate = point.storage_latency_us.map_or(String::new(), |us| {
+            format!(" (calibrate: {us:.0} µs at that depth)")
+        });
+        parts.push(format!(
+            "{in_flight:.1} reads in flight at the devices, not {}, {latency_us:.0} µs \
+             each{calibrate}",
+            point.sessions
+        ));
     }
     let beside = point.block_read_latency_us.map_or(String::new(), |us| {
         format!(" beside the database's {us:.1} µs per block read")
@@ -442,11 +482,27 @@ fn shortfall(point: &CurvePoint) -> String {
         "{:.1} µs of CPU per block (server and driver){beside}",
         point.cpu_per_block_us
     );
-    match point.host_cpu_busy_pct {
-        busy if 100.0 - busy < CPU_BOUND_IDLE_PCT => {
-            format!("CPU: the host's CPUs were {busy:.0}% busy; {cpu}")
-        }
-        busy => format!("time between reads: {cpu}; CPUs {busy:.0}% busy"),
+    let busy = point.host_cpu_busy_pct;
+    parts.push(match 100.0 - busy < CPU_BOUND_IDLE_PCT {
+        true => format!("CPU: the host's CPUs were {busy:.0}% busy; {cpu}"),
+        false => format!("time between reads: {cpu}; CPUs {busy:.0}% busy"),
+    });
+    if let Some(waited) = point.cpu_pressure_pct {
+        parts.push(cpu_wait(waited, 100.0 - busy));
+    }
+    parts.join("; ")
+}
+
+/// Some task waited for a CPU `waited_pct` of the window; with the CPUs
+/// idle `idle_pct` of it too, waking tasks waited for CPUs that sat idle.
+fn cpu_wait(waited_pct: f64, idle_pct: f64) -> String {
+    let waited = format!("some task waited for a CPU {waited_pct:.0}% of the window");
+    match waited_pct >= IDLE_WAIT_PCT && idle_pct >= CPU_BOUND_IDLE_PCT {
+        true => format!(
+            "{waited} while the CPUs were {idle_pct:.0}% idle (waking tasks waited for CPUs \
+             that sat idle: vCPUs the hypervisor runs late, or tasks packed onto fewer CPUs)"
+        ),
+        false => waited,
     }
 }
 
@@ -597,28 +653,34 @@ pub fn text(summary: &SweepSummary) -> String {
         sessions.join(", ")
     );
     out += &format!(
-        "{:>8} {:>12} {:>12} {:>9} {:>9} {:>10} {:>8} {:>9} {:>12} {:>7}  verdict\n",
+        "{:>8} {:>12} {:>12} {:>9} {:>9} {:>10} {:>9} {:>10} {:>8} {:>10} {:>9} {:>12} {:>7}  verdict\n",
         "sessions",
         "device r/s",
         "db blocks/s",
         "p50 ms",
         "p99 ms",
         "µs/block",
+        "in flight",
+        "r_await µs",
         "CPU %",
+        "CPU wait%",
         "absorbed%",
         "storage r/s",
         "share%"
     );
     for point in &summary.points {
         out += &format!(
-            "{:>8} {:>12} {:>12.0} {:>9.2} {:>9.2} {:>10} {:>8.0} {:>9} {:>12} {:>7}  {}\n",
+            "{:>8} {:>12} {:>12.0} {:>9.2} {:>9.2} {:>10} {:>9} {:>10} {:>8.0} {:>10} {:>9} {:>12} {:>7}  {}\n",
             point.sessions,
             or_dash(point.device_read_requests_per_s, 0),
             point.database_blocks_read_per_s,
             point.statement_p50_ms,
             point.statement_p99_ms,
             or_dash(point.block_read_latency_us, 1),
+            or_dash(point.device_reads_in_flight, 2),
+            or_dash(point.device_read_latency_us, 1),
             point.host_cpu_busy_pct,
+            or_dash(point.cpu_pressure_pct, 0),
             or_dash(point.absorbed_pct, 1),
             or_dash(point.storage_iops, 0),
             or_dash(point.storage_share_pct, 0),
@@ -748,5 +810,85 @@ mod tests {
                 "{bad}: {error}"
             );
         }
+    }
+
+    fn device(role: &str, r_per_s: f64, r_await_ms: f64) -> IostatFigures {
+        IostatFigures {
+            device: "vda".into(),
+            role: role.into(),
+            read_requests: (r_per_s * 10.0) as u64,
+            write_requests: 0,
+            flush_requests: 0,
+            read_bytes: 0,
+            write_bytes: 0,
+            r_per_s,
+            w_per_s: 0.0,
+            read_mb_per_s: 0.0,
+            write_mb_per_s: 0.0,
+            rareq_sz_kib: 8.0,
+            wareq_sz_kib: 0.0,
+            r_await_ms,
+            w_await_ms: 0.0,
+            aqu_sz: 0.0,
+            util_pct: 0.0,
+        }
+    }
+
+    #[test]
+    fn the_data_devices_reads_in_flight_are_little_s_law_without_the_wal_s() {
+        let devices = [
+            device("data", 20_000.0, 0.25),
+            device("data", 10_000.0, 0.1),
+            device("wal", 50_000.0, 1.0),
+        ];
+        let (in_flight, latency_us) = device_reads(&devices).unwrap();
+        assert!((in_flight - 6.0).abs() < 1e-9, "{in_flight}");
+        assert!((latency_us - 200.0).abs() < 1e-9, "{latency_us}");
+        assert_eq!(device_reads(&[device("wal", 100.0, 1.0)]), None);
+    }
+
+    fn point(cpu_pressure_pct: Option<f64>, host_cpu_busy_pct: f64) -> CurvePoint {
+        CurvePoint {
+            sessions: 16,
+            window_start_unix_s: 0.0,
+            window_s: 10.0,
+            device_read_requests_per_s: Some(30_000.0),
+            database_blocks_read_per_s: 31_000.0,
+            statement_mean_ms: 115.0,
+            statement_p50_ms: 116.0,
+            statement_p99_ms: 182.0,
+            block_read_latency_us: Some(457.0),
+            host_cpu_busy_pct,
+            cpu_per_block_us: 39.8,
+            absorbed_pct: Some(4.5),
+            device_reads_in_flight: Some(7.5),
+            device_read_latency_us: Some(250.0),
+            storage_latency_us: Some(178.0),
+            cpu_pressure_pct,
+            storage_iops: Some(49_000.0),
+            storage_share_pct: Some(61.0),
+            shortfall: None,
+            verdict: strata_core::verdict::Verdict::not_recorded(),
+        }
+    }
+
+    #[test]
+    fn a_shortfall_names_the_device_s_queue_and_the_wait_for_idle_cpus() {
+        let text = shortfall(&point(Some(80.0), 75.0));
+        for part in [
+            "7.5 reads in flight at the devices, not 16, 250 µs each (calibrate: 178 µs at that \
+             depth)",
+            "time between reads: 39.8 µs of CPU per block",
+            "some task waited for a CPU 80% of the window while the CPUs were 25% idle",
+        ] {
+            assert!(text.contains(part), "no {part:?} in {text}");
+        }
+        let busy = shortfall(&point(Some(80.0), 95.0));
+        assert!(
+            busy.contains("CPU: the host's CPUs were 95% busy"),
+            "{busy}"
+        );
+        assert!(!busy.contains("sat idle"), "{busy}");
+        assert!(!shortfall(&point(None, 75.0)).contains("waited for a CPU"));
     }
 }

@@ -449,7 +449,14 @@ fn a_mariadb_sweep_is_predicted_and_measured_on_its_throwaway_server() {
     );
     // InnoDB's lookups on shuffled keys read in no order: batches of 16 in
     // the order drawn, each timed whole (enough of them in 1 s per level).
-    let options = ["--max-qd", "4", "--bs", "16KiB", "--distribution", "batches:16"];
+    let options = [
+        "--max-qd",
+        "4",
+        "--bs",
+        "16KiB",
+        "--distribution",
+        "batches:16",
+    ];
     let calibration = calibrate_with(&dir, "cal16.strata", &options);
     let record = dir.join("sweep.strata");
     let args = [

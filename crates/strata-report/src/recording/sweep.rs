@@ -99,7 +99,9 @@ fn points_table(sweep: &SweepSummary) -> Table {
     let mut table = Table::new(
         Some(
             "One measured window per session count, on one data set and one server (statement \
-             latency p50/p99; storage r/s: calibrate's at as many outstanding requests)",
+             latency p50/p99; in flight and r_await: the data devices', iostat's; CPU wait: \
+             the share of the window some task waited for a CPU, /proc/pressure/cpu; storage \
+             r/s: calibrate's at as many outstanding requests)",
         ),
         vec![
             Column::number("sessions", None),
@@ -108,7 +110,10 @@ fn points_table(sweep: &SweepSummary) -> Table {
             Column::number("p50", Some("ms")),
             Column::number("p99", Some("ms")),
             Column::number("per block", Some("µs")),
+            Column::number("in flight", Some("requests")),
+            Column::number("r_await", Some("µs")),
             Column::number("CPU", Some("%")),
+            Column::number("CPU wait", Some("%")),
             Column::number("absorbed", Some("%")),
             Column::number("storage r/s", Some("requests/s")),
             Column::number("share", Some("%")),
@@ -123,7 +128,10 @@ fn points_table(sweep: &SweepSummary) -> Table {
             number(point.statement_p50_ms, "ms"),
             number(point.statement_p99_ms, "ms"),
             optional(point.block_read_latency_us, "µs"),
+            optional(point.device_reads_in_flight, "requests"),
+            optional(point.device_read_latency_us, "µs"),
             number(point.host_cpu_busy_pct, "%"),
+            optional(point.cpu_pressure_pct, "%"),
             optional(point.absorbed_pct, "%"),
             optional(point.storage_iops, "requests/s"),
             optional(point.storage_share_pct, "%"),
