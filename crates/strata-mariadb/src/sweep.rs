@@ -98,13 +98,29 @@ fn predict_the_sweep(
         .phase("measuring the database's CPU per device read: one session reading the data set");
     let reading = windows.window(&sweep::read_options(driver), interrupt, observer)?;
     let reads = sweep::database_reads(&reading.figures.run, storage, false)?;
-    let measured = DatabaseWork { cpu, reads };
     let cpus = cached.figures.run.cpu.cpus as u32;
+    let mut contended = None;
+    if let Some(sessions) = sweep::contended_sessions(cpus, &request.sessions) {
+        observer.phase(&format!(
+            "measuring the CPUs the host gives waking sessions: {sessions} reading the data set"
+        ));
+        let options = sweep::contended_options(driver, sessions);
+        let window = windows.window(&options, interrupt, observer)?;
+        contended = Some((sessions, window.figures.run));
+    }
+    let mut measured = DatabaseWork {
+        cpu,
+        reads,
+        contention: None,
+    };
     let (prediction, text) = sweep::predict_from(
-        &measured,
+        &mut measured,
         &driver.workload,
         cpus,
         (storage, &request.sessions),
+        contended
+            .as_ref()
+            .map(|(sessions, figures)| (*sessions, figures)),
     )?;
     observer.said(&text);
     Ok((measured, prediction))

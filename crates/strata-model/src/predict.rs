@@ -7,8 +7,11 @@
 //! - the device, whose rate with j requests outstanding is what calibrate
 //!   measured there (j over the mean latency, by Little's law; between
 //!   measured levels interpolated, past the last one flat);
-//! - the CPUs, `cpus` servers of the CPU time per device read (rate
-//!   min(j, cpus) / CPU per read);
+//! - the CPUs, `cpu_servers` servers of the CPU time per device read
+//!   (rate min(j, servers) / CPU per read): every CPU of the host, or
+//!   fewer where waking sessions wait while CPUs sit idle (a VM whose
+//!   vCPUs run late), fitted by [`fit_cpu_servers`] to a window of more
+//!   sessions than CPUs;
 //! - a delay for what is neither (the wake-ups and round trips of one
 //!   session's statement, and think time), which nobody queues for.
 //!
@@ -311,6 +314,11 @@ pub struct BlockWork {
     /// Blocks (rows, one per block) per statement.
     pub blocks_per_statement: f64,
     pub cpus: u32,
+    /// The CPUs the host gives the sessions, at most `cpus`: all of them
+    /// on a host that runs a woken task on any idle CPU; fewer where
+    /// waking tasks wait while CPUs sit idle (a VM's vCPUs run late), as
+    /// [`fit_cpu_servers`] finds from a window of more sessions than CPUs.
+    pub cpu_servers: f64,
     /// CPU time per block that runs while the device reads (prefetch):
     /// measured by one session reading from the device, as its CPU and
     /// the device's latency at 1 outstanding less its time per read.
@@ -376,6 +384,12 @@ pub fn predict(
     if work.cpus == 0 {
         return Err(invalid("cpus", "there must be at least 1 CPU"));
     }
+    if !(1.0..=f64::from(work.cpus)).contains(&work.cpu_servers) {
+        return Err(invalid(
+            "cpu-servers",
+            format!("give 1 to the {} CPUs the host has", work.cpus),
+        ));
+    }
     let users = sessions.iter().copied().max().unwrap_or(0);
     let centres = [
         LoadDependentCentre {
@@ -385,7 +399,7 @@ pub fn predict(
         LoadDependentCentre {
             name: "cpu".into(),
             rates: (1..=users)
-                .map(|j| f64::from(j.min(work.cpus)) / work.cpu_per_device_read_s())
+                .map(|j| f64::from(j).min(work.cpu_servers) / work.cpu_per_device_read_s())
                 .collect(),
         },
     ];
@@ -423,6 +437,42 @@ pub fn predict(
             }
         })
         .collect())
+}
+
+/// The CPUs the host gave the sessions: the `cpu_servers` (1 to `cpus`)
+/// at which the model's device read requests/s at `sessions` equal
+/// `measured_per_s`, by bisection (the rate rises with the servers); 1
+/// when even one CPU predicts more, all of them when all predict less (the
+/// CPUs were not what held the window back).
+pub fn fit_cpu_servers(
+    curve: &StorageCurve,
+    work: &BlockWork,
+    sessions: u32,
+    measured_per_s: f64,
+) -> Result<f64, ModelError> {
+    require_positive("measured read requests/s", measured_per_s)?;
+    let rate = |servers: f64| -> Result<f64, ModelError> {
+        let with = BlockWork {
+            cpu_servers: servers,
+            ..work.clone()
+        };
+        Ok(predict(curve, &with, &[sessions])?[0].device_read_requests_per_s)
+    };
+    let (mut low, mut high) = (1.0, f64::from(work.cpus.max(1)));
+    if rate(high)? <= measured_per_s {
+        return Ok(high);
+    }
+    if rate(low)? >= measured_per_s {
+        return Ok(low);
+    }
+    for _ in 0..40 {
+        let middle = (low + high) / 2.0;
+        match rate(middle)? < measured_per_s {
+            true => low = middle,
+            false => high = middle,
+        }
+    }
+    Ok((low + high) / 2.0)
 }
 
 #[cfg(test)]
@@ -484,6 +534,7 @@ mod tests {
             think_per_block_s: 0.0,
             blocks_per_statement: 4.0,
             cpus: 2,
+            cpu_servers: 2.0,
             overlap_per_block_s: 0.0,
             device_reads_per_block: 1.0,
         };
@@ -504,6 +555,7 @@ mod tests {
             think_per_block_s: 0.0,
             blocks_per_statement: 4.0,
             cpus: 2,
+            cpu_servers: 2.0,
             overlap_per_block_s: 0.0,
             device_reads_per_block: 2.0,
         };
@@ -524,6 +576,7 @@ mod tests {
             think_per_block_s: 0.0,
             blocks_per_statement: 4.0,
             cpus: 2,
+            cpu_servers: 2.0,
             overlap_per_block_s: 25e-6,
             device_reads_per_block: 1.0,
         };
@@ -539,6 +592,37 @@ mod tests {
         };
         let predicted = &predict(&curve, &all, &[1]).unwrap()[0];
         assert!((predicted.overlap_s - 40e-6).abs() < 1e-12);
+    }
+
+    #[test]
+    fn the_cpu_servers_are_fitted_to_a_contended_window() {
+        let curve = StorageCurve::new(vec![point(1, 20.0), point(8, 40.0)]).unwrap();
+        let work = BlockWork {
+            cpu_per_cached_block_s: 50e-6,
+            cpu_per_io_s: 0.0,
+            delay_per_block_s: 0.0,
+            think_per_block_s: 0.0,
+            blocks_per_statement: 4.0,
+            cpus: 4,
+            cpu_servers: 4.0,
+            overlap_per_block_s: 0.0,
+            device_reads_per_block: 1.0,
+        };
+        let with = |servers: f64| BlockWork {
+            cpu_servers: servers,
+            ..work.clone()
+        };
+        let at = |servers: f64| predict(&curve, &with(servers), &[8]).unwrap()[0].clone();
+        // 8 sessions on 1.7 servers of 50 µs: the CPUs hold them back.
+        let measured = at(1.7).device_read_requests_per_s;
+        assert!(at(1.7).cpu_residence_s > 2.0 * 50e-6);
+        let fitted = fit_cpu_servers(&curve, &work, 8, measured).unwrap();
+        assert!((fitted - 1.7).abs() < 1e-6, "{fitted}");
+        // Fewer CPUs than one, or more than the host has, are not fitted.
+        assert_eq!(fit_cpu_servers(&curve, &work, 8, 1.0).unwrap(), 1.0);
+        assert_eq!(fit_cpu_servers(&curve, &work, 8, 1e9).unwrap(), 4.0);
+        assert!(predict(&curve, &with(4.5), &[8]).is_err());
+        assert!(predict(&curve, &with(0.5), &[8]).is_err());
     }
 
     #[test]
@@ -567,6 +651,7 @@ mod tests {
             think_per_block_s: 0.0,
             blocks_per_statement: 4.0,
             cpus: 2,
+            cpu_servers: 2.0,
             overlap_per_block_s: 0.0,
             device_reads_per_block: 1.0,
         };

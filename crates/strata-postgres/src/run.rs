@@ -1043,13 +1043,29 @@ async fn predict_the_sweep(
         .await?;
     let prefetch = prefetches(context.client).await;
     let reads = sweep::database_reads(&reading.figures, storage, prefetch)?;
-    let measured = DatabaseWork { cpu, reads };
     let cpus = cached.figures.cpu.cpus as u32;
+    let mut contended = None;
+    if let Some(sessions) = sweep::contended_sessions(cpus, &request.sessions) {
+        observer.phase(&format!(
+            "measuring the CPUs the host gives waking sessions: {sessions} reading the data set"
+        ));
+        let options = sweep::contended_options(driver, sessions);
+        let window = context.window(options, true, interrupt, observer).await?;
+        contended = Some((sessions, window.figures));
+    }
+    let mut measured = DatabaseWork {
+        cpu,
+        reads,
+        contention: None,
+    };
     let (prediction, text) = sweep::predict_from(
-        &measured,
+        &mut measured,
         &driver.workload,
         cpus,
         (storage, &request.sessions),
+        contended
+            .as_ref()
+            .map(|(sessions, figures)| (*sessions, figures)),
     )?;
     observer.said(&text);
     Ok((measured, prediction))

@@ -32,6 +32,10 @@ pub struct SweepSummary {
     /// device read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub database_reads: Option<DatabaseReads>,
+    /// The window of more sessions than CPUs reading from the device that
+    /// gave the CPUs the host gives waking sessions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub database_contention: Option<DatabaseContention>,
     /// `--calibration` or `--predict`: the storage's curve.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub storage: Option<StorageCurve>,
@@ -153,6 +157,27 @@ pub struct DatabaseReads {
     /// Recordings made before it was measured.
     #[serde(default = "one")]
     pub device_reads_per_block: f64,
+}
+
+/// More sessions than CPUs reading the data set from the device as the
+/// sweep will: the CPUs the host gave them, fitted so that the model's
+/// device read requests/s at this many sessions is what they reached. A
+/// host that runs a woken task on any idle CPU gives all of them; a VM
+/// whose vCPUs run late gives fewer.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct DatabaseContention {
+    pub sessions: u32,
+    pub window_s: f64,
+    pub device_read_requests_per_s: f64,
+    /// The model's device read requests/s at `sessions` with every CPU.
+    pub predicted_with_every_cpu_per_s: f64,
+    pub cpus: u32,
+    /// The CPUs the model then takes: 1 to `cpus`.
+    pub cpu_servers: f64,
+    pub host_cpu_busy_pct: f64,
+    /// Share of the window some task waited for a CPU (PSI), percent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_pressure_pct: Option<f64>,
 }
 
 fn one() -> f64 {

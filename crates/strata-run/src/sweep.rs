@@ -15,8 +15,8 @@ use strata_model::predict::{self, BlockWork, Predicted};
 use strata_recording::device::IostatFigures;
 use strata_recording::run::{RunFigures, ABSORBED_WARNING_PCT, CPU_BOUND_IDLE_PCT};
 use strata_recording::sweep::{
-    CurvePoint, DatabaseCpu, DatabaseReads, PredictedPoint, StorageCurve, StorageLevel,
-    SweepSummary,
+    CurvePoint, DatabaseContention, DatabaseCpu, DatabaseReads, PredictedPoint, StorageCurve,
+    StorageLevel, SweepSummary,
 };
 use strata_recording::Recording;
 use strata_slob::session::{DriverOptions, Hotspot, StopAfter, WorkloadOptions};
@@ -168,12 +168,32 @@ pub fn read_options(driver: &DriverOptions) -> DriverOptions {
     }
 }
 
+/// More sessions than CPUs reading from the device, for the CPUs the host
+/// gives waking sessions: three times the CPUs (a count no doubling sweep
+/// has), at most the sweep's most; none when the sweep never has more
+/// sessions than CPUs.
+pub fn contended_sessions(cpus: u32, sessions: &[u32]) -> Option<u32> {
+    let most = sessions.iter().copied().max()?;
+    (most > cpus).then(|| (3 * cpus.max(1)).min(most))
+}
+
+/// `sessions` reading the data set from the device as the sweep's points
+/// do, as long as the one-session reading window.
+pub fn contended_options(driver: &DriverOptions, sessions: u32) -> DriverOptions {
+    DriverOptions {
+        sessions: Some(sessions),
+        ..read_options(driver)
+    }
+}
+
 /// What the database measured of itself before the sweep: CPU per block
-/// cached, and per device read.
+/// cached, per device read, and the CPUs the host gave more sessions than
+/// it has CPUs.
 #[derive(Clone, Debug)]
 pub struct DatabaseWork {
     pub cpu: DatabaseCpu,
     pub reads: DatabaseReads,
+    pub contention: Option<DatabaseContention>,
 }
 
 impl DatabaseWork {
@@ -332,7 +352,11 @@ impl Storage {
 /// database (cached, and the rest of a device read's, the read path), the
 /// workload's blocks and think time per statement, the host's CPUs.
 pub fn block_work(measured: &DatabaseWork, workload: &WorkloadOptions, cpus: u32) -> BlockWork {
-    let DatabaseWork { cpu, reads } = measured;
+    let DatabaseWork {
+        cpu,
+        reads,
+        contention,
+    } = measured;
     let blocks = f64::from(workload.work_unit);
     let think_per_loop_s = workload.think_time.map_or(0.0, |(min, max)| {
         (min + max).as_secs_f64() / 2.0 / f64::from(workload.think_every.max(1))
@@ -344,24 +368,66 @@ pub fn block_work(measured: &DatabaseWork, workload: &WorkloadOptions, cpus: u32
         think_per_block_s: think_per_loop_s / blocks,
         blocks_per_statement: blocks,
         cpus: cpus.max(1),
+        cpu_servers: contention
+            .as_ref()
+            .map_or(f64::from(cpus.max(1)), |contention| contention.cpu_servers),
         overlap_per_block_s: reads.overlap_per_device_read_us * reads.device_reads_per_block * 1e-6,
         device_reads_per_block: reads.device_reads_per_block,
     }
 }
 
 /// The prediction from what the database measured of itself: its work
-/// per block on `cpus`, the model at every session count, and the text
-/// said before the sweep.
+/// per block on `cpus`, the CPUs the host gave the `contended` window's
+/// sessions (its session count and figures) when there was one, the model
+/// at every session count, and the text said before the sweep.
 pub fn predict_from(
-    measured: &DatabaseWork,
+    measured: &mut DatabaseWork,
     workload: &WorkloadOptions,
     cpus: u32,
     (storage, sessions): (&Storage, &[u32]),
+    contended: Option<(u32, &RunFigures)>,
 ) -> anyhow::Result<(Vec<PredictedPoint>, String)> {
+    if let Some((count, figures)) = contended {
+        let every_cpu = block_work(measured, workload, cpus);
+        measured.contention = Some(database_contention(storage, &every_cpu, count, figures)?);
+    }
     let work = block_work(measured, workload, cpus);
     let predicted = prediction(storage, &work, sessions)?;
     let text = prediction_text(measured, &work, storage, &predicted);
     Ok((predicted, text))
+}
+
+/// The contended window's device read requests/s against the model's with
+/// every CPU, and the CPUs that make the model reach it.
+fn database_contention(
+    storage: &Storage,
+    every_cpu: &BlockWork,
+    sessions: u32,
+    figures: &RunFigures,
+) -> anyhow::Result<DatabaseContention> {
+    let device_read_requests = figures
+        .absorption
+        .as_ref()
+        .map_or(0, |absorption| absorption.device_read_requests);
+    if device_read_requests == 0 || figures.window_s <= 0.0 {
+        bail!(
+            "measuring the CPUs the host gives {sessions} sessions: their window read nothing \
+             from the device"
+        );
+    }
+    let measured_per_s = device_read_requests as f64 / figures.window_s;
+    let curve = &storage.curve;
+    let predicted = predict::predict(curve, every_cpu, &[sessions])?;
+    Ok(DatabaseContention {
+        sessions,
+        window_s: figures.window_s,
+        device_read_requests_per_s: measured_per_s,
+        predicted_with_every_cpu_per_s: predicted[0].device_read_requests_per_s,
+        cpus: every_cpu.cpus,
+        cpu_servers: predict::fit_cpu_servers(curve, every_cpu, sessions, measured_per_s)?,
+        host_cpu_busy_pct: 100.0 - figures.cpu.host_idle_pct,
+        cpu_pressure_pct: figures.cpu.host_cpu_pressure_pct,
+    })
 }
 
 /// The prediction at each of `sessions`, in the Recording's shape.
@@ -553,6 +619,9 @@ pub fn summarize(
         best_under_target,
         knee,
         database_cpu: database_work.as_ref().map(|work| work.cpu.clone()),
+        database_contention: database_work
+            .as_ref()
+            .and_then(|work| work.contention.clone()),
         database_reads: database_work.map(|work| work.reads),
         storage: storage.map(|storage| storage.record.clone()),
         prediction,
@@ -590,7 +659,11 @@ pub fn prediction_text(
     storage: &Storage,
     points: &[PredictedPoint],
 ) -> String {
-    let DatabaseWork { cpu, reads } = measured;
+    let DatabaseWork {
+        cpu,
+        reads,
+        contention,
+    } = measured;
     let prefetch = match reads.prefetch {
         true => "prefetch (the server reads ahead of the block it works on)",
         false => "no prefetch (the server reads each block when it needs it)",
@@ -603,7 +676,7 @@ pub fn prediction_text(
         "prediction (closed MVA): CPU per block {:.2} µs measured on the database (one session, \
          {:.0} cached blocks in {:.1} s, {:.1}% buffer hits) + {:.2} µs the read path's per \
          device read (one session reading from the device: {:.2} µs of CPU per device read, \
-         {} reads in {:.1} s, {:.2} µs per read, {:.3} reads per block) on {} CPUs; {prefetch}; \
+         {} reads in {:.1} s, {:.2} µs per read, {:.3} reads per block) on {}; {prefetch}; \
          {:.2} µs of the CPU per read ran while the device read (CPU + calibrate's {:.2} µs at 1 \
          outstanding − time per read); {:.2} µs per block neither CPU nor device; think {:.2} µs \
          per block; {} blocks per statement; statement p99 from {p99_source}\n",
@@ -617,7 +690,7 @@ pub fn prediction_text(
         reads.window_s,
         reads.elapsed_per_device_read_us,
         reads.device_reads_per_block,
-        work.cpus,
+        cpus_text(work.cpus, contention.as_ref()),
         reads.overlap_per_device_read_us,
         reads.storage_latency_us,
         work.delay_per_block_s * 1e6,
@@ -637,6 +710,28 @@ pub fn prediction_text(
         ));
     }
     text
+}
+
+/// The CPUs the model takes: every one, or those the contended window's
+/// sessions were given and how that was measured.
+fn cpus_text(cpus: u32, contention: Option<&DatabaseContention>) -> String {
+    let Some(contention) = contention else {
+        return format!("{cpus} CPUs");
+    };
+    let waited = contention.cpu_pressure_pct.map_or(String::new(), |pct| {
+        format!(", some task waiting for one {pct:.0}% of the window")
+    });
+    format!(
+        "{:.2} of its {} CPUs ({} sessions reading from the device reached {:.0} device read \
+         requests/s in {:.1} s where every CPU would give {:.0}; CPUs {:.0}% busy{waited})",
+        contention.cpu_servers,
+        contention.cpus,
+        contention.sessions,
+        contention.device_read_requests_per_s,
+        contention.window_s,
+        contention.predicted_with_every_cpu_per_s,
+        contention.host_cpu_busy_pct
+    )
 }
 
 /// The sweep's text: the curve, the knee, the latency-target answer, the

@@ -74,6 +74,10 @@ pub fn request(args: &PredictArgs) -> anyhow::Result<PredictRequest> {
             think_per_block_s: args.think_time.as_secs_f64() / f64::from(blocks),
             blocks_per_statement: f64::from(blocks),
             cpus,
+            cpu_servers: args.cpu_servers.unwrap_or_else(|| {
+                let measured = measured.as_ref().and_then(|m| m.cpu_servers);
+                measured.map_or(f64::from(cpus), |n| n.min(f64::from(cpus)))
+            }),
             overlap_per_block_s,
             device_reads_per_block: measured.as_ref().map_or(1.0, |m| m.device_reads_per_block),
         },
@@ -92,6 +96,8 @@ struct MeasuredWork {
     delay_per_block_s: f64,
     work_unit: Option<u32>,
     cpus: u32,
+    /// The CPUs a sweep's window of more sessions than CPUs was given.
+    cpu_servers: Option<f64>,
     /// CPU per block while the device reads: a sweep's reading window's;
     /// none for a run's window (one point cannot tell it).
     overlap_per_block_s: f64,
@@ -129,6 +135,7 @@ fn measured_work(recording: &Recording, storage: &Storage) -> anyhow::Result<Mea
         delay_per_block_s: 0.0,
         work_unit,
         cpus,
+        cpu_servers: None,
         overlap_per_block_s: 0.0,
         device_reads_per_block: 1.0,
         source: format!("{name}'s window, the kernel's reads included"),
@@ -155,6 +162,7 @@ fn sweep_work(
             DatabaseWork {
                 cpu: cpu.clone(),
                 reads: reads.clone(),
+                contention: None,
             }
             .read_path_cpu_s(),
             storage.overlap_us(
@@ -178,6 +186,10 @@ fn sweep_work(
         delay_per_block_s: cpu.delay_per_block_us() * 1e-6,
         work_unit,
         cpus,
+        cpu_servers: sweep
+            .database_contention
+            .as_ref()
+            .map(|contention| contention.cpu_servers),
         overlap_per_block_s,
         device_reads_per_block,
         source,

@@ -155,6 +155,20 @@ fn a_prediction_reads_its_storage_curve_from_a_real_calibrate_recording() {
         "{text}"
     );
     assert!(text.contains("independent reads"), "{text}");
+    // One CPU the host gives, of 2: never more reads, and said.
+    let one_cpu = run_json(&[&args[..], &["--cpu-servers", "1"]].concat(), &dir);
+    let fewer = one_cpu["points"][1]["device_read_requests_per_s"]
+        .as_f64()
+        .unwrap();
+    assert!(fewer <= four, "{fewer} vs {four}");
+    assert_eq!(one_cpu["work"]["cpu_servers"], 1.0);
+    let refused = run(&[&args[..], &["--cpu-servers", "3"]].concat(), &dir);
+    let stderr = stderr_of(&refused);
+    assert!(!refused.status.success());
+    assert!(
+        stderr.contains("cpu-servers") && stderr.contains("give 1 to the 2 CPUs"),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -334,6 +348,31 @@ fn a_short_sweep_is_one_recording_whose_answers_follow_from_its_points() {
     assert_nothing_left_behind(&dir);
 }
 
+/// The window of more sessions than CPUs before a 1, 2, 4 sweep: 3 × the
+/// CPUs, at most 4, when the machine has fewer than 4 CPUs; its fitted
+/// CPUs between 1 and all of them, all of them when the sessions reached
+/// what every CPU gives.
+fn assert_contention_window(sweep: &Value) {
+    let cpus = std::thread::available_parallelism().unwrap().get() as u64;
+    let contention = &sweep["database_contention"];
+    if cpus >= 4 {
+        assert!(contention.is_null(), "{contention}");
+        return;
+    }
+    assert_eq!(contention["sessions"].as_u64(), Some((3 * cpus).min(4)));
+    assert_eq!(contention["cpus"].as_u64(), Some(cpus));
+    let servers = contention["cpu_servers"].as_f64().unwrap();
+    assert!((1.0..=cpus as f64).contains(&servers), "{contention}");
+    let measured = contention["device_read_requests_per_s"].as_f64().unwrap();
+    let every_cpu = contention["predicted_with_every_cpu_per_s"]
+        .as_f64()
+        .unwrap();
+    assert!(measured > 0.0 && every_cpu > 0.0, "{contention}");
+    if measured >= every_cpu {
+        assert_eq!(servers, cpus as f64, "{contention}");
+    }
+}
+
 /// A 1, 2, 4 sweep's document and Recording: rising sessions each
 /// connected in full, device reads at every point, a latency-target
 /// answer and a knee that follow from the points, the database's CPU per
@@ -384,6 +423,21 @@ fn assert_one_recording_with_every_point(document: &Value, record: &Path) {
     let kept = reads["device_reads_per_block"].as_f64().unwrap();
     assert!((kept - per_block).abs() < 1e-9 * per_block, "{reads}");
     assert!(kept > 0.5, "{reads}");
+    for point in points {
+        // Little's law over the data devices: in flight = r/s × r_await.
+        let in_flight = point["device_reads_in_flight"].as_f64().unwrap();
+        let latency_us = point["device_read_latency_us"].as_f64().unwrap();
+        let per_s = in_flight / latency_us * 1e6;
+        assert!(
+            (per_s - device(point)).abs() < 0.01 * device(point),
+            "{point}"
+        );
+        assert!(
+            point["storage_latency_us"].as_f64().unwrap() > 0.0,
+            "{point}"
+        );
+    }
+    assert_contention_window(sweep);
     let prediction = sweep["prediction"].as_array().unwrap();
     assert_eq!(prediction.len(), 3);
     for (predicted, point) in prediction.iter().zip(points) {

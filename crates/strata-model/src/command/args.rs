@@ -294,6 +294,11 @@ pub struct PredictArgs {
     /// CPUs the sessions and the server share [default: this machine's, or the --from run's]
     #[arg(long, value_name = "N", value_parser = |s: &str| input::bounded(s, 1, 100_000).map(|v| v as u32))]
     pub cpus: Option<u32>,
+    /// CPUs the host gives waking sessions, 1 to --cpus (fewer where they
+    /// wait while CPUs sit idle: a VM's vCPUs) [default: all, or what the
+    /// --from sweep's window of more sessions than CPUs measured]
+    #[arg(long, value_name = "N", value_parser = positive)]
+    pub cpu_servers: Option<f64>,
     /// Print the model's inputs and each formula with the numbers substituted
     #[arg(long)]
     pub explain: bool,

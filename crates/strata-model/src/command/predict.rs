@@ -91,13 +91,14 @@ pub fn run(request: &PredictRequest) -> anyhow::Result<Output> {
 fn inputs(page: &mut Page, request: &PredictRequest) {
     let work = &request.work;
     page.note(format!(
-        "per block: CPU {:.2} µs cached + {:.2} µs per device read ({}) on {} CPUs, {:.2} µs \
+        "per block: CPU {:.2} µs cached + {:.2} µs per device read ({}) on {:.2} of {} CPUs, {:.2} µs \
          of it while the device reads (prefetch); {:.2} µs neither CPU nor device; think {:.2} \
          µs; {} blocks per statement, {:.3} device reads per block: per device read, CPU {:.2} \
          µs",
         work.cpu_per_cached_block_s * 1e6,
         work.cpu_per_io_s * 1e6,
         request.work_source,
+        work.cpu_servers,
         work.cpus,
         work.overlap_per_block_s * 1e6,
         work.delay_per_block_s * 1e6,
@@ -136,7 +137,7 @@ fn inputs(page: &mut Page, request: &PredictRequest) {
     }
     page.note(
         "  device: rate μ(j) of the curve (linear between levels, flat past the last); CPUs: \
-         rate min(j, CPUs) / CPU per block; a delay for the rest and think time",
+         rate min(j, CPUs the host gives) / CPU per block; a delay for the rest and think time",
     );
 }
 
