@@ -154,7 +154,8 @@ fn explain(page: &mut Page, work: &BlockWork, point: &Predicted) {
         "  X = n / (Z + R_device + R_cpu − overlap) = {} / ({:.2} + {:.2} + {:.2} − {:.2}) µs \
          = {:.0}/s; \
          outstanding = X × R_device = {:.2}; statement = {:.1} reads × {:.2} µs = {:.3} ms; \
-         p99 = mean + reads × R_device × (r − 1) = {:.3} ms, r = {:.3} ({ratio_source})",
+         p99 = mean + reads × (R_device + R_cpu − CPU) × (r − 1) = {:.3} ms, r = {:.3} \
+         ({ratio_source})",
         point.sessions,
         delay_us,
         point.block_read_latency_s * 1e6,
