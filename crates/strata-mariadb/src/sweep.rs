@@ -99,28 +99,23 @@ fn predict_the_sweep(
     let reading = windows.window(&sweep::read_options(driver), interrupt, observer)?;
     let reads = sweep::database_reads(&reading.figures.run, storage, false)?;
     let cpus = cached.figures.run.cpu.cpus as u32;
-    let mut contended = None;
-    if let Some(sessions) = sweep::contended_sessions(cpus, &request.sessions) {
-        observer.phase(&format!(
-            "measuring the CPUs the host gives waking sessions: {sessions} reading the data set"
-        ));
-        let options = sweep::contended_options(driver, sessions);
-        let window = windows.window(&options, interrupt, observer)?;
-        contended = Some((sessions, window.figures.run));
-    }
-    let mut measured = DatabaseWork {
-        cpu,
-        reads,
-        contention: None,
+    let contended = match sweep::contended_sessions(cpus, &request.sessions) {
+        Some(sessions) => {
+            observer.phase(&sweep::contended_phase(sessions));
+            let options = sweep::contended_options(driver, sessions);
+            let window = windows.window(&options, interrupt, observer)?;
+            Some((sessions, window.figures.run))
+        }
+        None => None,
     };
-    let (prediction, text) = sweep::predict_from(
-        &mut measured,
-        &driver.workload,
-        cpus,
-        (storage, &request.sessions),
+    let (measured, prediction, text) = sweep::predict_from(
+        (cpu, reads),
         contended
             .as_ref()
             .map(|(sessions, figures)| (*sessions, figures)),
+        &driver.workload,
+        cpus,
+        (storage, &request.sessions),
     )?;
     observer.said(&text);
     Ok((measured, prediction))

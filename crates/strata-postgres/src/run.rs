@@ -1044,28 +1044,23 @@ async fn predict_the_sweep(
     let prefetch = prefetches(context.client).await;
     let reads = sweep::database_reads(&reading.figures, storage, prefetch)?;
     let cpus = cached.figures.cpu.cpus as u32;
-    let mut contended = None;
-    if let Some(sessions) = sweep::contended_sessions(cpus, &request.sessions) {
-        observer.phase(&format!(
-            "measuring the CPUs the host gives waking sessions: {sessions} reading the data set"
-        ));
-        let options = sweep::contended_options(driver, sessions);
-        let window = context.window(options, true, interrupt, observer).await?;
-        contended = Some((sessions, window.figures));
-    }
-    let mut measured = DatabaseWork {
-        cpu,
-        reads,
-        contention: None,
+    let contended = match sweep::contended_sessions(cpus, &request.sessions) {
+        Some(sessions) => {
+            observer.phase(&sweep::contended_phase(sessions));
+            let options = sweep::contended_options(driver, sessions);
+            let window = context.window(options, true, interrupt, observer).await?;
+            Some((sessions, window.figures))
+        }
+        None => None,
     };
-    let (prediction, text) = sweep::predict_from(
-        &mut measured,
-        &driver.workload,
-        cpus,
-        (storage, &request.sessions),
+    let (measured, prediction, text) = sweep::predict_from(
+        (cpu, reads),
         contended
             .as_ref()
             .map(|(sessions, figures)| (*sessions, figures)),
+        &driver.workload,
+        cpus,
+        (storage, &request.sessions),
     )?;
     observer.said(&text);
     Ok((measured, prediction))

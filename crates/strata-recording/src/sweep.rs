@@ -180,6 +180,28 @@ pub struct DatabaseContention {
     pub cpu_pressure_pct: Option<f64>,
 }
 
+impl DatabaseContention {
+    /// How the CPUs were measured, as the prediction and the report say
+    /// it.
+    pub fn text(&self) -> String {
+        let waited = self.cpu_pressure_pct.map_or(String::new(), |pct| {
+            format!(", some task waiting for one {pct:.0}% of the window")
+        });
+        format!(
+            "{:.2} of its {} CPUs ({} sessions reading from the device reached {:.0} device \
+             read requests/s in {:.1} s where the model with every CPU gives {:.0}; CPUs {:.0}% \
+             busy{waited})",
+            self.cpu_servers,
+            self.cpus,
+            self.sessions,
+            self.device_read_requests_per_s,
+            self.window_s,
+            self.predicted_with_every_cpu_per_s,
+            self.host_cpu_busy_pct
+        )
+    }
+}
+
 fn one() -> f64 {
     1.0
 }

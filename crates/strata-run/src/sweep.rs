@@ -377,24 +377,35 @@ pub fn block_work(measured: &DatabaseWork, workload: &WorkloadOptions, cpus: u32
 }
 
 /// The prediction from what the database measured of itself: its work
-/// per block on `cpus`, the CPUs the host gave the `contended` window's
-/// sessions (its session count and figures) when there was one, the model
-/// at every session count, and the text said before the sweep.
+/// per block (the cached window's and the reading window's) on `cpus`,
+/// the CPUs the host gave the `contended` window's sessions (its session
+/// count and figures) when there was one, the model at every session
+/// count, and the text said before the sweep.
 pub fn predict_from(
-    measured: &mut DatabaseWork,
+    (cpu, reads): (DatabaseCpu, DatabaseReads),
+    contended: Option<(u32, &RunFigures)>,
     workload: &WorkloadOptions,
     cpus: u32,
     (storage, sessions): (&Storage, &[u32]),
-    contended: Option<(u32, &RunFigures)>,
-) -> anyhow::Result<(Vec<PredictedPoint>, String)> {
+) -> anyhow::Result<(DatabaseWork, Vec<PredictedPoint>, String)> {
+    let mut measured = DatabaseWork {
+        cpu,
+        reads,
+        contention: None,
+    };
     if let Some((count, figures)) = contended {
-        let every_cpu = block_work(measured, workload, cpus);
+        let every_cpu = block_work(&measured, workload, cpus);
         measured.contention = Some(database_contention(storage, &every_cpu, count, figures)?);
     }
-    let work = block_work(measured, workload, cpus);
+    let work = block_work(&measured, workload, cpus);
     let predicted = prediction(storage, &work, sessions)?;
-    let text = prediction_text(measured, &work, storage, &predicted);
-    Ok((predicted, text))
+    let text = prediction_text(&measured, &work, storage, &predicted);
+    Ok((measured, predicted, text))
+}
+
+/// What the window of more sessions than CPUs says while it runs.
+pub fn contended_phase(sessions: u32) -> String {
+    format!("measuring the CPUs the host gives waking sessions: {sessions} reading the data set")
 }
 
 /// The contended window's device read requests/s against the model's with
@@ -715,23 +726,7 @@ pub fn prediction_text(
 /// The CPUs the model takes: every one, or those the contended window's
 /// sessions were given and how that was measured.
 fn cpus_text(cpus: u32, contention: Option<&DatabaseContention>) -> String {
-    let Some(contention) = contention else {
-        return format!("{cpus} CPUs");
-    };
-    let waited = contention.cpu_pressure_pct.map_or(String::new(), |pct| {
-        format!(", some task waiting for one {pct:.0}% of the window")
-    });
-    format!(
-        "{:.2} of its {} CPUs ({} sessions reading from the device reached {:.0} device read \
-         requests/s in {:.1} s where every CPU would give {:.0}; CPUs {:.0}% busy{waited})",
-        contention.cpu_servers,
-        contention.cpus,
-        contention.sessions,
-        contention.device_read_requests_per_s,
-        contention.window_s,
-        contention.predicted_with_every_cpu_per_s,
-        contention.host_cpu_busy_pct
-    )
+    contention.map_or(format!("{cpus} CPUs"), DatabaseContention::text)
 }
 
 /// The sweep's text: the curve, the knee, the latency-target answer, the

@@ -85,16 +85,8 @@ pub(crate) fn section(sweep: &SweepSummary) -> Section {
     }
     if let Some(contention) = &sweep.database_contention {
         section = section.note(format!(
-            "CPUs the host gave waking sessions, measured on the database: {:.2} of {} ({} \
-             sessions reading from the device reached {:.0} device read requests/s in {:.1} s \
-             where the model with every CPU gives {:.0}; CPUs {:.0}% busy)",
-            contention.cpu_servers,
-            contention.cpus,
-            contention.sessions,
-            contention.device_read_requests_per_s,
-            contention.window_s,
-            contention.predicted_with_every_cpu_per_s,
-            contention.host_cpu_busy_pct
+            "CPUs the host gave waking sessions, measured on the database: {}",
+            contention.text()
         ));
     }
     for point in &sweep.points {
