@@ -416,17 +416,16 @@ fn database_contention(
     sessions: u32,
     figures: &RunFigures,
 ) -> anyhow::Result<DatabaseContention> {
-    let device_read_requests = figures
-        .absorption
-        .as_ref()
-        .map_or(0, |absorption| absorption.device_read_requests);
-    if device_read_requests == 0 || figures.window_s <= 0.0 {
+    let Some(DeviceReads {
+        per_s: measured_per_s,
+        ..
+    }) = device_reads(&figures.devices)
+    else {
         bail!(
             "measuring the CPUs the host gives {sessions} sessions: their window read nothing \
              from the device"
         );
-    }
-    let measured_per_s = device_read_requests as f64 / figures.window_s;
+    };
     let curve = &storage.curve;
     let predicted = predict::predict(curve, every_cpu, &[sessions])?;
     Ok(DatabaseContention {
@@ -474,12 +473,12 @@ pub fn curve_point(
     let select = figures.workload.operations.get("select");
     let ms = |us: f64| us / 1e3;
     let blocks_read = blocks.blocks_read;
-    let device_read_requests_per_s = figures
-        .absorption
-        .as_ref()
-        .map(|absorption| absorption.device_read_requests as f64 / figures.window_s);
-    let cpu_s = figures.cpu.server_and_driver_cpu_s();
     let device_reads = device_reads(&figures.devices);
+    let device_read_requests_per_s = device_reads.map(|reads| reads.per_s).or_else(|| {
+        let absorption = figures.absorption.as_ref()?;
+        Some(absorption.device_read_requests as f64 / figures.window_s)
+    });
+    let cpu_s = figures.cpu.server_and_driver_cpu_s();
     let mut point = CurvePoint {
         sessions,
         window_start_unix_s,
@@ -497,8 +496,8 @@ pub fn curve_point(
             0.0
         },
         absorbed_pct: figures.absorption.as_ref().map(|a| a.absorbed_pct),
-        device_reads_in_flight: device_reads.map(|(in_flight, _)| in_flight),
-        device_read_latency_us: device_reads.map(|(_, latency_us)| latency_us),
+        device_reads_in_flight: device_reads.map(|reads| reads.in_flight),
+        device_read_latency_us: device_reads.map(|reads| reads.latency_us),
         storage_latency_us: None,
         cpu_pressure_pct: figures.cpu.host_cpu_pressure_pct,
         storage_iops: None,
@@ -518,16 +517,29 @@ pub fn curve_point(
     point
 }
 
-/// The data devices' (every one not only the WAL's) read requests in
-/// flight, by Little's law from iostat's r/s and r_await, and their mean
-/// read latency in µs; `None` when they read nothing.
-fn device_reads(devices: &[IostatFigures]) -> Option<(f64, f64)> {
+/// The data devices' (every one not only the WAL's) reads over the
+/// window's edges: read requests per second (over the span between the
+/// edges, which the counters cover), in flight by Little's law from
+/// iostat's r/s and r_await, and their mean latency.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct DeviceReads {
+    per_s: f64,
+    in_flight: f64,
+    latency_us: f64,
+}
+
+/// A window's [`DeviceReads`]; `None` when its data devices read nothing.
+fn device_reads(devices: &[IostatFigures]) -> Option<DeviceReads> {
     let data = || devices.iter().filter(|device| device.role != "wal");
     let per_s: f64 = data().map(|device| device.r_per_s).sum();
     let in_flight: f64 = data()
         .map(|device| device.r_per_s * device.r_await_ms / 1e3)
         .sum();
-    (per_s > 0.0).then(|| (in_flight, in_flight / per_s * 1e6))
+    (per_s > 0.0).then(|| DeviceReads {
+        per_s,
+        in_flight,
+        latency_us: in_flight / per_s * 1e6,
+    })
 }
 
 /// Where a point's unused share of the storage went, by what the window
@@ -931,9 +943,10 @@ mod tests {
             device("data", 10_000.0, 0.1),
             device("wal", 50_000.0, 1.0),
         ];
-        let (in_flight, latency_us) = device_reads(&devices).unwrap();
-        assert!((in_flight - 6.0).abs() < 1e-9, "{in_flight}");
-        assert!((latency_us - 200.0).abs() < 1e-9, "{latency_us}");
+        let reads = device_reads(&devices).unwrap();
+        assert_eq!(reads.per_s, 30_000.0);
+        assert!((reads.in_flight - 6.0).abs() < 1e-9, "{reads:?}");
+        assert!((reads.latency_us - 200.0).abs() < 1e-9, "{reads:?}");
         assert_eq!(device_reads(&[device("wal", 100.0, 1.0)]), None);
     }
 
