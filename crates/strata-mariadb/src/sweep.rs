@@ -99,10 +99,8 @@ fn predict_the_sweep(
     let reading = windows.window(&sweep::read_options(driver), interrupt, observer)?;
     let reads = sweep::database_reads(&reading.figures.run, storage, false)?;
     let cpus = cached.figures.run.cpu.cpus as u32;
-    let contended = match sweep::contended_sessions(cpus, &request.sessions) {
-        Some(sessions) => {
-            observer.phase(&sweep::contended_phase(sessions));
-            let options = sweep::contended_options(driver, sessions);
+    let contended = match sweep::contended_window(cpus, &request.sessions, driver, observer) {
+        Some((sessions, options)) => {
             let window = windows.window(&options, interrupt, observer)?;
             Some((sessions, window.figures.run))
         }
@@ -110,9 +108,7 @@ fn predict_the_sweep(
     };
     let (measured, prediction, text) = sweep::predict_from(
         (cpu, reads),
-        contended
-            .as_ref()
-            .map(|(sessions, figures)| (*sessions, figures)),
+        contended,
         &driver.workload,
         cpus,
         (storage, &request.sessions),

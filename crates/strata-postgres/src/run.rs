@@ -1044,10 +1044,8 @@ async fn predict_the_sweep(
     let prefetch = prefetches(context.client).await;
     let reads = sweep::database_reads(&reading.figures, storage, prefetch)?;
     let cpus = cached.figures.cpu.cpus as u32;
-    let contended = match sweep::contended_sessions(cpus, &request.sessions) {
-        Some(sessions) => {
-            observer.phase(&sweep::contended_phase(sessions));
-            let options = sweep::contended_options(driver, sessions);
+    let contended = match sweep::contended_window(cpus, &request.sessions, driver, observer) {
+        Some((sessions, options)) => {
             let window = context.window(options, true, interrupt, observer).await?;
             Some((sessions, window.figures))
         }
@@ -1055,9 +1053,7 @@ async fn predict_the_sweep(
     };
     let (measured, prediction, text) = sweep::predict_from(
         (cpu, reads),
-        contended
-            .as_ref()
-            .map(|(sessions, figures)| (*sessions, figures)),
+        contended,
         &driver.workload,
         cpus,
         (storage, &request.sessions),

@@ -109,15 +109,14 @@ fn deltas(
         .collect()
 }
 
-fn cpu(start: &Edge, end: &Edge) -> CpuFigures {
+fn cpu(start: &Edge, end: &Edge, edge_seconds: f64) -> CpuFigures {
     CpuFigures {
         cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
         host_idle_pct: end.host_cpu.idle_pct_since(&start.host_cpu),
         host_iowait_pct: end.host_cpu.iowait_pct_since(&start.host_cpu),
-        host_cpu_pressure_pct: end.host_cpu.pressure_pct_since(
-            &start.host_cpu,
-            end.at.saturating_duration_since(start.at).as_secs_f64(),
-        ),
+        host_cpu_pressure_pct: end
+            .host_cpu
+            .pressure_pct_since(&start.host_cpu, edge_seconds),
         server_cpu_s: server_ticks_between(&start.server, &end.server) as f64
             / strata_probe::cpu::ticks_per_second(),
         strata_cpu_s: end.own_cpu_s - start.own_cpu_s,
@@ -213,7 +212,7 @@ pub fn account(
         database,
         devices,
         absorption,
-        cpu: cpu(start, end),
+        cpu: cpu(start, end, edge_seconds),
         per_second: outcome.per_second.clone(),
         warnings: Vec::new(),
         tenants: None,

@@ -19,7 +19,7 @@ use strata_recording::sweep::{
     StorageLevel, SweepSummary,
 };
 use strata_recording::Recording;
-use strata_slob::session::{DriverOptions, Hotspot, StopAfter, WorkloadOptions};
+use strata_slob::session::{DriverOptions, Hotspot, RunObserver, StopAfter, WorkloadOptions};
 
 /// The sweep asked for.
 #[derive(Clone, Debug)]
@@ -172,18 +172,30 @@ pub fn read_options(driver: &DriverOptions) -> DriverOptions {
 /// gives waking sessions: three times the CPUs (a count no doubling sweep
 /// has), at most the sweep's most; none when the sweep never has more
 /// sessions than CPUs.
-pub fn contended_sessions(cpus: u32, sessions: &[u32]) -> Option<u32> {
+fn contended_sessions(cpus: u32, sessions: &[u32]) -> Option<u32> {
     let most = sessions.iter().copied().max()?;
     (most > cpus).then(|| (3 * cpus.max(1)).min(most))
 }
 
-/// `sessions` reading the data set from the device as the sweep's points
-/// do, as long as the one-session reading window.
-pub fn contended_options(driver: &DriverOptions, sessions: u32) -> DriverOptions {
-    DriverOptions {
-        sessions: Some(sessions),
+/// The window of more sessions than CPUs a sweep of `sessions` on `cpus`
+/// measures before it (said as its phase): its session count and its
+/// options — that many sessions reading the data set from the device as
+/// the sweep's points do, as long as the one-session reading window.
+pub fn contended_window(
+    cpus: u32,
+    sessions: &[u32],
+    driver: &DriverOptions,
+    observer: &mut dyn RunObserver,
+) -> Option<(u32, DriverOptions)> {
+    let count = contended_sessions(cpus, sessions)?;
+    observer.phase(&format!(
+        "measuring the CPUs the host gives waking sessions: {count} reading the data set"
+    ));
+    let options = DriverOptions {
+        sessions: Some(count),
         ..read_options(driver)
-    }
+    };
+    Some((count, options))
 }
 
 /// What the database measured of itself before the sweep: CPU per block
@@ -383,7 +395,7 @@ pub fn block_work(measured: &DatabaseWork, workload: &WorkloadOptions, cpus: u32
 /// count, and the text said before the sweep.
 pub fn predict_from(
     (cpu, reads): (DatabaseCpu, DatabaseReads),
-    contended: Option<(u32, &RunFigures)>,
+    contended: Option<(u32, RunFigures)>,
     workload: &WorkloadOptions,
     cpus: u32,
     (storage, sessions): (&Storage, &[u32]),
@@ -395,17 +407,12 @@ pub fn predict_from(
     };
     if let Some((count, figures)) = contended {
         let every_cpu = block_work(&measured, workload, cpus);
-        measured.contention = Some(database_contention(storage, &every_cpu, count, figures)?);
+        measured.contention = Some(database_contention(storage, &every_cpu, count, &figures)?);
     }
     let work = block_work(&measured, workload, cpus);
     let predicted = prediction(storage, &work, sessions)?;
     let text = prediction_text(&measured, &work, storage, &predicted);
     Ok((measured, predicted, text))
-}
-
-/// What the window of more sessions than CPUs says while it runs.
-pub fn contended_phase(sessions: u32) -> String {
-    format!("measuring the CPUs the host gives waking sessions: {sessions} reading the data set")
 }
 
 /// The contended window's device read requests/s against the model's with
