@@ -128,7 +128,12 @@ impl StorageCurve {
     /// The device's rate with `outstanding` requests at it: outstanding /
     /// mean latency, linear in between measured levels, flat past the last.
     pub fn rate(&self, outstanding: u32) -> f64 {
-        self.between(f64::from(outstanding), StoragePoint::rate)
+        self.rate_at(f64::from(outstanding))
+    }
+
+    /// [`StorageCurve::rate`] at a fractional `outstanding` (at least 1).
+    pub fn rate_at(&self, outstanding: f64) -> f64 {
+        self.between(outstanding.max(1.0), StoragePoint::rate)
     }
 
     /// The mean latency with `outstanding` requests at the device
@@ -331,6 +336,12 @@ pub struct BlockWork {
     /// from the device (below 1 by what the page cache absorbed, above 1
     /// where index pages miss too); 1 when not measured.
     pub device_reads_per_block: f64,
+    /// Device reads one session keeps in flight while it reads, at least 1:
+    /// more where the server reads ahead of its scan (PostgreSQL 18's read
+    /// streams, up to effective_io_concurrency), measured by one session
+    /// reading from the device (r/s × r_await); 1 when not measured. The
+    /// model's device serves sessions × this many requests.
+    pub session_reads_in_flight: f64,
 }
 
 impl BlockWork {
@@ -385,6 +396,12 @@ pub fn predict(
     require_positive("device-reads-per-block", work.device_reads_per_block)?;
     require_positive("cpu-per-block", work.cpu_per_device_read_s())?;
     require_positive("work-unit", work.blocks_per_statement)?;
+    if work.session_reads_in_flight.is_nan() || work.session_reads_in_flight < 1.0 {
+        return Err(invalid(
+            "session-reads-in-flight",
+            "a session keeps at least 1 device read in flight",
+        ));
+    }
     if work.cpus == 0 {
         return Err(invalid("cpus", "there must be at least 1 CPU"));
     }
@@ -398,7 +415,9 @@ pub fn predict(
     let centres = [
         LoadDependentCentre {
             name: "device".into(),
-            rates: (1..=users).map(|j| curve.rate(j)).collect(),
+            rates: (1..=users)
+                .map(|j| curve.rate_at(f64::from(j) * work.session_reads_in_flight))
+                .collect(),
         },
         LoadDependentCentre {
             name: "cpu".into(),
@@ -423,13 +442,14 @@ pub fn predict(
             let (device_s, cpu_s) = (step.residence_s[0], step.residence_s[1]);
             let overlap_s = overlap(&step.residence_s);
             let reads = work.reads_per_statement();
-            let device_ratio = curve.statement_p99_over_mean(step.queue_length[0], reads);
+            let outstanding = step.queue_length[0] * work.session_reads_in_flight;
+            let device_ratio = curve.statement_p99_over_mean(outstanding, reads);
             let mean = reads * (device_s + cpu_s + delay_s - overlap_s);
             let waited_s = device_s + (cpu_s - work.cpu_per_device_read_s()).max(0.0);
             Predicted {
                 sessions: n,
                 device_read_requests_per_s: step.throughput,
-                device_outstanding: step.queue_length[0],
+                device_outstanding: outstanding,
                 block_read_latency_s: device_s,
                 cpu_residence_s: cpu_s,
                 overlap_s,
@@ -542,6 +562,7 @@ mod tests {
             cpu_servers: 2.0,
             overlap_per_block_s: 0.0,
             device_reads_per_block: 1.0,
+            session_reads_in_flight: 1.0,
         };
         let predicted = &predict(&curve, &work, &[1]).unwrap()[0];
         assert!((predicted.device_read_requests_per_s - 1.0 / 130e-6).abs() < 1e-6);
@@ -563,6 +584,7 @@ mod tests {
             cpu_servers: 2.0,
             overlap_per_block_s: 0.0,
             device_reads_per_block: 2.0,
+            session_reads_in_flight: 1.0,
         };
         let predicted = &predict(&curve, &work, &[1]).unwrap()[0];
         // Per read: 100 µs at the device, 20 / 2 + 5 µs of CPU, 10 / 2 µs delay.
@@ -584,6 +606,7 @@ mod tests {
             cpu_servers: 2.0,
             overlap_per_block_s: 25e-6,
             device_reads_per_block: 1.0,
+            session_reads_in_flight: 1.0,
         };
         let predicted = &predict(&curve, &work, &[1]).unwrap()[0];
         // 5 + 100 + 40 − 25 µs.
@@ -600,6 +623,37 @@ mod tests {
     }
 
     #[test]
+    fn a_session_that_reads_ahead_keeps_its_reads_at_the_device() {
+        // 2 outstanding: 25,000/s; 8: 50,000/s.
+        let curve =
+            StorageCurve::new(vec![point(1, 50.0), point(2, 80.0), point(8, 160.0)]).unwrap();
+        let work = BlockWork {
+            cpu_per_cached_block_s: 10e-6,
+            cpu_per_io_s: 0.0,
+            delay_per_block_s: 0.0,
+            think_per_block_s: 0.0,
+            blocks_per_statement: 4.0,
+            cpus: 4,
+            cpu_servers: 4.0,
+            overlap_per_block_s: 10e-6,
+            device_reads_per_block: 1.0,
+            session_reads_in_flight: 2.0,
+        };
+        // One session, its CPU hidden under its 2 reads: the device's rate at 2.
+        let one = &predict(&curve, &work, &[1, 4]).unwrap();
+        assert!((one[0].device_read_requests_per_s - 25_000.0).abs() < 1e-6);
+        assert!((one[0].device_outstanding - 2.0).abs() < 1e-9);
+        // Four sessions hold up to 8 at the device, at most its 50,000/s.
+        assert!(one[1].device_read_requests_per_s <= 50_000.0 + 1e-6);
+        assert!(one[1].device_outstanding > 2.0 * one[0].device_outstanding);
+        let none = BlockWork {
+            session_reads_in_flight: 0.5,
+            ..work
+        };
+        assert!(predict(&curve, &none, &[1]).is_err());
+    }
+
+    #[test]
     fn the_cpu_servers_are_fitted_to_a_contended_window() {
         let curve = StorageCurve::new(vec![point(1, 20.0), point(8, 40.0)]).unwrap();
         let work = BlockWork {
@@ -612,6 +666,7 @@ mod tests {
             cpu_servers: 4.0,
             overlap_per_block_s: 0.0,
             device_reads_per_block: 1.0,
+            session_reads_in_flight: 1.0,
         };
         let with = |servers: f64| BlockWork {
             cpu_servers: servers,
@@ -659,6 +714,7 @@ mod tests {
             cpu_servers: 2.0,
             overlap_per_block_s: 0.0,
             device_reads_per_block: 1.0,
+            session_reads_in_flight: 1.0,
         };
         let predicted = &predict(&curve, &work, &[1]).unwrap()[0];
         assert!(predicted.p99_from_batches);

@@ -139,10 +139,12 @@ pub struct DatabaseReads {
     pub cpu_per_device_read_us: f64,
     /// The window over its device reads: one session's time per read.
     pub elapsed_per_device_read_us: f64,
-    /// calibrate's mean latency at 1 outstanding read.
+    /// calibrate's time per read at the window's reads in flight (at least
+    /// 1): the mean latency at 1 outstanding read for a session that reads
+    /// one block at a time.
     pub storage_latency_us: f64,
     /// CPU per device read that ran while the device read: CPU per read +
-    /// the storage's latency − the time per read, at least 0 and at most
+    /// the storage's time per read − the window's, at least 0 and at most
     /// the CPU per read.
     pub overlap_per_device_read_us: f64,
     /// Whether the server reads ahead of its scans (PostgreSQL's
@@ -157,6 +159,12 @@ pub struct DatabaseReads {
     /// Recordings made before it was measured.
     #[serde(default = "one")]
     pub device_reads_per_block: f64,
+    /// The data devices' reads in flight over the window (r/s × r_await):
+    /// above 1 where the server reads ahead of its scan (PostgreSQL 18's
+    /// read streams). 1 in Recordings made before it was measured, and
+    /// where no device was measured.
+    #[serde(default = "one")]
+    pub device_reads_in_flight: f64,
 }
 
 /// More sessions than CPUs reading the data set from the device as the
@@ -174,6 +182,11 @@ pub struct DatabaseContention {
     pub cpus: u32,
     /// The CPUs the model then takes: 1 to `cpus`.
     pub cpu_servers: f64,
+    /// Whether the CPUs held the window back (some task waited for one
+    /// at least a fifth of it), so that `cpu_servers` was fitted; else the
+    /// model keeps every CPU. True in Recordings made before it was kept.
+    #[serde(default = "yes")]
+    pub fitted: bool,
     pub host_cpu_busy_pct: f64,
     /// Share of the window some task waited for a CPU (PSI), percent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -187,10 +200,14 @@ impl DatabaseContention {
         let waited = self.cpu_pressure_pct.map_or(String::new(), |pct| {
             format!(", some task waiting for one {pct:.0}% of the window")
         });
+        let not_fitted = match self.fitted {
+            true => "",
+            false => ": not the CPUs, so the model keeps them all",
+        };
         format!(
             "{:.2} of its {} CPUs ({} sessions reading from the device reached {:.0} device \
              read requests/s in {:.1} s where the model with every CPU gives {:.0}; CPUs {:.0}% \
-             busy{waited})",
+             busy{waited}{not_fitted})",
             self.cpu_servers,
             self.cpus,
             self.sessions,
@@ -204,6 +221,10 @@ impl DatabaseContention {
 
 fn one() -> f64 {
     1.0
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// calibrate's random reads of the database's block, by outstanding

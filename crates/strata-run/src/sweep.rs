@@ -52,6 +52,11 @@ const READ_WINDOW: Duration = Duration::from_secs(5);
 /// also idle, a point says its waking tasks waited for idle CPUs.
 const IDLE_WAIT_PCT: f64 = 25.0;
 
+/// CPU pressure (`some`, percent of the window) from which the contended
+/// window's shortfall is the CPUs', so that the model's CPUs are fitted to
+/// it; below it the model keeps every CPU.
+const CPU_WAIT_FIT_PCT: f64 = 20.0;
+
 /// `--sweep-sessions`: a rising list (`1,2,4,8`) or a range that doubles
 /// from its start (`1-32`: 1, 2, 4, 8, 16, 32; the end is always in).
 pub fn parse_session_counts(text: &str) -> Result<Vec<u32>, String> {
@@ -238,24 +243,25 @@ pub fn database_reads(
     }
     let reads = device_read_requests as f64;
     let blocks = figures.workload.rows_selected as f64;
-    let cpu_per_device_read_us = cpu_s / reads * 1e6;
-    let elapsed_per_device_read_us = figures.window_s / reads * 1e6;
-    Ok(DatabaseReads {
+    let device_reads_in_flight = device_reads(&figures.devices).map_or(1.0, |d| d.in_flight);
+    let mut measured = DatabaseReads {
         window_s: figures.window_s,
         device_read_requests,
         cpu_s,
-        cpu_per_device_read_us,
-        elapsed_per_device_read_us,
-        storage_latency_us: storage.latency_at_one_us(),
-        overlap_per_device_read_us: storage
-            .overlap_us(cpu_per_device_read_us, elapsed_per_device_read_us),
+        cpu_per_device_read_us: cpu_s / reads * 1e6,
+        elapsed_per_device_read_us: figures.window_s / reads * 1e6,
+        storage_latency_us: storage.time_per_read_us(device_reads_in_flight),
+        overlap_per_device_read_us: 0.0,
         prefetch,
         blocks,
         device_reads_per_block: match blocks > 0.0 {
             true => reads / blocks,
             false => 1.0,
         },
-    })
+        device_reads_in_flight,
+    };
+    measured.overlap_per_device_read_us = storage.overlap_us(&measured);
+    Ok(measured)
 }
 
 /// What the database counted of its own block reads in one window: each
@@ -346,16 +352,20 @@ impl Storage {
         self.curve.rate(outstanding)
     }
 
-    /// calibrate's mean latency at 1 outstanding read, in µs.
-    pub fn latency_at_one_us(&self) -> f64 {
-        self.curve.rate(1).recip() * 1e6
+    /// calibrate's time per read with `in_flight` reads at the device (at
+    /// least 1: the mean latency at 1 outstanding), in µs.
+    pub fn time_per_read_us(&self, in_flight: f64) -> f64 {
+        self.curve.rate_at(in_flight).recip() * 1e6
     }
 
     /// The CPU per read of one session that ran while the device read, in
-    /// this curve's terms: its CPU per read + the latency at 1 outstanding
-    /// − its time per read, at least 0 and at most the CPU per read.
-    pub fn overlap_us(&self, cpu_per_read_us: f64, elapsed_per_read_us: f64) -> f64 {
-        let overlap = cpu_per_read_us + self.latency_at_one_us() - elapsed_per_read_us;
+    /// this curve's terms: its CPU per read + the storage's time per read
+    /// at its reads in flight − its own time per read, at least 0 and at
+    /// most the CPU per read.
+    pub fn overlap_us(&self, reads: &DatabaseReads) -> f64 {
+        let cpu_per_read_us = reads.cpu_per_device_read_us;
+        let overlap = cpu_per_read_us + self.time_per_read_us(reads.device_reads_in_flight)
+            - reads.elapsed_per_device_read_us;
         overlap.clamp(0.0, cpu_per_read_us.max(0.0))
     }
 }
@@ -385,6 +395,7 @@ pub fn block_work(measured: &DatabaseWork, workload: &WorkloadOptions, cpus: u32
             .map_or(f64::from(cpus.max(1)), |contention| contention.cpu_servers),
         overlap_per_block_s: reads.overlap_per_device_read_us * reads.device_reads_per_block * 1e-6,
         device_reads_per_block: reads.device_reads_per_block,
+        session_reads_in_flight: reads.device_reads_in_flight.max(1.0),
     }
 }
 
@@ -416,7 +427,9 @@ pub fn predict_from(
 }
 
 /// The contended window's device read requests/s against the model's with
-/// every CPU, and the CPUs that make the model reach it.
+/// every CPU, and the CPUs that make the model reach it when tasks waited
+/// for CPUs (every CPU when they hardly did: then the CPUs were not what
+/// held it back).
 fn database_contention(
     storage: &Storage,
     every_cpu: &BlockWork,
@@ -435,15 +448,22 @@ fn database_contention(
     };
     let curve = &storage.curve;
     let predicted = predict::predict(curve, every_cpu, &[sessions])?;
+    let cpu_pressure_pct = figures.cpu.host_cpu_pressure_pct;
+    let fitted = cpu_pressure_pct.is_none_or(|pct| pct >= CPU_WAIT_FIT_PCT);
+    let cpu_servers = match fitted {
+        true => predict::fit_cpu_servers(curve, every_cpu, sessions, measured_per_s)?,
+        false => f64::from(every_cpu.cpus),
+    };
     Ok(DatabaseContention {
         sessions,
         window_s: figures.window_s,
         device_read_requests_per_s: measured_per_s,
         predicted_with_every_cpu_per_s: predicted[0].device_read_requests_per_s,
         cpus: every_cpu.cpus,
-        cpu_servers: predict::fit_cpu_servers(curve, every_cpu, sessions, measured_per_s)?,
+        cpu_servers,
+        fitted,
         host_cpu_busy_pct: 100.0 - figures.cpu.host_idle_pct,
-        cpu_pressure_pct: figures.cpu.host_cpu_pressure_pct,
+        cpu_pressure_pct,
     })
 }
 
@@ -698,6 +718,14 @@ pub fn prediction_text(
         true => "prefetch (the server reads ahead of the block it works on)",
         false => "no prefetch (the server reads each block when it needs it)",
     };
+    let ahead = match work.session_reads_in_flight > 1.0 {
+        true => format!(
+            ", {:.2} device reads in flight per session: the model's device serves sessions × \
+             that many",
+            work.session_reads_in_flight
+        ),
+        false => String::new(),
+    };
     let p99_source = match storage.curve.has_batches() {
         true => "calibrate's batches timed whole, p99 over mean at the predicted depth",
         false => "independent reads (the calibration timed no batches)",
@@ -706,10 +734,11 @@ pub fn prediction_text(
         "prediction (closed MVA): CPU per block {:.2} µs measured on the database (one session, \
          {:.0} cached blocks in {:.1} s, {:.1}% buffer hits) + {:.2} µs the read path's per \
          device read (one session reading from the device: {:.2} µs of CPU per device read, \
-         {} reads in {:.1} s, {:.2} µs per read, {:.3} reads per block) on {}; {prefetch}; \
-         {:.2} µs of the CPU per read ran while the device read (CPU + calibrate's {:.2} µs at 1 \
-         outstanding − time per read); {:.2} µs per block neither CPU nor device; think {:.2} µs \
-         per block; {} blocks per statement; statement p99 from {p99_source}\n",
+         {} reads in {:.1} s, {:.2} µs per read, {:.3} reads per block, {:.2} reads in flight at \
+         the device) on {}; {prefetch}{ahead}; {:.2} µs of the CPU per read ran while the device \
+         read (CPU + calibrate's {:.2} µs per read at {:.2} outstanding − time per read); {:.2} µs \
+         per block neither CPU nor device; think {:.2} µs per block; {} blocks per statement; \
+         statement p99 from {p99_source}\n",
         cpu.cpu_per_block_us,
         cpu.blocks,
         cpu.window_s,
@@ -720,9 +749,11 @@ pub fn prediction_text(
         reads.window_s,
         reads.elapsed_per_device_read_us,
         reads.device_reads_per_block,
+        reads.device_reads_in_flight,
         cpus_text(work.cpus, contention.as_ref()),
         reads.overlap_per_device_read_us,
         reads.storage_latency_us,
+        work.session_reads_in_flight,
         work.delay_per_block_s * 1e6,
         work.think_per_block_s * 1e6,
         work.blocks_per_statement

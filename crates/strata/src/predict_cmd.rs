@@ -80,6 +80,9 @@ pub fn request(args: &PredictArgs) -> anyhow::Result<PredictRequest> {
             }),
             overlap_per_block_s,
             device_reads_per_block: measured.as_ref().map_or(1.0, |m| m.device_reads_per_block),
+            session_reads_in_flight: args
+                .session_reads_in_flight
+                .unwrap_or_else(|| measured.as_ref().map_or(1.0, |m| m.session_reads_in_flight)),
         },
         work_source: source,
         sessions: args.sessions.clone(),
@@ -104,6 +107,9 @@ struct MeasuredWork {
     /// A sweep's reading window's device reads per block; 1 for a run's
     /// window.
     device_reads_per_block: f64,
+    /// A sweep's reading window's device reads in flight (at least 1); 1
+    /// for a run's window.
+    session_reads_in_flight: f64,
     source: String,
 }
 
@@ -138,6 +144,7 @@ fn measured_work(recording: &Recording, storage: &Storage) -> anyhow::Result<Mea
         cpu_servers: None,
         overlap_per_block_s: 0.0,
         device_reads_per_block: 1.0,
+        session_reads_in_flight: 1.0,
         source: format!("{name}'s window, the kernel's reads included"),
     })
 }
@@ -157,6 +164,10 @@ fn sweep_work(
         .database_reads
         .as_ref()
         .map_or(1.0, |reads| reads.device_reads_per_block);
+    let session_reads_in_flight = sweep
+        .database_reads
+        .as_ref()
+        .map_or(1.0, |reads| reads.device_reads_in_flight.max(1.0));
     let (cpu_per_io_s, overlap_per_block_s, source) = match &sweep.database_reads {
         Some(reads) => (
             DatabaseWork {
@@ -165,11 +176,7 @@ fn sweep_work(
                 contention: None,
             }
             .read_path_cpu_s(),
-            storage.overlap_us(
-                reads.cpu_per_device_read_us,
-                reads.elapsed_per_device_read_us,
-            ) * device_reads_per_block
-                * 1e-6,
+            storage.overlap_us(reads) * device_reads_per_block * 1e-6,
             format!("measured by {name} on a cached data set and reading from the device"),
         ),
         None => (
@@ -192,6 +199,7 @@ fn sweep_work(
             .map(|contention| contention.cpu_servers),
         overlap_per_block_s,
         device_reads_per_block,
+        session_reads_in_flight,
         source,
     })
 }

@@ -169,6 +169,35 @@ fn a_prediction_reads_its_storage_curve_from_a_real_calibrate_recording() {
         stderr.contains("cpu-servers") && stderr.contains("give 1 to the 2 CPUs"),
         "{stderr}"
     );
+    // A session that keeps 2 reads in flight: a read takes the device 1 /
+    // its rate at 2 outstanding, and the device holds 2 × the session's
+    // share of time there.
+    let ahead = run_json(
+        &[&args[..], &["--session-reads-in-flight", "2"]].concat(),
+        &dir,
+    );
+    assert_eq!(ahead["work"]["session_reads_in_flight"], 2.0);
+    let at_two_s = measured[1].2 * 1e-9 / 2.0;
+    let by_hand = 1.0 / (at_two_s + cpu_s);
+    let one_ahead = &ahead["points"][0];
+    let predicted = one_ahead["device_read_requests_per_s"].as_f64().unwrap();
+    assert!(
+        (predicted - by_hand).abs() < 1e-6 * by_hand,
+        "{predicted} vs {by_hand}"
+    );
+    let outstanding = one_ahead["device_outstanding"].as_f64().unwrap();
+    let expected = 2.0 * by_hand * at_two_s;
+    assert!(
+        (outstanding - expected).abs() < 1e-6 * expected,
+        "{outstanding} vs {expected}"
+    );
+    let refused = run(
+        &[&args[..], &["--session-reads-in-flight", "0.5"]].concat(),
+        &dir,
+    );
+    let stderr = stderr_of(&refused);
+    assert!(!refused.status.success());
+    assert!(stderr.contains("session-reads-in-flight"), "{stderr}");
 }
 
 #[test]
@@ -368,9 +397,12 @@ fn assert_contention_window(sweep: &Value) {
         .as_f64()
         .unwrap();
     assert!(measured > 0.0 && every_cpu > 0.0, "{contention}");
-    if measured >= every_cpu {
+    if measured >= every_cpu || contention["fitted"] == false {
         assert_eq!(servers, cpus as f64, "{contention}");
     }
+    let waited = contention["cpu_pressure_pct"].as_f64();
+    let fitted = waited.is_none_or(|pct| pct >= 20.0);
+    assert_eq!(contention["fitted"], fitted, "{contention}");
 }
 
 /// A 1, 2, 4 sweep's document and Recording: rising sessions each
@@ -423,6 +455,10 @@ fn assert_one_recording_with_every_point(document: &Value, record: &Path) {
     let kept = reads["device_reads_per_block"].as_f64().unwrap();
     assert!((kept - per_block).abs() < 1e-9 * per_block, "{reads}");
     assert!(kept > 0.5, "{reads}");
+    assert!(
+        reads["device_reads_in_flight"].as_f64().unwrap() > 0.0,
+        "{reads}"
+    );
     for point in points {
         // Little's law over the data devices: in flight = r/s × r_await,
         // r/s over the span the edges' counters cover.

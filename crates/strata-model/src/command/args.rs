@@ -299,6 +299,11 @@ pub struct PredictArgs {
     /// --from sweep's window of more sessions than CPUs measured]
     #[arg(long, value_name = "N", value_parser = positive)]
     pub cpu_servers: Option<f64>,
+    /// Device reads one session keeps in flight, at least 1 (more where the
+    /// server reads ahead of its scan: PostgreSQL 18's read streams)
+    /// [default: 1, or what the --from sweep's reading window measured]
+    #[arg(long, value_name = "N", value_parser = positive)]
+    pub session_reads_in_flight: Option<f64>,
     /// Print the model's inputs and each formula with the numbers substituted
     #[arg(long)]
     pub explain: bool,

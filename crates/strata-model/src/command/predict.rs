@@ -93,8 +93,8 @@ fn inputs(page: &mut Page, request: &PredictRequest) {
     page.note(format!(
         "per block: CPU {:.2} µs cached + {:.2} µs per device read ({}) on {:.2} of {} CPUs, {:.2} µs \
          of it while the device reads (prefetch); {:.2} µs neither CPU nor device; think {:.2} \
-         µs; {} blocks per statement, {:.3} device reads per block: per device read, CPU {:.2} \
-         µs",
+         µs; {} blocks per statement, {:.3} device reads per block, {:.2} in flight per session: \
+         per device read, CPU {:.2} µs",
         work.cpu_per_cached_block_s * 1e6,
         work.cpu_per_io_s * 1e6,
         request.work_source,
@@ -105,6 +105,7 @@ fn inputs(page: &mut Page, request: &PredictRequest) {
         work.think_per_block_s * 1e6,
         work.blocks_per_statement,
         work.device_reads_per_block,
+        work.session_reads_in_flight,
         work.cpu_per_device_read_s() * 1e6
     ));
     if !request.explain {
@@ -136,8 +137,9 @@ fn inputs(page: &mut Page, request: &PredictRequest) {
         ));
     }
     page.note(
-        "  device: rate μ(j) of the curve (linear between levels, flat past the last); CPUs: \
-         rate min(j, CPUs the host gives) / CPU per block; a delay for the rest and think time",
+        "  device: rate μ(j × reads in flight per session) of the curve (linear between levels, \
+         flat past the last); CPUs: rate min(j, CPUs the host gives) / CPU per block; a delay \
+         for the rest and think time",
     );
 }
 
@@ -153,7 +155,7 @@ fn explain(page: &mut Page, work: &BlockWork, point: &Predicted) {
     page.note(format!(
         "  X = n / (Z + R_device + R_cpu − overlap) = {} / ({:.2} + {:.2} + {:.2} − {:.2}) µs \
          = {:.0}/s; \
-         outstanding = X × R_device = {:.2}; statement = {:.1} reads × {:.2} µs = {:.3} ms; \
+         outstanding = X × R_device × {:.2} in flight per session = {:.2}; statement = {:.1} reads × {:.2} µs = {:.3} ms; \
          p99 = mean + reads × (R_device + R_cpu − CPU) × (r − 1) = {:.3} ms, r = {:.3} \
          ({ratio_source})",
         point.sessions,
@@ -162,6 +164,7 @@ fn explain(page: &mut Page, work: &BlockWork, point: &Predicted) {
         point.cpu_residence_s * 1e6,
         point.overlap_s * 1e6,
         point.device_read_requests_per_s,
+        work.session_reads_in_flight,
         point.device_outstanding,
         work.reads_per_statement(),
         cycle_us,
