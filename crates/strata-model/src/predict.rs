@@ -342,6 +342,18 @@ pub struct BlockWork {
     /// reading from the device (r/s × r_await); 1 when not measured. The
     /// model's device serves sessions × this many requests.
     pub session_reads_in_flight: f64,
+    /// The same, per session, measured with more sessions (a window of
+    /// more sessions than CPUs): a read stream looks further ahead the
+    /// longer its reads take. None where not measured.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub contended_reads_in_flight: Option<ContendedReads>,
+}
+
+/// Device reads in flight per session measured with `sessions` sessions.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct ContendedReads {
+    pub sessions: u32,
+    pub per_session: f64,
 }
 
 impl BlockWork {
@@ -354,6 +366,21 @@ impl BlockWork {
     /// A per-block time (delay, think time, overlap) per device read.
     fn per_device_read(&self, per_block_s: f64) -> f64 {
         per_block_s / self.device_reads_per_block
+    }
+
+    /// Device reads in flight per session with `sessions` sessions: one
+    /// session's, linear from it to the contended window's at its count,
+    /// the window's past it.
+    pub fn reads_in_flight_at(&self, sessions: u32) -> f64 {
+        let one = self.session_reads_in_flight;
+        match self.contended_reads_in_flight {
+            Some(contended) if contended.sessions > 1 => {
+                let share =
+                    f64::from(sessions.saturating_sub(1)) / f64::from(contended.sessions - 1);
+                one + share.min(1.0) * (contended.per_session - one)
+            }
+            _ => one,
+        }
     }
 
     /// Device read requests per statement.
@@ -396,11 +423,17 @@ pub fn predict(
     require_positive("device-reads-per-block", work.device_reads_per_block)?;
     require_positive("cpu-per-block", work.cpu_per_device_read_s())?;
     require_positive("work-unit", work.blocks_per_statement)?;
-    if work.session_reads_in_flight.is_nan() || work.session_reads_in_flight < 1.0 {
-        return Err(invalid(
-            "session-reads-in-flight",
-            "a session keeps at least 1 device read in flight",
-        ));
+    let contended = work.contended_reads_in_flight.map(|c| c.per_session);
+    for in_flight in std::iter::once(work.session_reads_in_flight).chain(contended) {
+        if in_flight.is_nan() || in_flight < 1.0 {
+            return Err(invalid(
+                "session-reads-in-flight",
+                "a session keeps at least 1 device read in flight",
+            ));
+        }
+    }
+    if sessions.contains(&0) {
+        return Err(invalid("sessions", "give at least 1 session"));
     }
     if work.cpus == 0 {
         return Err(invalid("cpus", "there must be at least 1 CPU"));
@@ -411,57 +444,63 @@ pub fn predict(
             format!("give 1 to the {} CPUs the host has", work.cpus),
         ));
     }
-    let users = sessions.iter().copied().max().unwrap_or(0);
+    require_non_negative("overlap-per-block", work.overlap_per_block_s)?;
+    sessions
+        .iter()
+        .map(|&n| predict_at(curve, work, n))
+        .collect()
+}
+
+/// The model at `sessions`: an MVA of that many sessions whose device
+/// holds [`BlockWork::reads_in_flight_at`] that count per session.
+fn predict_at(
+    curve: &StorageCurve,
+    work: &BlockWork,
+    sessions: u32,
+) -> Result<Predicted, ModelError> {
+    let in_flight = work.reads_in_flight_at(sessions);
     let centres = [
         LoadDependentCentre {
             name: "device".into(),
-            rates: (1..=users)
-                .map(|j| curve.rate_at(f64::from(j) * work.session_reads_in_flight))
+            rates: (1..=sessions)
+                .map(|j| curve.rate_at(f64::from(j) * in_flight))
                 .collect(),
         },
         LoadDependentCentre {
             name: "cpu".into(),
-            rates: (1..=users)
+            rates: (1..=sessions)
                 .map(|j| f64::from(j).min(work.cpu_servers) / work.cpu_per_device_read_s())
                 .collect(),
         },
     ];
     let delay_s = work.per_device_read(work.delay_per_block_s + work.think_per_block_s);
-    require_non_negative("overlap-per-block", work.overlap_per_block_s)?;
     let overlap = |residence_s: &[f64]| {
         work.per_device_read(work.overlap_per_block_s)
             .min(work.cpu_per_device_read_s())
             .min(residence_s[0])
     };
-    let steps = mva_load_dependent_overlapping(&centres, delay_s, users, overlap)?;
-    let p99_from_batches = curve.has_batches();
-    Ok(sessions
-        .iter()
-        .map(|&n| {
-            let step = &steps[n as usize - 1];
-            let (device_s, cpu_s) = (step.residence_s[0], step.residence_s[1]);
-            let overlap_s = overlap(&step.residence_s);
-            let reads = work.reads_per_statement();
-            let outstanding = step.queue_length[0] * work.session_reads_in_flight;
-            let device_ratio = curve.statement_p99_over_mean(outstanding, reads);
-            let mean = reads * (device_s + cpu_s + delay_s - overlap_s);
-            let waited_s = device_s + (cpu_s - work.cpu_per_device_read_s()).max(0.0);
-            Predicted {
-                sessions: n,
-                device_read_requests_per_s: step.throughput,
-                device_outstanding: outstanding,
-                block_read_latency_s: device_s,
-                cpu_residence_s: cpu_s,
-                overlap_s,
-                cpu_utilization: step.throughput * work.cpu_per_device_read_s()
-                    / f64::from(work.cpus),
-                statement_latency_mean_s: mean,
-                statement_latency_p99_s: mean + reads * waited_s * (device_ratio - 1.0),
-                device_p99_over_mean: device_ratio,
-                p99_from_batches,
-            }
-        })
-        .collect())
+    let steps = mva_load_dependent_overlapping(&centres, delay_s, sessions, overlap)?;
+    let step = &steps[sessions as usize - 1];
+    let (device_s, cpu_s) = (step.residence_s[0], step.residence_s[1]);
+    let overlap_s = overlap(&step.residence_s);
+    let reads = work.reads_per_statement();
+    let outstanding = step.queue_length[0] * in_flight;
+    let device_ratio = curve.statement_p99_over_mean(outstanding, reads);
+    let mean = reads * (device_s + cpu_s + delay_s - overlap_s);
+    let waited_s = device_s + (cpu_s - work.cpu_per_device_read_s()).max(0.0);
+    Ok(Predicted {
+        sessions,
+        device_read_requests_per_s: step.throughput,
+        device_outstanding: outstanding,
+        block_read_latency_s: device_s,
+        cpu_residence_s: cpu_s,
+        overlap_s,
+        cpu_utilization: step.throughput * work.cpu_per_device_read_s() / f64::from(work.cpus),
+        statement_latency_mean_s: mean,
+        statement_latency_p99_s: mean + reads * waited_s * (device_ratio - 1.0),
+        device_p99_over_mean: device_ratio,
+        p99_from_batches: curve.has_batches(),
+    })
 }
 
 /// The CPUs the host gave the sessions: the `cpu_servers` (1 to `cpus`)
@@ -563,6 +602,7 @@ mod tests {
             overlap_per_block_s: 0.0,
             device_reads_per_block: 1.0,
             session_reads_in_flight: 1.0,
+            contended_reads_in_flight: None,
         };
         let predicted = &predict(&curve, &work, &[1]).unwrap()[0];
         assert!((predicted.device_read_requests_per_s - 1.0 / 130e-6).abs() < 1e-6);
@@ -585,6 +625,7 @@ mod tests {
             overlap_per_block_s: 0.0,
             device_reads_per_block: 2.0,
             session_reads_in_flight: 1.0,
+            contended_reads_in_flight: None,
         };
         let predicted = &predict(&curve, &work, &[1]).unwrap()[0];
         // Per read: 100 µs at the device, 20 / 2 + 5 µs of CPU, 10 / 2 µs delay.
@@ -607,6 +648,7 @@ mod tests {
             overlap_per_block_s: 25e-6,
             device_reads_per_block: 1.0,
             session_reads_in_flight: 1.0,
+            contended_reads_in_flight: None,
         };
         let predicted = &predict(&curve, &work, &[1]).unwrap()[0];
         // 5 + 100 + 40 − 25 µs.
@@ -638,6 +680,7 @@ mod tests {
             overlap_per_block_s: 10e-6,
             device_reads_per_block: 1.0,
             session_reads_in_flight: 2.0,
+            contended_reads_in_flight: None,
         };
         // One session, its CPU hidden under its 2 reads: the device's rate at 2.
         let one = &predict(&curve, &work, &[1, 4]).unwrap();
@@ -646,6 +689,22 @@ mod tests {
         // Four sessions hold up to 8 at the device, at most its 50,000/s.
         assert!(one[1].device_read_requests_per_s <= 50_000.0 + 1e-6);
         assert!(one[1].device_outstanding > 2.0 * one[0].device_outstanding);
+        // Measured with 3 sessions at 4 each: 3 with 2, linear to it, then 4.
+        let deeper = BlockWork {
+            contended_reads_in_flight: Some(ContendedReads {
+                sessions: 3,
+                per_session: 4.0,
+            }),
+            ..work.clone()
+        };
+        let at: Vec<f64> = [1, 2, 3, 8]
+            .iter()
+            .map(|&n| deeper.reads_in_flight_at(n))
+            .collect();
+        assert_eq!(at, [2.0, 3.0, 4.0, 4.0]);
+        let two = &predict(&curve, &deeper, &[2]).unwrap()[0];
+        let alone = &predict(&curve, &work, &[2]).unwrap()[0];
+        assert!(two.device_outstanding > alone.device_outstanding);
         let none = BlockWork {
             session_reads_in_flight: 0.5,
             ..work
@@ -667,6 +726,7 @@ mod tests {
             overlap_per_block_s: 0.0,
             device_reads_per_block: 1.0,
             session_reads_in_flight: 1.0,
+            contended_reads_in_flight: None,
         };
         let with = |servers: f64| BlockWork {
             cpu_servers: servers,
@@ -715,6 +775,7 @@ mod tests {
             overlap_per_block_s: 0.0,
             device_reads_per_block: 1.0,
             session_reads_in_flight: 1.0,
+            contended_reads_in_flight: None,
         };
         let predicted = &predict(&curve, &work, &[1]).unwrap()[0];
         assert!(predicted.p99_from_batches);

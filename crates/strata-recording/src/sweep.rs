@@ -187,6 +187,9 @@ pub struct DatabaseContention {
     /// model keeps every CPU. True in Recordings made before it was kept.
     #[serde(default = "yes")]
     pub fitted: bool,
+    /// The data devices' reads in flight over the window (r/s × r_await).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_reads_in_flight: Option<f64>,
     pub host_cpu_busy_pct: f64,
     /// Share of the window some task waited for a CPU (PSI), percent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -200,14 +203,20 @@ impl DatabaseContention {
         let waited = self.cpu_pressure_pct.map_or(String::new(), |pct| {
             format!(", some task waiting for one {pct:.0}% of the window")
         });
+        let in_flight = self.device_reads_in_flight.map_or(String::new(), |reads| {
+            format!(
+                ", {:.2} device reads in flight per session",
+                reads / f64::from(self.sessions)
+            )
+        });
         let not_fitted = match self.fitted {
             true => "",
             false => ": not the CPUs, so the model keeps them all",
         };
         format!(
             "{:.2} of its {} CPUs ({} sessions reading from the device reached {:.0} device \
-             read requests/s in {:.1} s where the model with every CPU gives {:.0}; CPUs {:.0}% \
-             busy{waited}{not_fitted})",
+             read requests/s in {:.1} s{in_flight} where the model with every CPU gives {:.0}; \
+             CPUs {:.0}% busy{waited}{not_fitted})",
             self.cpu_servers,
             self.cpus,
             self.sessions,

@@ -11,7 +11,7 @@
 use anyhow::{bail, Context};
 use std::path::Path;
 use std::time::Duration;
-use strata_model::predict::{self, BlockWork, Predicted};
+use strata_model::predict::{self, BlockWork, ContendedReads, Predicted};
 use strata_recording::device::IostatFigures;
 use strata_recording::run::{RunFigures, ABSORBED_WARNING_PCT, CPU_BOUND_IDLE_PCT};
 use strata_recording::sweep::{
@@ -396,6 +396,7 @@ pub fn block_work(measured: &DatabaseWork, workload: &WorkloadOptions, cpus: u32
         overlap_per_block_s: reads.overlap_per_device_read_us * reads.device_reads_per_block * 1e-6,
         device_reads_per_block: reads.device_reads_per_block,
         session_reads_in_flight: reads.device_reads_in_flight.max(1.0),
+        contended_reads_in_flight: contention.as_ref().and_then(contended_reads),
     }
 }
 
@@ -438,6 +439,7 @@ fn database_contention(
 ) -> anyhow::Result<DatabaseContention> {
     let Some(DeviceReads {
         per_s: measured_per_s,
+        in_flight,
         ..
     }) = device_reads(&figures.devices)
     else {
@@ -447,23 +449,40 @@ fn database_contention(
         );
     };
     let curve = &storage.curve;
-    let predicted = predict::predict(curve, every_cpu, &[sessions])?;
-    let cpu_pressure_pct = figures.cpu.host_cpu_pressure_pct;
-    let fitted = cpu_pressure_pct.is_none_or(|pct| pct >= CPU_WAIT_FIT_PCT);
-    let cpu_servers = match fitted {
-        true => predict::fit_cpu_servers(curve, every_cpu, sessions, measured_per_s)?,
-        false => f64::from(every_cpu.cpus),
-    };
-    Ok(DatabaseContention {
+    let mut contention = DatabaseContention {
         sessions,
         window_s: figures.window_s,
         device_read_requests_per_s: measured_per_s,
-        predicted_with_every_cpu_per_s: predicted[0].device_read_requests_per_s,
+        predicted_with_every_cpu_per_s: 0.0,
         cpus: every_cpu.cpus,
-        cpu_servers,
-        fitted,
+        cpu_servers: f64::from(every_cpu.cpus),
+        fitted: false,
+        device_reads_in_flight: Some(in_flight),
         host_cpu_busy_pct: 100.0 - figures.cpu.host_idle_pct,
-        cpu_pressure_pct,
+        cpu_pressure_pct: figures.cpu.host_cpu_pressure_pct,
+    };
+    let every_cpu = BlockWork {
+        contended_reads_in_flight: contended_reads(&contention),
+        ..every_cpu.clone()
+    };
+    let predicted = predict::predict(curve, &every_cpu, &[sessions])?;
+    contention.predicted_with_every_cpu_per_s = predicted[0].device_read_requests_per_s;
+    contention.fitted = contention
+        .cpu_pressure_pct
+        .is_none_or(|pct| pct >= CPU_WAIT_FIT_PCT);
+    if contention.fitted {
+        contention.cpu_servers =
+            predict::fit_cpu_servers(curve, &every_cpu, sessions, measured_per_s)?;
+    }
+    Ok(contention)
+}
+
+/// The contended window's device reads in flight per session, at least 1.
+pub fn contended_reads(contention: &DatabaseContention) -> Option<ContendedReads> {
+    let in_flight = contention.device_reads_in_flight?;
+    Some(ContendedReads {
+        sessions: contention.sessions,
+        per_session: (in_flight / f64::from(contention.sessions.max(1))).max(1.0),
     })
 }
 

@@ -7,11 +7,11 @@
 use anyhow::Context;
 use strata_model::command::args::PredictArgs;
 use strata_model::command::predict::PredictRequest;
-use strata_model::predict::BlockWork;
+use strata_model::predict::{BlockWork, ContendedReads};
 use strata_recording::run::BLOCK_BYTES;
 use strata_recording::sweep::SweepSummary;
 use strata_recording::Recording;
-use strata_run::sweep::{DatabaseWork, Storage};
+use strata_run::sweep::{contended_reads, DatabaseWork, Storage};
 
 /// The default blocks per statement: `strata run`'s `--work-unit`.
 const WORK_UNIT: u32 = 256;
@@ -83,6 +83,10 @@ pub fn request(args: &PredictArgs) -> anyhow::Result<PredictRequest> {
             session_reads_in_flight: args
                 .session_reads_in_flight
                 .unwrap_or_else(|| measured.as_ref().map_or(1.0, |m| m.session_reads_in_flight)),
+            contended_reads_in_flight: match args.session_reads_in_flight {
+                Some(_) => None,
+                None => measured.as_ref().and_then(|m| m.contended_reads_in_flight),
+            },
         },
         work_source: source,
         sessions: args.sessions.clone(),
@@ -110,6 +114,9 @@ struct MeasuredWork {
     /// A sweep's reading window's device reads in flight (at least 1); 1
     /// for a run's window.
     session_reads_in_flight: f64,
+    /// A sweep's window of more sessions than CPUs: its reads in flight per
+    /// session.
+    contended_reads_in_flight: Option<ContendedReads>,
     source: String,
 }
 
@@ -145,6 +152,7 @@ fn measured_work(recording: &Recording, storage: &Storage) -> anyhow::Result<Mea
         overlap_per_block_s: 0.0,
         device_reads_per_block: 1.0,
         session_reads_in_flight: 1.0,
+        contended_reads_in_flight: None,
         source: format!("{name}'s window, the kernel's reads included"),
     })
 }
@@ -200,6 +208,7 @@ fn sweep_work(
         overlap_per_block_s,
         device_reads_per_block,
         session_reads_in_flight,
+        contended_reads_in_flight: sweep.database_contention.as_ref().and_then(contended_reads),
         source,
     })
 }

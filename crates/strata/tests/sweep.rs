@@ -397,6 +397,10 @@ fn assert_contention_window(sweep: &Value) {
         .as_f64()
         .unwrap();
     assert!(measured > 0.0 && every_cpu > 0.0, "{contention}");
+    assert!(
+        contention["device_reads_in_flight"].as_f64().unwrap() > 0.0,
+        "{contention}"
+    );
     if measured >= every_cpu || contention["fitted"] == false {
         assert_eq!(servers, cpus as f64, "{contention}");
     }

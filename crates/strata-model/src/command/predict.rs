@@ -90,11 +90,17 @@ pub fn run(request: &PredictRequest) -> anyhow::Result<Output> {
 /// `--explain`.
 fn inputs(page: &mut Page, request: &PredictRequest) {
     let work = &request.work;
+    let contended = work.contended_reads_in_flight.map_or(String::new(), |c| {
+        format!(
+            " ({:.2} at {} sessions, linear in between)",
+            c.per_session, c.sessions
+        )
+    });
     page.note(format!(
         "per block: CPU {:.2} µs cached + {:.2} µs per device read ({}) on {:.2} of {} CPUs, {:.2} µs \
          of it while the device reads (prefetch); {:.2} µs neither CPU nor device; think {:.2} \
-         µs; {} blocks per statement, {:.3} device reads per block, {:.2} in flight per session: \
-         per device read, CPU {:.2} µs",
+         µs; {} blocks per statement, {:.3} device reads per block, {:.2} in flight per \
+         session{contended}: per device read, CPU {:.2} µs",
         work.cpu_per_cached_block_s * 1e6,
         work.cpu_per_io_s * 1e6,
         request.work_source,
