@@ -183,8 +183,9 @@ pub struct DatabaseContention {
     /// The CPUs the model then takes: 1 to `cpus`.
     pub cpu_servers: f64,
     /// Whether the CPUs held the window back (some task waited for one
-    /// at least a fifth of it), so that `cpu_servers` was fitted; else the
-    /// model keeps every CPU. True in Recordings made before it was kept.
+    /// at least a fifth of it, or that is unknown), so that `cpu_servers`
+    /// was fitted; else the model keeps every CPU. True in Recordings made
+    /// before it was kept.
     #[serde(default = "yes")]
     pub fitted: bool,
     /// The data devices' reads in flight over the window (r/s × r_await).

@@ -161,7 +161,8 @@ fn explain(page: &mut Page, work: &BlockWork, point: &Predicted) {
     page.note(format!(
         "  X = n / (Z + R_device + R_cpu − overlap) = {} / ({:.2} + {:.2} + {:.2} − {:.2}) µs \
          = {:.0}/s; \
-         outstanding = X × R_device × {:.2} in flight per session = {:.2}; statement = {:.1} reads × {:.2} µs = {:.3} ms; \
+         outstanding = X × R_device × {:.2} in flight per session = {:.2}; \
+         statement = {:.1} reads × {:.2} µs = {:.3} ms; \
          p99 = mean + reads × (R_device + R_cpu − CPU) × (r − 1) = {:.3} ms, r = {:.3} \
          ({ratio_source})",
         point.sessions,
@@ -170,7 +171,7 @@ fn explain(page: &mut Page, work: &BlockWork, point: &Predicted) {
         point.cpu_residence_s * 1e6,
         point.overlap_s * 1e6,
         point.device_read_requests_per_s,
-        work.session_reads_in_flight,
+        work.reads_in_flight_at(point.sessions),
         point.device_outstanding,
         work.reads_per_statement(),
         cycle_us,
