@@ -347,6 +347,12 @@ pub struct BlockWork {
     /// longer its reads take. None where not measured.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub contended_reads_in_flight: Option<ContendedReads>,
+    /// The database's own statements' p99 over their mean, measured by one
+    /// session reading from the device: where given, a statement's p99 is
+    /// its predicted mean × this (measured here: about the same share at
+    /// every session count), instead of calibrate's spread on its waits.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub statement_p99_over_mean: Option<f64>,
 }
 
 /// Device reads in flight per session measured with `sessions` sessions.
@@ -432,6 +438,15 @@ pub fn predict(
             ));
         }
     }
+    if work
+        .statement_p99_over_mean
+        .is_some_and(|ratio| ratio.is_nan() || ratio < 1.0)
+    {
+        return Err(invalid(
+            "statement-p99-over-mean",
+            "a p99 is at least the mean: give 1 or more",
+        ));
+    }
     if sessions.contains(&0) {
         return Err(invalid("sessions", "give at least 1 session"));
     }
@@ -497,7 +512,10 @@ fn predict_at(
         overlap_s,
         cpu_utilization: step.throughput * work.cpu_per_device_read_s() / f64::from(work.cpus),
         statement_latency_mean_s: mean,
-        statement_latency_p99_s: mean + reads * waited_s * (device_ratio - 1.0),
+        statement_latency_p99_s: match work.statement_p99_over_mean {
+            Some(ratio) => mean * ratio,
+            None => mean + reads * waited_s * (device_ratio - 1.0),
+        },
         device_p99_over_mean: device_ratio,
         p99_from_batches: curve.has_batches(),
     })
@@ -603,6 +621,7 @@ mod tests {
             device_reads_per_block: 1.0,
             session_reads_in_flight: 1.0,
             contended_reads_in_flight: None,
+            statement_p99_over_mean: None,
         };
         let predicted = &predict(&curve, &work, &[1]).unwrap()[0];
         assert!((predicted.device_read_requests_per_s - 1.0 / 130e-6).abs() < 1e-6);
@@ -626,6 +645,7 @@ mod tests {
             device_reads_per_block: 2.0,
             session_reads_in_flight: 1.0,
             contended_reads_in_flight: None,
+            statement_p99_over_mean: None,
         };
         let predicted = &predict(&curve, &work, &[1]).unwrap()[0];
         // Per read: 100 µs at the device, 20 / 2 + 5 µs of CPU, 10 / 2 µs delay.
@@ -649,6 +669,7 @@ mod tests {
             device_reads_per_block: 1.0,
             session_reads_in_flight: 1.0,
             contended_reads_in_flight: None,
+            statement_p99_over_mean: None,
         };
         let predicted = &predict(&curve, &work, &[1]).unwrap()[0];
         // 5 + 100 + 40 − 25 µs.
@@ -681,6 +702,7 @@ mod tests {
             device_reads_per_block: 1.0,
             session_reads_in_flight: 2.0,
             contended_reads_in_flight: None,
+            statement_p99_over_mean: None,
         };
         // One session, its CPU hidden under its 2 reads: the device's rate at 2.
         let one = &predict(&curve, &work, &[1, 4]).unwrap();
@@ -727,6 +749,7 @@ mod tests {
             device_reads_per_block: 1.0,
             session_reads_in_flight: 1.0,
             contended_reads_in_flight: None,
+            statement_p99_over_mean: None,
         };
         let with = |servers: f64| BlockWork {
             cpu_servers: servers,
@@ -743,6 +766,34 @@ mod tests {
         assert_eq!(fit_cpu_servers(&curve, &work, 8, 1e9).unwrap(), 4.0);
         assert!(predict(&curve, &with(4.5), &[8]).is_err());
         assert!(predict(&curve, &with(0.5), &[8]).is_err());
+    }
+
+    #[test]
+    fn the_database_s_own_spread_gives_the_statement_p99() {
+        let curve = StorageCurve::new(vec![point(1, 100.0), point(4, 200.0)]).unwrap();
+        let work = BlockWork {
+            cpu_per_cached_block_s: 20e-6,
+            cpu_per_io_s: 0.0,
+            delay_per_block_s: 0.0,
+            think_per_block_s: 0.0,
+            blocks_per_statement: 4.0,
+            cpus: 2,
+            cpu_servers: 2.0,
+            overlap_per_block_s: 0.0,
+            device_reads_per_block: 1.0,
+            session_reads_in_flight: 1.0,
+            contended_reads_in_flight: None,
+            statement_p99_over_mean: Some(1.8),
+        };
+        for predicted in predict(&curve, &work, &[1, 4]).unwrap() {
+            let by_hand = predicted.statement_latency_mean_s * 1.8;
+            assert!((predicted.statement_latency_p99_s - by_hand).abs() < 1e-15);
+        }
+        let below = BlockWork {
+            statement_p99_over_mean: Some(0.9),
+            ..work
+        };
+        assert!(predict(&curve, &below, &[1]).is_err());
     }
 
     #[test]
@@ -776,6 +827,7 @@ mod tests {
             device_reads_per_block: 1.0,
             session_reads_in_flight: 1.0,
             contended_reads_in_flight: None,
+            statement_p99_over_mean: None,
         };
         let predicted = &predict(&curve, &work, &[1]).unwrap()[0];
         assert!(predicted.p99_from_batches);

@@ -165,6 +165,20 @@ pub struct DatabaseReads {
     /// where no device was measured.
     #[serde(default = "one")]
     pub device_reads_in_flight: f64,
+    /// The window's statements: their mean and p99, ms. None in Recordings
+    /// made before they were kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub statement_mean_ms: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub statement_p99_ms: Option<f64>,
+}
+
+impl DatabaseReads {
+    /// The window's statements' p99 over their mean, at least 1.
+    pub fn statement_p99_over_mean(&self) -> Option<f64> {
+        let (mean, p99) = (self.statement_mean_ms?, self.statement_p99_ms?);
+        (mean > 0.0).then(|| (p99 / mean).max(1.0))
+    }
 }
 
 /// More sessions than CPUs reading the data set from the device as the

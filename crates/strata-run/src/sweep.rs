@@ -244,6 +244,7 @@ pub fn database_reads(
     let reads = device_read_requests as f64;
     let blocks = figures.workload.rows_selected as f64;
     let device_reads_in_flight = device_reads(&figures.devices).map_or(1.0, |d| d.in_flight);
+    let select = figures.workload.operations.get("select");
     let mut measured = DatabaseReads {
         window_s: figures.window_s,
         device_read_requests,
@@ -259,6 +260,8 @@ pub fn database_reads(
             false => 1.0,
         },
         device_reads_in_flight,
+        statement_mean_ms: select.map(|s| s.latency.lat_mean_us / 1e3),
+        statement_p99_ms: select.map(|s| s.latency.lat_p99_us / 1e3),
     };
     measured.overlap_per_device_read_us = storage.overlap_us(&measured);
     Ok(measured)
@@ -397,6 +400,7 @@ pub fn block_work(measured: &DatabaseWork, workload: &WorkloadOptions, cpus: u32
         device_reads_per_block: reads.device_reads_per_block,
         session_reads_in_flight: reads.device_reads_in_flight.max(1.0),
         contended_reads_in_flight: contention.as_ref().and_then(contended_reads),
+        statement_p99_over_mean: reads.statement_p99_over_mean(),
     }
 }
 
@@ -745,9 +749,15 @@ pub fn prediction_text(
         ),
         false => String::new(),
     };
-    let p99_source = match storage.curve.has_batches() {
-        true => "calibrate's batches timed whole, p99 over mean at the predicted depth",
-        false => "independent reads (the calibration timed no batches)",
+    let p99_source = match (work.statement_p99_over_mean, storage.curve.has_batches()) {
+        (Some(ratio), _) => format!(
+            "the database's own statements at one session (p99 {ratio:.2} × their mean), times \
+             the predicted mean"
+        ),
+        (None, true) => {
+            "calibrate's batches timed whole, p99 over mean at the predicted depth".to_string()
+        }
+        (None, false) => "independent reads (the calibration timed no batches)".to_string(),
     };
     let mut text = format!(
         "prediction (closed MVA): CPU per block {:.2} µs measured on the database (one session, \

@@ -9,7 +9,7 @@ use strata_model::command::args::PredictArgs;
 use strata_model::command::predict::PredictRequest;
 use strata_model::predict::{BlockWork, ContendedReads};
 use strata_recording::run::BLOCK_BYTES;
-use strata_recording::sweep::SweepSummary;
+use strata_recording::sweep::{DatabaseReads, SweepSummary};
 use strata_recording::Recording;
 use strata_run::sweep::{contended_reads, DatabaseWork, Storage};
 
@@ -87,6 +87,9 @@ pub fn request(args: &PredictArgs) -> anyhow::Result<PredictRequest> {
                 Some(_) => None,
                 None => measured.as_ref().and_then(|m| m.contended_reads_in_flight),
             },
+            statement_p99_over_mean: args
+                .statement_p99_over_mean
+                .or(measured.as_ref().and_then(|m| m.statement_p99_over_mean)),
         },
         work_source: source,
         sessions: args.sessions.clone(),
@@ -117,6 +120,8 @@ struct MeasuredWork {
     /// A sweep's window of more sessions than CPUs: its reads in flight per
     /// session.
     contended_reads_in_flight: Option<ContendedReads>,
+    /// A sweep's reading window's statements' p99 over their mean.
+    statement_p99_over_mean: Option<f64>,
     source: String,
 }
 
@@ -153,6 +158,7 @@ fn measured_work(recording: &Recording, storage: &Storage) -> anyhow::Result<Mea
         device_reads_per_block: 1.0,
         session_reads_in_flight: 1.0,
         contended_reads_in_flight: None,
+        statement_p99_over_mean: None,
         source: format!("{name}'s window, the kernel's reads included"),
     })
 }
@@ -209,6 +215,10 @@ fn sweep_work(
         device_reads_per_block,
         session_reads_in_flight,
         contended_reads_in_flight: sweep.database_contention.as_ref().and_then(contended_reads),
+        statement_p99_over_mean: sweep
+            .database_reads
+            .as_ref()
+            .and_then(DatabaseReads::statement_p99_over_mean),
         source,
     })
 }

@@ -256,6 +256,25 @@ fn sorted_batches_timed_whole_give_the_statement_p99() {
     let text = String::from_utf8_lossy(&explained.stdout);
     assert!(text.contains("batches of 8 sorted reads"), "{text}");
     assert!(text.contains("calibrate's batches timed whole"), "{text}");
+    // The database's own spread, given: p99 = mean × it, said so.
+    let spread = run_json(
+        &[&args[..], &["--statement-p99-over-mean", "1.7"]].concat(),
+        &dir,
+    );
+    let given = &spread["points"][0];
+    let by_hand = given["statement_latency_mean_s"].as_f64().unwrap() * 1.7;
+    let p99 = given["statement_latency_p99_s"].as_f64().unwrap();
+    assert!((p99 - by_hand).abs() < 1e-12, "{p99} vs {by_hand}");
+    let refused = run(
+        &[&args[..], &["--statement-p99-over-mean", "0.5"]].concat(),
+        &dir,
+    );
+    assert!(!refused.status.success());
+    assert!(
+        stderr_of(&refused).contains("statement-p99-over-mean"),
+        "{}",
+        stderr_of(&refused)
+    );
     let printed = run(
         &[
             "calibrate",
@@ -481,10 +500,19 @@ fn assert_one_recording_with_every_point(document: &Value, record: &Path) {
     assert_contention_window(sweep);
     let prediction = sweep["prediction"].as_array().unwrap();
     assert_eq!(prediction.len(), 3);
+    // Each statement's p99: its predicted mean × the one-session reading
+    // window's statements' p99 over their mean.
+    let reads = &sweep["database_reads"];
+    let spread =
+        reads["statement_p99_ms"].as_f64().unwrap() / reads["statement_mean_ms"].as_f64().unwrap();
+    assert!(spread >= 1.0, "{reads}");
     for (predicted, point) in prediction.iter().zip(points) {
         let expected = (device(point) - device(predicted)) * 100.0 / device(predicted);
         let error = predicted["device_error_pct"].as_f64().unwrap();
         assert!((error - expected).abs() < 1e-6, "{predicted} vs {point}");
+        let p99 = predicted["statement_p99_ms"].as_f64().unwrap();
+        let by_hand = predicted["statement_mean_ms"].as_f64().unwrap() * spread;
+        assert!((p99 - by_hand).abs() < 1e-9 * by_hand, "{predicted}");
         assert!(
             point["storage_share_pct"].as_f64().unwrap() > 0.0,
             "{point}"
@@ -583,7 +611,7 @@ fn a_mariadb_sweep_is_predicted_and_measured_on_its_throwaway_server() {
     assert!(predicted_at < stderr.find("sweep point 1/3: 1 sessions").expect(&stderr));
     assert!(stderr.contains("no prefetch"), "{stderr}");
     assert!(
-        stderr.contains("statement p99 from calibrate's batches timed whole"),
+        stderr.contains("statement p99 from the database's own statements at one session"),
         "{stderr}"
     );
     let document: Value = serde_json::from_slice(&output.stdout).unwrap();

@@ -304,6 +304,12 @@ pub struct PredictArgs {
     /// [default: 1, or what the --from sweep's reading window measured]
     #[arg(long, value_name = "N", value_parser = positive)]
     pub session_reads_in_flight: Option<f64>,
+    /// Statements' p99 over their mean, at least 1: a statement's p99 is
+    /// its predicted mean × this [default: a --from sweep's one session
+    /// reading from the device; else calibrate's spread on each statement's
+    /// waits]
+    #[arg(long, value_name = "RATIO", value_parser = positive)]
+    pub statement_p99_over_mean: Option<f64>,
     /// Print the model's inputs and each formula with the numbers substituted
     #[arg(long)]
     pub explain: bool,

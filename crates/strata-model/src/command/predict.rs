@@ -154,17 +154,29 @@ fn explain(page: &mut Page, work: &BlockWork, point: &Predicted) {
         (work.delay_per_block_s + work.think_per_block_s) / work.device_reads_per_block * 1e6;
     let cycle_us = point.block_read_latency_s * 1e6 + point.cpu_residence_s * 1e6 + delay_us
         - point.overlap_s * 1e6;
-    let ratio_source = match point.p99_from_batches {
-        true => "calibrate's batches timed whole at this depth",
-        false => "independent reads: 1 + 2.326 σ / (mean √blocks)",
+    let p99 = match work.statement_p99_over_mean {
+        Some(ratio) => format!(
+            "p99 = mean × {ratio:.3} (the database's statements at one session) = {:.3} ms",
+            ms(point.statement_latency_p99_s)
+        ),
+        None => {
+            let ratio_source = match point.p99_from_batches {
+                true => "calibrate's batches timed whole at this depth",
+                false => "independent reads: 1 + 2.326 σ / (mean √blocks)",
+            };
+            format!(
+                "p99 = mean + reads × (R_device + R_cpu − CPU) × (r − 1) = {:.3} ms, r = {:.3} \
+                 ({ratio_source})",
+                ms(point.statement_latency_p99_s),
+                point.device_p99_over_mean
+            )
+        }
     };
     page.note(format!(
         "  X = n / (Z + R_device + R_cpu − overlap) = {} / ({:.2} + {:.2} + {:.2} − {:.2}) µs \
          = {:.0}/s; \
          outstanding = X × R_device × {:.2} in flight per session = {:.2}; \
-         statement = {:.1} reads × {:.2} µs = {:.3} ms; \
-         p99 = mean + reads × (R_device + R_cpu − CPU) × (r − 1) = {:.3} ms, r = {:.3} \
-         ({ratio_source})",
+         statement = {:.1} reads × {:.2} µs = {:.3} ms; {p99}",
         point.sessions,
         delay_us,
         point.block_read_latency_s * 1e6,
@@ -176,7 +188,5 @@ fn explain(page: &mut Page, work: &BlockWork, point: &Predicted) {
         work.reads_per_statement(),
         cycle_us,
         ms(point.statement_latency_mean_s),
-        ms(point.statement_latency_p99_s),
-        point.device_p99_over_mean
     ));
 }
