@@ -573,6 +573,25 @@ mod tests {
         }
     }
 
+    /// A block's work with nothing but what a test names: 4 blocks per
+    /// statement, 2 CPUs, one read per block and in flight.
+    fn plain_work() -> BlockWork {
+        BlockWork {
+            cpu_per_cached_block_s: 0.0,
+            cpu_per_io_s: 0.0,
+            delay_per_block_s: 0.0,
+            think_per_block_s: 0.0,
+            blocks_per_statement: 4.0,
+            cpus: 2,
+            cpu_servers: 2.0,
+            overlap_per_block_s: 0.0,
+            device_reads_per_block: 1.0,
+            session_reads_in_flight: 1.0,
+            contended_reads_in_flight: None,
+            statement_p99_over_mean: None,
+        }
+    }
+
     #[test]
     fn the_latency_at_a_fractional_depth_is_the_depth_over_the_interpolated_rate() {
         let curve = StorageCurve::new(vec![point(1, 50.0), point(2, 80.0)]).unwrap();
@@ -613,15 +632,7 @@ mod tests {
             cpu_per_cached_block_s: 15e-6,
             cpu_per_io_s: 5e-6,
             delay_per_block_s: 10e-6,
-            think_per_block_s: 0.0,
-            blocks_per_statement: 4.0,
-            cpus: 2,
-            cpu_servers: 2.0,
-            overlap_per_block_s: 0.0,
-            device_reads_per_block: 1.0,
-            session_reads_in_flight: 1.0,
-            contended_reads_in_flight: None,
-            statement_p99_over_mean: None,
+            ..plain_work()
         };
         let predicted = &predict(&curve, &work, &[1]).unwrap()[0];
         assert!((predicted.device_read_requests_per_s - 1.0 / 130e-6).abs() < 1e-6);
@@ -637,15 +648,8 @@ mod tests {
             cpu_per_cached_block_s: 20e-6,
             cpu_per_io_s: 5e-6,
             delay_per_block_s: 10e-6,
-            think_per_block_s: 0.0,
-            blocks_per_statement: 4.0,
-            cpus: 2,
-            cpu_servers: 2.0,
-            overlap_per_block_s: 0.0,
             device_reads_per_block: 2.0,
-            session_reads_in_flight: 1.0,
-            contended_reads_in_flight: None,
-            statement_p99_over_mean: None,
+            ..plain_work()
         };
         let predicted = &predict(&curve, &work, &[1]).unwrap()[0];
         // Per read: 100 µs at the device, 20 / 2 + 5 µs of CPU, 10 / 2 µs delay.
@@ -661,15 +665,8 @@ mod tests {
             cpu_per_cached_block_s: 30e-6,
             cpu_per_io_s: 10e-6,
             delay_per_block_s: 5e-6,
-            think_per_block_s: 0.0,
-            blocks_per_statement: 4.0,
-            cpus: 2,
-            cpu_servers: 2.0,
             overlap_per_block_s: 25e-6,
-            device_reads_per_block: 1.0,
-            session_reads_in_flight: 1.0,
-            contended_reads_in_flight: None,
-            statement_p99_over_mean: None,
+            ..plain_work()
         };
         let predicted = &predict(&curve, &work, &[1]).unwrap()[0];
         // 5 + 100 + 40 − 25 µs.
@@ -692,17 +689,11 @@ mod tests {
             StorageCurve::new(vec![point(1, 50.0), point(2, 80.0), point(8, 160.0)]).unwrap();
         let work = BlockWork {
             cpu_per_cached_block_s: 10e-6,
-            cpu_per_io_s: 0.0,
-            delay_per_block_s: 0.0,
-            think_per_block_s: 0.0,
-            blocks_per_statement: 4.0,
             cpus: 4,
             cpu_servers: 4.0,
             overlap_per_block_s: 10e-6,
-            device_reads_per_block: 1.0,
             session_reads_in_flight: 2.0,
-            contended_reads_in_flight: None,
-            statement_p99_over_mean: None,
+            ..plain_work()
         };
         // One session, its CPU hidden under its 2 reads: the device's rate at 2.
         let one = &predict(&curve, &work, &[1, 4]).unwrap();
@@ -739,17 +730,9 @@ mod tests {
         let curve = StorageCurve::new(vec![point(1, 20.0), point(8, 40.0)]).unwrap();
         let work = BlockWork {
             cpu_per_cached_block_s: 50e-6,
-            cpu_per_io_s: 0.0,
-            delay_per_block_s: 0.0,
-            think_per_block_s: 0.0,
-            blocks_per_statement: 4.0,
             cpus: 4,
             cpu_servers: 4.0,
-            overlap_per_block_s: 0.0,
-            device_reads_per_block: 1.0,
-            session_reads_in_flight: 1.0,
-            contended_reads_in_flight: None,
-            statement_p99_over_mean: None,
+            ..plain_work()
         };
         let with = |servers: f64| BlockWork {
             cpu_servers: servers,
@@ -773,17 +756,8 @@ mod tests {
         let curve = StorageCurve::new(vec![point(1, 100.0), point(4, 200.0)]).unwrap();
         let work = BlockWork {
             cpu_per_cached_block_s: 20e-6,
-            cpu_per_io_s: 0.0,
-            delay_per_block_s: 0.0,
-            think_per_block_s: 0.0,
-            blocks_per_statement: 4.0,
-            cpus: 2,
-            cpu_servers: 2.0,
-            overlap_per_block_s: 0.0,
-            device_reads_per_block: 1.0,
-            session_reads_in_flight: 1.0,
-            contended_reads_in_flight: None,
             statement_p99_over_mean: Some(1.8),
+            ..plain_work()
         };
         for predicted in predict(&curve, &work, &[1, 4]).unwrap() {
             let by_hand = predicted.statement_latency_mean_s * 1.8;
@@ -817,17 +791,7 @@ mod tests {
         assert!((curve.statement_p99_over_mean(1.0, 16.0) - 1.25).abs() < 1e-12);
         let work = BlockWork {
             cpu_per_cached_block_s: 20e-6,
-            cpu_per_io_s: 0.0,
-            delay_per_block_s: 0.0,
-            think_per_block_s: 0.0,
-            blocks_per_statement: 4.0,
-            cpus: 2,
-            cpu_servers: 2.0,
-            overlap_per_block_s: 0.0,
-            device_reads_per_block: 1.0,
-            session_reads_in_flight: 1.0,
-            contended_reads_in_flight: None,
-            statement_p99_over_mean: None,
+            ..plain_work()
         };
         let predicted = &predict(&curve, &work, &[1]).unwrap()[0];
         assert!(predicted.p99_from_batches);
