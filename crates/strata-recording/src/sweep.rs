@@ -174,6 +174,13 @@ pub struct DatabaseReads {
 }
 
 impl DatabaseReads {
+    /// The reads in flight the model gives one session: the window's, at
+    /// least 1 (a session that reads one block at a time holds fewer only
+    /// while it works between reads).
+    pub fn session_reads_in_flight(&self) -> f64 {
+        self.device_reads_in_flight.max(1.0)
+    }
+
     /// The window's statements' p99 over their mean, at least 1.
     pub fn statement_p99_over_mean(&self) -> Option<f64> {
         let (mean, p99) = (self.statement_mean_ms?, self.statement_p99_ms?);

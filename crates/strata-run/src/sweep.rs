@@ -245,14 +245,20 @@ pub fn database_reads(
     let blocks = figures.workload.rows_selected as f64;
     let device_reads_in_flight = device_reads(&figures.devices).map_or(1.0, |d| d.in_flight);
     let select = figures.workload.operations.get("select");
-    let mut measured = DatabaseReads {
+    let cpu_per_device_read_us = cpu_s / reads * 1e6;
+    let elapsed_per_device_read_us = figures.window_s / reads * 1e6;
+    Ok(DatabaseReads {
         window_s: figures.window_s,
         device_read_requests,
         cpu_s,
-        cpu_per_device_read_us: cpu_s / reads * 1e6,
-        elapsed_per_device_read_us: figures.window_s / reads * 1e6,
+        cpu_per_device_read_us,
+        elapsed_per_device_read_us,
         storage_latency_us: storage.time_per_read_us(device_reads_in_flight),
-        overlap_per_device_read_us: 0.0,
+        overlap_per_device_read_us: storage.overlap_us(
+            cpu_per_device_read_us,
+            elapsed_per_device_read_us,
+            device_reads_in_flight,
+        ),
         prefetch,
         blocks,
         device_reads_per_block: match blocks > 0.0 {
@@ -262,9 +268,7 @@ pub fn database_reads(
         device_reads_in_flight,
         statement_mean_ms: select.map(|s| s.latency.lat_mean_us / 1e3),
         statement_p99_ms: select.map(|s| s.latency.lat_p99_us / 1e3),
-    };
-    measured.overlap_per_device_read_us = storage.overlap_us(&measured);
-    Ok(measured)
+    })
 }
 
 /// What the database counted of its own block reads in one window: each
@@ -365,10 +369,14 @@ impl Storage {
     /// this curve's terms: its CPU per read + the storage's time per read
     /// at its reads in flight − its own time per read, at least 0 and at
     /// most the CPU per read.
-    pub fn overlap_us(&self, reads: &DatabaseReads) -> f64 {
-        let cpu_per_read_us = reads.cpu_per_device_read_us;
-        let overlap = cpu_per_read_us + self.time_per_read_us(reads.device_reads_in_flight)
-            - reads.elapsed_per_device_read_us;
+    pub fn overlap_us(
+        &self,
+        cpu_per_read_us: f64,
+        elapsed_per_read_us: f64,
+        reads_in_flight: f64,
+    ) -> f64 {
+        let overlap =
+            cpu_per_read_us + self.time_per_read_us(reads_in_flight) - elapsed_per_read_us;
         overlap.clamp(0.0, cpu_per_read_us.max(0.0))
     }
 }
@@ -398,7 +406,7 @@ pub fn block_work(measured: &DatabaseWork, workload: &WorkloadOptions, cpus: u32
             .map_or(f64::from(cpus.max(1)), |contention| contention.cpu_servers),
         overlap_per_block_s: reads.overlap_per_device_read_us * reads.device_reads_per_block * 1e-6,
         device_reads_per_block: reads.device_reads_per_block,
-        session_reads_in_flight: reads.device_reads_in_flight.max(1.0),
+        session_reads_in_flight: reads.session_reads_in_flight(),
         contended_reads_in_flight: contention.as_ref().and_then(contended_reads),
         statement_p99_over_mean: reads.statement_p99_over_mean(),
     }
@@ -453,41 +461,43 @@ fn database_contention(
         );
     };
     let curve = &storage.curve;
-    let mut contention = DatabaseContention {
-        sessions,
-        window_s: figures.window_s,
-        device_read_requests_per_s: measured_per_s,
-        predicted_with_every_cpu_per_s: 0.0,
-        cpus: every_cpu.cpus,
-        cpu_servers: f64::from(every_cpu.cpus),
-        fitted: false,
-        device_reads_in_flight: Some(in_flight),
-        host_cpu_busy_pct: 100.0 - figures.cpu.host_idle_pct,
-        cpu_pressure_pct: figures.cpu.host_cpu_pressure_pct,
-    };
     let every_cpu = BlockWork {
-        contended_reads_in_flight: contended_reads(&contention),
+        contended_reads_in_flight: Some(per_session_reads(sessions, in_flight)),
         ..every_cpu.clone()
     };
     let predicted = predict::predict(curve, &every_cpu, &[sessions])?;
-    contention.predicted_with_every_cpu_per_s = predicted[0].device_read_requests_per_s;
-    contention.fitted = contention
-        .cpu_pressure_pct
-        .is_none_or(|pct| pct >= CPU_WAIT_FIT_PCT);
-    if contention.fitted {
-        contention.cpu_servers =
-            predict::fit_cpu_servers(curve, &every_cpu, sessions, measured_per_s)?;
-    }
-    Ok(contention)
+    let cpu_pressure_pct = figures.cpu.host_cpu_pressure_pct;
+    let fitted = cpu_pressure_pct.is_none_or(|pct| pct >= CPU_WAIT_FIT_PCT);
+    let cpu_servers = match fitted {
+        true => predict::fit_cpu_servers(curve, &every_cpu, sessions, measured_per_s)?,
+        false => f64::from(every_cpu.cpus),
+    };
+    Ok(DatabaseContention {
+        sessions,
+        window_s: figures.window_s,
+        device_read_requests_per_s: measured_per_s,
+        predicted_with_every_cpu_per_s: predicted[0].device_read_requests_per_s,
+        cpus: every_cpu.cpus,
+        cpu_servers,
+        fitted,
+        device_reads_in_flight: Some(in_flight),
+        host_cpu_busy_pct: 100.0 - figures.cpu.host_idle_pct,
+        cpu_pressure_pct,
+    })
 }
 
 /// The contended window's device reads in flight per session, at least 1.
 pub fn contended_reads(contention: &DatabaseContention) -> Option<ContendedReads> {
     let in_flight = contention.device_reads_in_flight?;
-    Some(ContendedReads {
-        sessions: contention.sessions,
-        per_session: (in_flight / f64::from(contention.sessions.max(1))).max(1.0),
-    })
+    Some(per_session_reads(contention.sessions, in_flight))
+}
+
+/// `in_flight` reads at the devices shared by `sessions`, at least 1 each.
+fn per_session_reads(sessions: u32, in_flight: f64) -> ContendedReads {
+    ContendedReads {
+        sessions,
+        per_session: (in_flight / f64::from(sessions.max(1))).max(1.0),
+    }
 }
 
 /// The prediction at each of `sessions`, in the Recording's shape.

@@ -181,7 +181,7 @@ fn sweep_work(
     let session_reads_in_flight = sweep
         .database_reads
         .as_ref()
-        .map_or(1.0, |reads| reads.device_reads_in_flight.max(1.0));
+        .map_or(1.0, DatabaseReads::session_reads_in_flight);
     let (cpu_per_io_s, overlap_per_block_s, source) = match &sweep.database_reads {
         Some(reads) => (
             DatabaseWork {
@@ -190,7 +190,12 @@ fn sweep_work(
                 contention: None,
             }
             .read_path_cpu_s(),
-            storage.overlap_us(reads) * device_reads_per_block * 1e-6,
+            storage.overlap_us(
+                reads.cpu_per_device_read_us,
+                reads.elapsed_per_device_read_us,
+                reads.device_reads_in_flight,
+            ) * device_reads_per_block
+                * 1e-6,
             format!("measured by {name} on a cached data set and reading from the device"),
         ),
         None => (
