@@ -355,6 +355,14 @@ pub struct BlockWork {
     pub statement_p99_over_mean: Option<f64>,
 }
 
+/// A statement as the model takes it: its blocks (rows, one per block)
+/// and its think time spread over them.
+#[derive(Debug, Clone, Copy)]
+pub struct Statement {
+    pub blocks: f64,
+    pub think_per_block_s: f64,
+}
+
 /// Device reads in flight per session measured with `sessions` sessions.
 #[derive(Debug, Clone, Copy, Serialize)]
 pub struct ContendedReads {
@@ -363,6 +371,32 @@ pub struct ContendedReads {
 }
 
 impl BlockWork {
+    /// Work known by its CPU alone: `cpu_per_cached_block_s` per block and
+    /// `cpu_per_io_s` per device read on every one of `cpus`; one device
+    /// read per block and one in flight per session, nothing neither CPU
+    /// nor device, no overlap, calibrate's spread for the p99.
+    pub fn of_cpu(
+        cpu_per_cached_block_s: f64,
+        cpu_per_io_s: f64,
+        statement: Statement,
+        cpus: u32,
+    ) -> BlockWork {
+        BlockWork {
+            cpu_per_cached_block_s,
+            cpu_per_io_s,
+            delay_per_block_s: 0.0,
+            think_per_block_s: statement.think_per_block_s,
+            blocks_per_statement: statement.blocks,
+            cpus,
+            cpu_servers: f64::from(cpus),
+            overlap_per_block_s: 0.0,
+            device_reads_per_block: 1.0,
+            session_reads_in_flight: 1.0,
+            contended_reads_in_flight: None,
+            statement_p99_over_mean: None,
+        }
+    }
+
     /// The model's cycle is one device read: the CPU of one, a cached
     /// block's share and the read path's.
     pub fn cpu_per_device_read_s(&self) -> f64 {
@@ -576,20 +610,11 @@ mod tests {
     /// A block's work with nothing but what a test names: 4 blocks per
     /// statement, 2 CPUs, one read per block and in flight.
     fn plain_work() -> BlockWork {
-        BlockWork {
-            cpu_per_cached_block_s: 0.0,
-            cpu_per_io_s: 0.0,
-            delay_per_block_s: 0.0,
+        let statement = Statement {
+            blocks: 4.0,
             think_per_block_s: 0.0,
-            blocks_per_statement: 4.0,
-            cpus: 2,
-            cpu_servers: 2.0,
-            overlap_per_block_s: 0.0,
-            device_reads_per_block: 1.0,
-            session_reads_in_flight: 1.0,
-            contended_reads_in_flight: None,
-            statement_p99_over_mean: None,
-        }
+        };
+        BlockWork::of_cpu(0.0, 0.0, statement, 2)
     }
 
     #[test]

@@ -11,7 +11,7 @@
 use anyhow::{bail, Context};
 use std::path::Path;
 use std::time::Duration;
-use strata_model::predict::{self, BlockWork, ContendedReads, Predicted};
+use strata_model::predict::{self, BlockWork, ContendedReads, Predicted, Statement};
 use strata_recording::device::IostatFigures;
 use strata_recording::run::{RunFigures, ABSORBED_WARNING_PCT, CPU_BOUND_IDLE_PCT};
 use strata_recording::sweep::{
@@ -43,8 +43,12 @@ pub const DEFAULT_LATENCY_TARGET: Duration = Duration::from_millis(100);
 const CPU_WARMUP: Duration = Duration::from_secs(2);
 const CPU_WINDOW: Duration = Duration::from_secs(3);
 
-/// How long the one-session window reading from the device warms up (the
-/// page cache settling at its limit) and measures.
+/// How long the windows reading from the device warm up (the page cache
+/// settling at its limit) and measure, at least: each is as long as the
+/// sweep's points where theirs are longer, since a shorter window samples
+/// less of the storage's slow spells than the points it predicts
+/// (measured here: one reader's device read requests/s over 5 s windows
+/// of a minute spread by 5.4% of their mean).
 const READ_WARMUP: Duration = Duration::from_secs(3);
 const READ_WINDOW: Duration = Duration::from_secs(5);
 
@@ -161,14 +165,18 @@ pub fn cached_options(driver: &DriverOptions, cached_blocks: u64) -> DriverOptio
 }
 
 /// One session reading the data set from the device as the sweep's
-/// points do, for the CPU per device read (the read path's CPU).
+/// points do, for the CPU per device read (the read path's CPU), over a
+/// window at least as long as each point's.
 pub fn read_options(driver: &DriverOptions) -> DriverOptions {
+    let (warmup, duration) = match driver.stop_after {
+        StopAfter::Duration { warmup, duration } => {
+            (warmup.max(READ_WARMUP), duration.max(READ_WINDOW))
+        }
+        StopAfter::WorkLoops(_) => (READ_WARMUP, READ_WINDOW),
+    };
     DriverOptions {
         sessions: Some(1),
-        stop_after: StopAfter::Duration {
-            warmup: READ_WARMUP,
-            duration: READ_WINDOW,
-        },
+        stop_after: StopAfter::Duration { warmup, duration },
         ..driver.clone()
     }
 }
@@ -211,15 +219,6 @@ pub struct DatabaseWork {
     pub cpu: DatabaseCpu,
     pub reads: DatabaseReads,
     pub contention: Option<DatabaseContention>,
-}
-
-impl DatabaseWork {
-    /// The CPU per device read beyond its share of a cached block's (the
-    /// read path's), in seconds.
-    pub fn read_path_cpu_s(&self) -> f64 {
-        let cached_per_read = self.cpu.cpu_per_block_us / self.reads.device_reads_per_block;
-        (self.reads.cpu_per_device_read_us - cached_per_read).max(0.0) * 1e-6
-    }
 }
 
 /// The CPU per device read of the reading window (the server's and the
@@ -381,34 +380,71 @@ impl Storage {
     }
 }
 
-/// What the model needs of the run: the CPU per block measured on the
-/// database (cached, and the rest of a device read's, the read path), the
-/// workload's blocks and think time per statement, the host's CPUs.
-pub fn block_work(measured: &DatabaseWork, workload: &WorkloadOptions, cpus: u32) -> BlockWork {
-    let DatabaseWork {
-        cpu,
-        reads,
-        contention,
-    } = measured;
+/// The workload's statement as the model takes it: `--work-unit` blocks,
+/// and the mean of `--think-time` over the statements it follows.
+pub fn statement(workload: &WorkloadOptions) -> Statement {
     let blocks = f64::from(workload.work_unit);
     let think_per_loop_s = workload.think_time.map_or(0.0, |(min, max)| {
         (min + max).as_secs_f64() / 2.0 / f64::from(workload.think_every.max(1))
     });
-    BlockWork {
-        cpu_per_cached_block_s: cpu.cpu_per_block_us * 1e-6,
-        cpu_per_io_s: measured.read_path_cpu_s(),
-        delay_per_block_s: cpu.delay_per_block_us() * 1e-6,
+    Statement {
+        blocks,
         think_per_block_s: think_per_loop_s / blocks,
-        blocks_per_statement: blocks,
-        cpus: cpus.max(1),
-        cpu_servers: contention
-            .as_ref()
-            .map_or(f64::from(cpus.max(1)), |contention| contention.cpu_servers),
-        overlap_per_block_s: reads.overlap_per_device_read_us * reads.device_reads_per_block * 1e-6,
-        device_reads_per_block: reads.device_reads_per_block,
-        session_reads_in_flight: reads.session_reads_in_flight(),
-        contended_reads_in_flight: contention.as_ref().and_then(contended_reads),
-        statement_p99_over_mean: reads.statement_p99_over_mean(),
+    }
+}
+
+impl DatabaseWork {
+    /// The CPU per device read beyond its share of a cached block's (the
+    /// read path's), in seconds.
+    pub fn read_path_cpu_s(&self) -> f64 {
+        let cached_per_read = self.cpu.cpu_per_block_us / self.reads.device_reads_per_block;
+        (self.reads.cpu_per_device_read_us - cached_per_read).max(0.0) * 1e-6
+    }
+
+    /// What the model needs of the run: the CPU per block measured on the
+    /// database (cached, and the rest of a device read's, the read path),
+    /// the statement, the host's CPUs and those it gave the contended
+    /// window; the overlap taken against `storage`'s time per read (the
+    /// sweep's own calibration, or another of the same storage).
+    pub fn block_work(&self, storage: &Storage, statement: Statement, cpus: u32) -> BlockWork {
+        let DatabaseWork {
+            cpu,
+            reads,
+            contention,
+        } = self;
+        let overlap_per_read_us = storage.overlap_us(
+            reads.cpu_per_device_read_us,
+            reads.elapsed_per_device_read_us,
+            reads.device_reads_in_flight,
+        );
+        let cpus = cpus.max(1);
+        BlockWork {
+            delay_per_block_s: cpu.delay_per_block_us() * 1e-6,
+            cpu_servers: contention.as_ref().map_or(f64::from(cpus), |contention| {
+                contention.cpu_servers.min(f64::from(cpus))
+            }),
+            overlap_per_block_s: overlap_per_read_us * reads.device_reads_per_block * 1e-6,
+            device_reads_per_block: reads.device_reads_per_block,
+            session_reads_in_flight: reads.session_reads_in_flight(),
+            contended_reads_in_flight: contention.as_ref().and_then(contended_reads),
+            statement_p99_over_mean: reads.statement_p99_over_mean(),
+            ..BlockWork::of_cpu(
+                cpu.cpu_per_block_us * 1e-6,
+                self.read_path_cpu_s(),
+                statement,
+                cpus,
+            )
+        }
+    }
+
+    /// What a sweep's Recording kept of its windows before its points;
+    /// none without both one-session windows.
+    pub fn of_sweep(sweep: &SweepSummary) -> Option<DatabaseWork> {
+        Some(DatabaseWork {
+            cpu: sweep.database_cpu.clone()?,
+            reads: sweep.database_reads.clone()?,
+            contention: sweep.database_contention.clone(),
+        })
     }
 }
 
@@ -429,11 +465,12 @@ pub fn predict_from(
         reads,
         contention: None,
     };
+    let statement = statement(workload);
     if let Some((count, figures)) = contended {
-        let every_cpu = block_work(&measured, workload, cpus);
+        let every_cpu = measured.block_work(storage, statement, cpus);
         measured.contention = Some(database_contention(storage, &every_cpu, count, &figures)?);
     }
-    let work = block_work(&measured, workload, cpus);
+    let work = measured.block_work(storage, statement, cpus);
     let predicted = prediction(storage, &work, sessions)?;
     let text = prediction_text(&measured, &work, storage, &predicted);
     Ok((measured, predicted, text))
@@ -975,6 +1012,35 @@ fn signed(value: Option<f64>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use strata_slob::schema::SchemaPlan;
+
+    fn timed(warmup_s: u64, duration_s: u64) -> DriverOptions {
+        let plan = SchemaPlan {
+            schemas: 4,
+            single_schema: false,
+            blocks_per_schema: 1024,
+            scan_table_blocks: 0,
+            random_data: false,
+        };
+        DriverOptions {
+            stop_after: StopAfter::Duration {
+                warmup: Duration::from_secs(warmup_s),
+                duration: Duration::from_secs(duration_s),
+            },
+            ..crate::request::setup_driver_options(plan)
+        }
+    }
+
+    #[test]
+    fn the_reading_window_is_as_long_as_a_point_and_never_shorter_than_its_own() {
+        let window = |driver: &DriverOptions| match read_options(driver).stop_after {
+            StopAfter::Duration { warmup, duration } => (warmup.as_secs(), duration.as_secs()),
+            StopAfter::WorkLoops(_) => (0, 0),
+        };
+        assert_eq!(window(&timed(1, 3)), (3, 5));
+        assert_eq!(window(&timed(5, 20)), (5, 20));
+        assert_eq!(read_options(&timed(5, 20)).sessions, Some(1));
+    }
 
     #[test]
     fn session_counts_are_a_list_or_a_doubling_range() {

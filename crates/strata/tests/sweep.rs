@@ -368,6 +368,7 @@ fn a_short_sweep_is_one_recording_whose_answers_follow_from_its_points() {
             "{point}"
         );
     }
+    assert_model_predict_from_the_sweep_is_its_prediction(sweep, &calibration, &record, &dir);
     let report = run_json(&["report", record.to_str().unwrap()], &dir);
     let section = report["sections"]
         .as_array()
@@ -394,6 +395,48 @@ fn a_short_sweep_is_one_recording_whose_answers_follow_from_its_points() {
     );
     assert_eq!(chart["series"][0]["points"].as_array().unwrap().len(), 3);
     assert_nothing_left_behind(&dir);
+}
+
+/// `strata model predict --from` the sweep's Recording, with the
+/// calibration it was predicted from, is the sweep's own prediction: the
+/// same inputs read back from the Recording, the same model.
+fn assert_model_predict_from_the_sweep_is_its_prediction(
+    sweep: &Value,
+    calibration: &Path,
+    record: &Path,
+    dir: &Path,
+) {
+    let args = [
+        "model",
+        "predict",
+        "--calibration",
+        calibration.to_str().unwrap(),
+        "--from",
+        record.to_str().unwrap(),
+        "--sessions",
+        "1,2,4",
+    ];
+    let model = run_json(&args, dir);
+    let rate = |point: &Value| point["device_read_requests_per_s"].as_f64().unwrap();
+    let from_recording: Vec<f64> = model["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(rate)
+        .collect();
+    let said: Vec<f64> = sweep["prediction"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(rate)
+        .collect();
+    assert_eq!(from_recording.len(), 3, "{model}");
+    for (again, before) in from_recording.iter().zip(&said) {
+        assert!(
+            (again - before).abs() < 1e-6 * before,
+            "{from_recording:?} vs {said:?}"
+        );
+    }
 }
 
 /// The window of more sessions than CPUs before a 1, 2, 4 sweep: 3 × the
