@@ -342,11 +342,13 @@ pub struct BlockWork {
     /// reading from the device (r/s × r_await); 1 when not measured. The
     /// model's device serves sessions × this many requests.
     pub session_reads_in_flight: f64,
-    /// The same, per session, measured with more sessions (a window of
-    /// more sessions than CPUs): a read stream looks further ahead the
-    /// longer its reads take. None where not measured.
+    /// The reads in flight per session and the device reads per block
+    /// measured with more sessions (a window of more sessions than CPUs):
+    /// a read stream looks further ahead the longer its reads take, and
+    /// a small cache holds less of each session's index pages the more
+    /// sessions share it. None where not measured.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub contended_reads_in_flight: Option<ContendedReads>,
+    pub contended_reads: Option<ContendedReads>,
     /// The database's own statements' p99 over their mean, measured by one
     /// session reading from the device: where given, a statement's p99 is
     /// its predicted mean × this (measured here: about the same share at
@@ -363,11 +365,14 @@ pub struct Statement {
     pub think_per_block_s: f64,
 }
 
-/// Device reads in flight per session measured with `sessions` sessions.
+/// What `sessions` sessions measured of their device reads: in flight
+/// per session, and per block where measured.
 #[derive(Debug, Clone, Copy, Serialize)]
 pub struct ContendedReads {
     pub sessions: u32,
     pub per_session: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device_reads_per_block: Option<f64>,
 }
 
 impl BlockWork {
@@ -392,7 +397,7 @@ impl BlockWork {
             overlap_per_block_s: 0.0,
             device_reads_per_block: 1.0,
             session_reads_in_flight: 1.0,
-            contended_reads_in_flight: None,
+            contended_reads: None,
             statement_p99_over_mean: None,
         }
     }
@@ -412,14 +417,48 @@ impl BlockWork {
     /// session's, linear from it to the contended window's at its count,
     /// the window's past it.
     pub fn reads_in_flight_at(&self, sessions: u32) -> f64 {
-        let one = self.session_reads_in_flight;
-        match self.contended_reads_in_flight {
-            Some(contended) if contended.sessions > 1 => {
-                let share =
-                    f64::from(sessions.saturating_sub(1)) / f64::from(contended.sessions - 1);
-                one + share.min(1.0) * (contended.per_session - one)
+        self.toward_contended(sessions, self.session_reads_in_flight, |contended| {
+            Some(contended.per_session)
+        })
+    }
+
+    /// Device reads per block with `sessions` sessions, the same way.
+    pub fn device_reads_per_block_at(&self, sessions: u32) -> f64 {
+        self.toward_contended(sessions, self.device_reads_per_block, |contended| {
+            contended.device_reads_per_block
+        })
+    }
+
+    /// One session's figure `one`, linear from it to the contended
+    /// window's at its count, the window's past it; `one` where the window
+    /// has none.
+    fn toward_contended(
+        &self,
+        sessions: u32,
+        one: f64,
+        figure: impl Fn(&ContendedReads) -> Option<f64>,
+    ) -> f64 {
+        let contended = self
+            .contended_reads
+            .filter(|contended| contended.sessions > 1);
+        match contended.and_then(|c| Some((c.sessions, figure(&c)?))) {
+            Some((count, at_count)) => {
+                let share = f64::from(sessions.saturating_sub(1)) / f64::from(count - 1);
+                one + share.min(1.0) * (at_count - one)
             }
-            _ => one,
+            None => one,
+        }
+    }
+
+    /// The work at `sessions`: its device reads per block, the CPU for
+    /// the read path and the overlap per device read as measured.
+    pub fn at(&self, sessions: u32) -> BlockWork {
+        let reads_per_block = self.device_reads_per_block_at(sessions);
+        BlockWork {
+            device_reads_per_block: reads_per_block,
+            overlap_per_block_s: self.overlap_per_block_s * reads_per_block
+                / self.device_reads_per_block,
+            ..self.clone()
         }
     }
 
@@ -463,7 +502,11 @@ pub fn predict(
     require_positive("device-reads-per-block", work.device_reads_per_block)?;
     require_positive("cpu-per-block", work.cpu_per_device_read_s())?;
     require_positive("work-unit", work.blocks_per_statement)?;
-    let contended = work.contended_reads_in_flight.map(|c| c.per_session);
+    let contended_per_block = work.contended_reads.and_then(|c| c.device_reads_per_block);
+    if let Some(reads_per_block) = contended_per_block {
+        require_positive("device-reads-per-block", reads_per_block)?;
+    }
+    let contended = work.contended_reads.map(|c| c.per_session);
     for in_flight in std::iter::once(work.session_reads_in_flight).chain(contended) {
         if in_flight.is_nan() || in_flight < 1.0 {
             return Err(invalid(
@@ -501,12 +544,14 @@ pub fn predict(
 }
 
 /// The model at `sessions`: an MVA of that many sessions whose device
-/// holds [`BlockWork::reads_in_flight_at`] that count per session.
+/// holds [`BlockWork::reads_in_flight_at`] that count per session, each
+/// block [`BlockWork::device_reads_per_block_at`] it.
 fn predict_at(
     curve: &StorageCurve,
     work: &BlockWork,
     sessions: u32,
 ) -> Result<Predicted, ModelError> {
+    let work = &work.at(sessions);
     let in_flight = work.reads_in_flight_at(sessions);
     let centres = [
         LoadDependentCentre {
@@ -729,9 +774,10 @@ mod tests {
         assert!(one[1].device_outstanding > 2.0 * one[0].device_outstanding);
         // Measured with 3 sessions at 4 each: 3 with 2, linear to it, then 4.
         let deeper = BlockWork {
-            contended_reads_in_flight: Some(ContendedReads {
+            contended_reads: Some(ContendedReads {
                 sessions: 3,
                 per_session: 4.0,
+                device_reads_per_block: None,
             }),
             ..work.clone()
         };
@@ -748,6 +794,55 @@ mod tests {
             ..work
         };
         assert!(predict(&curve, &none, &[1]).is_err());
+    }
+
+    #[test]
+    fn more_sessions_read_the_contended_window_s_device_reads_per_block() {
+        let curve = StorageCurve::new(vec![point(1, 50.0), point(8, 160.0)]).unwrap();
+        let work = BlockWork {
+            cpu_per_cached_block_s: 10e-6,
+            cpu_per_io_s: 20e-6,
+            overlap_per_block_s: 5.5e-6,
+            device_reads_per_block: 1.1,
+            ..plain_work()
+        };
+        let crowded = BlockWork {
+            contended_reads: Some(ContendedReads {
+                sessions: 5,
+                per_session: 1.0,
+                device_reads_per_block: Some(1.5),
+            }),
+            ..work.clone()
+        };
+        // 1.1 at one session, linear to 1.5 at 5 sessions, 1.5 past them.
+        for (sessions, expected) in [(1, 1.1), (3, 1.3), (5, 1.5), (16, 1.5)] {
+            let at = crowded.device_reads_per_block_at(sessions);
+            assert!((at - expected).abs() < 1e-12, "{sessions}: {at}");
+        }
+        // At 5 sessions: 1.5 reads per block, the overlap per read kept (5 µs).
+        let five = crowded.at(5);
+        assert!((five.overlap_per_block_s - 7.5e-6).abs() < 1e-15);
+        let alone = &predict(&curve, &work, &[1]).unwrap()[0];
+        let one = &predict(&curve, &crowded, &[1]).unwrap()[0];
+        assert_eq!(
+            one.device_read_requests_per_s,
+            alone.device_read_requests_per_s
+        );
+        // A statement of 4 blocks is 6 device reads; 5 sessions cycling
+        // through them without think time: mean = 6 × 5 / X (Little).
+        let at_five = &predict(&curve, &crowded, &[5]).unwrap()[0];
+        let by_little = 6.0 * 5.0 / at_five.device_read_requests_per_s;
+        assert!((at_five.statement_latency_mean_s - by_little).abs() < 1e-9 * by_little);
+        let as_measured = &predict(&curve, &work, &[5]).unwrap()[0];
+        assert!(at_five.device_read_requests_per_s > as_measured.device_read_requests_per_s);
+        let nothing = BlockWork {
+            contended_reads: Some(ContendedReads {
+                device_reads_per_block: Some(0.0),
+                ..crowded.contended_reads.unwrap()
+            }),
+            ..work
+        };
+        assert!(predict(&curve, &nothing, &[1]).is_err());
     }
 
     #[test]

@@ -212,6 +212,10 @@ pub struct DatabaseContention {
     /// The data devices' reads in flight over the window (r/s × r_await).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device_reads_in_flight: Option<f64>,
+    /// The data devices' read requests over the blocks the sessions'
+    /// statements touched.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_reads_per_block: Option<f64>,
     pub host_cpu_busy_pct: f64,
     /// Share of the window some task waited for a CPU (PSI), percent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -231,13 +235,16 @@ impl DatabaseContention {
                 reads / f64::from(self.sessions)
             )
         });
+        let per_block = self
+            .device_reads_per_block
+            .map_or(String::new(), |k| format!(", {k:.3} per block"));
         let not_fitted = match self.fitted {
             true => "",
             false => ": not the CPUs, so the model keeps them all",
         };
         format!(
             "{:.2} of its {} CPUs ({} sessions reading from the device reached {:.0} device \
-             read requests/s in {:.1} s{in_flight} where the model with every CPU gives {:.0}; \
+             read requests/s in {:.1} s{in_flight}{per_block} where the model with every CPU gives {:.0}; \
              CPUs {:.0}% busy{waited}{not_fitted})",
             self.cpu_servers,
             self.cpus,

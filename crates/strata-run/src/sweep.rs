@@ -241,7 +241,6 @@ pub fn database_reads(
         );
     }
     let reads = device_read_requests as f64;
-    let blocks = figures.workload.rows_selected as f64;
     let device_reads_in_flight = device_reads(&figures.devices).map_or(1.0, |d| d.in_flight);
     let select = figures.workload.operations.get("select");
     let cpu_per_device_read_us = cpu_s / reads * 1e6;
@@ -259,15 +258,20 @@ pub fn database_reads(
             device_reads_in_flight,
         ),
         prefetch,
-        blocks,
-        device_reads_per_block: match blocks > 0.0 {
-            true => reads / blocks,
-            false => 1.0,
-        },
+        blocks: figures.workload.rows_selected as f64,
+        device_reads_per_block: device_reads_per_block(figures).unwrap_or(1.0),
         device_reads_in_flight,
         statement_mean_ms: select.map(|s| s.latency.lat_mean_us / 1e3),
         statement_p99_ms: select.map(|s| s.latency.lat_p99_us / 1e3),
     })
+}
+
+/// A window's device read requests over the table blocks its statements
+/// touched; none where it read or touched nothing.
+fn device_reads_per_block(figures: &RunFigures) -> Option<f64> {
+    let reads = figures.absorption.as_ref()?.device_read_requests as f64;
+    let blocks = figures.workload.rows_selected as f64;
+    (reads > 0.0 && blocks > 0.0).then(|| reads / blocks)
 }
 
 /// What the database counted of its own block reads in one window: each
@@ -426,7 +430,7 @@ impl DatabaseWork {
             overlap_per_block_s: overlap_per_read_us * reads.device_reads_per_block * 1e-6,
             device_reads_per_block: reads.device_reads_per_block,
             session_reads_in_flight: reads.session_reads_in_flight(),
-            contended_reads_in_flight: contention.as_ref().and_then(contended_reads),
+            contended_reads: contention.as_ref().and_then(contended_reads),
             statement_p99_over_mean: reads.statement_p99_over_mean(),
             ..BlockWork::of_cpu(
                 cpu.cpu_per_block_us * 1e-6,
@@ -498,8 +502,9 @@ fn database_contention(
         );
     };
     let curve = &storage.curve;
+    let device_reads_per_block = device_reads_per_block(figures);
     let every_cpu = BlockWork {
-        contended_reads_in_flight: Some(per_session_reads(sessions, in_flight)),
+        contended_reads: Some(contended(sessions, in_flight, device_reads_per_block)),
         ..every_cpu.clone()
     };
     let predicted = predict::predict(curve, &every_cpu, &[sessions])?;
@@ -518,22 +523,30 @@ fn database_contention(
         cpu_servers,
         fitted,
         device_reads_in_flight: Some(in_flight),
+        device_reads_per_block,
         host_cpu_busy_pct: 100.0 - figures.cpu.host_idle_pct,
         cpu_pressure_pct,
     })
 }
 
-/// The contended window's device reads in flight per session, at least 1.
+/// The contended window's device reads: in flight per session (at least
+/// 1) and per block.
 pub fn contended_reads(contention: &DatabaseContention) -> Option<ContendedReads> {
     let in_flight = contention.device_reads_in_flight?;
-    Some(per_session_reads(contention.sessions, in_flight))
+    Some(contended(
+        contention.sessions,
+        in_flight,
+        contention.device_reads_per_block,
+    ))
 }
 
-/// `in_flight` reads at the devices shared by `sessions`, at least 1 each.
-fn per_session_reads(sessions: u32, in_flight: f64) -> ContendedReads {
+/// `in_flight` reads at the devices shared by `sessions`, at least 1 each,
+/// and their reads per block.
+fn contended(sessions: u32, in_flight: f64, per_block: Option<f64>) -> ContendedReads {
     ContendedReads {
         sessions,
         per_session: (in_flight / f64::from(sessions.max(1))).max(1.0),
+        device_reads_per_block: per_block,
     }
 }
 

@@ -7,7 +7,7 @@
 use anyhow::Context;
 use strata_model::command::args::PredictArgs;
 use strata_model::command::predict::PredictRequest;
-use strata_model::predict::{BlockWork, Statement};
+use strata_model::predict::{BlockWork, ContendedReads, Statement};
 use strata_recording::run::BLOCK_BYTES;
 use strata_recording::Recording;
 use strata_run::sweep::{DatabaseWork, Storage};
@@ -81,9 +81,12 @@ fn with_options(work: BlockWork, args: &PredictArgs) -> BlockWork {
         session_reads_in_flight: args
             .session_reads_in_flight
             .unwrap_or(work.session_reads_in_flight),
-        contended_reads_in_flight: match args.session_reads_in_flight {
-            Some(_) => None,
-            None => work.contended_reads_in_flight,
+        contended_reads: match args.session_reads_in_flight {
+            Some(in_flight) => work.contended_reads.map(|contended| ContendedReads {
+                per_session: in_flight,
+                ..contended
+            }),
+            None => work.contended_reads,
         },
         statement_p99_over_mean: args
             .statement_p99_over_mean

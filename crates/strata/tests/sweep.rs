@@ -459,10 +459,12 @@ fn assert_contention_window(sweep: &Value) {
         .as_f64()
         .unwrap();
     assert!(measured > 0.0 && every_cpu > 0.0, "{contention}");
-    assert!(
-        contention["device_reads_in_flight"].as_f64().unwrap() > 0.0,
-        "{contention}"
-    );
+    for measured in ["device_reads_in_flight", "device_reads_per_block"] {
+        assert!(
+            contention[measured].as_f64().unwrap() > 0.0,
+            "{measured}: {contention}"
+        );
+    }
     if measured >= every_cpu || contention["fitted"] == false {
         assert_eq!(servers, cpus as f64, "{contention}");
     }

@@ -90,9 +90,12 @@ pub fn run(request: &PredictRequest) -> anyhow::Result<Output> {
 /// `--explain`.
 fn inputs(page: &mut Page, request: &PredictRequest) {
     let work = &request.work;
-    let contended = work.contended_reads_in_flight.map_or(String::new(), |c| {
+    let contended = work.contended_reads.map_or(String::new(), |c| {
+        let per_block = c.device_reads_per_block.map_or(String::new(), |k| {
+            format!(", {k:.3} device reads per block")
+        });
         format!(
-            " ({:.2} at {} sessions, linear in between)",
+            " ({:.2} in flight{per_block} at {} sessions, linear in between)",
             c.per_session, c.sessions
         )
     });
@@ -150,6 +153,7 @@ fn inputs(page: &mut Page, request: &PredictRequest) {
 }
 
 fn explain(page: &mut Page, work: &BlockWork, point: &Predicted) {
+    let work = &work.at(point.sessions);
     let delay_us =
         (work.delay_per_block_s + work.think_per_block_s) / work.device_reads_per_block * 1e6;
     let cycle_us = point.block_read_latency_s * 1e6 + point.cpu_residence_s * 1e6 + delay_us
