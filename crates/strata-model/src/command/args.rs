@@ -300,8 +300,10 @@ pub struct PredictArgs {
     #[arg(long, value_name = "N", value_parser = positive)]
     pub cpu_servers: Option<f64>,
     /// Device reads one session keeps in flight, at least 1 (more where the
-    /// server reads ahead of its scan: PostgreSQL 18's read streams)
-    /// [default: 1, or what the --from sweep's reading window measured]
+    /// server reads ahead of its scan: PostgreSQL 18's read streams), at
+    /// every session count [default: 1, or what the --from sweep measured:
+    /// its reading window's, linear to its window of more sessions than
+    /// CPUs]
     #[arg(long, value_name = "N", value_parser = positive)]
     pub session_reads_in_flight: Option<f64>,
     /// Statements' p99 over their mean, at least 1: a statement's p99 is
