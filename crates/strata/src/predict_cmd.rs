@@ -8,6 +8,7 @@ use anyhow::Context;
 use strata_model::command::args::PredictArgs;
 use strata_model::command::predict::PredictRequest;
 use strata_model::predict::{BlockWork, ContendedReads, Statement};
+use strata_recording::record::RunResult;
 use strata_recording::run::BLOCK_BYTES;
 use strata_recording::Recording;
 use strata_run::sweep::{DatabaseWork, Storage};
@@ -32,8 +33,12 @@ pub fn request(args: &PredictArgs) -> anyhow::Result<PredictRequest> {
     });
     let block_bytes = args.block_size.or(run_block_bytes).unwrap_or(BLOCK_BYTES);
     let storage = Storage::read(&args.calibration, block_bytes)?;
-    let run_work_unit = run.as_ref().and_then(|run| {
-        let work_unit = run.header.options["workload"]["work_unit"].as_u64();
+    let run = match &run {
+        Some(recording) => Some((recording, run_result(recording)?)),
+        None => None,
+    };
+    let run_work_unit = run.and_then(|(recording, _)| {
+        let work_unit = recording.header.options["workload"]["work_unit"].as_u64();
         work_unit.map(|n| n as u32)
     });
     let blocks = f64::from(args.work_unit.or(run_work_unit).unwrap_or(WORK_UNIT));
@@ -41,15 +46,12 @@ pub fn request(args: &PredictArgs) -> anyhow::Result<PredictRequest> {
         blocks,
         think_per_block_s: args.think_time.as_secs_f64() / blocks,
     };
-    let run_cpus = run
-        .as_ref()
-        .and_then(|run| run.run_result())
-        .map(|result| result.figures.cpu.cpus as u32);
+    let run_cpus = run.map(|(_, result)| result.figures.cpu.cpus as u32);
     let cpus = args
         .cpus
         .or(run_cpus)
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get() as u32));
-    let (work, work_source) = match &run {
+    let (work, work_source) = match run {
         Some(run) => measured_work(run, &storage, statement, cpus)?,
         None => (
             BlockWork::of_cpu(
@@ -95,20 +97,25 @@ fn with_options(work: BlockWork, args: &PredictArgs) -> BlockWork {
     }
 }
 
+/// The `--from` Recording's run result.
+fn run_result(recording: &Recording) -> anyhow::Result<&RunResult> {
+    let name = recording.path.display();
+    recording
+        .run_result()
+        .with_context(|| format!("--from {name}: not a run's Recording (no run_result)"))
+}
+
 /// The work per block a run's Recording measured, and where it came
 /// from: a sweep's windows before its points (the overlap against
 /// `storage`), else the run's own window, whose CPU per block holds the
 /// kernel's reads.
 fn measured_work(
-    recording: &Recording,
+    (recording, result): (&Recording, &RunResult),
     storage: &Storage,
     statement: Statement,
     cpus: u32,
 ) -> anyhow::Result<(BlockWork, String)> {
     let name = recording.path.display().to_string();
-    let result = recording
-        .run_result()
-        .with_context(|| format!("--from {name}: not a run's Recording (no run_result)"))?;
     if let Some(measured) = recording.sweep().and_then(DatabaseWork::of_sweep) {
         return Ok((
             measured.block_work(storage, statement, cpus),
