@@ -351,8 +351,9 @@ pub struct BlockWork {
     pub contended_reads: Option<ContendedReads>,
     /// The database's own statements' p99 over their mean, measured by one
     /// session reading from the device: where given, a statement's p99 is
-    /// its predicted mean × this (measured here: about the same share at
-    /// every session count), instead of calibrate's spread on its waits.
+    /// its predicted mean × this (linear from it to the contended window's
+    /// where that window kept one, as [`BlockWork::at`] gives), instead of
+    /// calibrate's spread on its waits.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub statement_p99_over_mean: Option<f64>,
 }
@@ -366,13 +367,24 @@ pub struct Statement {
 }
 
 /// What `sessions` sessions measured of their device reads: in flight
-/// per session, and per block where measured.
+/// per session, per block where measured, their statements' p99 over
+/// their mean where kept, and how much slower the device served them.
 #[derive(Debug, Clone, Copy, Serialize)]
 pub struct ContendedReads {
     pub sessions: u32,
     pub per_session: f64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub device_reads_per_block: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub statement_p99_over_mean: Option<f64>,
+    /// The device's latency for these sessions' reads over calibrate's at
+    /// their depth, relative to one session's: with other sessions'
+    /// CPU work running while a read is in flight, a VM's device answers
+    /// later than calibrate's idle CPUs saw. The model's device serves
+    /// this count of sessions this many times slower, linear from 1 at
+    /// one session.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device_slowdown: Option<f64>,
 }
 
 impl BlockWork {
@@ -429,6 +441,14 @@ impl BlockWork {
         })
     }
 
+    /// How many times slower than calibrate's curve the device serves
+    /// `sessions` sessions: 1 for one session (the reading window is the
+    /// model's anchor), linear to the contended window's slowdown at its
+    /// count and flat past it, 1 where it was not measured.
+    pub fn device_slowdown_at(&self, sessions: u32) -> f64 {
+        self.toward_contended(sessions, 1.0, |contended| contended.device_slowdown)
+    }
+
     /// One session's figure `one`, linear from it to the contended
     /// window's at its count, the window's past it; `one` where the window
     /// has none.
@@ -450,15 +470,34 @@ impl BlockWork {
         }
     }
 
-    /// The work at `sessions`: its device reads per block, the CPU for
-    /// the read path and the overlap per device read as measured.
+    /// The work at `sessions`: its device reads per block and its
+    /// statements' p99 over their mean there, the CPU for the read path
+    /// and the overlap per device read as measured.
     pub fn at(&self, sessions: u32) -> BlockWork {
         let reads_per_block = self.device_reads_per_block_at(sessions);
         BlockWork {
             device_reads_per_block: reads_per_block,
             overlap_per_block_s: self.overlap_per_block_s * reads_per_block
                 / self.device_reads_per_block,
+            statement_p99_over_mean: self.statement_p99_over_mean.map(|one| {
+                self.toward_contended(sessions, one, |contended| contended.statement_p99_over_mean)
+            }),
             ..self.clone()
+        }
+    }
+
+    /// How the statements' p99 over their mean runs past one session, as
+    /// the prediction says it: linear to the contended window's, where it
+    /// kept one.
+    pub fn spread_text(&self) -> String {
+        let contended = self
+            .contended_reads
+            .and_then(|c| Some((c.sessions, c.statement_p99_over_mean?)));
+        match contended {
+            Some((sessions, ratio)) if self.statement_p99_over_mean.is_some() => {
+                format!(", linear to {sessions} sessions' {ratio:.2} and flat past")
+            }
+            _ => String::new(),
         }
     }
 
@@ -515,9 +554,14 @@ pub fn predict(
             ));
         }
     }
-    if work
-        .statement_p99_over_mean
-        .is_some_and(|ratio| ratio.is_nan() || ratio < 1.0)
+    if let Some(slowdown) = work.contended_reads.and_then(|c| c.device_slowdown) {
+        require_positive("device-slowdown", slowdown)?;
+    }
+    let contended_spread = work.contended_reads.and_then(|c| c.statement_p99_over_mean);
+    if std::iter::once(work.statement_p99_over_mean)
+        .chain([contended_spread])
+        .flatten()
+        .any(|ratio| ratio.is_nan() || ratio < 1.0)
     {
         return Err(invalid(
             "statement-p99-over-mean",
@@ -553,11 +597,12 @@ fn predict_at(
 ) -> Result<Predicted, ModelError> {
     let work = &work.at(sessions);
     let in_flight = work.reads_in_flight_at(sessions);
+    let slowdown = work.device_slowdown_at(sessions);
     let centres = [
         LoadDependentCentre {
             name: "device".into(),
             rates: (1..=sessions)
-                .map(|j| curve.rate_at(f64::from(j) * in_flight))
+                .map(|j| curve.rate_at(f64::from(j) * in_flight) / slowdown)
                 .collect(),
         },
         LoadDependentCentre {
@@ -778,6 +823,8 @@ mod tests {
                 sessions: 3,
                 per_session: 4.0,
                 device_reads_per_block: None,
+                statement_p99_over_mean: None,
+                device_slowdown: None,
             }),
             ..work.clone()
         };
@@ -811,6 +858,8 @@ mod tests {
                 sessions: 5,
                 per_session: 1.0,
                 device_reads_per_block: Some(1.5),
+                statement_p99_over_mean: None,
+                device_slowdown: None,
             }),
             ..work.clone()
         };
@@ -843,6 +892,60 @@ mod tests {
             ..work
         };
         assert!(predict(&curve, &nothing, &[1]).is_err());
+    }
+
+    #[test]
+    fn the_device_serves_more_sessions_as_slowly_as_the_contended_window() {
+        let curve = StorageCurve::new(vec![point(1, 50.0), point(8, 160.0)]).unwrap();
+        // The same curve at half the rate: every latency twice calibrate's.
+        let halved = StorageCurve::new(vec![point(1, 100.0), point(8, 320.0)]).unwrap();
+        let work = BlockWork {
+            cpu_per_cached_block_s: 30e-6,
+            cpus: 2,
+            cpu_servers: 2.0,
+            ..plain_work()
+        };
+        let slowed = BlockWork {
+            contended_reads: Some(ContendedReads {
+                sessions: 6,
+                per_session: 1.0,
+                device_reads_per_block: None,
+                statement_p99_over_mean: None,
+                device_slowdown: Some(2.0),
+            }),
+            ..work.clone()
+        };
+        // 1 at one session, linear to 2 at 6 sessions, 2 past them.
+        for (sessions, expected) in [(1, 1.0), (2, 1.2), (6, 2.0), (16, 2.0)] {
+            assert_eq!(slowed.device_slowdown_at(sessions), expected);
+        }
+        assert_eq!(work.device_slowdown_at(16), 1.0);
+        let rate = |curve: &StorageCurve, work: &BlockWork, sessions: u32| {
+            predict(curve, work, &[sessions]).unwrap()[0].device_read_requests_per_s
+        };
+        // One session is the anchor; from 6 on, the halved curve's answer.
+        assert_eq!(rate(&curve, &slowed, 1), rate(&curve, &work, 1));
+        let two = rate(&curve, &slowed, 2);
+        assert!(two < rate(&curve, &work, 2) && two > rate(&halved, &work, 2));
+        for sessions in [6, 16] {
+            let (with, by_hand) = (
+                rate(&curve, &slowed, sessions),
+                rate(&halved, &work, sessions),
+            );
+            assert!(
+                (with - by_hand).abs() < 1e-9 * by_hand,
+                "{sessions}: {with} {by_hand}"
+            );
+            assert!(with < rate(&curve, &work, sessions));
+        }
+        let none = BlockWork {
+            contended_reads: Some(ContendedReads {
+                device_slowdown: Some(0.0),
+                ..slowed.contended_reads.unwrap()
+            }),
+            ..work
+        };
+        assert!(predict(&curve, &none, &[2]).is_err());
     }
 
     #[test]
@@ -885,9 +988,50 @@ mod tests {
         }
         let below = BlockWork {
             statement_p99_over_mean: Some(0.9),
-            ..work
+            ..work.clone()
         };
         assert!(predict(&curve, &below, &[1]).is_err());
+        // 3.0 alone, 2.0 measured with 5 sessions: linear to them, flat past.
+        let crowded = BlockWork {
+            statement_p99_over_mean: Some(3.0),
+            contended_reads: Some(ContendedReads {
+                sessions: 5,
+                per_session: 1.0,
+                device_reads_per_block: None,
+                statement_p99_over_mean: Some(2.0),
+                device_slowdown: None,
+            }),
+            ..work.clone()
+        };
+        let predicted = predict(&curve, &crowded, &[1, 3, 5, 16]).unwrap();
+        for (point, ratio) in predicted.iter().zip([3.0, 2.5, 2.0, 2.0]) {
+            let by_hand = point.statement_latency_mean_s * ratio;
+            assert!(
+                (point.statement_latency_p99_s - by_hand).abs() < 1e-12,
+                "{}: {}",
+                point.sessions,
+                point.statement_latency_p99_s / point.statement_latency_mean_s
+            );
+        }
+        assert_eq!(
+            crowded.spread_text(),
+            ", linear to 5 sessions' 2.00 and flat past"
+        );
+        // Without one session's ratio, calibrate's spread: the window's is
+        // not used alone.
+        let unmeasured = BlockWork {
+            statement_p99_over_mean: None,
+            ..crowded.clone()
+        };
+        assert_eq!(unmeasured.at(5).statement_p99_over_mean, None);
+        let contended_below = BlockWork {
+            contended_reads: Some(ContendedReads {
+                statement_p99_over_mean: Some(0.5),
+                ..crowded.contended_reads.unwrap()
+            }),
+            ..crowded
+        };
+        assert!(predict(&curve, &contended_below, &[1]).is_err());
     }
 
     #[test]

@@ -183,9 +183,15 @@ impl DatabaseReads {
 
     /// The window's statements' p99 over their mean, at least 1.
     pub fn statement_p99_over_mean(&self) -> Option<f64> {
-        let (mean, p99) = (self.statement_mean_ms?, self.statement_p99_ms?);
-        (mean > 0.0).then(|| (p99 / mean).max(1.0))
+        p99_over_mean(self.statement_mean_ms, self.statement_p99_ms)
     }
+}
+
+/// A window's statements' p99 over their mean, at least 1; none where
+/// either was not kept or the mean is 0.
+fn p99_over_mean(mean_ms: Option<f64>, p99_ms: Option<f64>) -> Option<f64> {
+    let (mean, p99) = (mean_ms?, p99_ms?);
+    (mean > 0.0).then(|| (p99 / mean).max(1.0))
 }
 
 /// More sessions than CPUs reading the data set from the device as the
@@ -220,9 +226,20 @@ pub struct DatabaseContention {
     /// Share of the window some task waited for a CPU (PSI), percent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_pressure_pct: Option<f64>,
+    /// The window's statements: their mean and p99, ms. None in Recordings
+    /// made before they were kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub statement_mean_ms: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub statement_p99_ms: Option<f64>,
 }
 
 impl DatabaseContention {
+    /// The window's statements' p99 over their mean, at least 1.
+    pub fn statement_p99_over_mean(&self) -> Option<f64> {
+        p99_over_mean(self.statement_mean_ms, self.statement_p99_ms)
+    }
+
     /// How the CPUs were measured, as the prediction and the report say
     /// it.
     pub fn text(&self) -> String {
@@ -238,13 +255,18 @@ impl DatabaseContention {
         let per_block = self
             .device_reads_per_block
             .map_or(String::new(), |k| format!(", {k:.3} per block"));
+        let spread = self
+            .statement_p99_over_mean()
+            .map_or(String::new(), |ratio| {
+                format!(", statement p99 {ratio:.2} × their mean")
+            });
         let not_fitted = match self.fitted {
             true => "",
             false => ": not the CPUs, so the model keeps them all",
         };
         format!(
             "{:.2} of its {} CPUs ({} sessions reading from the device reached {:.0} device \
-             read requests/s in {:.1} s{in_flight}{per_block} where the model with every CPU gives {:.0}; \
+             read requests/s in {:.1} s{in_flight}{per_block}{spread} where the model with every CPU gives {:.0}; \
              CPUs {:.0}% busy{waited}{not_fitted})",
             self.cpu_servers,
             self.cpus,

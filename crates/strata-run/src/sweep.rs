@@ -237,12 +237,14 @@ pub fn database_reads(
     let cpu_s = figures.cpu.server_and_driver_cpu_s();
     if device_read_requests == 0 || figures.cpu.server_cpu_s <= 0.0 {
         bail!(
-            "measuring the database's CPU per device read: the one-session window read              {device_read_requests} requests from the device with {cpu_s:.3} s of CPU (the              data set must be larger than the caches, the server's processes on this machine)"
+            "measuring the database's CPU per device read: the one-session window read \
+             {device_read_requests} requests from the device with {cpu_s:.3} s of CPU (the \
+             data set must be larger than the caches, the server's processes on this machine)"
         );
     }
     let reads = device_read_requests as f64;
     let device_reads_in_flight = device_reads(&figures.devices).map_or(1.0, |d| d.in_flight);
-    let select = figures.workload.operations.get("select");
+    let (statement_mean_ms, statement_p99_ms) = statement_ms(figures);
     let cpu_per_device_read_us = cpu_s / reads * 1e6;
     let elapsed_per_device_read_us = figures.window_s / reads * 1e6;
     Ok(DatabaseReads {
@@ -261,9 +263,19 @@ pub fn database_reads(
         blocks: figures.workload.rows_selected as f64,
         device_reads_per_block: device_reads_per_block(figures).unwrap_or(1.0),
         device_reads_in_flight,
-        statement_mean_ms: select.map(|s| s.latency.lat_mean_us / 1e3),
-        statement_p99_ms: select.map(|s| s.latency.lat_p99_us / 1e3),
+        statement_mean_ms,
+        statement_p99_ms,
     })
+}
+
+/// A window's statements' mean and p99 latency, ms; none where it ran
+/// none.
+fn statement_ms(figures: &RunFigures) -> (Option<f64>, Option<f64>) {
+    let select = figures.workload.operations.get("select");
+    (
+        select.map(|s| s.latency.lat_mean_us / 1e3),
+        select.map(|s| s.latency.lat_p99_us / 1e3),
+    )
 }
 
 /// A window's device read requests over the table blocks its statements
@@ -430,7 +442,9 @@ impl DatabaseWork {
             overlap_per_block_s: overlap_per_read_us * reads.device_reads_per_block * 1e-6,
             device_reads_per_block: reads.device_reads_per_block,
             session_reads_in_flight: reads.session_reads_in_flight(),
-            contended_reads: contention.as_ref().and_then(contended_reads),
+            contended_reads: contention
+                .as_ref()
+                .and_then(|contention| contended_reads(contention, storage, reads)),
             statement_p99_over_mean: reads.statement_p99_over_mean(),
             ..BlockWork::of_cpu(
                 cpu.cpu_per_block_us * 1e-6,
@@ -472,7 +486,9 @@ pub fn predict_from(
     let statement = statement(workload);
     if let Some((count, figures)) = contended {
         let every_cpu = measured.block_work(storage, statement, cpus);
-        measured.contention = Some(database_contention(storage, &every_cpu, count, &figures)?);
+        let contention =
+            database_contention((storage, &measured.reads), &every_cpu, count, &figures)?;
+        measured.contention = Some(contention);
     }
     let work = measured.block_work(storage, statement, cpus);
     let predicted = prediction(storage, &work, sessions)?;
@@ -485,7 +501,7 @@ pub fn predict_from(
 /// for CPUs (every CPU when they hardly did: then the CPUs were not what
 /// held it back).
 fn database_contention(
-    storage: &Storage,
+    (storage, reads): (&Storage, &DatabaseReads),
     every_cpu: &BlockWork,
     sessions: u32,
     figures: &RunFigures,
@@ -501,53 +517,78 @@ fn database_contention(
              from the device"
         );
     };
-    let curve = &storage.curve;
-    let device_reads_per_block = device_reads_per_block(figures);
-    let every_cpu = BlockWork {
-        contended_reads: Some(contended(sessions, in_flight, device_reads_per_block)),
-        ..every_cpu.clone()
-    };
-    let predicted = predict::predict(curve, &every_cpu, &[sessions])?;
     let cpu_pressure_pct = figures.cpu.host_cpu_pressure_pct;
-    let fitted = cpu_pressure_pct.is_none_or(|pct| pct >= CPU_WAIT_FIT_PCT);
-    let cpu_servers = match fitted {
-        true => predict::fit_cpu_servers(curve, &every_cpu, sessions, measured_per_s)?,
-        false => f64::from(every_cpu.cpus),
-    };
-    Ok(DatabaseContention {
+    let (statement_mean_ms, statement_p99_ms) = statement_ms(figures);
+    let mut contention = DatabaseContention {
         sessions,
         window_s: figures.window_s,
         device_read_requests_per_s: measured_per_s,
-        predicted_with_every_cpu_per_s: predicted[0].device_read_requests_per_s,
+        predicted_with_every_cpu_per_s: 0.0,
         cpus: every_cpu.cpus,
-        cpu_servers,
-        fitted,
+        cpu_servers: f64::from(every_cpu.cpus),
+        fitted: cpu_pressure_pct.is_none_or(|pct| pct >= CPU_WAIT_FIT_PCT),
         device_reads_in_flight: Some(in_flight),
-        device_reads_per_block,
+        device_reads_per_block: device_reads_per_block(figures),
         host_cpu_busy_pct: 100.0 - figures.cpu.host_idle_pct,
         cpu_pressure_pct,
-    })
+        statement_mean_ms,
+        statement_p99_ms,
+    };
+    let curve = &storage.curve;
+    let every_cpu = BlockWork {
+        contended_reads: contended_reads(&contention, storage, reads),
+        ..every_cpu.clone()
+    };
+    let predicted = predict::predict(curve, &every_cpu, &[sessions])?;
+    contention.predicted_with_every_cpu_per_s = predicted[0].device_read_requests_per_s;
+    if contention.fitted {
+        contention.cpu_servers =
+            predict::fit_cpu_servers(curve, &every_cpu, sessions, measured_per_s)?;
+    }
+    Ok(contention)
 }
 
 /// The contended window's device reads: in flight per session (at least
-/// 1) and per block.
-pub fn contended_reads(contention: &DatabaseContention) -> Option<ContendedReads> {
+/// 1), per block, its statements' p99 over their mean, and how much
+/// slower than one session's the device served them against `storage`.
+fn contended_reads(
+    contention: &DatabaseContention,
+    storage: &Storage,
+    reads: &DatabaseReads,
+) -> Option<ContendedReads> {
     let in_flight = contention.device_reads_in_flight?;
-    Some(contended(
-        contention.sessions,
-        in_flight,
-        contention.device_reads_per_block,
-    ))
+    Some(ContendedReads {
+        sessions: contention.sessions,
+        per_session: (in_flight / f64::from(contention.sessions.max(1))).max(1.0),
+        device_reads_per_block: contention.device_reads_per_block,
+        statement_p99_over_mean: contention.statement_p99_over_mean(),
+        device_slowdown: device_slowdown(storage, reads, contention),
+    })
 }
 
-/// `in_flight` reads at the devices shared by `sessions`, at least 1 each,
-/// and their reads per block.
-fn contended(sessions: u32, in_flight: f64, per_block: Option<f64>) -> ContendedReads {
-    ContendedReads {
-        sessions,
-        per_session: (in_flight / f64::from(sessions.max(1))).max(1.0),
-        device_reads_per_block: per_block,
-    }
+/// The contended window's device latency over calibrate's at its depth,
+/// over the one-session reading window's the same way: how much slower
+/// the device served reads while other sessions' CPU work ran (a VM's
+/// virtual disk answers later when its vCPUs are busy: fio at 1 and 2
+/// outstanding beside two busy CPUs here, 1.4–1.5 × its time alone).
+/// None where either window measured no device latency.
+fn device_slowdown(
+    storage: &Storage,
+    reads: &DatabaseReads,
+    contention: &DatabaseContention,
+) -> Option<f64> {
+    let against_calibrate =
+        |in_flight: f64, latency_us: f64| latency_us / (storage.curve.latency_at(in_flight) * 1e6);
+    let one = against_calibrate(
+        reads.device_reads_in_flight,
+        reads.device_reads_in_flight * reads.elapsed_per_device_read_us,
+    );
+    let in_flight = contention.device_reads_in_flight?;
+    let crowded = against_calibrate(
+        in_flight,
+        in_flight / contention.device_read_requests_per_s * 1e6,
+    );
+    (one > 0.0 && crowded > 0.0 && crowded.is_finite()).then(|| crowded / one)
 }
 
 /// The prediction at each of `sessions`, in the Recording's shape.
@@ -809,10 +850,22 @@ pub fn prediction_text(
         ),
         false => String::new(),
     };
+    let slowdown = work
+        .contended_reads
+        .and_then(|c| Some((c.sessions, c.device_slowdown?)))
+        .map_or(String::new(), |(sessions, slowdown)| {
+            format!(
+                "; the device served {sessions} sessions' reads {slowdown:.2} × as slowly as one \
+                 session's, each against calibrate at its depth (their CPU work runs while \
+                 reads are in flight): the model's device is that much slower there, linear \
+                 from one session's"
+            )
+        });
     let p99_source = match (work.statement_p99_over_mean, storage.curve.has_batches()) {
         (Some(ratio), _) => format!(
-            "the database's own statements at one session (p99 {ratio:.2} × their mean), times \
-             the predicted mean"
+            "the database's own statements at one session (p99 {ratio:.2} × their mean{}), \
+             times the predicted mean",
+            work.spread_text()
         ),
         (None, true) => {
             "calibrate's batches timed whole, p99 over mean at the predicted depth".to_string()
@@ -824,10 +877,10 @@ pub fn prediction_text(
          {:.0} cached blocks in {:.1} s, {:.1}% buffer hits) + {:.2} µs the read path's per \
          device read (one session reading from the device: {:.2} µs of CPU per device read, \
          {} reads in {:.1} s, {:.2} µs per read, {:.3} reads per block, {:.2} reads in flight at \
-         the device) on {}; {prefetch}{ahead}; {:.2} µs of the CPU per read ran while the device \
-         read (CPU + calibrate's {:.2} µs per read at {:.2} outstanding − time per read); {:.2} µs \
-         per block neither CPU nor device; think {:.2} µs per block; {} blocks per statement; \
-         statement p99 from {p99_source}\n",
+         the device) on {}; {prefetch}{ahead}{slowdown}; {:.2} µs of the CPU per read ran while \
+         the device read (CPU + calibrate's {:.2} µs per read at {:.2} outstanding − time per \
+         read); {:.2} µs per block neither CPU nor device; think {:.2} µs per block; {} blocks \
+         per statement; statement p99 from {p99_source}\n",
         cpu.cpu_per_block_us,
         cpu.blocks,
         cpu.window_s,

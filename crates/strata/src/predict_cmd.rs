@@ -83,13 +83,16 @@ fn with_options(work: BlockWork, args: &PredictArgs) -> BlockWork {
         session_reads_in_flight: args
             .session_reads_in_flight
             .unwrap_or(work.session_reads_in_flight),
-        contended_reads: match args.session_reads_in_flight {
-            Some(in_flight) => work.contended_reads.map(|contended| ContendedReads {
-                per_session: in_flight,
-                ..contended
-            }),
-            None => work.contended_reads,
-        },
+        contended_reads: work.contended_reads.map(|contended| ContendedReads {
+            per_session: args
+                .session_reads_in_flight
+                .unwrap_or(contended.per_session),
+            statement_p99_over_mean: match args.statement_p99_over_mean {
+                Some(_) => None,
+                None => contended.statement_p99_over_mean,
+            },
+            ..contended
+        }),
         statement_p99_over_mean: args
             .statement_p99_over_mean
             .or(work.statement_p99_over_mean),

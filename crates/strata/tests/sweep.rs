@@ -437,6 +437,59 @@ fn assert_model_predict_from_the_sweep_is_its_prediction(
             "{from_recording:?} vs {said:?}"
         );
     }
+    assert_device_slowdown(sweep, &model);
+}
+
+/// The device's slowdown from two sessions on, computed by hand: the
+/// contended window's device latency over calibrate's at its depth, over
+/// the one-session reading window's the same way; calibrate's latency at
+/// a depth d (at least 1) is d over the rate between its levels, each
+/// level's rate its outstanding over its mean latency.
+fn assert_device_slowdown(sweep: &Value, model: &Value) {
+    let contention = &sweep["database_contention"];
+    if contention.is_null() {
+        return;
+    }
+    let levels: Vec<(f64, f64)> = model["curve"]["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|level| {
+            let outstanding = level["outstanding"].as_f64().unwrap();
+            (
+                outstanding,
+                outstanding / level["mean_latency_s"].as_f64().unwrap(),
+            )
+        })
+        .collect();
+    let latency_at = |depth: f64| {
+        let depth = depth.max(1.0);
+        let above = levels.iter().position(|(level, _)| *level >= depth);
+        let rate = match above {
+            Some(0) => levels[0].1,
+            Some(i) => {
+                let ((low, low_rate), (high, high_rate)) = (levels[i - 1], levels[i]);
+                low_rate + (depth - low) / (high - low) * (high_rate - low_rate)
+            }
+            None => levels[levels.len() - 1].1,
+        };
+        depth / rate
+    };
+    let number = |window: &Value, name: &str| window[name].as_f64().unwrap();
+    let reads = &sweep["database_reads"];
+    let one_in_flight = number(reads, "device_reads_in_flight");
+    let one = one_in_flight * number(reads, "elapsed_per_device_read_us") * 1e-6
+        / latency_at(one_in_flight);
+    let in_flight = number(contention, "device_reads_in_flight");
+    let crowded =
+        in_flight / number(contention, "device_read_requests_per_s") / latency_at(in_flight);
+    let slowdown = model["work"]["contended_reads"]["device_slowdown"]
+        .as_f64()
+        .unwrap();
+    assert!(
+        (slowdown - crowded / one).abs() < 1e-9 * slowdown,
+        "{slowdown} vs {crowded} / {one}"
+    );
 }
 
 /// The window of more sessions than CPUs before a 1, 2, 4 sweep: 3 × the
@@ -545,13 +598,27 @@ fn assert_one_recording_with_every_point(document: &Value, record: &Path) {
     assert_contention_window(sweep);
     let prediction = sweep["prediction"].as_array().unwrap();
     assert_eq!(prediction.len(), 3);
-    // Each statement's p99: its predicted mean × the one-session reading
-    // window's statements' p99 over their mean.
-    let reads = &sweep["database_reads"];
-    let spread =
-        reads["statement_p99_ms"].as_f64().unwrap() / reads["statement_mean_ms"].as_f64().unwrap();
-    assert!(spread >= 1.0, "{reads}");
+    // Each statement's p99: its predicted mean × the statements' p99 over
+    // their mean, the one-session reading window's, linear to the
+    // contended window's at its session count.
+    let spread_of = |window: &Value| {
+        window["statement_p99_ms"].as_f64().unwrap() / window["statement_mean_ms"].as_f64().unwrap()
+    };
+    let (one, contention) = (
+        spread_of(&sweep["database_reads"]),
+        &sweep["database_contention"],
+    );
+    let (crowded, crowd) = match contention.is_null() {
+        true => (one, 2.0),
+        false => (
+            spread_of(contention),
+            contention["sessions"].as_f64().unwrap(),
+        ),
+    };
+    assert!(one >= 1.0 && crowded >= 1.0, "{one} {crowded}");
     for (predicted, point) in prediction.iter().zip(points) {
+        let share = ((predicted["sessions"].as_f64().unwrap() - 1.0) / (crowd - 1.0)).min(1.0);
+        let spread = one + share * (crowded - one);
         let expected = (device(point) - device(predicted)) * 100.0 / device(predicted);
         let error = predicted["device_error_pct"].as_f64().unwrap();
         assert!((error - expected).abs() < 1e-6, "{predicted} vs {point}");

@@ -94,8 +94,14 @@ fn inputs(page: &mut Page, request: &PredictRequest) {
         let per_block = c.device_reads_per_block.map_or(String::new(), |k| {
             format!(", {k:.3} device reads per block")
         });
+        let slowdown = c.device_slowdown.map_or(String::new(), |slowdown| {
+            format!(
+                "; the device {slowdown:.2} × calibrate's time there against one session's, \
+                 linear from 1"
+            )
+        });
         format!(
-            " ({:.2} in flight{per_block} at {} sessions, linear in between)",
+            " ({:.2} in flight{per_block} at {} sessions, linear in between{slowdown})",
             c.per_session, c.sessions
         )
     });
@@ -147,20 +153,21 @@ fn inputs(page: &mut Page, request: &PredictRequest) {
     }
     page.note(
         "  device: rate μ(j × reads in flight per session) of the curve (linear between levels, \
-         flat past the last); CPUs: rate min(j, CPUs the host gives) / CPU per block; a delay \
+         flat past the last) over the device's slowdown at that session count; CPUs: rate min(j, CPUs the host gives) / CPU per block; a delay \
          for the rest and think time",
     );
 }
 
-fn explain(page: &mut Page, work: &BlockWork, point: &Predicted) {
-    let work = &work.at(point.sessions);
+fn explain(page: &mut Page, measured: &BlockWork, point: &Predicted) {
+    let work = &measured.at(point.sessions);
     let delay_us =
         (work.delay_per_block_s + work.think_per_block_s) / work.device_reads_per_block * 1e6;
     let cycle_us = point.block_read_latency_s * 1e6 + point.cpu_residence_s * 1e6 + delay_us
         - point.overlap_s * 1e6;
     let p99 = match work.statement_p99_over_mean {
         Some(ratio) => format!(
-            "p99 = mean × {ratio:.3} (the database's statements at one session) = {:.3} ms",
+            "p99 = mean × {ratio:.3} (the database's statements at one session{}) = {:.3} ms",
+            measured.spread_text(),
             ms(point.statement_latency_p99_s)
         ),
         None => {
