@@ -378,11 +378,10 @@ pub struct ContendedReads {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub statement_p99_over_mean: Option<f64>,
     /// The device's latency for these sessions' reads over calibrate's at
-    /// their depth, relative to one session's: with other sessions'
-    /// CPU work running while a read is in flight, a VM's device answers
-    /// later than calibrate's idle CPUs saw. The model's device serves
-    /// this count of sessions this many times slower, linear from 1 at
-    /// one session.
+    /// their depth: with other sessions' CPU work running while a read is
+    /// in flight, a VM's device answers later than calibrate's idle CPUs
+    /// saw. The model's device serves this count of sessions this many
+    /// times slower, linear from 1 at one session.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub device_slowdown: Option<f64>,
 }

@@ -444,7 +444,7 @@ impl DatabaseWork {
             session_reads_in_flight: reads.session_reads_in_flight(),
             contended_reads: contention
                 .as_ref()
-                .and_then(|contention| contended_reads(contention, storage, reads)),
+                .and_then(|contention| contended_reads(contention, storage)),
             statement_p99_over_mean: reads.statement_p99_over_mean(),
             ..BlockWork::of_cpu(
                 cpu.cpu_per_block_us * 1e-6,
@@ -486,8 +486,7 @@ pub fn predict_from(
     let statement = statement(workload);
     if let Some((count, figures)) = contended {
         let every_cpu = measured.block_work(storage, statement, cpus);
-        let contention =
-            database_contention((storage, &measured.reads), &every_cpu, count, &figures)?;
+        let contention = database_contention(storage, &every_cpu, count, &figures)?;
         measured.contention = Some(contention);
     }
     let work = measured.block_work(storage, statement, cpus);
@@ -501,7 +500,7 @@ pub fn predict_from(
 /// for CPUs (every CPU when they hardly did: then the CPUs were not what
 /// held it back).
 fn database_contention(
-    (storage, reads): (&Storage, &DatabaseReads),
+    storage: &Storage,
     every_cpu: &BlockWork,
     sessions: u32,
     figures: &RunFigures,
@@ -536,7 +535,7 @@ fn database_contention(
     };
     let curve = &storage.curve;
     let every_cpu = BlockWork {
-        contended_reads: contended_reads(&contention, storage, reads),
+        contended_reads: contended_reads(&contention, storage),
         ..every_cpu.clone()
     };
     let predicted = predict::predict(curve, &every_cpu, &[sessions])?;
@@ -550,45 +549,29 @@ fn database_contention(
 
 /// The contended window's device reads: in flight per session (at least
 /// 1), per block, its statements' p99 over their mean, and how much
-/// slower than one session's the device served them against `storage`.
-fn contended_reads(
-    contention: &DatabaseContention,
-    storage: &Storage,
-    reads: &DatabaseReads,
-) -> Option<ContendedReads> {
+/// slower than `storage`'s curve the device served them.
+fn contended_reads(contention: &DatabaseContention, storage: &Storage) -> Option<ContendedReads> {
     let in_flight = contention.device_reads_in_flight?;
     Some(ContendedReads {
         sessions: contention.sessions,
         per_session: (in_flight / f64::from(contention.sessions.max(1))).max(1.0),
         device_reads_per_block: contention.device_reads_per_block,
         statement_p99_over_mean: contention.statement_p99_over_mean(),
-        device_slowdown: device_slowdown(storage, reads, contention),
+        device_slowdown: device_slowdown(storage, contention),
     })
 }
 
-/// The contended window's device latency over calibrate's at its depth,
-/// over the one-session reading window's the same way: how much slower
-/// the device served reads while other sessions' CPU work ran (a VM's
-/// virtual disk answers later when its vCPUs are busy: fio at 1 and 2
-/// outstanding beside two busy CPUs here, 1.4–1.5 × its time alone).
-/// None where either window measured no device latency.
-fn device_slowdown(
-    storage: &Storage,
-    reads: &DatabaseReads,
-    contention: &DatabaseContention,
-) -> Option<f64> {
-    let against_calibrate =
-        |in_flight: f64, latency_us: f64| latency_us / (storage.curve.latency_at(in_flight) * 1e6);
-    let one = against_calibrate(
-        reads.device_reads_in_flight,
-        reads.device_reads_in_flight * reads.elapsed_per_device_read_us,
-    );
+/// The contended window's device latency (in flight over r/s) over
+/// calibrate's at its depth: how much slower the device served reads
+/// while other sessions' CPU work ran (a VM's virtual disk answers later
+/// when its vCPUs are busy: fio at 1 and 2 outstanding beside two busy
+/// CPUs here, 1.4–1.5 × its time alone). None where the window measured
+/// no device latency.
+fn device_slowdown(storage: &Storage, contention: &DatabaseContention) -> Option<f64> {
     let in_flight = contention.device_reads_in_flight?;
-    let crowded = against_calibrate(
-        in_flight,
-        in_flight / contention.device_read_requests_per_s * 1e6,
-    );
-    (one > 0.0 && crowded > 0.0 && crowded.is_finite()).then(|| crowded / one)
+    let latency_s = in_flight / contention.device_read_requests_per_s;
+    let slowdown = latency_s / storage.curve.latency_at(in_flight);
+    (slowdown.is_finite() && slowdown > 0.0).then_some(slowdown)
 }
 
 /// The prediction at each of `sessions`, in the Recording's shape.
@@ -855,10 +838,10 @@ pub fn prediction_text(
         .and_then(|c| Some((c.sessions, c.device_slowdown?)))
         .map_or(String::new(), |(sessions, slowdown)| {
             format!(
-                "; the device served {sessions} sessions' reads {slowdown:.2} × as slowly as one \
-                 session's, each against calibrate at its depth (their CPU work runs while \
-                 reads are in flight): the model's device is that much slower there, linear \
-                 from one session's"
+                "; the device's latency for {sessions} sessions' reads was {slowdown:.2} × \
+                 calibrate's at their depth (their CPU work runs while reads are in flight): the \
+                 model's device takes that many times calibrate's time there, linear from \
+                 calibrate's at one session"
             )
         });
     let p99_source = match (work.statement_p99_over_mean, storage.curve.has_batches()) {

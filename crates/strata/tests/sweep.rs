@@ -438,13 +438,29 @@ fn assert_model_predict_from_the_sweep_is_its_prediction(
         );
     }
     assert_device_slowdown(sweep, &model);
+    assert_matches_schema(&model, "model.schema.json");
 }
 
-/// The device's slowdown from two sessions on, computed by hand: the
-/// contended window's device latency over calibrate's at its depth, over
-/// the one-session reading window's the same way; calibrate's latency at
-/// a depth d (at least 1) is d over the rate between its levels, each
-/// level's rate its outstanding over its mean latency.
+/// `document` is what docs/`schema` says.
+fn assert_matches_schema(document: &Value, schema: &str) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../docs")
+        .join(schema);
+    let schema_document: Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let validator = jsonschema::validator_for(&schema_document).unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(document)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(errors.is_empty(), "docs/{schema}: {errors:?}");
+}
+
+/// The device's slowdown at the contended window's count, computed by
+/// hand: its device latency (in flight over r/s) over calibrate's at its
+/// depth; calibrate's latency at a depth d (at least 1) is d over the
+/// rate between its levels, each level's rate its outstanding over its
+/// mean latency.
 fn assert_device_slowdown(sweep: &Value, model: &Value) {
     let contention = &sweep["database_contention"];
     if contention.is_null() {
@@ -475,20 +491,15 @@ fn assert_device_slowdown(sweep: &Value, model: &Value) {
         };
         depth / rate
     };
-    let number = |window: &Value, name: &str| window[name].as_f64().unwrap();
-    let reads = &sweep["database_reads"];
-    let one_in_flight = number(reads, "device_reads_in_flight");
-    let one = one_in_flight * number(reads, "elapsed_per_device_read_us") * 1e-6
-        / latency_at(one_in_flight);
-    let in_flight = number(contention, "device_reads_in_flight");
-    let crowded =
-        in_flight / number(contention, "device_read_requests_per_s") / latency_at(in_flight);
+    let number = |name: &str| contention[name].as_f64().unwrap();
+    let in_flight = number("device_reads_in_flight");
+    let by_hand = in_flight / number("device_read_requests_per_s") / latency_at(in_flight);
     let slowdown = model["work"]["contended_reads"]["device_slowdown"]
         .as_f64()
         .unwrap();
     assert!(
-        (slowdown - crowded / one).abs() < 1e-9 * slowdown,
-        "{slowdown} vs {crowded} / {one}"
+        (slowdown - by_hand).abs() < 1e-9 * slowdown,
+        "{slowdown} vs {by_hand}"
     );
 }
 
@@ -630,18 +641,7 @@ fn assert_one_recording_with_every_point(document: &Value, record: &Path) {
             "{point}"
         );
     }
-    let schema_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/run.schema.json");
-    let schema: Value =
-        serde_json::from_str(&std::fs::read_to_string(schema_path).unwrap()).unwrap();
-    let validator = jsonschema::validator_for(&schema).unwrap();
-    let errors: Vec<String> = validator
-        .iter_errors(document)
-        .map(|e| e.to_string())
-        .collect();
-    assert!(
-        errors.is_empty(),
-        "the sweep's document matches docs/run.schema.json: {errors:?}"
-    );
+    assert_matches_schema(document, "run.schema.json");
     let recording = Recording::read(record).unwrap();
     let whole: Vec<_> = recording.sweep_points().collect();
     assert_eq!(whole.len(), 3);

@@ -96,8 +96,8 @@ fn inputs(page: &mut Page, request: &PredictRequest) {
         });
         let slowdown = c.device_slowdown.map_or(String::new(), |slowdown| {
             format!(
-                "; the device {slowdown:.2} × calibrate's time there against one session's, \
-                 linear from 1"
+                "; the device {slowdown:.2} × calibrate's time at that depth there, linear \
+                 from 1 at one session"
             )
         });
         format!(
