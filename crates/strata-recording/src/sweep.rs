@@ -266,8 +266,8 @@ impl DatabaseContention {
         };
         format!(
             "{:.2} of its {} CPUs ({} sessions reading from the device reached {:.0} device \
-             read requests/s in {:.1} s{in_flight}{per_block}{spread} where the model with every CPU gives {:.0}; \
-             CPUs {:.0}% busy{waited}{not_fitted})",
+             read requests/s in {:.1} s{in_flight}{per_block}{spread} where the model with \
+             every CPU gives {:.0}; CPUs {:.0}% busy{waited}{not_fitted})",
             self.cpu_servers,
             self.cpus,
             self.sessions,

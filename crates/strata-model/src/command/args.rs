@@ -306,10 +306,11 @@ pub struct PredictArgs {
     /// CPUs]
     #[arg(long, value_name = "N", value_parser = positive)]
     pub session_reads_in_flight: Option<f64>,
-    /// Statements' p99 over their mean, at least 1: a statement's p99 is
-    /// its predicted mean × this [default: a --from sweep's one session
-    /// reading from the device; else calibrate's spread on each statement's
-    /// waits]
+    /// Statements' p99 over their mean, at least 1, at every session
+    /// count: a statement's p99 is its predicted mean × this [default: a
+    /// --from sweep's one session reading from the device, linear to its
+    /// window of more sessions than CPUs; else calibrate's spread on each
+    /// statement's waits]
     #[arg(long, value_name = "RATIO", value_parser = positive)]
     pub statement_p99_over_mean: Option<f64>,
     /// Print the model's inputs and each formula with the numbers substituted

@@ -153,8 +153,8 @@ fn inputs(page: &mut Page, request: &PredictRequest) {
     }
     page.note(
         "  device: rate μ(j × reads in flight per session) of the curve (linear between levels, \
-         flat past the last) over the device's slowdown at that session count; CPUs: rate min(j, CPUs the host gives) / CPU per block; a delay \
-         for the rest and think time",
+         flat past the last) over the device's slowdown at that session count; CPUs: rate \
+         min(j, CPUs the host gives) / CPU per block; a delay for the rest and think time",
     );
 }
 
