@@ -696,6 +696,18 @@ mod tests {
         }
     }
 
+    /// A contended window of `sessions` that measured one read in flight
+    /// per session and nothing else.
+    fn contended(sessions: u32) -> ContendedReads {
+        ContendedReads {
+            sessions,
+            per_session: 1.0,
+            device_reads_per_block: None,
+            statement_p99_over_mean: None,
+            device_slowdown: None,
+        }
+    }
+
     /// A block's work with nothing but what a test names: 4 blocks per
     /// statement, 2 CPUs, one read per block and in flight.
     fn plain_work() -> BlockWork {
@@ -819,11 +831,8 @@ mod tests {
         // Measured with 3 sessions at 4 each: 3 with 2, linear to it, then 4.
         let deeper = BlockWork {
             contended_reads: Some(ContendedReads {
-                sessions: 3,
                 per_session: 4.0,
-                device_reads_per_block: None,
-                statement_p99_over_mean: None,
-                device_slowdown: None,
+                ..contended(3)
             }),
             ..work.clone()
         };
@@ -854,11 +863,8 @@ mod tests {
         };
         let crowded = BlockWork {
             contended_reads: Some(ContendedReads {
-                sessions: 5,
-                per_session: 1.0,
                 device_reads_per_block: Some(1.5),
-                statement_p99_over_mean: None,
-                device_slowdown: None,
+                ..contended(5)
             }),
             ..work.clone()
         };
@@ -906,11 +912,8 @@ mod tests {
         };
         let slowed = BlockWork {
             contended_reads: Some(ContendedReads {
-                sessions: 6,
-                per_session: 1.0,
-                device_reads_per_block: None,
-                statement_p99_over_mean: None,
                 device_slowdown: Some(2.0),
+                ..contended(6)
             }),
             ..work.clone()
         };
@@ -994,11 +997,8 @@ mod tests {
         let crowded = BlockWork {
             statement_p99_over_mean: Some(3.0),
             contended_reads: Some(ContendedReads {
-                sessions: 5,
-                per_session: 1.0,
-                device_reads_per_block: None,
                 statement_p99_over_mean: Some(2.0),
-                device_slowdown: None,
+                ..contended(5)
             }),
             ..work.clone()
         };
