@@ -384,6 +384,12 @@ pub struct ContendedReads {
     /// times slower, linear from 1 at one session.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub device_slowdown: Option<f64>,
+    /// The CPU (server and driver) these sessions spent per device read,
+    /// seconds: less than one session's where a busy VM's CPUs no longer
+    /// pay for halting and waking at every read. The model's CPU per read
+    /// runs linearly from one session's to this at the window's count.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpu_per_device_read_s: Option<f64>,
 }
 
 impl BlockWork {
@@ -469,13 +475,27 @@ impl BlockWork {
         }
     }
 
-    /// The work at `sessions`: its device reads per block and its
-    /// statements' p99 over their mean there, the CPU for the read path
-    /// and the overlap per device read as measured.
+    /// The read path's CPU per device read with `sessions` sessions: one
+    /// session's, linear to the contended window's (its CPU per device
+    /// read less its share of a cached block's), the window's past it.
+    pub fn read_path_cpu_at(&self, sessions: u32) -> f64 {
+        self.toward_contended(sessions, self.cpu_per_io_s, |contended| {
+            let reads_per_block = contended
+                .device_reads_per_block
+                .unwrap_or(self.device_reads_per_block);
+            let cached_per_read_s = self.cpu_per_cached_block_s / reads_per_block;
+            Some((contended.cpu_per_device_read_s? - cached_per_read_s).max(0.0))
+        })
+    }
+
+    /// The work at `sessions`: its device reads per block, its CPU per
+    /// device read and its statements' p99 over their mean there, the
+    /// overlap per device read as measured.
     pub fn at(&self, sessions: u32) -> BlockWork {
         let reads_per_block = self.device_reads_per_block_at(sessions);
         BlockWork {
             device_reads_per_block: reads_per_block,
+            cpu_per_io_s: self.read_path_cpu_at(sessions),
             overlap_per_block_s: self.overlap_per_block_s * reads_per_block
                 / self.device_reads_per_block,
             statement_p99_over_mean: self.statement_p99_over_mean.map(|one| {
@@ -555,6 +575,9 @@ pub fn predict(
     }
     if let Some(slowdown) = work.contended_reads.and_then(|c| c.device_slowdown) {
         require_positive("device-slowdown", slowdown)?;
+    }
+    if let Some(cpu_s) = work.contended_reads.and_then(|c| c.cpu_per_device_read_s) {
+        require_positive("cpu-per-device-read", cpu_s)?;
     }
     let contended_spread = work.contended_reads.and_then(|c| c.statement_p99_over_mean);
     if std::iter::once(work.statement_p99_over_mean)
@@ -705,6 +728,7 @@ mod tests {
             device_reads_per_block: None,
             statement_p99_over_mean: None,
             device_slowdown: None,
+            cpu_per_device_read_s: None,
         }
     }
 
@@ -944,6 +968,56 @@ mod tests {
             contended_reads: Some(ContendedReads {
                 device_slowdown: Some(0.0),
                 ..slowed.contended_reads.unwrap()
+            }),
+            ..work
+        };
+        assert!(predict(&curve, &none, &[2]).is_err());
+    }
+
+    #[test]
+    fn more_sessions_spend_the_contended_window_s_cpu_per_device_read() {
+        let curve = StorageCurve::new(vec![point(1, 50.0), point(8, 100.0)]).unwrap();
+        // One session: 2 µs cached per block + 40 µs the read path's.
+        let work = BlockWork {
+            cpu_per_cached_block_s: 2e-6,
+            cpu_per_io_s: 40e-6,
+            cpus: 1,
+            cpu_servers: 1.0,
+            ..plain_work()
+        };
+        // 5 sessions spent 22 µs per device read at 2 device reads per
+        // block: 1 µs of it the cached share, 21 µs the read path's.
+        let cheaper = BlockWork {
+            contended_reads: Some(ContendedReads {
+                device_reads_per_block: Some(2.0),
+                cpu_per_device_read_s: Some(22e-6),
+                ..contended(5)
+            }),
+            ..work.clone()
+        };
+        for (sessions, expected_us) in [(1, 40.0), (3, 30.5), (5, 21.0), (16, 21.0)] {
+            let read_path_us = cheaper.read_path_cpu_at(sessions) * 1e6;
+            assert!(
+                (read_path_us - expected_us).abs() < 1e-9,
+                "{sessions}: {read_path_us}"
+            );
+        }
+        assert_eq!(work.read_path_cpu_at(16), 40e-6);
+        // On one CPU the CPU bounds the rate from 5 sessions on: 1 / 22 µs.
+        let rate = |work: &BlockWork, sessions: u32| {
+            predict(&curve, work, &[sessions]).unwrap()[0].device_read_requests_per_s
+        };
+        assert_eq!(rate(&cheaper, 1), rate(&work, 1));
+        let sixteen = rate(&cheaper, 16);
+        assert!(
+            sixteen <= 1.0 / 22e-6 && sixteen > 0.95 / 22e-6,
+            "{sixteen}"
+        );
+        assert!(rate(&work, 16) <= 1.0 / 42e-6 && rate(&work, 16) < sixteen);
+        let none = BlockWork {
+            contended_reads: Some(ContendedReads {
+                cpu_per_device_read_s: Some(0.0),
+                ..cheaper.contended_reads.unwrap()
             }),
             ..work
         };

@@ -222,6 +222,10 @@ pub struct DatabaseContention {
     /// statements touched.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device_reads_per_block: Option<f64>,
+    /// The server's and the driver's CPU per device read request, µs. None
+    /// in Recordings made before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_per_device_read_us: Option<f64>,
     pub host_cpu_busy_pct: f64,
     /// Share of the window some task waited for a CPU (PSI), percent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -255,6 +259,9 @@ impl DatabaseContention {
         let per_block = self
             .device_reads_per_block
             .map_or(String::new(), |k| format!(", {k:.3} per block"));
+        let cpu = self.cpu_per_device_read_us.map_or(String::new(), |us| {
+            format!(", {us:.2} µs of CPU per device read")
+        });
         let spread = self
             .statement_p99_over_mean()
             .map_or(String::new(), |ratio| {
@@ -266,7 +273,7 @@ impl DatabaseContention {
         };
         format!(
             "{:.2} of its {} CPUs ({} sessions reading from the device reached {:.0} device \
-             read requests/s in {:.1} s{in_flight}{per_block}{spread} where the model with \
+             read requests/s in {:.1} s{in_flight}{per_block}{cpu}{spread} where the model with \
              every CPU gives {:.0}; CPUs {:.0}% busy{waited}{not_fitted})",
             self.cpu_servers,
             self.cpus,

@@ -286,6 +286,14 @@ fn device_reads_per_block(figures: &RunFigures) -> Option<f64> {
     (reads > 0.0 && blocks > 0.0).then(|| reads / blocks)
 }
 
+/// A window's server and driver CPU over its device read requests, µs;
+/// none where it read nothing or the server's CPU was not measured.
+fn cpu_per_device_read_us(figures: &RunFigures) -> Option<f64> {
+    let reads = figures.absorption.as_ref()?.device_read_requests as f64;
+    (reads > 0.0 && figures.cpu.server_cpu_s > 0.0)
+        .then(|| figures.cpu.server_and_driver_cpu_s() / reads * 1e6)
+}
+
 /// What the database counted of its own block reads in one window: each
 /// engine's counters in one shape (PostgreSQL's blks_read and
 /// blk_read_time, InnoDB's buffer pool reads and performance_schema's
@@ -528,6 +536,7 @@ fn database_contention(
         fitted: cpu_pressure_pct.is_none_or(|pct| pct >= CPU_WAIT_FIT_PCT),
         device_reads_in_flight: Some(in_flight),
         device_reads_per_block: device_reads_per_block(figures),
+        cpu_per_device_read_us: cpu_per_device_read_us(figures),
         host_cpu_busy_pct: 100.0 - figures.cpu.host_idle_pct,
         cpu_pressure_pct,
         statement_mean_ms,
@@ -558,6 +567,7 @@ fn contended_reads(contention: &DatabaseContention, storage: &Storage) -> Option
         device_reads_per_block: contention.device_reads_per_block,
         statement_p99_over_mean: contention.statement_p99_over_mean(),
         device_slowdown: device_slowdown(storage, contention),
+        cpu_per_device_read_s: contention.cpu_per_device_read_us.map(|us| us * 1e-6),
     })
 }
 
@@ -844,6 +854,17 @@ pub fn prediction_text(
                  calibrate's at one session"
             )
         });
+    let cheaper = work
+        .contended_reads
+        .filter(|c| c.cpu_per_device_read_s.is_some())
+        .map_or(String::new(), |c| {
+            format!(
+                "; the read path's CPU per device read {:.2} µs at {} sessions: the model's runs \
+                 linearly from one session's to it",
+                work.read_path_cpu_at(c.sessions) * 1e6,
+                c.sessions
+            )
+        });
     let p99_source = match (work.statement_p99_over_mean, storage.curve.has_batches()) {
         (Some(ratio), _) => format!(
             "the database's own statements at one session (p99 {ratio:.2} × their mean{}), \
@@ -860,7 +881,7 @@ pub fn prediction_text(
          {:.0} cached blocks in {:.1} s, {:.1}% buffer hits) + {:.2} µs the read path's per \
          device read (one session reading from the device: {:.2} µs of CPU per device read, \
          {} reads in {:.1} s, {:.2} µs per read, {:.3} reads per block, {:.2} reads in flight at \
-         the device) on {}; {prefetch}{ahead}{slowdown}; {:.2} µs of the CPU per read ran while \
+         the device) on {}; {prefetch}{ahead}{slowdown}{cheaper}; {:.2} µs of the CPU per read ran while \
          the device read (CPU + calibrate's {:.2} µs per read at {:.2} outstanding − time per \
          read); {:.2} µs per block neither CPU nor device; think {:.2} µs per block; {} blocks \
          per statement; statement p99 from {p99_source}\n",

@@ -438,7 +438,26 @@ fn assert_model_predict_from_the_sweep_is_its_prediction(
         );
     }
     assert_device_slowdown(sweep, &model);
+    assert_contended_cpu(sweep, &model);
     assert_matches_schema(&model, "model.schema.json");
+}
+
+/// The contended window's CPU per device read, as the sweep kept it (µs,
+/// a real one: between 1 µs and 10 ms), is the model's (seconds).
+fn assert_contended_cpu(sweep: &Value, model: &Value) {
+    let contention = &sweep["database_contention"];
+    if contention.is_null() {
+        return;
+    }
+    let kept_us = contention["cpu_per_device_read_us"].as_f64().unwrap();
+    assert!((1.0..10_000.0).contains(&kept_us), "{contention}");
+    let model_s = model["work"]["contended_reads"]["cpu_per_device_read_s"]
+        .as_f64()
+        .unwrap();
+    assert!(
+        (model_s - kept_us * 1e-6).abs() < 1e-12,
+        "{model_s} vs {kept_us} µs"
+    );
 }
 
 /// `document` is what docs/`schema` says.

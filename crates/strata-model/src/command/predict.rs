@@ -100,8 +100,14 @@ fn inputs(page: &mut Page, request: &PredictRequest) {
                  from 1 at one session"
             )
         });
+        let cpu = c.cpu_per_device_read_s.map_or(String::new(), |_| {
+            format!(
+                "; the read path's CPU {:.2} µs per device read there",
+                work.read_path_cpu_at(c.sessions) * 1e6
+            )
+        });
         format!(
-            " ({:.2} in flight{per_block} at {} sessions, linear in between{slowdown})",
+            " ({:.2} in flight{per_block} at {} sessions, linear in between{slowdown}{cpu})",
             c.per_session, c.sessions
         )
     });
