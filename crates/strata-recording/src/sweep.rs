@@ -244,6 +244,13 @@ impl DatabaseContention {
         p99_over_mean(self.statement_mean_ms, self.statement_p99_ms)
     }
 
+    /// Whether the fit stopped at one CPU with the model still above what
+    /// the window reached.
+    fn one_cpu_gives_more(&self) -> bool {
+        self.cpu_servers <= 1.0
+            && self.predicted_with_every_cpu_per_s > self.device_read_requests_per_s
+    }
+
     /// How the CPUs were measured, as the prediction and the report say
     /// it.
     pub fn text(&self) -> String {
@@ -267,9 +274,12 @@ impl DatabaseContention {
             .map_or(String::new(), |ratio| {
                 format!(", statement p99 {ratio:.2} × their mean")
             });
-        let not_fitted = match self.fitted {
-            true => "",
-            false => ": not the CPUs, so the model keeps them all",
+        let not_fitted = match (self.fitted, self.one_cpu_gives_more()) {
+            (false, _) => ": not the CPUs, so the model keeps them all",
+            (true, true) => {
+                ": even one CPU gives the model more, so not the CPUs alone held it back"
+            }
+            (true, false) => "",
         };
         format!(
             "{:.2} of its {} CPUs ({} sessions reading from the device reached {:.0} device \
@@ -326,4 +336,45 @@ pub struct PredictedPoint {
     pub device_error_pct: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub statement_p99_error_pct: Option<f64>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// PostgreSQL 15's six sessions of 2026-11-28 06:52: 39,788 device
+    /// read requests/s where the model with every CPU gave 48,553.
+    fn six_sessions(cpu_servers: f64) -> DatabaseContention {
+        DatabaseContention {
+            sessions: 6,
+            window_s: 20.0,
+            device_read_requests_per_s: 39_788.0,
+            predicted_with_every_cpu_per_s: 48_553.0,
+            cpus: 2,
+            cpu_servers,
+            fitted: true,
+            device_reads_in_flight: Some(3.72),
+            device_reads_per_block: Some(0.861),
+            cpu_per_device_read_us: Some(19.21),
+            host_cpu_busy_pct: 39.0,
+            cpu_pressure_pct: Some(36.0),
+            statement_mean_ms: None,
+            statement_p99_ms: None,
+        }
+    }
+
+    #[test]
+    fn a_fit_that_stopped_at_one_cpu_says_the_cpus_were_not_all_of_it() {
+        let clamped = six_sessions(1.0).text();
+        assert!(clamped.starts_with("1.00 of its 2 CPUs"), "{clamped}");
+        assert!(clamped.contains("19.21 µs of CPU per device read"), "{clamped}");
+        assert!(clamped.contains("even one CPU gives the model more"), "{clamped}");
+        let fitted = six_sessions(1.3).text();
+        assert!(!fitted.contains("even one CPU"), "{fitted}");
+        let reached = DatabaseContention {
+            predicted_with_every_cpu_per_s: 39_000.0,
+            ..six_sessions(1.0)
+        };
+        assert!(!reached.text().contains("even one CPU"));
+    }
 }
