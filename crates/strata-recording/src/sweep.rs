@@ -367,8 +367,14 @@ mod tests {
     fn a_fit_that_stopped_at_one_cpu_says_the_cpus_were_not_all_of_it() {
         let clamped = six_sessions(1.0).text();
         assert!(clamped.starts_with("1.00 of its 2 CPUs"), "{clamped}");
-        assert!(clamped.contains("19.21 µs of CPU per device read"), "{clamped}");
-        assert!(clamped.contains("even one CPU gives the model more"), "{clamped}");
+        assert!(
+            clamped.contains("19.21 µs of CPU per device read"),
+            "{clamped}"
+        );
+        assert!(
+            clamped.contains("even one CPU gives the model more"),
+            "{clamped}"
+        );
         let fitted = six_sessions(1.3).text();
         assert!(!fitted.contains("even one CPU"), "{fitted}");
         let reached = DatabaseContention {

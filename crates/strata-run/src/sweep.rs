@@ -854,7 +854,7 @@ pub fn prediction_text(
                  calibrate's at one session"
             )
         });
-    let cheaper = work
+    let read_path_cpu = work
         .contended_reads
         .filter(|c| c.cpu_per_device_read_s.is_some())
         .map_or(String::new(), |c| {
@@ -881,10 +881,10 @@ pub fn prediction_text(
          {:.0} cached blocks in {:.1} s, {:.1}% buffer hits) + {:.2} µs the read path's per \
          device read (one session reading from the device: {:.2} µs of CPU per device read, \
          {} reads in {:.1} s, {:.2} µs per read, {:.3} reads per block, {:.2} reads in flight at \
-         the device) on {}; {prefetch}{ahead}{slowdown}{cheaper}; {:.2} µs of the CPU per read ran while \
-         the device read (CPU + calibrate's {:.2} µs per read at {:.2} outstanding − time per \
-         read); {:.2} µs per block neither CPU nor device; think {:.2} µs per block; {} blocks \
-         per statement; statement p99 from {p99_source}\n",
+         the device) on {}; {prefetch}{ahead}{slowdown}{read_path_cpu}; {:.2} µs of the CPU per \
+         read ran while the device read (CPU + calibrate's {:.2} µs per read at {:.2} \
+         outstanding − time per read); {:.2} µs per block neither CPU nor device; think {:.2} µs \
+         per block; {} blocks per statement; statement p99 from {p99_source}\n",
         cpu.cpu_per_block_us,
         cpu.blocks,
         cpu.window_s,
