@@ -483,8 +483,11 @@ impl BlockWork {
             let reads_per_block = contended
                 .device_reads_per_block
                 .unwrap_or(self.device_reads_per_block);
-            let cached_per_read_s = self.cpu_per_cached_block_s / reads_per_block;
-            Some((contended.cpu_per_device_read_s? - cached_per_read_s).max(0.0))
+            Some(read_path_cpu_s(
+                contended.cpu_per_device_read_s?,
+                self.cpu_per_cached_block_s,
+                reads_per_block,
+            ))
         })
     }
 
@@ -524,6 +527,17 @@ impl BlockWork {
     pub fn reads_per_statement(&self) -> f64 {
         self.blocks_per_statement * self.device_reads_per_block
     }
+}
+
+/// The read path's CPU per device read: a window's CPU per device read
+/// less its share of a cached block's (`reads_per_block` device reads per
+/// block), at least 0; seconds.
+pub fn read_path_cpu_s(
+    per_device_read_s: f64,
+    per_cached_block_s: f64,
+    reads_per_block: f64,
+) -> f64 {
+    (per_device_read_s - per_cached_block_s / reads_per_block).max(0.0)
 }
 
 /// The model's answer for one session count.

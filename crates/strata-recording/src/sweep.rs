@@ -274,7 +274,7 @@ impl DatabaseContention {
             .map_or(String::new(), |ratio| {
                 format!(", statement p99 {ratio:.2} × their mean")
             });
-        let not_fitted = match (self.fitted, self.one_cpu_gives_more()) {
+        let held_back = match (self.fitted, self.one_cpu_gives_more()) {
             (false, _) => ": not the CPUs, so the model keeps them all",
             (true, true) => {
                 ": even one CPU gives the model more, so not the CPUs alone held it back"
@@ -284,7 +284,7 @@ impl DatabaseContention {
         format!(
             "{:.2} of its {} CPUs ({} sessions reading from the device reached {:.0} device \
              read requests/s in {:.1} s{in_flight}{per_block}{cpu}{spread} where the model with \
-             every CPU gives {:.0}; CPUs {:.0}% busy{waited}{not_fitted})",
+             every CPU gives {:.0}; CPUs {:.0}% busy{waited}{held_back})",
             self.cpu_servers,
             self.cpus,
             self.sessions,

@@ -235,17 +235,16 @@ pub fn database_reads(
         .as_ref()
         .map_or(0, |absorption| absorption.device_read_requests);
     let cpu_s = figures.cpu.server_and_driver_cpu_s();
-    if device_read_requests == 0 || figures.cpu.server_cpu_s <= 0.0 {
+    let Some(cpu_per_device_read_us) = cpu_per_device_read_us(figures) else {
         bail!(
             "measuring the database's CPU per device read: the one-session window read \
              {device_read_requests} requests from the device with {cpu_s:.3} s of CPU (the \
              data set must be larger than the caches, the server's processes on this machine)"
         );
-    }
+    };
     let reads = device_read_requests as f64;
     let device_reads_in_flight = device_reads(&figures.devices).map_or(1.0, |d| d.in_flight);
     let (statement_mean_ms, statement_p99_ms) = statement_ms(figures);
-    let cpu_per_device_read_us = cpu_s / reads * 1e6;
     let elapsed_per_device_read_us = figures.window_s / reads * 1e6;
     Ok(DatabaseReads {
         window_s: figures.window_s,
@@ -421,8 +420,11 @@ impl DatabaseWork {
     /// The CPU per device read beyond its share of a cached block's (the
     /// read path's), in seconds.
     pub fn read_path_cpu_s(&self) -> f64 {
-        let cached_per_read = self.cpu.cpu_per_block_us / self.reads.device_reads_per_block;
-        (self.reads.cpu_per_device_read_us - cached_per_read).max(0.0) * 1e-6
+        predict::read_path_cpu_s(
+            self.reads.cpu_per_device_read_us * 1e-6,
+            self.cpu.cpu_per_block_us * 1e-6,
+            self.reads.device_reads_per_block,
+        )
     }
 
     /// What the model needs of the run: the CPU per block measured on the
