@@ -78,9 +78,11 @@ pub(crate) fn run_sweep(
     Ok((last, points, summary))
 }
 
-/// One session on a cached data set (an eighth of the buffer pool) and
-/// one reading from the device; then the model's prediction of every
-/// point, said before the sweep runs.
+/// One session on a cached data set (an eighth of the buffer pool); past
+/// the CPUs, the contended window; and one session reading from the
+/// device, last, next to the sweep's first point (a VM's disk moves within
+/// a minute); then the model's prediction of every point, said before the
+/// sweep runs.
 fn predict_the_sweep(
     windows: &mut Windows<'_>,
     driver: &DriverOptions,
@@ -94,10 +96,6 @@ fn predict_the_sweep(
     let options = sweep::cached_options(driver, cached_blocks);
     let cached = windows.window(&options, interrupt, observer)?;
     let cpu = sweep::database_cpu(&cached.figures.run, &innodb_blocks(&cached))?;
-    observer
-        .phase("measuring the database's CPU per device read: one session reading the data set");
-    let reading = windows.window(&sweep::read_options(driver), interrupt, observer)?;
-    let reads = sweep::database_reads(&reading.figures.run, storage, false)?;
     let cpus = cached.figures.run.cpu.cpus as u32;
     let contended = match sweep::contended_window(cpus, &request.sessions, driver, observer) {
         Some((sessions, options)) => {
@@ -106,6 +104,10 @@ fn predict_the_sweep(
         }
         None => None,
     };
+    observer
+        .phase("measuring the database's CPU per device read: one session reading the data set");
+    let reading = windows.window(&sweep::read_options(driver), interrupt, observer)?;
+    let reads = sweep::database_reads(&reading.figures.run, storage, false)?;
     let (measured, prediction, text) = sweep::predict_from(
         (cpu, reads),
         contended,

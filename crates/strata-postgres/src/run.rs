@@ -1016,9 +1016,10 @@ async fn run_sweep(
 }
 
 /// One session on a cached data set (an eighth of shared_buffers), for the
-/// CPU per block, and one reading from the device, for the read path's CPU
-/// per device read; then the model's prediction of every point, said
-/// before the sweep runs.
+/// CPU per block; past the CPUs, the contended window; and one session
+/// reading from the device, for the read path's CPU per device read, last,
+/// next to the sweep's first point (a VM's disk moves within a minute);
+/// then the model's prediction of every point, said before the sweep runs.
 async fn predict_the_sweep(
     context: &WindowContext<'_>,
     request: &SweepRequest,
@@ -1036,13 +1037,6 @@ async fn predict_the_sweep(
         &cached.figures,
         &WindowBlocks::of_postgresql(&cached.figures),
     )?;
-    observer
-        .phase("measuring the database's CPU per device read: one session reading the data set");
-    let reading = context
-        .window(sweep::read_options(driver), true, interrupt, observer)
-        .await?;
-    let prefetch = prefetches(context.client).await;
-    let reads = sweep::database_reads(&reading.figures, storage, prefetch)?;
     let cpus = cached.figures.cpu.cpus as u32;
     let contended = match sweep::contended_window(cpus, &request.sessions, driver, observer) {
         Some((sessions, options)) => {
@@ -1051,6 +1045,13 @@ async fn predict_the_sweep(
         }
         None => None,
     };
+    observer
+        .phase("measuring the database's CPU per device read: one session reading the data set");
+    let reading = context
+        .window(sweep::read_options(driver), true, interrupt, observer)
+        .await?;
+    let prefetch = prefetches(context.client).await;
+    let reads = sweep::database_reads(&reading.figures, storage, prefetch)?;
     let (measured, prediction, text) = sweep::predict_from(
         (cpu, reads),
         contended,
