@@ -8,12 +8,17 @@
 //!   measured there (j over the mean latency, by Little's law; between
 //!   measured levels interpolated, past the last one flat);
 //! - the CPUs, `cpu_servers` servers of the CPU time per device read
-//!   (rate min(j, servers) / CPU per read): every CPU of the host, or
-//!   fewer where waking sessions wait while CPUs sit idle (a VM whose
-//!   vCPUs run late), fitted by [`fit_cpu_servers`] to a window of more
-//!   sessions than CPUs;
+//!   (rate min(j, servers) / CPU per read): every CPU of the host unless
+//!   told fewer;
 //! - a delay for what is neither (the wake-ups and round trips of one
-//!   session's statement, and think time), which nobody queues for.
+//!   session's statement, and think time), which nobody queues for; and,
+//!   past one session, the time a woken session waits for a CPU beyond
+//!   what the CPUs' queue gives. On a VM that wait grows with the
+//!   sessions, not with how busy the CPUs are (measured on 2 vCPUs:
+//!   about 10 µs per device read for every other session, 28 µs at 4
+//!   sessions to 152 µs at 16, the CPUs 46–62% busy), so it is fitted by
+//!   [`fit_wait_per_device_read`] to a window of more sessions than CPUs
+//!   and runs linearly in the sessions from none at one session.
 //!
 //! With prefetch (PostgreSQL's bitmap heap scan with
 //! effective_io_concurrency ≥ 1) a session asks for the next block before
@@ -323,10 +328,8 @@ pub struct BlockWork {
     /// Blocks (rows, one per block) per statement.
     pub blocks_per_statement: f64,
     pub cpus: u32,
-    /// The CPUs the host gives the sessions, at most `cpus`: all of them
-    /// on a host that runs a woken task on any idle CPU; fewer where
-    /// waking tasks wait while CPUs sit idle (a VM's vCPUs run late), as
-    /// [`fit_cpu_servers`] finds from a window of more sessions than CPUs.
+    /// The CPUs the model's CPU centre has, at most `cpus`: all of them
+    /// unless told fewer (`strata model predict --cpu-servers`).
     pub cpu_servers: f64,
     /// CPU time per block that runs while the device reads (prefetch):
     /// measured by one session reading from the device, as its CPU and
@@ -390,6 +393,14 @@ pub struct ContendedReads {
     /// runs linearly from one session's to this at the window's count.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cpu_per_device_read_s: Option<f64>,
+    /// Time per device read these sessions spent neither at a CPU nor at
+    /// the device beyond what the model's queue for the CPUs gives (woken
+    /// sessions waiting for a vCPU), fitted so that the model reaches the
+    /// window's rate ([`fit_wait_per_device_read`]). The model's wait runs
+    /// linearly in the sessions, from none at one session through this at
+    /// the window's count and on past it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wait_per_device_read_s: Option<f64>,
 }
 
 impl BlockWork {
@@ -475,6 +486,21 @@ impl BlockWork {
         }
     }
 
+    /// The wait per device read with `sessions` sessions: none for one,
+    /// [`ContendedReads::wait_per_device_read_s`] at the window's count,
+    /// linear in the sessions through both and past them.
+    pub fn wait_at(&self, sessions: u32) -> f64 {
+        let contended = self
+            .contended_reads
+            .filter(|contended| contended.sessions > 1);
+        match contended.and_then(|c| Some((c.sessions, c.wait_per_device_read_s?))) {
+            Some((count, wait_s)) => {
+                wait_s * f64::from(sessions.saturating_sub(1)) / f64::from(count - 1)
+            }
+            None => 0.0,
+        }
+    }
+
     /// The read path's CPU per device read with `sessions` sessions: one
     /// session's, linear to the contended window's (its CPU per device
     /// read less its share of a cached block's), the window's past it.
@@ -554,6 +580,9 @@ pub struct Predicted {
     /// Of the two, the time spent at both at once (prefetch): the
     /// measured overlap, at most the device residence.
     pub overlap_s: f64,
+    /// Time per device read waiting for a CPU beyond the CPUs' queue
+    /// ([`BlockWork::wait_at`]).
+    pub wait_s: f64,
     pub cpu_utilization: f64,
     pub statement_latency_mean_s: f64,
     pub statement_latency_p99_s: f64,
@@ -592,6 +621,9 @@ pub fn predict(
     }
     if let Some(cpu_s) = work.contended_reads.and_then(|c| c.cpu_per_device_read_s) {
         require_positive("cpu-per-device-read", cpu_s)?;
+    }
+    if let Some(wait_s) = work.contended_reads.and_then(|c| c.wait_per_device_read_s) {
+        require_non_negative("wait-per-device-read", wait_s)?;
     }
     let contended_spread = work.contended_reads.and_then(|c| c.statement_p99_over_mean);
     if std::iter::once(work.statement_p99_over_mean)
@@ -648,7 +680,8 @@ fn predict_at(
                 .collect(),
         },
     ];
-    let delay_s = work.per_device_read(work.delay_per_block_s + work.think_per_block_s);
+    let delay_s = work.per_device_read(work.delay_per_block_s + work.think_per_block_s)
+        + work.wait_at(sessions);
     let overlap = |residence_s: &[f64]| {
         work.per_device_read(work.overlap_per_block_s)
             .min(work.cpu_per_device_read_s())
@@ -662,7 +695,8 @@ fn predict_at(
     let outstanding = step.queue_length[0] * in_flight;
     let device_ratio = curve.statement_p99_over_mean(outstanding, reads);
     let mean = reads * (device_s + cpu_s + delay_s - overlap_s);
-    let waited_s = device_s + (cpu_s - work.cpu_per_device_read_s()).max(0.0);
+    let waited_s =
+        device_s + (cpu_s - work.cpu_per_device_read_s()).max(0.0) + work.wait_at(sessions);
     Ok(Predicted {
         sessions,
         device_read_requests_per_s: step.throughput,
@@ -670,6 +704,7 @@ fn predict_at(
         block_read_latency_s: device_s,
         cpu_residence_s: cpu_s,
         overlap_s,
+        wait_s: work.wait_at(sessions),
         cpu_utilization: step.throughput * work.cpu_per_device_read_s() / f64::from(work.cpus),
         statement_latency_mean_s: mean,
         statement_latency_p99_s: match work.statement_p99_over_mean {
@@ -681,35 +716,34 @@ fn predict_at(
     })
 }
 
-/// The CPUs the host gave the sessions: the `cpu_servers` (1 to `cpus`)
-/// at which the model's device read requests/s at `sessions` equal
-/// `measured_per_s`, by bisection (the rate rises with the servers); 1
-/// when even one CPU predicts more, all of them when all predict less (the
-/// CPUs were not what held the window back).
-pub fn fit_cpu_servers(
+/// The wait per device read at `sessions` (the contended window's count)
+/// at which the model's device read requests/s there equal
+/// `measured_per_s`, by bisection (the rate falls as the wait grows); none
+/// when the model without a wait gives no more than measured.
+pub fn fit_wait_per_device_read(
     curve: &StorageCurve,
     work: &BlockWork,
     sessions: u32,
     measured_per_s: f64,
 ) -> Result<f64, ModelError> {
     require_positive("measured read requests/s", measured_per_s)?;
-    let rate = |servers: f64| -> Result<f64, ModelError> {
+    let rate = |wait_s: f64| -> Result<f64, ModelError> {
         let with = BlockWork {
-            cpu_servers: servers,
+            contended_reads: work.contended_reads.map(|contended| ContendedReads {
+                wait_per_device_read_s: Some(wait_s),
+                ..contended
+            }),
             ..work.clone()
         };
         Ok(predict(curve, &with, &[sessions])?[0].device_read_requests_per_s)
     };
-    let (mut low, mut high) = (1.0, f64::from(work.cpus.max(1)));
-    if rate(high)? <= measured_per_s {
-        return Ok(high);
-    }
-    if rate(low)? >= measured_per_s {
+    let (mut low, mut high) = (0.0, f64::from(sessions) / measured_per_s);
+    if rate(low)? <= measured_per_s {
         return Ok(low);
     }
-    for _ in 0..40 {
+    for _ in 0..60 {
         let middle = (low + high) / 2.0;
-        match rate(middle)? < measured_per_s {
+        match rate(middle)? > measured_per_s {
             true => low = middle,
             false => high = middle,
         }
@@ -743,6 +777,7 @@ mod tests {
             statement_p99_over_mean: None,
             device_slowdown: None,
             cpu_per_device_read_s: None,
+            wait_per_device_read_s: None,
         }
     }
 
@@ -1039,29 +1074,45 @@ mod tests {
     }
 
     #[test]
-    fn the_cpu_servers_are_fitted_to_a_contended_window() {
-        let curve = StorageCurve::new(vec![point(1, 20.0), point(8, 40.0)]).unwrap();
+    fn the_wait_is_fitted_to_a_contended_window_and_runs_linearly_in_the_sessions() {
+        // A device that answers in 100 µs at any depth and 1 ns of CPU per
+        // read: a cycle is 100 µs, 1 ns and the wait, and nothing queues.
+        let curve = StorageCurve::new(vec![point(1, 100.0), point(64, 100.0)]).unwrap();
         let work = BlockWork {
-            cpu_per_cached_block_s: 50e-6,
-            cpus: 4,
-            cpu_servers: 4.0,
+            cpu_per_cached_block_s: 1e-9,
+            contended_reads: Some(contended(8)),
             ..plain_work()
         };
-        let with = |servers: f64| BlockWork {
-            cpu_servers: servers,
+        // 8 sessions reached 8 / 150 µs: 50 µs less 1 ns of wait per read.
+        let measured = 8.0 / 150e-6;
+        let wait_s = fit_wait_per_device_read(&curve, &work, 8, measured).unwrap();
+        assert!((wait_s - (50e-6 - 1e-9)).abs() < 1e-12, "{wait_s}");
+        let fitted = BlockWork {
+            contended_reads: Some(ContendedReads {
+                wait_per_device_read_s: Some(wait_s),
+                ..contended(8)
+            }),
             ..work.clone()
         };
-        let at = |servers: f64| predict(&curve, &with(servers), &[8]).unwrap()[0].clone();
-        // 8 sessions on 1.7 servers of 50 µs: the CPUs hold them back.
-        let measured = at(1.7).device_read_requests_per_s;
-        assert!(at(1.7).cpu_residence_s > 2.0 * 50e-6);
-        let fitted = fit_cpu_servers(&curve, &work, 8, measured).unwrap();
-        assert!((fitted - 1.7).abs() < 1e-6, "{fitted}");
-        // Fewer CPUs than one, or more than the host has, are not fitted.
-        assert_eq!(fit_cpu_servers(&curve, &work, 8, 1.0).unwrap(), 1.0);
-        assert_eq!(fit_cpu_servers(&curve, &work, 8, 1e9).unwrap(), 4.0);
-        assert!(predict(&curve, &with(4.5), &[8]).is_err());
-        assert!(predict(&curve, &with(0.5), &[8]).is_err());
+        // 15 sessions: 14 others, twice the window's 7, so twice the wait.
+        let at_15 = &predict(&curve, &fitted, &[15]).unwrap()[0];
+        assert!((at_15.wait_s - 2.0 * wait_s).abs() < 1e-15);
+        let expected = 15.0 / (100e-6 + 1e-9 + 2.0 * wait_s);
+        assert!((at_15.device_read_requests_per_s - expected).abs() < expected * 1e-6);
+        assert_eq!(predict(&curve, &fitted, &[1]).unwrap()[0].wait_s, 0.0);
+        let negative = BlockWork {
+            contended_reads: Some(ContendedReads {
+                wait_per_device_read_s: Some(-1e-6),
+                ..contended(8)
+            }),
+            ..work.clone()
+        };
+        assert!(predict(&curve, &negative, &[8]).is_err());
+        // A window that reached more than the model without a wait gives.
+        assert_eq!(
+            fit_wait_per_device_read(&curve, &work, 8, 1e9).unwrap(),
+            0.0
+        );
     }
 
     #[test]

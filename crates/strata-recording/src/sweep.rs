@@ -195,24 +195,29 @@ fn p99_over_mean(mean_ms: Option<f64>, p99_ms: Option<f64>) -> Option<f64> {
 }
 
 /// More sessions than CPUs reading the data set from the device as the
-/// sweep will: the CPUs the host gave them, fitted so that the model's
-/// device read requests/s at this many sessions is what they reached. A
-/// host that runs a woken task on any idle CPU gives all of them; a VM
-/// whose vCPUs run late gives fewer.
+/// sweep will: what they reached, and the time per device read they spent
+/// waiting for a CPU beyond what the model's queue for the CPUs gives,
+/// fitted so that the model's device read requests/s at this many
+/// sessions is what they reached. A host that runs a woken task on any
+/// idle CPU leaves none; a VM whose vCPUs run late leaves a wait that
+/// grows with the sessions.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct DatabaseContention {
     pub sessions: u32,
     pub window_s: f64,
     pub device_read_requests_per_s: f64,
-    /// The model's device read requests/s at `sessions` with every CPU.
+    /// The model's device read requests/s at `sessions` without the wait.
     pub predicted_with_every_cpu_per_s: f64,
     pub cpus: u32,
-    /// The CPUs the model then takes: 1 to `cpus`.
-    pub cpu_servers: f64,
+    /// The wait per device read, µs: none where not fitted, or in
+    /// Recordings made before it was (they fitted fewer CPUs instead;
+    /// `strata model predict --from` fits the wait from the window).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wait_per_device_read_us: Option<f64>,
     /// Whether the CPUs held the window back (some task waited for one
-    /// at least a fifth of it, or that is unknown), so that `cpu_servers`
-    /// was fitted; else the model keeps every CPU. True in Recordings made
-    /// before it was kept.
+    /// at least a fifth of it, or that is unknown), so that the wait was
+    /// fitted; else the model has none. True in Recordings made before it
+    /// was kept.
     #[serde(default = "yes")]
     pub fitted: bool,
     /// The data devices' reads in flight over the window (r/s × r_await).
@@ -244,13 +249,6 @@ impl DatabaseContention {
         p99_over_mean(self.statement_mean_ms, self.statement_p99_ms)
     }
 
-    /// Whether the fit stopped at one CPU with the model still above what
-    /// the window reached.
-    fn one_cpu_gives_more(&self) -> bool {
-        self.cpu_servers <= 1.0
-            && self.predicted_with_every_cpu_per_s > self.device_read_requests_per_s
-    }
-
     /// How the CPUs were measured, as the prediction and the report say
     /// it.
     pub fn text(&self) -> String {
@@ -274,18 +272,25 @@ impl DatabaseContention {
             .map_or(String::new(), |ratio| {
                 format!(", statement p99 {ratio:.2} × their mean")
             });
-        let held_back = match (self.fitted, self.one_cpu_gives_more()) {
-            (false, _) => ": not the CPUs, so the model keeps them all",
-            (true, true) => {
-                ": even one CPU gives the model more, so not the CPUs alone held it back"
+        let wait = match (self.fitted, self.wait_per_device_read_us) {
+            (false, _) => ": not the CPUs, so the model has no wait".to_string(),
+            (true, None) => {
+                ": a Recording from before the wait was kept (strata model predict --from fits \
+                 it)"
+                .to_string()
             }
-            (true, false) => "",
+            (true, Some(us)) if us <= 0.0 => {
+                ": the model reaches that without a wait, so it has none".to_string()
+            }
+            (true, Some(us)) => format!(
+                ": {us:.2} µs per device read waiting for a CPU beyond the model's queue for \
+                 them, linear in the sessions from none at one session"
+            ),
         };
         format!(
-            "{:.2} of its {} CPUs ({} sessions reading from the device reached {:.0} device \
-             read requests/s in {:.1} s{in_flight}{per_block}{cpu}{spread} where the model with \
-             every CPU gives {:.0}; CPUs {:.0}% busy{waited}{held_back})",
-            self.cpu_servers,
+            "its {} CPUs and a wait for them ({} sessions reading from the device reached {:.0} \
+             device read requests/s in {:.1} s{in_flight}{per_block}{cpu}{spread} where the model \
+             without a wait gives {:.0}; CPUs {:.0}% busy{waited}{wait})",
             self.cpus,
             self.sessions,
             self.device_read_requests_per_s,
@@ -344,14 +349,14 @@ mod tests {
 
     /// PostgreSQL 15's six sessions of 2026-11-28 06:52: 39,788 device
     /// read requests/s where the model with every CPU gave 48,553.
-    fn six_sessions(cpu_servers: f64) -> DatabaseContention {
+    fn six_sessions(wait_per_device_read_us: Option<f64>) -> DatabaseContention {
         DatabaseContention {
             sessions: 6,
             window_s: 20.0,
             device_read_requests_per_s: 39_788.0,
             predicted_with_every_cpu_per_s: 48_553.0,
             cpus: 2,
-            cpu_servers,
+            wait_per_device_read_us,
             fitted: true,
             device_reads_in_flight: Some(3.72),
             device_reads_per_block: Some(0.861),
@@ -364,23 +369,24 @@ mod tests {
     }
 
     #[test]
-    fn a_fit_that_stopped_at_one_cpu_says_the_cpus_were_not_all_of_it() {
-        let clamped = six_sessions(1.0).text();
-        assert!(clamped.starts_with("1.00 of its 2 CPUs"), "{clamped}");
+    fn the_text_says_the_wait_and_where_there_is_none() {
+        let fitted = six_sessions(Some(27.5)).text();
         assert!(
-            clamped.contains("19.21 µs of CPU per device read"),
-            "{clamped}"
+            fitted.contains("19.21 µs of CPU per device read"),
+            "{fitted}"
         );
         assert!(
-            clamped.contains("even one CPU gives the model more"),
-            "{clamped}"
+            fitted.contains("27.50 µs per device read waiting for a CPU"),
+            "{fitted}"
         );
-        let fitted = six_sessions(1.3).text();
-        assert!(!fitted.contains("even one CPU"), "{fitted}");
-        let reached = DatabaseContention {
-            predicted_with_every_cpu_per_s: 39_000.0,
-            ..six_sessions(1.0)
+        let none = six_sessions(Some(0.0)).text();
+        assert!(none.contains("reaches that without a wait"), "{none}");
+        let old = six_sessions(None).text();
+        assert!(old.contains("predict --from fits it"), "{old}");
+        let not_cpus = DatabaseContention {
+            fitted: false,
+            ..six_sessions(None)
         };
-        assert!(!reached.text().contains("even one CPU"));
+        assert!(not_cpus.text().contains("not the CPUs"));
     }
 }

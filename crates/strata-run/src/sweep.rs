@@ -212,8 +212,8 @@ pub fn contended_window(
 }
 
 /// What the database measured of itself before the sweep: CPU per block
-/// cached, per device read, and the CPUs the host gave more sessions than
-/// it has CPUs.
+/// cached, per device read, and more sessions than it has CPUs reading
+/// from the device.
 #[derive(Clone, Debug)]
 pub struct DatabaseWork {
     pub cpu: DatabaseCpu,
@@ -429,10 +429,16 @@ impl DatabaseWork {
 
     /// What the model needs of the run: the CPU per block measured on the
     /// database (cached, and the rest of a device read's, the read path),
-    /// the statement, the host's CPUs and those it gave the contended
-    /// window; the overlap taken against `storage`'s time per read (the
-    /// sweep's own calibration, or another of the same storage).
-    pub fn block_work(&self, storage: &Storage, statement: Statement, cpus: u32) -> BlockWork {
+    /// the statement, the host's CPUs, and the contended window's figures
+    /// with the wait for a CPU that makes the model reach its rate; the
+    /// overlap and the wait taken against `storage` (the sweep's own
+    /// calibration, or another of the same storage).
+    pub fn block_work(
+        &self,
+        storage: &Storage,
+        statement: Statement,
+        cpus: u32,
+    ) -> anyhow::Result<BlockWork> {
         let DatabaseWork {
             cpu,
             reads,
@@ -444,11 +450,8 @@ impl DatabaseWork {
             reads.device_reads_in_flight,
         );
         let cpus = cpus.max(1);
-        BlockWork {
+        let work = BlockWork {
             delay_per_block_s: cpu.delay_per_block_us() * 1e-6,
-            cpu_servers: contention.as_ref().map_or(f64::from(cpus), |contention| {
-                contention.cpu_servers.min(f64::from(cpus))
-            }),
             overlap_per_block_s: overlap_per_read_us * reads.device_reads_per_block * 1e-6,
             device_reads_per_block: reads.device_reads_per_block,
             session_reads_in_flight: reads.session_reads_in_flight(),
@@ -462,6 +465,10 @@ impl DatabaseWork {
                 statement,
                 cpus,
             )
+        };
+        match contention.as_ref().filter(|contention| contention.fitted) {
+            Some(contention) => with_wait(storage, work, contention),
+            None => Ok(work),
         }
     }
 
@@ -478,9 +485,9 @@ impl DatabaseWork {
 
 /// The prediction from what the database measured of itself: its work
 /// per block (the cached window's and the reading window's) on `cpus`,
-/// the CPUs the host gave the `contended` window's sessions (its session
-/// count and figures) when there was one, the model at every session
-/// count, and the text said before the sweep.
+/// the `contended` window's figures (its session count and figures) and
+/// the wait for a CPU fitted to them when there was one, the model at
+/// every session count, and the text said before the sweep.
 pub fn predict_from(
     (cpu, reads): (DatabaseCpu, DatabaseReads),
     contended: Option<(u32, RunFigures)>,
@@ -495,20 +502,25 @@ pub fn predict_from(
     };
     let statement = statement(workload);
     if let Some((count, figures)) = contended {
-        let every_cpu = measured.block_work(storage, statement, cpus);
+        let every_cpu = measured.block_work(storage, statement, cpus)?;
         let contention = database_contention(storage, &every_cpu, count, &figures)?;
         measured.contention = Some(contention);
     }
-    let work = measured.block_work(storage, statement, cpus);
+    let work = measured.block_work(storage, statement, cpus)?;
+    if let Some(contention) = measured.contention.as_mut() {
+        contention.wait_per_device_read_us = work
+            .contended_reads
+            .and_then(|contended| contended.wait_per_device_read_s.map(|wait_s| wait_s * 1e6));
+    }
     let predicted = prediction(storage, &work, sessions)?;
     let text = prediction_text(&measured, &work, storage, &predicted);
     Ok((measured, predicted, text))
 }
 
-/// The contended window's device read requests/s against the model's with
-/// every CPU, and the CPUs that make the model reach it when tasks waited
-/// for CPUs (every CPU when they hardly did: then the CPUs were not what
-/// held it back).
+/// The contended window's figures and device read requests/s against the
+/// model's without a wait for the CPUs, and whether tasks waited for CPUs
+/// enough that the wait is fitted ([`DatabaseWork::block_work`] fits it;
+/// when they hardly did, the CPUs were not what held the window back).
 fn database_contention(
     storage: &Storage,
     every_cpu: &BlockWork,
@@ -534,7 +546,7 @@ fn database_contention(
         device_read_requests_per_s: measured_per_s,
         predicted_with_every_cpu_per_s: 0.0,
         cpus: every_cpu.cpus,
-        cpu_servers: f64::from(every_cpu.cpus),
+        wait_per_device_read_us: None,
         fitted: cpu_pressure_pct.is_none_or(|pct| pct >= CPU_WAIT_FIT_PCT),
         device_reads_in_flight: Some(in_flight),
         device_reads_per_block: device_reads_per_block(figures),
@@ -551,11 +563,33 @@ fn database_contention(
     };
     let predicted = predict::predict(curve, &every_cpu, &[sessions])?;
     contention.predicted_with_every_cpu_per_s = predicted[0].device_read_requests_per_s;
-    if contention.fitted {
-        contention.cpu_servers =
-            predict::fit_cpu_servers(curve, &every_cpu, sessions, measured_per_s)?;
-    }
     Ok(contention)
+}
+
+/// `work` with the wait per device read that makes the model reach the
+/// contended window's rate; as it is where the window kept no reads in
+/// flight.
+fn with_wait(
+    storage: &Storage,
+    work: BlockWork,
+    contention: &DatabaseContention,
+) -> anyhow::Result<BlockWork> {
+    let Some(contended) = work.contended_reads else {
+        return Ok(work);
+    };
+    let wait_s = predict::fit_wait_per_device_read(
+        &storage.curve,
+        &work,
+        contention.sessions,
+        contention.device_read_requests_per_s,
+    )?;
+    Ok(BlockWork {
+        contended_reads: Some(ContendedReads {
+            wait_per_device_read_s: Some(wait_s),
+            ..contended
+        }),
+        ..work
+    })
 }
 
 /// The contended window's device reads: in flight per session (at least
@@ -570,6 +604,7 @@ fn contended_reads(contention: &DatabaseContention, storage: &Storage) -> Option
         statement_p99_over_mean: contention.statement_p99_over_mean(),
         device_slowdown: device_slowdown(storage, contention),
         cpu_per_device_read_s: contention.cpu_per_device_read_us.map(|us| us * 1e-6),
+        wait_per_device_read_s: None,
     })
 }
 

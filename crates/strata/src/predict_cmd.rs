@@ -121,7 +121,7 @@ fn measured_work(
     let name = recording.path.display().to_string();
     if let Some(measured) = recording.sweep().and_then(DatabaseWork::of_sweep) {
         return Ok((
-            measured.block_work(storage, statement, cpus),
+            measured.block_work(storage, statement, cpus)?,
             format!("measured by {name} on a cached data set and reading from the device"),
         ));
     }

@@ -106,8 +106,15 @@ fn inputs(page: &mut Page, request: &PredictRequest) {
                 work.read_path_cpu_at(c.sessions) * 1e6
             )
         });
+        let wait = c.wait_per_device_read_s.map_or(String::new(), |wait_s| {
+            format!(
+                "; a wait for a CPU of {:.2} µs per device read there, linear in the sessions \
+                 from none at one and past",
+                wait_s * 1e6
+            )
+        });
         format!(
-            " ({:.2} in flight{per_block} at {} sessions, linear in between{slowdown}{cpu})",
+            " ({:.2} in flight{per_block} at {} sessions, linear in between{slowdown}{cpu}{wait})",
             c.per_session, c.sessions
         )
     });
@@ -160,7 +167,8 @@ fn inputs(page: &mut Page, request: &PredictRequest) {
     page.note(
         "  device: rate μ(j × reads in flight per session) of the curve (linear between levels, \
          flat past the last) over the device's slowdown at that session count; CPUs: rate \
-         min(j, CPUs the host gives) / CPU per block; a delay for the rest and think time",
+         min(j, CPU servers) / CPU per block; a delay Z for the rest and think time, and W, \
+         the wait for a CPU beyond their queue (linear in the sessions from none at one)",
     );
 }
 
@@ -168,7 +176,10 @@ fn explain(page: &mut Page, measured: &BlockWork, point: &Predicted) {
     let work = &measured.at(point.sessions);
     let delay_us =
         (work.delay_per_block_s + work.think_per_block_s) / work.device_reads_per_block * 1e6;
-    let cycle_us = point.block_read_latency_s * 1e6 + point.cpu_residence_s * 1e6 + delay_us
+    let cycle_us = point.block_read_latency_s * 1e6
+        + point.cpu_residence_s * 1e6
+        + delay_us
+        + point.wait_s * 1e6
         - point.overlap_s * 1e6;
     let p99 = match work.statement_p99_over_mean {
         Some(ratio) => format!(
@@ -190,12 +201,13 @@ fn explain(page: &mut Page, measured: &BlockWork, point: &Predicted) {
         }
     };
     page.note(format!(
-        "  X = n / (Z + R_device + R_cpu − overlap) = {} / ({:.2} + {:.2} + {:.2} − {:.2}) µs \
-         = {:.0}/s; \
+        "  X = n / (Z + W + R_device + R_cpu − overlap) = {} / ({:.2} + {:.2} + {:.2} + {:.2} \
+         − {:.2}) µs = {:.0}/s; \
          outstanding = X × R_device × {:.2} in flight per session = {:.2}; \
          statement = {:.1} reads × {:.2} µs = {:.3} ms; {p99}",
         point.sessions,
         delay_us,
+        point.wait_s * 1e6,
         point.block_read_latency_s * 1e6,
         point.cpu_residence_s * 1e6,
         point.overlap_s * 1e6,

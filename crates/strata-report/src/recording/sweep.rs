@@ -85,7 +85,7 @@ pub(crate) fn section(sweep: &SweepSummary) -> Section {
     }
     if let Some(contention) = &sweep.database_contention {
         section = section.note(format!(
-            "CPUs the host gave waking sessions, measured on the database: {}",
+            "More sessions than CPUs, measured on the database: {}",
             contention.text()
         ));
     }
