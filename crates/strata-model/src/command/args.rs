@@ -294,9 +294,8 @@ pub struct PredictArgs {
     /// CPUs the sessions and the server share [default: this machine's, or the --from run's]
     #[arg(long, value_name = "N", value_parser = |s: &str| input::bounded(s, 1, 100_000).map(|v| v as u32))]
     pub cpus: Option<u32>,
-    /// CPUs the host gives waking sessions, 1 to --cpus (fewer where they
-    /// wait while CPUs sit idle: a VM's vCPUs) [default: all, or what the
-    /// --from sweep's window of more sessions than CPUs measured]
+    /// CPUs the model's CPU centre has, 1 to --cpus [default: all; a
+    /// --from sweep's wait for a CPU past their queue is fitted with all]
     #[arg(long, value_name = "N", value_parser = positive)]
     pub cpu_servers: Option<f64>,
     /// Device reads one session keeps in flight, at least 1 (more where the
