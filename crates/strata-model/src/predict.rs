@@ -1205,7 +1205,7 @@ mod tests {
             batches: 99,
             ..batch(0.4, 0.6)
         });
-        // With more sessions than the CPUs the host gives, the wait for one
+        // With more sessions than the model's CPUs, the wait for one
         // is scaled too; the CPU's own work is not.
         let crowded = BlockWork {
             cpu_per_cached_block_s: 200e-6,

@@ -33,7 +33,7 @@ pub struct SweepSummary {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub database_reads: Option<DatabaseReads>,
     /// The window of more sessions than CPUs reading from the device that
-    /// gave the CPUs the host gives waking sessions.
+    /// gave the wait for a CPU past the CPUs' queue.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub database_contention: Option<DatabaseContention>,
     /// `--calibration` or `--predict`: the storage's curve.

@@ -181,8 +181,8 @@ pub fn read_options(driver: &DriverOptions) -> DriverOptions {
     }
 }
 
-/// More sessions than CPUs reading from the device, for the CPUs the host
-/// gives waking sessions: three times the CPUs (a count no doubling sweep
+/// More sessions than CPUs reading from the device, for the wait for a
+/// CPU past the CPUs' queue: three times the CPUs (a count no doubling sweep
 /// has), at most the sweep's most; none when the sweep never has more
 /// sessions than CPUs.
 fn contended_sessions(cpus: u32, sessions: &[u32]) -> Option<u32> {
@@ -202,7 +202,7 @@ pub fn contended_window(
 ) -> Option<(u32, DriverOptions)> {
     let count = contended_sessions(cpus, sessions)?;
     observer.phase(&format!(
-        "measuring the CPUs the host gives waking sessions: {count} reading the data set"
+        "measuring the wait for a CPU: {count} sessions reading the data set"
     ));
     let options = DriverOptions {
         sessions: Some(count),
@@ -534,7 +534,7 @@ fn database_contention(
     }) = device_reads(&figures.devices)
     else {
         bail!(
-            "measuring the CPUs the host gives {sessions} sessions: their window read nothing \
+            "measuring the wait for a CPU of {sessions} sessions: their window read nothing \
              from the device"
         );
     };
