@@ -474,31 +474,34 @@ impl BlockWork {
         one: f64,
         figure: impl Fn(&ContendedReads) -> Option<f64>,
     ) -> f64 {
-        let contended = self
-            .contended_reads
-            .filter(|contended| contended.sessions > 1);
-        match contended.and_then(|c| Some((c.sessions, figure(&c)?))) {
-            Some((count, at_count)) => {
-                let share = f64::from(sessions.saturating_sub(1)) / f64::from(count - 1);
-                one + share.min(1.0) * (at_count - one)
-            }
+        match self.toward_window(sessions, figure) {
+            Some((share, at_count)) => one + share.min(1.0) * (at_count - one),
             None => one,
         }
+    }
+
+    /// How far `sessions` is toward the contended window's count ((sessions
+    /// − 1) over (count − 1), past 1 beyond it) and the window's `figure`;
+    /// none without a window of more than one session or its figure.
+    fn toward_window(
+        &self,
+        sessions: u32,
+        figure: impl Fn(&ContendedReads) -> Option<f64>,
+    ) -> Option<(f64, f64)> {
+        let contended = self
+            .contended_reads
+            .filter(|contended| contended.sessions > 1)?;
+        let at_count = figure(&contended)?;
+        let share = f64::from(sessions.saturating_sub(1)) / f64::from(contended.sessions - 1);
+        Some((share, at_count))
     }
 
     /// The wait per device read with `sessions` sessions: none for one,
     /// [`ContendedReads::wait_per_device_read_s`] at the window's count,
     /// linear in the sessions through both and past them.
     pub fn wait_at(&self, sessions: u32) -> f64 {
-        let contended = self
-            .contended_reads
-            .filter(|contended| contended.sessions > 1);
-        match contended.and_then(|c| Some((c.sessions, c.wait_per_device_read_s?))) {
-            Some((count, wait_s)) => {
-                wait_s * f64::from(sessions.saturating_sub(1)) / f64::from(count - 1)
-            }
-            None => 0.0,
-        }
+        self.toward_window(sessions, |contended| contended.wait_per_device_read_s)
+            .map_or(0.0, |(share, wait_s)| share * wait_s)
     }
 
     /// The read path's CPU per device read with `sessions` sessions: one
@@ -680,8 +683,8 @@ fn predict_at(
                 .collect(),
         },
     ];
-    let delay_s = work.per_device_read(work.delay_per_block_s + work.think_per_block_s)
-        + work.wait_at(sessions);
+    let wait_s = work.wait_at(sessions);
+    let delay_s = work.per_device_read(work.delay_per_block_s + work.think_per_block_s) + wait_s;
     let overlap = |residence_s: &[f64]| {
         work.per_device_read(work.overlap_per_block_s)
             .min(work.cpu_per_device_read_s())
@@ -695,8 +698,7 @@ fn predict_at(
     let outstanding = step.queue_length[0] * in_flight;
     let device_ratio = curve.statement_p99_over_mean(outstanding, reads);
     let mean = reads * (device_s + cpu_s + delay_s - overlap_s);
-    let waited_s =
-        device_s + (cpu_s - work.cpu_per_device_read_s()).max(0.0) + work.wait_at(sessions);
+    let waited_s = device_s + (cpu_s - work.cpu_per_device_read_s()).max(0.0) + wait_s;
     Ok(Predicted {
         sessions,
         device_read_requests_per_s: step.throughput,
@@ -704,7 +706,7 @@ fn predict_at(
         block_read_latency_s: device_s,
         cpu_residence_s: cpu_s,
         overlap_s,
-        wait_s: work.wait_at(sessions),
+        wait_s,
         cpu_utilization: step.throughput * work.cpu_per_device_read_s() / f64::from(work.cpus),
         statement_latency_mean_s: mean,
         statement_latency_p99_s: match work.statement_p99_over_mean {
