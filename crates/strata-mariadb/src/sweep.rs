@@ -9,8 +9,7 @@
 
 use crate::window::{MariaDbWindow, Windows};
 use anyhow::{Context, Result};
-use std::sync::atomic::{AtomicBool, Ordering};
-use strata_core::verdict::Verdict;
+use std::sync::atomic::AtomicBool;
 use strata_recording::record::SweepPoint;
 use strata_recording::sweep::{PredictedPoint, SweepSummary};
 use strata_run::outcome::RunObserver;
@@ -30,8 +29,7 @@ pub(crate) fn run_sweep(
     interrupt: &AtomicBool,
     observer: &mut dyn RunObserver,
 ) -> Result<(MariaDbWindow, Vec<SweepPoint>, SweepSummary)> {
-    let storage = request.storage.as_ref();
-    let (measured, prediction) = match (storage, request.predict) {
+    let (measured, prediction) = match (request.storage.as_ref(), request.predict) {
         (Some(storage), true) => {
             let (measured, prediction) =
                 predict_the_sweep(windows, driver, (request, storage), interrupt, observer)?;
@@ -39,42 +37,27 @@ pub(crate) fn run_sweep(
         }
         _ => (None, Vec::new()),
     };
-    let (mut points, mut curve, mut last) = (Vec::new(), Vec::new(), None);
-    for (done, &sessions) in request.sessions.iter().enumerate() {
-        if interrupt.load(Ordering::Relaxed) {
+    let (mut so_far, mut last) = (sweep::PointsSoFar::default(), None);
+    for &sessions in &request.sessions {
+        let Some(options) = so_far.next_point((driver, request), sessions, interrupt, observer)
+        else {
             break;
-        }
-        let total = request.sessions.len();
-        observer.phase(&format!(
-            "sweep point {}/{total}: {sessions} sessions",
-            done + 1
-        ));
-        let options = SweepRequest::point_options(driver, sessions);
+        };
         let window = windows.window(&options, interrupt, observer)?;
-        let figures = &window.figures.run;
-        let point = sweep::curve_point(
+        let kept = so_far.keep(
             (sessions, window.start_unix_s),
-            (figures, &innodb_blocks(&window)),
-            storage,
+            (&window.figures.run, &innodb_blocks(&window)),
+            histograms(&window.outcome),
+            request.storage.as_ref(),
+            observer,
         );
-        observer.said(&sweep::point_line(&point));
-        points.push(SweepPoint {
-            sessions,
-            figures: figures.clone(),
-            histograms: histograms(&window.outcome),
-        });
-        curve.push(point);
-        let failed = matches!(figures.verdict, Verdict::Failed { .. });
         last = Some(window);
-        if failed {
-            observer.phase(&format!(
-                "the sweep stops: its {sessions}-session point failed"
-            ));
+        if !kept {
             break;
         }
     }
     let last = last.context("the sweep was stopped before its first point")?;
-    let summary = sweep::summarize(curve, request, measured, storage, prediction);
+    let (points, summary) = so_far.finish(request, measured, prediction);
     Ok((last, points, summary))
 }
 
@@ -90,10 +73,12 @@ fn predict_the_sweep(
     interrupt: &AtomicBool,
     observer: &mut dyn RunObserver,
 ) -> Result<(DatabaseWork, Vec<PredictedPoint>)> {
-    observer.phase("measuring the database's CPU per block: one session on a cached data set");
     let page_bytes = u64::from(windows.page_bytes);
-    let cached_blocks = sweep::cached_blocks(windows.buffer_pool.cache_bytes, page_bytes);
-    let options = sweep::cached_options(driver, cached_blocks);
+    let options = sweep::cached_window(
+        driver,
+        (windows.buffer_pool.cache_bytes, page_bytes),
+        observer,
+    );
     let cached = windows.window(&options, interrupt, observer)?;
     let cpu = sweep::database_cpu(&cached.figures.run, &innodb_blocks(&cached))?;
     let cpus = cached.figures.run.cpu.cpus as u32;
@@ -104,19 +89,15 @@ fn predict_the_sweep(
         }
         None => None,
     };
-    observer
-        .phase("measuring the database's CPU per device read: one session reading the data set");
-    let reading = windows.window(&sweep::read_options(driver), interrupt, observer)?;
-    let reads = sweep::database_reads(&reading.figures.run, storage, false)?;
-    let (measured, prediction, text) = sweep::predict_from(
-        (cpu, reads),
+    let options = sweep::reading_window(driver, observer);
+    let reading = windows.window(&options, interrupt, observer)?;
+    sweep::predict_the_sweep(
+        (cpu, cpus),
         contended,
-        &driver.workload,
-        cpus,
-        (storage, &request.sessions),
-    )?;
-    observer.said(&text);
-    Ok((measured, prediction))
+        (&reading.figures.run, false),
+        (driver, request, storage),
+        observer,
+    )
 }
 
 /// InnoDB's count of the pages its buffer pool missed, and

@@ -40,7 +40,7 @@ use strata_run::output::{write_run_recording, RunRecording};
 use strata_run::request::ShardRequest;
 use strata_run::server_host::{OtherHostEdges, ServerHostAgent};
 use strata_run::sweep::{self, DatabaseWork, Storage, SweepRequest, WindowBlocks};
-use strata_run::verdict::{judge, CacheFit, Verdict, VerdictFacts};
+use strata_run::verdict::{judge, CacheFit, VerdictFacts};
 use strata_slob::schema::{SchemaPlan, BLOCK_BYTES};
 use strata_slob::session::{DriverOptions, Progress, RunOutcome, StopAfter};
 use tokio::time::Instant;
@@ -970,8 +970,7 @@ async fn run_sweep(
     observer: &mut dyn RunObserver,
 ) -> anyhow::Result<(Window, Vec<SweepPoint>, SweepSummary)> {
     let driver = &context.config.driver;
-    let storage = request.storage.as_ref();
-    let (measured, prediction) = match (storage, request.predict) {
+    let (measured, prediction) = match (request.storage.as_ref(), request.predict) {
         (Some(storage), true) => {
             let (measured, prediction) =
                 predict_the_sweep(context, request, storage, interrupt, observer).await?;
@@ -979,39 +978,28 @@ async fn run_sweep(
         }
         _ => (None, Vec::new()),
     };
-    let (mut points, mut curve, mut last) = (Vec::new(), Vec::new(), None);
-    for (done, &sessions) in request.sessions.iter().enumerate() {
-        if interrupt.load(Ordering::Relaxed) {
+    let (mut so_far, mut last) = (sweep::PointsSoFar::default(), None);
+    for &sessions in &request.sessions {
+        let Some(options) = so_far.next_point((driver, request), sessions, interrupt, observer)
+        else {
             break;
-        }
-        let total = request.sessions.len();
-        observer.phase(&format!(
-            "sweep point {}/{total}: {sessions} sessions",
-            done + 1
-        ));
-        let options = SweepRequest::point_options(driver, sessions);
+        };
         let window = context.window(options, true, interrupt, observer).await?;
-        let started = (sessions, window.start_unix_s);
         let blocks = WindowBlocks::of_postgresql(&window.figures);
-        let point = sweep::curve_point(started, (&window.figures, &blocks), storage);
-        observer.said(&sweep::point_line(&point));
-        points.push(SweepPoint {
-            sessions,
-            figures: window.figures.clone(),
-            histograms: histograms(&window.outcome),
-        });
-        curve.push(point);
-        let failed = matches!(window.figures.verdict, Verdict::Failed { .. });
+        let kept = so_far.keep(
+            (sessions, window.start_unix_s),
+            (&window.figures, &blocks),
+            histograms(&window.outcome),
+            request.storage.as_ref(),
+            observer,
+        );
         last = Some(window);
-        if failed {
-            observer.phase(&format!(
-                "the sweep stops: its {sessions}-session point failed"
-            ));
+        if !kept {
             break;
         }
     }
     let last = last.context("the sweep was stopped before its first point")?;
-    let summary = sweep::summarize(curve, request, measured, storage, prediction);
+    let (points, summary) = so_far.finish(request, measured, prediction);
     Ok((last, points, summary))
 }
 
@@ -1028,15 +1016,11 @@ async fn predict_the_sweep(
     observer: &mut dyn RunObserver,
 ) -> anyhow::Result<(DatabaseWork, Vec<PredictedPoint>)> {
     let driver = &context.config.driver;
-    observer.phase("measuring the database's CPU per block: one session on a cached data set");
     let shared_buffers = context.shared_buffers.unwrap_or(32 << 20);
-    let cached_blocks = sweep::cached_blocks(shared_buffers, BLOCK_BYTES);
-    let options = sweep::cached_options(driver, cached_blocks);
+    let options = sweep::cached_window(driver, (shared_buffers, BLOCK_BYTES), observer);
     let cached = context.window(options, false, interrupt, observer).await?;
-    let cpu = sweep::database_cpu(
-        &cached.figures,
-        &WindowBlocks::of_postgresql(&cached.figures),
-    )?;
+    let blocks = WindowBlocks::of_postgresql(&cached.figures);
+    let cpu = sweep::database_cpu(&cached.figures, &blocks)?;
     let cpus = cached.figures.cpu.cpus as u32;
     let contended = match sweep::contended_window(cpus, &request.sessions, driver, observer) {
         Some((sessions, options)) => {
@@ -1045,22 +1029,16 @@ async fn predict_the_sweep(
         }
         None => None,
     };
-    observer
-        .phase("measuring the database's CPU per device read: one session reading the data set");
-    let reading = context
-        .window(sweep::read_options(driver), true, interrupt, observer)
-        .await?;
+    let options = sweep::reading_window(driver, observer);
+    let reading = context.window(options, true, interrupt, observer).await?;
     let prefetch = prefetches(context.client).await;
-    let reads = sweep::database_reads(&reading.figures, storage, prefetch)?;
-    let (measured, prediction, text) = sweep::predict_from(
-        (cpu, reads),
+    sweep::predict_the_sweep(
+        (cpu, cpus),
         contended,
-        &driver.workload,
-        cpus,
-        (storage, &request.sessions),
-    )?;
-    observer.said(&text);
-    Ok((measured, prediction))
+        (&reading.figures, prefetch),
+        (driver, request, storage),
+        observer,
+    )
 }
 
 /// Whether the server reads ahead of its bitmap heap scans: an

@@ -10,9 +10,12 @@
 
 use anyhow::{bail, Context};
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
+use strata_core::verdict::Verdict;
 use strata_model::predict::{self, BlockWork, ContendedReads, Predicted, Statement};
 use strata_recording::device::IostatFigures;
+use strata_recording::record::{RunHistograms, SweepPoint};
 use strata_recording::run::{RunFigures, ABSORBED_WARNING_PCT, CPU_BOUND_IDLE_PCT};
 use strata_recording::sweep::{
     CurvePoint, DatabaseContention, DatabaseCpu, DatabaseReads, PredictedPoint, StorageCurve,
@@ -123,7 +126,7 @@ impl SweepRequest {
 /// `cache_bytes`. Measured: MariaDB 10.11's throwaway pool of 16 MiB (1014
 /// pages) kept about 240 pages of data; a hot set of 256 pages and their
 /// index missed on every row, one of 128 hit on every one.
-pub fn cached_blocks(cache_bytes: u64, block_bytes: u64) -> u64 {
+fn cached_blocks(cache_bytes: u64, block_bytes: u64) -> u64 {
     cache_bytes / block_bytes.max(1) / 8
 }
 
@@ -133,7 +136,7 @@ pub fn cached_blocks(cache_bytes: u64, block_bytes: u64) -> u64 {
 /// schema, so that a small cache holds it whatever the schema count; a
 /// statement of at most `cached_blocks` (the per-statement cost is then
 /// spread over fewer blocks: a round trip over 128 blocks, not 256).
-pub fn cached_options(driver: &DriverOptions, cached_blocks: u64) -> DriverOptions {
+fn cached_options(driver: &DriverOptions, cached_blocks: u64) -> DriverOptions {
     let work_unit = driver.workload.work_unit.min(cached_blocks.max(1) as u32);
     let size_blocks = cached_blocks
         .min(driver.plan.blocks_per_schema)
@@ -167,7 +170,7 @@ pub fn cached_options(driver: &DriverOptions, cached_blocks: u64) -> DriverOptio
 /// One session reading the data set from the device as the sweep's
 /// points do, for the CPU per device read (the read path's CPU), over a
 /// window at least as long as each point's.
-pub fn read_options(driver: &DriverOptions) -> DriverOptions {
+fn read_options(driver: &DriverOptions) -> DriverOptions {
     let (warmup, duration) = match driver.stop_after {
         StopAfter::Duration { warmup, duration } => {
             (warmup.max(READ_WARMUP), duration.max(READ_WINDOW))
@@ -211,6 +214,117 @@ pub fn contended_window(
     Some((count, options))
 }
 
+/// The cached window's options for a database whose cache holds
+/// `cache_bytes` of `block_bytes` blocks, said as its phase.
+pub fn cached_window(
+    driver: &DriverOptions,
+    (cache_bytes, block_bytes): (u64, u64),
+    observer: &mut dyn RunObserver,
+) -> DriverOptions {
+    observer.phase("measuring the database's CPU per block: one session on a cached data set");
+    cached_options(driver, cached_blocks(cache_bytes, block_bytes))
+}
+
+/// The reading window's options (one session as the points read, as
+/// long as a point's window), said as its phase.
+pub fn reading_window(driver: &DriverOptions, observer: &mut dyn RunObserver) -> DriverOptions {
+    observer
+        .phase("measuring the database's CPU per device read: one session reading the data set");
+    read_options(driver)
+}
+
+/// The prediction from the windows before the sweep: the CPU per block
+/// measured (`cpu`, on the host's `cpus`), the contended window's figures,
+/// the reading window's and whether the server reads ahead; said before
+/// the sweep runs.
+pub fn predict_the_sweep(
+    (cpu, cpus): (DatabaseCpu, u32),
+    contended: Option<(u32, RunFigures)>,
+    (reading, prefetch): (&RunFigures, bool),
+    (driver, request, storage): (&DriverOptions, &SweepRequest, &Storage),
+    observer: &mut dyn RunObserver,
+) -> anyhow::Result<(DatabaseWork, Vec<PredictedPoint>)> {
+    let reads = database_reads(reading, storage, prefetch)?;
+    let (measured, prediction, text) = predict_from(
+        (cpu, reads),
+        contended,
+        &driver.workload,
+        cpus,
+        (storage, &request.sessions),
+    )?;
+    observer.said(&text);
+    Ok((measured, prediction))
+}
+
+/// The sweep's points as their windows end: what the Recording keeps of
+/// each and the curve the conclusions are drawn from. Each engine runs the
+/// windows; this keeps, says and judges them the same way for all.
+#[derive(Default)]
+pub struct PointsSoFar {
+    points: Vec<SweepPoint>,
+    curve: Vec<CurvePoint>,
+}
+
+impl PointsSoFar {
+    /// The options of the point of `sessions`, said as its phase; none once
+    /// Ctrl-C came.
+    pub fn next_point(
+        &self,
+        (driver, request): (&DriverOptions, &SweepRequest),
+        sessions: u32,
+        interrupt: &AtomicBool,
+        observer: &mut dyn RunObserver,
+    ) -> Option<DriverOptions> {
+        if interrupt.load(Ordering::Relaxed) {
+            return None;
+        }
+        let (done, total) = (self.points.len() + 1, request.sessions.len());
+        observer.phase(&format!("sweep point {done}/{total}: {sessions} sessions"));
+        Some(SweepRequest::point_options(driver, sessions))
+    }
+
+    /// Keeps one point's window (its session count and start, its figures
+    /// and the database's blocks, its latencies) and says it; false when it
+    /// failed, so that the sweep stops there (said).
+    pub fn keep(
+        &mut self,
+        started: (u32, f64),
+        (figures, blocks): (&RunFigures, &WindowBlocks),
+        histograms: RunHistograms,
+        storage: Option<&Storage>,
+        observer: &mut dyn RunObserver,
+    ) -> bool {
+        let sessions = started.0;
+        let point = curve_point(started, (figures, blocks), storage);
+        observer.said(&point_line(&point));
+        self.points.push(SweepPoint {
+            sessions,
+            figures: figures.clone(),
+            histograms,
+        });
+        self.curve.push(point);
+        let failed = matches!(figures.verdict, Verdict::Failed { .. });
+        if failed {
+            observer.phase(&format!(
+                "the sweep stops: its {sessions}-session point failed"
+            ));
+        }
+        !failed
+    }
+
+    /// The points kept and the sweep's conclusions from them.
+    pub fn finish(
+        self,
+        request: &SweepRequest,
+        database_work: Option<DatabaseWork>,
+        prediction: Vec<PredictedPoint>,
+    ) -> (Vec<SweepPoint>, SweepSummary) {
+        let storage = request.storage.as_ref();
+        let summary = summarize(self.curve, request, database_work, storage, prediction);
+        (self.points, summary)
+    }
+}
+
 /// What the database measured of itself before the sweep: CPU per block
 /// cached, per device read, and more sessions than it has CPUs reading
 /// from the device.
@@ -225,7 +339,7 @@ pub struct DatabaseWork {
 /// driver's CPU seconds over the device's read requests), and how much of
 /// it ran while the device read, against calibrate's latency at 1
 /// outstanding.
-pub fn database_reads(
+fn database_reads(
     figures: &RunFigures,
     storage: &Storage,
     prefetch: bool,
@@ -488,7 +602,7 @@ impl DatabaseWork {
 /// the `contended` window's figures (its session count and figures) and
 /// the wait for a CPU fitted to them when there was one, the model at
 /// every session count, and the text said before the sweep.
-pub fn predict_from(
+fn predict_from(
     (cpu, reads): (DatabaseCpu, DatabaseReads),
     contended: Option<(u32, RunFigures)>,
     workload: &WorkloadOptions,
@@ -646,7 +760,7 @@ fn predicted_point(predicted: &Predicted) -> PredictedPoint {
 }
 
 /// The database-level figures of one point's window.
-pub fn curve_point(
+fn curve_point(
     (sessions, window_start_unix_s): (u32, f64),
     (figures, blocks): (&RunFigures, &WindowBlocks),
     storage: Option<&Storage>,
@@ -777,7 +891,7 @@ fn cpu_wait(waited_pct: f64, idle_pct: f64) -> String {
 }
 
 /// The sweep's conclusions from its points.
-pub fn summarize(
+fn summarize(
     points: Vec<CurvePoint>,
     request: &SweepRequest,
     database_work: Option<DatabaseWork>,
@@ -834,7 +948,7 @@ pub fn summarize(
 }
 
 /// One point as its progress line says it.
-pub fn point_line(point: &CurvePoint) -> String {
+fn point_line(point: &CurvePoint) -> String {
     let device = point
         .device_read_requests_per_s
         .map_or("no device measured".to_string(), |r| {
