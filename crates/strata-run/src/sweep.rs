@@ -336,6 +336,23 @@ pub struct DatabaseWork {
     pub contention: Option<DatabaseContention>,
 }
 
+/// A window before the sweep that went wrong (the server died or restarted,
+/// a memory cgroup's OOM kill, sessions failed) measured nothing of the
+/// database: the prediction is refused with its causes, never with the
+/// figures it lacks (a restart leaves the device reads out, and they would
+/// read as none).
+fn refuse_failed(verdict: &Verdict, measuring: &str) -> anyhow::Result<()> {
+    match verdict {
+        Verdict::Failed { causes } => {
+            bail!(
+                "measuring {measuring}: the window failed: {}",
+                causes.join("; ")
+            )
+        }
+        _ => Ok(()),
+    }
+}
+
 /// The CPU per device read of the reading window (the server's and the
 /// driver's CPU seconds over the device's read requests), and how much of
 /// it ran while the device read, against calibrate's latency at 1
@@ -345,6 +362,7 @@ fn database_reads(
     storage: &Storage,
     prefetch: bool,
 ) -> anyhow::Result<DatabaseReads> {
+    refuse_failed(&figures.verdict, "the database's CPU per device read")?;
     let device_read_requests = figures
         .absorption
         .as_ref()
@@ -440,6 +458,7 @@ impl WindowBlocks {
 /// The CPU per block of the cached window: the server's and the driver's
 /// CPU seconds over the table blocks the statements touched.
 pub fn database_cpu(figures: &RunFigures, database: &WindowBlocks) -> anyhow::Result<DatabaseCpu> {
+    refuse_failed(&figures.verdict, "the database's CPU per block")?;
     let blocks = figures.workload.rows_selected as f64;
     let cpu_s = figures.cpu.server_and_driver_cpu_s();
     if blocks <= 0.0 || figures.cpu.server_cpu_s <= 0.0 {
@@ -642,6 +661,10 @@ fn database_contention(
     sessions: u32,
     figures: &RunFigures,
 ) -> anyhow::Result<DatabaseContention> {
+    refuse_failed(
+        &figures.verdict,
+        &format!("the wait for a CPU of {sessions} sessions"),
+    )?;
     let Some(DeviceReads {
         per_s: measured_per_s,
         in_flight,
@@ -1251,6 +1274,22 @@ mod tests {
             },
             ..crate::request::setup_driver_options(plan)
         }
+    }
+
+    #[test]
+    fn a_failed_window_before_the_sweep_is_refused_with_its_causes() {
+        let failed = Verdict::Failed {
+            causes: vec!["the memory cgroup's OOM killer killed a server process".into()],
+        };
+        let error = refuse_failed(&failed, "the database's CPU per device read").unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "measuring the database's CPU per device read: the window failed: the memory \
+             cgroup's OOM killer killed a server process"
+        );
+        assert!(refuse_failed(&Verdict::Valid, "x").is_ok());
+        let not_storage = Verdict::NotAStorageResult { reasons: vec![] };
+        assert!(refuse_failed(&not_storage, "x").is_ok());
     }
 
     #[test]
