@@ -37,10 +37,9 @@ pub(crate) fn run_sweep(
         }
         _ => (None, Vec::new()),
     };
-    let (mut so_far, mut last) = (sweep::PointsSoFar::default(), None);
+    let (mut so_far, mut last) = (sweep::PointsSoFar::of(request), None);
     for &sessions in &request.sessions {
-        let Some(options) = so_far.next_point((driver, request), sessions, interrupt, observer)
-        else {
+        let Some(options) = so_far.next_point(driver, sessions, interrupt, observer) else {
             break;
         };
         let window = windows.window(&options, interrupt, observer)?;
@@ -48,7 +47,6 @@ pub(crate) fn run_sweep(
             (sessions, window.start_unix_s),
             (&window.figures.run, &innodb_blocks(&window)),
             histograms(&window.outcome),
-            request.storage.as_ref(),
             observer,
         );
         last = Some(window);
@@ -57,7 +55,7 @@ pub(crate) fn run_sweep(
         }
     }
     let last = last.context("the sweep was stopped before its first point")?;
-    let (points, summary) = so_far.finish(request, measured, prediction);
+    let (points, summary) = so_far.finish(measured, prediction);
     Ok((last, points, summary))
 }
 

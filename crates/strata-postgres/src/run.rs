@@ -978,10 +978,9 @@ async fn run_sweep(
         }
         _ => (None, Vec::new()),
     };
-    let (mut so_far, mut last) = (sweep::PointsSoFar::default(), None);
+    let (mut so_far, mut last) = (sweep::PointsSoFar::of(request), None);
     for &sessions in &request.sessions {
-        let Some(options) = so_far.next_point((driver, request), sessions, interrupt, observer)
-        else {
+        let Some(options) = so_far.next_point(driver, sessions, interrupt, observer) else {
             break;
         };
         let window = context.window(options, true, interrupt, observer).await?;
@@ -990,7 +989,6 @@ async fn run_sweep(
             (sessions, window.start_unix_s),
             (&window.figures, &blocks),
             histograms(&window.outcome),
-            request.storage.as_ref(),
             observer,
         );
         last = Some(window);
@@ -999,7 +997,7 @@ async fn run_sweep(
         }
     }
     let last = last.context("the sweep was stopped before its first point")?;
-    let (points, summary) = so_far.finish(request, measured, prediction);
+    let (points, summary) = so_far.finish(measured, prediction);
     Ok((last, points, summary))
 }
 

@@ -260,18 +260,27 @@ pub fn predict_the_sweep(
 /// The sweep's points as their windows end: what the Recording keeps of
 /// each and the curve the conclusions are drawn from. Each engine runs the
 /// windows; this keeps, says and judges them the same way for all.
-#[derive(Default)]
-pub struct PointsSoFar {
+pub struct PointsSoFar<'a> {
+    request: &'a SweepRequest,
     points: Vec<SweepPoint>,
     curve: Vec<CurvePoint>,
 }
 
-impl PointsSoFar {
+impl<'a> PointsSoFar<'a> {
+    /// None yet of `request`'s points.
+    pub fn of(request: &'a SweepRequest) -> PointsSoFar<'a> {
+        PointsSoFar {
+            request,
+            points: Vec::new(),
+            curve: Vec::new(),
+        }
+    }
+
     /// The options of the point of `sessions`, said as its phase; none once
     /// Ctrl-C came.
     pub fn next_point(
         &self,
-        (driver, request): (&DriverOptions, &SweepRequest),
+        driver: &DriverOptions,
         sessions: u32,
         interrupt: &AtomicBool,
         observer: &mut dyn RunObserver,
@@ -279,7 +288,7 @@ impl PointsSoFar {
         if interrupt.load(Ordering::Relaxed) {
             return None;
         }
-        let (done, total) = (self.points.len() + 1, request.sessions.len());
+        let (done, total) = (self.points.len() + 1, self.request.sessions.len());
         observer.phase(&format!("sweep point {done}/{total}: {sessions} sessions"));
         Some(SweepRequest::point_options(driver, sessions))
     }
@@ -292,10 +301,10 @@ impl PointsSoFar {
         started: (u32, f64),
         (figures, blocks): (&RunFigures, &WindowBlocks),
         histograms: RunHistograms,
-        storage: Option<&Storage>,
         observer: &mut dyn RunObserver,
     ) -> bool {
         let sessions = started.0;
+        let storage = self.request.storage.as_ref();
         let point = curve_point(started, (figures, blocks), storage);
         observer.said(&point_line(&point));
         self.points.push(SweepPoint {
@@ -316,11 +325,10 @@ impl PointsSoFar {
     /// The points kept and the sweep's conclusions from them.
     pub fn finish(
         self,
-        request: &SweepRequest,
         database_work: Option<DatabaseWork>,
         prediction: Vec<PredictedPoint>,
     ) -> (Vec<SweepPoint>, SweepSummary) {
-        let storage = request.storage.as_ref();
+        let (request, storage) = (self.request, self.request.storage.as_ref());
         let summary = summarize(self.curve, request, database_work, storage, prediction);
         (self.points, summary)
     }
