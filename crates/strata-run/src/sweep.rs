@@ -344,20 +344,16 @@ pub struct DatabaseWork {
     pub contention: Option<DatabaseContention>,
 }
 
-/// A window before the sweep that went wrong (the server died or restarted,
-/// a memory cgroup's OOM kill, sessions failed) measured nothing of the
-/// database: the prediction is refused with its causes, never with the
-/// figures it lacks (a restart leaves the device reads out, and they would
-/// read as none).
-fn refuse_failed(verdict: &Verdict, measuring: &str) -> anyhow::Result<()> {
+/// Why a window before the sweep lacks a figure the prediction needs: when
+/// it failed (the server died or restarted, a memory cgroup's OOM kill),
+/// its causes, since a restart leaves the device reads out and they would
+/// read as none; else `otherwise`, what it measured. A failed window whose
+/// figures are all there (a start edge taken late on a busy host) still
+/// predicts: its figures are ratios over the same edges.
+fn lacking(verdict: &Verdict, otherwise: String) -> String {
     match verdict {
-        Verdict::Failed { causes } => {
-            bail!(
-                "measuring {measuring}: the window failed: {}",
-                causes.join("; ")
-            )
-        }
-        _ => Ok(()),
+        Verdict::Failed { causes } => format!("the window failed: {}", causes.join("; ")),
+        _ => otherwise,
     }
 }
 
@@ -370,17 +366,20 @@ fn database_reads(
     storage: &Storage,
     prefetch: bool,
 ) -> anyhow::Result<DatabaseReads> {
-    refuse_failed(&figures.verdict, "the database's CPU per device read")?;
     let device_read_requests = figures
         .absorption
         .as_ref()
         .map_or(0, |absorption| absorption.device_read_requests);
     let cpu_s = figures.cpu.server_and_driver_cpu_s();
     let Some(cpu_per_device_read_us) = cpu_per_device_read_us(figures) else {
+        let measured = format!(
+            "the one-session window read {device_read_requests} requests from the device with \
+             {cpu_s:.3} s of CPU (the data set must be larger than the caches, the server's \
+             processes on this machine)"
+        );
         bail!(
-            "measuring the database's CPU per device read: the one-session window read \
-             {device_read_requests} requests from the device with {cpu_s:.3} s of CPU (the \
-             data set must be larger than the caches, the server's processes on this machine)"
+            "measuring the database's CPU per device read: {}",
+            lacking(&figures.verdict, measured)
         );
     };
     let reads = device_read_requests as f64;
@@ -466,13 +465,16 @@ impl WindowBlocks {
 /// The CPU per block of the cached window: the server's and the driver's
 /// CPU seconds over the table blocks the statements touched.
 pub fn database_cpu(figures: &RunFigures, database: &WindowBlocks) -> anyhow::Result<DatabaseCpu> {
-    refuse_failed(&figures.verdict, "the database's CPU per block")?;
     let blocks = figures.workload.rows_selected as f64;
     let cpu_s = figures.cpu.server_and_driver_cpu_s();
     if blocks <= 0.0 || figures.cpu.server_cpu_s <= 0.0 {
+        let measured = format!(
+            "the one-session window touched {blocks} blocks with {cpu_s:.3} s of CPU (the \
+             server's processes must be on this machine)"
+        );
         bail!(
-            "measuring the database's CPU per block: the one-session window touched {blocks} \
-             blocks with {cpu_s:.3} s of CPU (the server's processes must be on this machine)"
+            "measuring the database's CPU per block: {}",
+            lacking(&figures.verdict, measured)
         );
     }
     Ok(DatabaseCpu {
@@ -669,19 +671,16 @@ fn database_contention(
     sessions: u32,
     figures: &RunFigures,
 ) -> anyhow::Result<DatabaseContention> {
-    refuse_failed(
-        &figures.verdict,
-        &format!("the wait for a CPU of {sessions} sessions"),
-    )?;
     let Some(DeviceReads {
         per_s: measured_per_s,
         in_flight,
         ..
     }) = device_reads(&figures.devices)
     else {
+        let measured = "their window read nothing from the device".to_string();
         bail!(
-            "measuring the wait for a CPU of {sessions} sessions: their window read nothing \
-             from the device"
+            "measuring the wait for a CPU of {sessions} sessions: {}",
+            lacking(&figures.verdict, measured)
         );
     };
     let cpu_pressure_pct = figures.cpu.host_cpu_pressure_pct;
@@ -1285,19 +1284,18 @@ mod tests {
     }
 
     #[test]
-    fn a_failed_window_before_the_sweep_is_refused_with_its_causes() {
+    fn a_failed_window_lacking_a_figure_is_named_by_its_causes() {
         let failed = Verdict::Failed {
             causes: vec!["the memory cgroup's OOM killer killed a server process".into()],
         };
-        let error = refuse_failed(&failed, "the database's CPU per device read").unwrap_err();
+        let read_none = || "the window read 0 requests".to_string();
         assert_eq!(
-            error.to_string(),
-            "measuring the database's CPU per device read: the window failed: the memory \
-             cgroup's OOM killer killed a server process"
+            lacking(&failed, read_none()),
+            "the window failed: the memory cgroup's OOM killer killed a server process"
         );
-        assert!(refuse_failed(&Verdict::Valid, "x").is_ok());
+        assert_eq!(lacking(&Verdict::Valid, read_none()), read_none());
         let not_storage = Verdict::NotAStorageResult { reasons: vec![] };
-        assert!(refuse_failed(&not_storage, "x").is_ok());
+        assert_eq!(lacking(&not_storage, read_none()), read_none());
     }
 
     #[test]
