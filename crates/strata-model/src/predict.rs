@@ -578,6 +578,15 @@ pub struct Predicted {
     pub device_outstanding: f64,
     /// Time a block read spends at the device.
     pub block_read_latency_s: f64,
+    /// Each device read's time at the device, waiting or served: the
+    /// requests there over their rate (Little's law, iostat's r_await).
+    pub device_read_latency_s: f64,
+    /// The CPU per device read of the database and its driver at this
+    /// count ([`BlockWork::cpu_per_device_read_s`] of [`BlockWork::at`]).
+    pub cpu_per_device_read_s: f64,
+    /// Device reads per block at this count
+    /// ([`BlockWork::device_reads_per_block_at`]).
+    pub device_reads_per_block: f64,
     /// Time a block spends at the CPUs, waiting for one included.
     pub cpu_residence_s: f64,
     /// Of the two, the time spent at both at once (prefetch): the
@@ -704,6 +713,9 @@ fn predict_at(
         device_read_requests_per_s: step.throughput,
         device_outstanding: outstanding,
         block_read_latency_s: device_s,
+        device_read_latency_s: outstanding / step.throughput,
+        cpu_per_device_read_s: work.cpu_per_device_read_s(),
+        device_reads_per_block: work.device_reads_per_block,
         cpu_residence_s: cpu_s,
         overlap_s,
         wait_s,

@@ -75,6 +75,10 @@ pub struct CurvePoint {
     pub host_cpu_busy_pct: f64,
     /// CPU seconds of the server and the driver per database block read.
     pub cpu_per_block_us: f64,
+    /// The same CPU per device read request, µs; `None` where no device
+    /// was measured (and in Recordings made before it was kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_per_device_read_us: Option<f64>,
     pub absorbed_pct: Option<f64>,
     /// The data devices' read requests in flight on average (r/s ×
     /// r_await, Little's law) and their mean read latency (iostat's
@@ -333,6 +337,16 @@ pub struct PredictedPoint {
     pub device_read_requests_per_s: f64,
     pub device_outstanding: f64,
     pub block_read_latency_us: f64,
+    /// The model's time per device read at the device (its requests there
+    /// over their rate, as iostat's r_await), µs; the CPU of the database
+    /// and its driver per device read; device reads per block. `None` in
+    /// Recordings made before they were kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_read_latency_us: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_per_device_read_us: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_reads_per_block: Option<f64>,
     pub cpu_busy_pct: f64,
     pub statement_mean_ms: f64,
     pub statement_p99_ms: f64,
@@ -341,6 +355,30 @@ pub struct PredictedPoint {
     pub device_error_pct: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub statement_p99_error_pct: Option<f64>,
+    /// What the errors are made of, where the point measured its devices
+    /// and the model kept its figures.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_sources: Option<ErrorSources>,
+}
+
+/// A point's errors taken apart, each factor (measured − predicted) /
+/// predicted in percent. Device read requests/s are the reads in flight at
+/// the devices over each read's time there (Little's law: iostat's aqu-sz
+/// over r_await), for the point and the model alike, so 1 + the r/s error
+/// is (1 + the in-flight error) / (1 + the latency error): a device that
+/// took longer per read, or sessions that kept fewer reads there (more
+/// time between reads: CPU, a wait for one, or reads the page cache
+/// served). A statement's p99 is its mean times its p99 over its mean, so
+/// 1 + the p99 error is (1 + the mean's) × (1 + the spread's).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ErrorSources {
+    pub device_reads_in_flight_pct: f64,
+    pub device_read_latency_pct: f64,
+    /// The CPU of the server and the driver per device read.
+    pub cpu_per_device_read_pct: f64,
+    pub device_reads_per_block_pct: f64,
+    pub statement_mean_pct: f64,
+    pub statement_p99_over_mean_pct: f64,
 }
 
 #[cfg(test)]

@@ -18,8 +18,8 @@ use strata_recording::device::IostatFigures;
 use strata_recording::record::{RunHistograms, SweepPoint};
 use strata_recording::run::{RunFigures, ABSORBED_WARNING_PCT, CPU_BOUND_IDLE_PCT};
 use strata_recording::sweep::{
-    CurvePoint, DatabaseContention, DatabaseCpu, DatabaseReads, PredictedPoint, StorageCurve,
-    StorageLevel, SweepSummary,
+    CurvePoint, DatabaseContention, DatabaseCpu, DatabaseReads, ErrorSources, PredictedPoint,
+    StorageCurve, StorageLevel, SweepSummary,
 };
 use strata_recording::Recording;
 use strata_slob::session::{DriverOptions, Hotspot, RunObserver, StopAfter, WorkloadOptions};
@@ -782,12 +782,75 @@ fn predicted_point(predicted: &Predicted) -> PredictedPoint {
         device_read_requests_per_s: predicted.device_read_requests_per_s,
         device_outstanding: predicted.device_outstanding,
         block_read_latency_us: predicted.block_read_latency_s * 1e6,
+        device_read_latency_us: Some(predicted.device_read_latency_s * 1e6),
+        cpu_per_device_read_us: Some(predicted.cpu_per_device_read_s * 1e6),
+        device_reads_per_block: Some(predicted.device_reads_per_block),
         cpu_busy_pct: predicted.cpu_utilization * 100.0,
         statement_mean_ms: predicted.statement_latency_mean_s * 1e3,
         statement_p99_ms: predicted.statement_latency_p99_s * 1e3,
         device_error_pct: None,
         statement_p99_error_pct: None,
+        error_sources: None,
     }
+}
+
+/// (measured − predicted) / predicted, percent.
+fn error_pct(measured: f64, predicted: f64) -> f64 {
+    (measured - predicted) * 100.0 / predicted
+}
+
+/// `predicted` scored against its measured `point`: the errors and what
+/// they are made of.
+fn score(predicted: &mut PredictedPoint, point: &CurvePoint) {
+    predicted.device_error_pct = point
+        .device_read_requests_per_s
+        .map(|measured| error_pct(measured, predicted.device_read_requests_per_s));
+    predicted.statement_p99_error_pct = Some(error_pct(
+        point.statement_p99_ms,
+        predicted.statement_p99_ms,
+    ));
+    predicted.error_sources = error_sources(predicted, point);
+}
+
+/// [`ErrorSources`] of a point whose devices were measured, against a
+/// model that kept its time per device read, CPU per device read and
+/// device reads per block; none otherwise.
+fn error_sources(predicted: &PredictedPoint, point: &CurvePoint) -> Option<ErrorSources> {
+    let device_per_s = point.device_read_requests_per_s?;
+    let blocks_per_s = point.database_blocks_read_per_s;
+    let spread = |p99_ms: f64, mean_ms: f64| p99_ms / mean_ms;
+    let sources = ErrorSources {
+        device_reads_in_flight_pct: error_pct(
+            point.device_reads_in_flight?,
+            predicted.device_outstanding,
+        ),
+        device_read_latency_pct: error_pct(
+            point.device_read_latency_us?,
+            predicted.device_read_latency_us?,
+        ),
+        cpu_per_device_read_pct: error_pct(
+            point.cpu_per_device_read_us?,
+            predicted.cpu_per_device_read_us?,
+        ),
+        device_reads_per_block_pct: error_pct(
+            device_per_s / blocks_per_s,
+            predicted.device_reads_per_block?,
+        ),
+        statement_mean_pct: error_pct(point.statement_mean_ms, predicted.statement_mean_ms),
+        statement_p99_over_mean_pct: error_pct(
+            spread(point.statement_p99_ms, point.statement_mean_ms),
+            spread(predicted.statement_p99_ms, predicted.statement_mean_ms),
+        ),
+    };
+    let figures = [
+        sources.device_reads_in_flight_pct,
+        sources.device_read_latency_pct,
+        sources.cpu_per_device_read_pct,
+        sources.device_reads_per_block_pct,
+        sources.statement_mean_pct,
+        sources.statement_p99_over_mean_pct,
+    ];
+    figures.iter().all(|f| f.is_finite()).then_some(sources)
 }
 
 /// The database-level figures of one point's window.
@@ -821,6 +884,8 @@ fn curve_point(
         } else {
             0.0
         },
+        cpu_per_device_read_us: device_read_requests_per_s
+            .map(|per_s| cpu_s / (per_s * figures.window_s) * 1e6),
         absorbed_pct: figures.absorption.as_ref().map(|a| a.absorbed_pct),
         device_reads_in_flight: device_reads.map(|reads| reads.in_flight),
         device_read_latency_us: device_reads.map(|reads| reads.latency_us),
@@ -948,12 +1013,7 @@ fn summarize(
     let knee = most(measured, &power);
     for predicted in &mut prediction {
         if let Some(point) = points.iter().find(|p| p.sessions == predicted.sessions) {
-            let error = |measured: f64, predicted: f64| (measured - predicted) * 100.0 / predicted;
-            predicted.device_error_pct = point
-                .device_read_requests_per_s
-                .map(|m| error(m, predicted.device_read_requests_per_s));
-            predicted.statement_p99_error_pct =
-                Some(error(point.statement_p99_ms, predicted.statement_p99_ms));
+            score(predicted, point);
         }
     }
     let not_run = request
@@ -1158,6 +1218,7 @@ pub fn text(summary: &SweepSummary) -> String {
     out += &conclusions_text(summary);
     out += &storage_text(summary);
     out += &prediction_table(summary);
+    out += &error_sources_text(summary);
     out
 }
 
@@ -1249,6 +1310,78 @@ fn prediction_table(summary: &SweepSummary) -> String {
         );
     }
     out
+}
+
+/// Each scored point's errors taken apart, with the measured figure and
+/// the model's beside each factor.
+fn error_sources_text(summary: &SweepSummary) -> String {
+    let lines: Vec<String> = summary
+        .prediction
+        .iter()
+        .filter_map(|predicted| {
+            let point = summary.point(predicted.sessions)?;
+            Some(error_sources_line(
+                predicted,
+                point,
+                &predicted.error_sources?,
+            ))
+        })
+        .collect();
+    if lines.is_empty() {
+        return String::new();
+    }
+    format!(
+        "What the errors are made of (measured against the model, %; device r/s = reads in \
+         flight at the devices ÷ each read's time there, iostat's aqu-sz ÷ r_await; p99 = mean \
+         × p99/mean):\n{}",
+        lines.concat()
+    )
+}
+
+fn error_sources_line(
+    predicted: &PredictedPoint,
+    point: &CurvePoint,
+    sources: &ErrorSources,
+) -> String {
+    let beside = |measured: Option<f64>, model: Option<f64>, decimals: usize, unit: &str| {
+        format!(
+            "{}{unit}, the model's {}{unit}",
+            or_dash(measured, decimals),
+            or_dash(model, decimals)
+        )
+    };
+    let in_flight = sources.device_reads_in_flight_pct;
+    let latency = sources.device_read_latency_pct;
+    format!(
+        "  {:>5} sessions: r/s {} = in flight {in_flight:+.1} ({}) ÷ time per read {latency:+.1} \
+         ({}); CPU per device read {:+.1} ({}), device reads per block {:+.1}; p99 {} = mean \
+         {:+.1} × p99/mean {:+.1}\n",
+        predicted.sessions,
+        signed(predicted.device_error_pct),
+        beside(
+            point.device_reads_in_flight,
+            Some(predicted.device_outstanding),
+            2,
+            ""
+        ),
+        beside(
+            point.device_read_latency_us,
+            predicted.device_read_latency_us,
+            0,
+            " µs"
+        ),
+        sources.cpu_per_device_read_pct,
+        beside(
+            point.cpu_per_device_read_us,
+            predicted.cpu_per_device_read_us,
+            1,
+            " µs"
+        ),
+        sources.device_reads_per_block_pct,
+        signed(predicted.statement_p99_error_pct),
+        sources.statement_mean_pct,
+        sources.statement_p99_over_mean_pct,
+    )
 }
 
 /// A figure with `decimals`, or `-` where there is none.
@@ -1374,6 +1507,7 @@ mod tests {
             block_read_latency_us: Some(457.0),
             host_cpu_busy_pct,
             cpu_per_block_us: 39.8,
+            cpu_per_device_read_us: Some(39.8 * 31_000.0 / 30_000.0),
             absorbed_pct: Some(4.5),
             device_reads_in_flight: Some(7.5),
             device_read_latency_us: Some(250.0),
@@ -1384,6 +1518,83 @@ mod tests {
             shortfall: None,
             verdict: strata_core::verdict::Verdict::not_recorded(),
         }
+    }
+
+    /// The model's 16 sessions beside [`point`]'s: 33,000 device read
+    /// requests/s from 8 in flight.
+    fn predicted_16() -> PredictedPoint {
+        PredictedPoint {
+            sessions: 16,
+            device_read_requests_per_s: 33_000.0,
+            device_outstanding: 8.0,
+            block_read_latency_us: 240.0,
+            device_read_latency_us: Some(8.0 / 33_000.0 * 1e6),
+            cpu_per_device_read_us: Some(38.0),
+            device_reads_per_block: Some(1.0),
+            cpu_busy_pct: 90.0,
+            statement_mean_ms: 100.0,
+            statement_p99_ms: 160.0,
+            device_error_pct: None,
+            statement_p99_error_pct: None,
+            error_sources: None,
+        }
+    }
+
+    #[test]
+    fn a_score_takes_its_errors_apart_into_factors_that_multiply_back() {
+        let measured = point(None, 90.0);
+        let mut predicted = predicted_16();
+        score(&mut predicted, &measured);
+        let device_error = predicted.device_error_pct.unwrap();
+        assert!((device_error - (30_000.0 - 33_000.0) * 100.0 / 33_000.0).abs() < 1e-9);
+        let sources = predicted.error_sources.unwrap();
+        // 7.5 against 8 in flight; 250 µs against 8 / 33,000 s per read.
+        assert!(
+            (sources.device_reads_in_flight_pct + 6.25).abs() < 1e-9,
+            "{sources:?}"
+        );
+        assert!(
+            (sources.device_read_latency_pct - 3.125).abs() < 1e-9,
+            "{sources:?}"
+        );
+        let factor = |pct: f64| 1.0 + pct / 100.0;
+        let product =
+            factor(sources.device_reads_in_flight_pct) / factor(sources.device_read_latency_pct);
+        assert!((product - factor(device_error)).abs() < 1e-12);
+        let p99 = factor(sources.statement_mean_pct) * factor(sources.statement_p99_over_mean_pct);
+        assert!((p99 - factor(predicted.statement_p99_error_pct.unwrap())).abs() < 1e-12);
+        assert!(
+            (sources.cpu_per_device_read_pct - (41.126_666 - 38.0) * 100.0 / 38.0).abs() < 1e-3
+        );
+        assert!((sources.device_reads_per_block_pct - (30.0 / 31.0 - 1.0) * 100.0).abs() < 1e-9);
+        let text = error_sources_line(&predicted, &measured, &sources);
+        for part in [
+            "16 sessions: r/s -9.1 = in flight -6.2 (7.50, the model's 8.00) ÷ time per read +3.1 \
+             (250 µs, the model's 242 µs);",
+            "CPU per device read +8.2 (41.1 µs, the model's 38.0 µs)",
+            "p99 +13.8 = mean +15.0 × p99/mean -1.1",
+        ] {
+            assert!(text.contains(part), "no {part:?} in {text}");
+        }
+    }
+
+    #[test]
+    fn a_score_without_the_devices_or_the_model_s_figures_has_no_sources() {
+        let mut predicted = predicted_16();
+        let unmeasured = CurvePoint {
+            device_reads_in_flight: None,
+            device_read_latency_us: None,
+            ..point(None, 90.0)
+        };
+        score(&mut predicted, &unmeasured);
+        assert!(predicted.device_error_pct.is_some());
+        assert_eq!(predicted.error_sources, None);
+        let mut from_before = PredictedPoint {
+            device_read_latency_us: None,
+            ..predicted_16()
+        };
+        score(&mut from_before, &point(None, 90.0));
+        assert_eq!(from_before.error_sources, None);
     }
 
     #[test]

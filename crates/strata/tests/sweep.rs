@@ -394,7 +394,45 @@ fn a_short_sweep_is_one_recording_whose_answers_follow_from_its_points() {
         "database, storage and predicted curves: {names:?}"
     );
     assert_eq!(chart["series"][0]["points"].as_array().unwrap().len(), 3);
+    assert_scored_in_the_report(section, sweep);
     assert_nothing_left_behind(&dir);
+}
+
+/// The report's prediction table: per point, the errors and what they
+/// are made of, as the Recording keeps them.
+fn assert_scored_in_the_report(section: &Value, sweep: &Value) {
+    let table = section["blocks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|block| {
+            block["type"] == "table"
+                && block["title"] == "Predicted before the sweep (closed MVA) against measured"
+        })
+        .expect("the prediction's table");
+    let columns: Vec<&str> = table["columns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|column| column["name"].as_str().unwrap())
+        .collect();
+    let column = |name: &str| columns.iter().position(|c| *c == name).expect(name);
+    let rows = table["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 3);
+    for (row, predicted) in rows.iter().zip(sweep["prediction"].as_array().unwrap()) {
+        let sources = &predicted["error_sources"];
+        for (name, kept) in [
+            ("in flight error", "device_reads_in_flight_pct"),
+            ("time per read error", "device_read_latency_pct"),
+            ("CPU per read error", "cpu_per_device_read_pct"),
+        ] {
+            let cell = row[column(name)]["value"].as_f64().expect(name);
+            assert!(
+                (cell - sources[kept].as_f64().unwrap()).abs() < 1e-9,
+                "{row}"
+            );
+        }
+    }
 }
 
 /// `strata model predict --from` the sweep's Recording, with the
@@ -657,6 +695,7 @@ fn assert_one_recording_with_every_point(document: &Value, record: &Path) {
         let p99 = predicted["statement_p99_ms"].as_f64().unwrap();
         let by_hand = predicted["statement_mean_ms"].as_f64().unwrap() * spread;
         assert!((p99 - by_hand).abs() < 1e-9 * by_hand, "{predicted}");
+        assert_error_sources(predicted, point);
         assert!(
             point["storage_share_pct"].as_f64().unwrap() > 0.0,
             "{point}"
@@ -674,6 +713,62 @@ fn assert_one_recording_with_every_point(document: &Value, record: &Path) {
     let kept = recording.sweep().unwrap();
     assert_eq!(kept.knee, sweep["knee"].as_u64().map(|n| n as u32));
     assert_eq!(recording.run_result().unwrap().figures.sessions.started, 4);
+}
+
+/// The point's errors taken apart: the reads in flight and the time per
+/// read against the model's (Little's law on both sides), which multiply
+/// back to the r/s error, the CPU per device read against the model's,
+/// and the p99's mean and spread, which multiply back to its error.
+fn assert_error_sources(predicted: &Value, point: &Value) {
+    let figure = |of: &Value, name: &str| of[name].as_f64().expect(name);
+    let sources = &predicted["error_sources"];
+    let pct = |name: &str| 1.0 + figure(sources, name) / 100.0;
+    let model_latency_us = figure(predicted, "device_outstanding")
+        / figure(predicted, "device_read_requests_per_s")
+        * 1e6;
+    let kept = figure(predicted, "device_read_latency_us");
+    assert!((kept - model_latency_us).abs() < 1e-6 * kept, "{predicted}");
+    for (measured, model, name) in [
+        (
+            "device_reads_in_flight",
+            "device_outstanding",
+            "device_reads_in_flight_pct",
+        ),
+        (
+            "device_read_latency_us",
+            "device_read_latency_us",
+            "device_read_latency_pct",
+        ),
+        (
+            "cpu_per_device_read_us",
+            "cpu_per_device_read_us",
+            "cpu_per_device_read_pct",
+        ),
+        (
+            "statement_mean_ms",
+            "statement_mean_ms",
+            "statement_mean_pct",
+        ),
+    ] {
+        let by_hand = figure(point, measured) / figure(predicted, model);
+        assert!(
+            (pct(name) - by_hand).abs() < 1e-9,
+            "{name}: {predicted} vs {point}"
+        );
+    }
+    let cpu_per_read = figure(point, "cpu_per_block_us")
+        * figure(point, "database_blocks_read_per_s")
+        / figure(point, "device_read_requests_per_s");
+    assert!(
+        (figure(point, "cpu_per_device_read_us") - cpu_per_read).abs() < 0.02 * cpu_per_read,
+        "{point}"
+    );
+    let device = 1.0 + figure(predicted, "device_error_pct") / 100.0;
+    let factors = pct("device_reads_in_flight_pct") / pct("device_read_latency_pct");
+    assert!((device - factors).abs() < 1e-9, "{predicted}");
+    let p99 = 1.0 + figure(predicted, "statement_p99_error_pct") / 100.0;
+    let factors = pct("statement_mean_pct") * pct("statement_p99_over_mean_pct");
+    assert!((p99 - factors).abs() < 1e-9, "{predicted}");
 }
 
 #[test]

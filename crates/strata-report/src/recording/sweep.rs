@@ -158,10 +158,14 @@ fn prediction_table(sweep: &SweepSummary) -> Table {
             Column::number("predicted p99", Some("ms")),
             Column::number("measured p99", Some("ms")),
             Column::number("error", Some("%")),
+            Column::number("in flight error", Some("%")),
+            Column::number("time per read error", Some("%")),
+            Column::number("CPU per read error", Some("%")),
         ],
     );
     for predicted in &sweep.prediction {
         let measured = sweep.point(predicted.sessions);
+        let sources = predicted.error_sources;
         table.push(vec![
             Cell::number(f64::from(predicted.sessions), 0, ""),
             number(predicted.device_read_requests_per_s, "requests/s"),
@@ -173,6 +177,9 @@ fn prediction_table(sweep: &SweepSummary) -> Table {
             number(predicted.statement_p99_ms, "ms"),
             optional(measured.map(|p| p.statement_p99_ms), "ms"),
             optional(predicted.statement_p99_error_pct, "%"),
+            optional(sources.map(|s| s.device_reads_in_flight_pct), "%"),
+            optional(sources.map(|s| s.device_read_latency_pct), "%"),
+            optional(sources.map(|s| s.cpu_per_device_read_pct), "%"),
         ]);
     }
     table
