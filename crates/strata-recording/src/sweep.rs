@@ -75,10 +75,15 @@ pub struct CurvePoint {
     pub host_cpu_busy_pct: f64,
     /// CPU seconds of the server and the driver per database block read.
     pub cpu_per_block_us: f64,
-    /// The same CPU per device read request, µs; `None` where no device
-    /// was measured (and in Recordings made before it was kept).
+    /// The same CPU over the window's device read requests, µs, and those
+    /// requests per block the statements touched (one row each, cached or
+    /// not: the model's block); `None` where the window read nothing from
+    /// a device or its CPU was not measured (and in Recordings made before
+    /// they were kept).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_per_device_read_us: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_reads_per_block: Option<f64>,
     pub absorbed_pct: Option<f64>,
     /// The data devices' read requests in flight on average (r/s ×
     /// r_await, Little's law) and their mean read latency (iostat's
@@ -376,6 +381,7 @@ pub struct ErrorSources {
     pub device_read_latency_pct: f64,
     /// The CPU of the server and the driver per device read.
     pub cpu_per_device_read_pct: f64,
+    /// Device reads per block the statements touched.
     pub device_reads_per_block_pct: f64,
     pub statement_mean_pct: f64,
     pub statement_p99_over_mean_pct: f64,

@@ -816,8 +816,6 @@ fn score(predicted: &mut PredictedPoint, point: &CurvePoint) {
 /// model that kept its time per device read, CPU per device read and
 /// device reads per block; none otherwise.
 fn error_sources(predicted: &PredictedPoint, point: &CurvePoint) -> Option<ErrorSources> {
-    let device_per_s = point.device_read_requests_per_s?;
-    let blocks_per_s = point.database_blocks_read_per_s;
     let spread = |p99_ms: f64, mean_ms: f64| p99_ms / mean_ms;
     let sources = ErrorSources {
         device_reads_in_flight_pct: error_pct(
@@ -833,7 +831,7 @@ fn error_sources(predicted: &PredictedPoint, point: &CurvePoint) -> Option<Error
             predicted.cpu_per_device_read_us?,
         ),
         device_reads_per_block_pct: error_pct(
-            device_per_s / blocks_per_s,
+            point.device_reads_per_block?,
             predicted.device_reads_per_block?,
         ),
         statement_mean_pct: error_pct(point.statement_mean_ms, predicted.statement_mean_ms),
@@ -884,8 +882,8 @@ fn curve_point(
         } else {
             0.0
         },
-        cpu_per_device_read_us: device_read_requests_per_s
-            .map(|per_s| cpu_s / (per_s * figures.window_s) * 1e6),
+        cpu_per_device_read_us: cpu_per_device_read_us(figures),
+        device_reads_per_block: device_reads_per_block(figures),
         absorbed_pct: figures.absorption.as_ref().map(|a| a.absorbed_pct),
         device_reads_in_flight: device_reads.map(|reads| reads.in_flight),
         device_read_latency_us: device_reads.map(|reads| reads.latency_us),
@@ -1508,6 +1506,7 @@ mod tests {
             host_cpu_busy_pct,
             cpu_per_block_us: 39.8,
             cpu_per_device_read_us: Some(39.8 * 31_000.0 / 30_000.0),
+            device_reads_per_block: Some(30.0 / 31.0),
             absorbed_pct: Some(4.5),
             device_reads_in_flight: Some(7.5),
             device_read_latency_us: Some(250.0),
