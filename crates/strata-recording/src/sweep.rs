@@ -174,6 +174,11 @@ pub struct DatabaseReads {
     /// where no device was measured.
     #[serde(default = "one")]
     pub device_reads_in_flight: f64,
+    /// The data devices' mean read latency over the window (iostat's
+    /// r_await), µs; None where no device was measured, and in Recordings
+    /// made before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_read_latency_us: Option<f64>,
     /// The window's statements: their mean and p99, ms. None in Recordings
     /// made before they were kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -650,6 +650,11 @@ fn assert_one_recording_with_every_point(document: &Value, record: &Path) {
         reads["device_reads_in_flight"].as_f64().unwrap() > 0.0,
         "{reads}"
     );
+    // The anchor's own r_await, which the one-session point is held to.
+    assert!(
+        reads["device_read_latency_us"].as_f64().unwrap() > 0.0,
+        "{reads}"
+    );
     for point in points {
         // Little's law over the data devices: in flight = r/s × r_await,
         // r/s over the span the edges' counters cover.
