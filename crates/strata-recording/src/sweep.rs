@@ -51,6 +51,26 @@ impl SweepSummary {
     pub fn point(&self, sessions: u32) -> Option<&CurvePoint> {
         self.points.iter().find(|point| point.sessions == sessions)
     }
+
+    /// How far the one-session point ran from the one-session reading
+    /// window the prediction is anchored on: the device's time per read
+    /// (r_await) and the CPU per device read of each; none where either
+    /// lacks them.
+    pub fn anchor_text(&self) -> Option<String> {
+        let (reads, point) = (self.database_reads.as_ref()?, self.point(1)?);
+        let window_latency_us = reads.device_read_latency_us?;
+        let point_latency_us = point.device_read_latency_us?;
+        let point_cpu_us = point.cpu_per_device_read_us?;
+        let change = |point: f64, window: f64| (point - window) * 100.0 / window;
+        Some(format!(
+            "the anchor: the one-session point's device took {point_latency_us:.1} µs per read \
+             ({:+.1}% against the reading window's {window_latency_us:.1}), its CPU per device \
+             read {point_cpu_us:.2} µs ({:+.1}% against {:.2})",
+            change(point_latency_us, window_latency_us),
+            change(point_cpu_us, reads.cpu_per_device_read_us),
+            reads.cpu_per_device_read_us
+        ))
+    }
 }
 
 /// The database-level figures of one point.
@@ -395,6 +415,69 @@ pub struct ErrorSources {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_anchor_says_how_far_the_one_session_point_ran_from_the_reading_window() {
+        let reads = DatabaseReads {
+            window_s: 40.0,
+            device_read_requests: 574_557,
+            cpu_s: 23.17,
+            cpu_per_device_read_us: 40.0,
+            elapsed_per_device_read_us: 69.62,
+            storage_latency_us: 48.19,
+            overlap_per_device_read_us: 18.9,
+            prefetch: true,
+            blocks: 655_616.0,
+            device_reads_per_block: 0.876,
+            device_reads_in_flight: 0.66,
+            device_read_latency_us: Some(46.0),
+            statement_mean_ms: Some(15.6),
+            statement_p99_ms: Some(28.1),
+        };
+        let one = CurvePoint {
+            sessions: 1,
+            window_start_unix_s: 0.0,
+            window_s: 20.0,
+            device_read_requests_per_s: Some(13_373.0),
+            database_blocks_read_per_s: 13_665.0,
+            statement_mean_ms: 16.7,
+            statement_p50_ms: 16.5,
+            statement_p99_ms: 31.1,
+            block_read_latency_us: Some(32.2),
+            host_cpu_busy_pct: 42.0,
+            cpu_per_block_us: 42.0,
+            cpu_per_device_read_us: Some(43.0),
+            device_reads_per_block: Some(0.97),
+            absorbed_pct: Some(2.2),
+            device_reads_in_flight: Some(0.66),
+            device_read_latency_us: Some(49.68),
+            storage_latency_us: Some(48.19),
+            cpu_pressure_pct: None,
+            storage_iops: None,
+            storage_share_pct: None,
+            shortfall: None,
+            verdict: Verdict::not_recorded(),
+        };
+        let mut summary = SweepSummary {
+            points: vec![one],
+            latency_target_ms: 100.0,
+            best_under_target: None,
+            knee: None,
+            database_cpu: None,
+            database_reads: Some(reads),
+            database_contention: None,
+            storage: None,
+            prediction: Vec::new(),
+            not_run: Vec::new(),
+        };
+        assert_eq!(
+            summary.anchor_text().unwrap(),
+            "the anchor: the one-session point's device took 49.7 µs per read (+8.0% against the \
+             reading window's 46.0), its CPU per device read 43.00 µs (+7.5% against 40.00)"
+        );
+        summary.points[0].device_read_latency_us = None;
+        assert_eq!(summary.anchor_text(), None);
+    }
 
     /// PostgreSQL 15's six sessions of 2026-11-28 06:52: 39,788 device
     /// read requests/s where the model with every CPU gave 48,553.

@@ -1335,34 +1335,13 @@ fn error_sources_text(summary: &SweepSummary) -> String {
          flight at the devices ÷ each read's time there, iostat's aqu-sz ÷ r_await; p99 = mean \
          × p99/mean):\n{}{}",
         lines.concat(),
-        anchor_text(summary)
+        summary
+            .anchor_text()
+            .map_or(String::new(), |anchor| format!("  {anchor}\n"))
     )
 }
 
-/// How far the one-session point ran from the one-session reading window
-/// the model is anchored on: the device's time per read and the CPU per
-/// device read of each. Empty where either lacks them.
-fn anchor_text(summary: &SweepSummary) -> String {
-    let (Some(reads), Some(point)) = (&summary.database_reads, summary.point(1)) else {
-        return String::new();
-    };
-    let (Some(window_latency_us), Some(point_latency_us), Some(point_cpu_us)) = (
-        reads.device_read_latency_us,
-        point.device_read_latency_us,
-        point.cpu_per_device_read_us,
-    ) else {
-        return String::new();
-    };
-    format!(
-        "  the anchor: the one-session point's device took {point_latency_us:.1} µs per read \
-         ({:+.1}% against the reading window's {window_latency_us:.1}), its CPU per device read \
-         {point_cpu_us:.2} µs ({:+.1}% against {:.2})\n",
-        error_pct(point_latency_us, window_latency_us),
-        error_pct(point_cpu_us, reads.cpu_per_device_read_us),
-        reads.cpu_per_device_read_us
-    )
-}
-
+/// One point's factors, each with the point's figure and the model's.
 fn error_sources_line(
     predicted: &PredictedPoint,
     point: &CurvePoint,
@@ -1602,52 +1581,6 @@ mod tests {
         ] {
             assert!(text.contains(part), "no {part:?} in {text}");
         }
-    }
-
-    #[test]
-    fn the_anchor_says_how_far_the_one_session_point_ran_from_the_reading_window() {
-        let reads = DatabaseReads {
-            window_s: 40.0,
-            device_read_requests: 574_557,
-            cpu_s: 23.17,
-            cpu_per_device_read_us: 40.0,
-            elapsed_per_device_read_us: 69.62,
-            storage_latency_us: 48.19,
-            overlap_per_device_read_us: 18.9,
-            prefetch: true,
-            blocks: 655_616.0,
-            device_reads_per_block: 0.876,
-            device_reads_in_flight: 0.66,
-            device_read_latency_us: Some(46.0),
-            statement_mean_ms: Some(15.6),
-            statement_p99_ms: Some(28.1),
-        };
-        let one = CurvePoint {
-            sessions: 1,
-            device_read_latency_us: Some(49.68),
-            cpu_per_device_read_us: Some(43.0),
-            ..point(None, 40.0)
-        };
-        let mut summary = summarize(
-            vec![one.clone()],
-            &SweepRequest {
-                sessions: vec![1],
-                latency_target: Duration::from_millis(10),
-                storage: None,
-                predict: true,
-            },
-            None,
-            None,
-            Vec::new(),
-        );
-        summary.database_reads = Some(reads);
-        assert_eq!(
-            anchor_text(&summary),
-            "  the anchor: the one-session point's device took 49.7 µs per read (+8.0% against the \
-             reading window's 46.0), its CPU per device read 43.00 µs (+7.5% against 40.00)\n"
-        );
-        summary.points[0].device_read_latency_us = None;
-        assert_eq!(anchor_text(&summary), "");
     }
 
     #[test]

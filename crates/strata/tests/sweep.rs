@@ -376,18 +376,10 @@ fn a_short_sweep_is_one_recording_whose_answers_follow_from_its_points() {
         .iter()
         .find(|section| section["id"] == "sweep")
         .expect("the report has the sweep's section");
-    let chart = section["blocks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|block| block["type"] == "chart" && block["id"] == "database_and_storage_curves")
-        .expect("the curves' chart");
-    let names: Vec<&str> = chart["series"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|series| series["name"].as_str().unwrap())
-        .collect();
+    let chart = block(section, |block| {
+        block["type"] == "chart" && block["id"] == "database_and_storage_curves"
+    });
+    let names = names(&chart["series"]);
     assert_eq!(
         names.len(),
         3,
@@ -398,24 +390,43 @@ fn a_short_sweep_is_one_recording_whose_answers_follow_from_its_points() {
     assert_nothing_left_behind(&dir);
 }
 
+/// The report section's block that `is` is true of.
+fn block(section: &Value, is: impl Fn(&Value) -> bool) -> &Value {
+    let blocks = section["blocks"].as_array().unwrap();
+    blocks.iter().find(|block| is(block)).expect("the block")
+}
+
+/// The `name` of each of `items`.
+fn names(items: &Value) -> Vec<&str> {
+    let items = items.as_array().unwrap();
+    items
+        .iter()
+        .map(|item| item["name"].as_str().unwrap())
+        .collect()
+}
+
 /// The report's prediction table: per point, the errors and what they
-/// are made of, as the Recording keeps them.
+/// are made of, as the Recording keeps them; and how far the one-session
+/// point ran from the reading window the model is anchored on.
 fn assert_scored_in_the_report(section: &Value, sweep: &Value) {
-    let table = section["blocks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|block| {
-            block["type"] == "table"
-                && block["title"] == "Predicted before the sweep (closed MVA) against measured"
-        })
-        .expect("the prediction's table");
-    let columns: Vec<&str> = table["columns"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|column| column["name"].as_str().unwrap())
-        .collect();
+    let table = block(section, |block| {
+        block["type"] == "table"
+            && block["title"] == "Predicted before the sweep (closed MVA) against measured"
+    });
+    let anchor = block(section, |block| {
+        block["type"] == "note"
+            && block["text"].as_str().is_some_and(|text| {
+                text.contains("the anchor: the one-session point's device took")
+            })
+    });
+    assert!(
+        anchor["text"]
+            .as_str()
+            .unwrap()
+            .contains("reading window's"),
+        "{anchor}"
+    );
+    let columns = names(&table["columns"]);
     let column = |name: &str| columns.iter().position(|c| *c == name).expect(name);
     let rows = table["rows"].as_array().unwrap();
     assert_eq!(rows.len(), 3);

@@ -83,6 +83,9 @@ pub(crate) fn section(sweep: &SweepSummary) -> Section {
             reads.storage_latency_us
         ));
     }
+    if let Some(anchor) = sweep.anchor_text() {
+        section = section.note(format!("Predicted against measured, {anchor}"));
+    }
     if let Some(contention) = &sweep.database_contention {
         section = section.note(format!(
             "More sessions than CPUs, measured on the database: {}",
