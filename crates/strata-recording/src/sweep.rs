@@ -61,16 +61,21 @@ impl SweepSummary {
         let window_latency_us = reads.device_read_latency_us?;
         let point_latency_us = point.device_read_latency_us?;
         let point_cpu_us = point.cpu_per_device_read_us?;
-        let change = |point: f64, window: f64| (point - window) * 100.0 / window;
         Some(format!(
             "the anchor: the one-session point's device took {point_latency_us:.1} µs per read \
              ({:+.1}% against the reading window's {window_latency_us:.1}), its CPU per device \
              read {point_cpu_us:.2} µs ({:+.1}% against {:.2})",
-            change(point_latency_us, window_latency_us),
-            change(point_cpu_us, reads.cpu_per_device_read_us),
+            error_pct(point_latency_us, window_latency_us),
+            error_pct(point_cpu_us, reads.cpu_per_device_read_us),
             reads.cpu_per_device_read_us
         ))
     }
+}
+
+/// (measured − reference) / reference, percent: a prediction's error, or
+/// how far a point ran from the window it was taken against.
+pub fn error_pct(measured: f64, reference: f64) -> f64 {
+    (measured - reference) * 100.0 / reference
 }
 
 /// The database-level figures of one point.
@@ -471,9 +476,12 @@ mod tests {
             not_run: Vec::new(),
         };
         assert_eq!(
-            summary.anchor_text().unwrap(),
-            "the anchor: the one-session point's device took 49.7 µs per read (+8.0% against the \
-             reading window's 46.0), its CPU per device read 43.00 µs (+7.5% against 40.00)"
+            summary.anchor_text().as_deref(),
+            Some(
+                "the anchor: the one-session point's device took 49.7 µs per read (+8.0% against \
+                 the reading window's 46.0), its CPU per device read 43.00 µs (+7.5% against \
+                 40.00)"
+            )
         );
         summary.points[0].device_read_latency_us = None;
         assert_eq!(summary.anchor_text(), None);

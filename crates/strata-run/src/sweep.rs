@@ -18,8 +18,8 @@ use strata_recording::device::IostatFigures;
 use strata_recording::record::{RunHistograms, SweepPoint};
 use strata_recording::run::{RunFigures, ABSORBED_WARNING_PCT, CPU_BOUND_IDLE_PCT};
 use strata_recording::sweep::{
-    CurvePoint, DatabaseContention, DatabaseCpu, DatabaseReads, ErrorSources, PredictedPoint,
-    StorageCurve, StorageLevel, SweepSummary,
+    error_pct, CurvePoint, DatabaseContention, DatabaseCpu, DatabaseReads, ErrorSources,
+    PredictedPoint, StorageCurve, StorageLevel, SweepSummary,
 };
 use strata_recording::Recording;
 use strata_slob::session::{DriverOptions, Hotspot, RunObserver, StopAfter, WorkloadOptions};
@@ -796,11 +796,6 @@ fn predicted_point(predicted: &Predicted) -> PredictedPoint {
     }
 }
 
-/// (measured − predicted) / predicted, percent.
-fn error_pct(measured: f64, predicted: f64) -> f64 {
-    (measured - predicted) * 100.0 / predicted
-}
-
 /// `predicted` scored against its measured `point`: the errors and what
 /// they are made of.
 fn score(predicted: &mut PredictedPoint, point: &CurvePoint) {
@@ -816,41 +811,35 @@ fn score(predicted: &mut PredictedPoint, point: &CurvePoint) {
 
 /// [`ErrorSources`] of a point whose devices were measured, against a
 /// model that kept its time per device read, CPU per device read and
-/// device reads per block; none otherwise.
+/// device reads per block; none otherwise, or where a factor is not
+/// finite (a mean of zero).
 fn error_sources(predicted: &PredictedPoint, point: &CurvePoint) -> Option<ErrorSources> {
+    let finite =
+        |measured: f64, model: f64| Some(error_pct(measured, model)).filter(|e| e.is_finite());
     let spread = |p99_ms: f64, mean_ms: f64| p99_ms / mean_ms;
-    let sources = ErrorSources {
-        device_reads_in_flight_pct: error_pct(
+    Some(ErrorSources {
+        device_reads_in_flight_pct: finite(
             point.device_reads_in_flight?,
             predicted.device_outstanding,
-        ),
-        device_read_latency_pct: error_pct(
+        )?,
+        device_read_latency_pct: finite(
             point.device_read_latency_us?,
             predicted.device_read_latency_us?,
-        ),
-        cpu_per_device_read_pct: error_pct(
+        )?,
+        cpu_per_device_read_pct: finite(
             point.cpu_per_device_read_us?,
             predicted.cpu_per_device_read_us?,
-        ),
-        device_reads_per_block_pct: error_pct(
+        )?,
+        device_reads_per_block_pct: finite(
             point.device_reads_per_block?,
             predicted.device_reads_per_block?,
-        ),
-        statement_mean_pct: error_pct(point.statement_mean_ms, predicted.statement_mean_ms),
-        statement_p99_over_mean_pct: error_pct(
+        )?,
+        statement_mean_pct: finite(point.statement_mean_ms, predicted.statement_mean_ms)?,
+        statement_p99_over_mean_pct: finite(
             spread(point.statement_p99_ms, point.statement_mean_ms),
             spread(predicted.statement_p99_ms, predicted.statement_mean_ms),
-        ),
-    };
-    let figures = [
-        sources.device_reads_in_flight_pct,
-        sources.device_read_latency_pct,
-        sources.cpu_per_device_read_pct,
-        sources.device_reads_per_block_pct,
-        sources.statement_mean_pct,
-        sources.statement_p99_over_mean_pct,
-    ];
-    figures.iter().all(|f| f.is_finite()).then_some(sources)
+        )?,
+    })
 }
 
 /// The database-level figures of one point's window.
@@ -1550,9 +1539,14 @@ mod tests {
         let measured = point(None, 90.0);
         let mut predicted = predicted_16();
         score(&mut predicted, &measured);
-        let device_error = predicted.device_error_pct.unwrap();
+        let (Some(device_error), Some(p99_error), Some(sources)) = (
+            predicted.device_error_pct,
+            predicted.statement_p99_error_pct,
+            predicted.error_sources,
+        ) else {
+            panic!("scored without its errors: {predicted:?}");
+        };
         assert!((device_error - (30_000.0 - 33_000.0) * 100.0 / 33_000.0).abs() < 1e-9);
-        let sources = predicted.error_sources.unwrap();
         // 7.5 against 8 in flight; 250 µs against 8 / 33,000 s per read.
         assert!(
             (sources.device_reads_in_flight_pct + 6.25).abs() < 1e-9,
@@ -1567,7 +1561,7 @@ mod tests {
             factor(sources.device_reads_in_flight_pct) / factor(sources.device_read_latency_pct);
         assert!((product - factor(device_error)).abs() < 1e-12);
         let p99 = factor(sources.statement_mean_pct) * factor(sources.statement_p99_over_mean_pct);
-        assert!((p99 - factor(predicted.statement_p99_error_pct.unwrap())).abs() < 1e-12);
+        assert!((p99 - factor(p99_error)).abs() < 1e-12);
         assert!(
             (sources.cpu_per_device_read_pct - (41.126_666 - 38.0) * 100.0 / 38.0).abs() < 1e-3
         );
