@@ -345,6 +345,13 @@ pub struct BlockWork {
     /// reading from the device (r/s × r_await); 1 when not measured. The
     /// model's device serves sessions × this many requests.
     pub session_reads_in_flight: f64,
+    /// How many times calibrate's time per read the device takes for one
+    /// session: what the overlap cannot take of one session's time per
+    /// read against calibrate's (a read stream's reads on a device faster
+    /// than calibrate's, its CPU all hidden already); 1 when not measured.
+    /// Linear from it to the contended window's
+    /// [`ContendedReads::device_slowdown`].
+    pub one_session_device_slowdown: f64,
     /// The reads in flight per session and the device reads per block
     /// measured with more sessions (a window of more sessions than CPUs):
     /// a read stream looks further ahead the longer its reads take, and
@@ -425,6 +432,7 @@ impl BlockWork {
             overlap_per_block_s: 0.0,
             device_reads_per_block: 1.0,
             session_reads_in_flight: 1.0,
+            one_session_device_slowdown: 1.0,
             contended_reads: None,
             statement_p99_over_mean: None,
         }
@@ -458,11 +466,13 @@ impl BlockWork {
     }
 
     /// How many times slower than calibrate's curve the device serves
-    /// `sessions` sessions: 1 for one session (the reading window is the
-    /// model's anchor), linear to the contended window's slowdown at its
-    /// count and flat past it, 1 where it was not measured.
+    /// `sessions` sessions: one session's (the reading window's), linear to
+    /// the contended window's slowdown at its count and flat past it;
+    /// one session's where the window measured none.
     pub fn device_slowdown_at(&self, sessions: u32) -> f64 {
-        self.toward_contended(sessions, 1.0, |contended| contended.device_slowdown)
+        self.toward_contended(sessions, self.one_session_device_slowdown, |contended| {
+            contended.device_slowdown
+        })
     }
 
     /// One session's figure `one`, linear from it to the contended
@@ -628,7 +638,8 @@ pub fn predict(
             ));
         }
     }
-    if let Some(slowdown) = work.contended_reads.and_then(|c| c.device_slowdown) {
+    let contended_slowdown = work.contended_reads.and_then(|c| c.device_slowdown);
+    for slowdown in std::iter::once(work.one_session_device_slowdown).chain(contended_slowdown) {
         require_positive("device-slowdown", slowdown)?;
     }
     if let Some(cpu_s) = work.contended_reads.and_then(|c| c.cpu_per_device_read_s) {
@@ -984,6 +995,68 @@ mod tests {
             ..work
         };
         assert!(predict(&curve, &nothing, &[1]).is_err());
+    }
+
+    #[test]
+    fn the_device_serves_one_session_as_slowly_as_its_reading_window() {
+        let curves = (
+            StorageCurve::new(vec![point(1, 50.0), point(8, 160.0)]),
+            StorageCurve::new(vec![point(1, 100.0), point(8, 320.0)]),
+        );
+        let (Ok(curve), Ok(halved)) = curves else {
+            panic!("two curves of two levels");
+        };
+        let work = BlockWork {
+            cpu_per_cached_block_s: 30e-6,
+            cpus: 2,
+            cpu_servers: 2.0,
+            ..plain_work()
+        };
+        let slower = BlockWork {
+            one_session_device_slowdown: 2.0,
+            ..work.clone()
+        };
+        // Without a contended window, one session's at every count.
+        for sessions in [1, 2, 16] {
+            assert_eq!(slower.device_slowdown_at(sessions), 2.0);
+        }
+        // With one, linear from one session's to the window's.
+        let toward = BlockWork {
+            contended_reads: Some(ContendedReads {
+                device_slowdown: Some(1.0),
+                ..contended(6)
+            }),
+            ..slower.clone()
+        };
+        for (sessions, expected) in [(1, 2.0), (2, 1.8), (6, 1.0), (16, 1.0)] {
+            let slowdown = toward.device_slowdown_at(sessions);
+            assert!(
+                (slowdown - expected).abs() < 1e-12,
+                "{sessions}: {slowdown}"
+            );
+        }
+        // Twice calibrate's latency is the halved curve's answer.
+        let rate = |curve: &StorageCurve, work: &BlockWork, sessions: u32| {
+            let Ok(predicted) = predict(curve, work, &[sessions]) else {
+                panic!("the model at {sessions} sessions");
+            };
+            predicted[0].device_read_requests_per_s
+        };
+        for sessions in [1, 4] {
+            let (with, by_hand) = (
+                rate(&curve, &slower, sessions),
+                rate(&halved, &work, sessions),
+            );
+            assert!(
+                (with - by_hand).abs() < 1e-9 * by_hand,
+                "{sessions}: {with} {by_hand}"
+            );
+        }
+        let none = BlockWork {
+            one_session_device_slowdown: 0.0,
+            ..work
+        };
+        assert!(predict(&curve, &none, &[1]).is_err());
     }
 
     #[test]

@@ -181,6 +181,14 @@ pub struct DatabaseReads {
     /// the storage's time per read − the window's, at least 0 and at most
     /// the CPU per read.
     pub overlap_per_device_read_us: f64,
+    /// How many times the storage's time per read the model's device takes
+    /// for one session: what the overlap cannot take of the window's time
+    /// per read against the storage's (the window's time per read over the
+    /// storage's where it ran faster even with all its CPU hidden; its time
+    /// less its CPU over the storage's where it ran slower even with none),
+    /// else 1; 1 in Recordings made before it was kept.
+    #[serde(default = "one")]
+    pub device_slowdown: f64,
     /// Whether the server reads ahead of its scans (PostgreSQL's
     /// effective_io_concurrency above 0), which is what lets them overlap.
     pub prefetch: bool,
@@ -431,6 +439,7 @@ mod tests {
             elapsed_per_device_read_us: 69.62,
             storage_latency_us: 48.19,
             overlap_per_device_read_us: 18.9,
+            device_slowdown: 1.0,
             prefetch: true,
             blocks: 655_616.0,
             device_reads_per_block: 0.876,

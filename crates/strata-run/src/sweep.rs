@@ -399,6 +399,11 @@ fn database_reads(
             elapsed_per_device_read_us,
             device_reads_in_flight,
         ),
+        device_slowdown: storage.one_session_slowdown(
+            cpu_per_device_read_us,
+            elapsed_per_device_read_us,
+            device_reads_in_flight,
+        ),
         prefetch,
         blocks: figures.workload.rows_selected as f64,
         device_reads_per_block: device_reads_per_block(figures).unwrap_or(1.0),
@@ -547,6 +552,31 @@ impl Storage {
             cpu_per_read_us + self.time_per_read_us(reads_in_flight) - elapsed_per_read_us;
         overlap.clamp(0.0, cpu_per_read_us.max(0.0))
     }
+
+    /// How many times calibrate's time per read the model's device takes
+    /// for one session, so that the model's cycle there is the session's
+    /// own: what the overlap ([`Storage::overlap_us`]) cannot take of the
+    /// session's offset from calibrate. Its time per read over calibrate's
+    /// where even all its CPU hidden behind the device leaves it faster (a
+    /// read stream's many reads in flight on a device faster than at
+    /// calibrate's), its time less its CPU over calibrate's where even
+    /// none hidden leaves it slower; else 1.
+    pub fn one_session_slowdown(
+        &self,
+        cpu_per_read_us: f64,
+        elapsed_per_read_us: f64,
+        reads_in_flight: f64,
+    ) -> f64 {
+        let calibrate_us = self.time_per_read_us(reads_in_flight);
+        let unhidden = cpu_per_read_us + calibrate_us - elapsed_per_read_us;
+        let beyond =
+            unhidden - self.overlap_us(cpu_per_read_us, elapsed_per_read_us, reads_in_flight);
+        let slowdown = 1.0 - beyond / calibrate_us;
+        match slowdown.is_finite() && slowdown > 0.0 {
+            true => slowdown,
+            false => 1.0,
+        }
+    }
 }
 
 /// The workload's statement as the model takes it: `--work-unit` blocks,
@@ -590,17 +620,20 @@ impl DatabaseWork {
             reads,
             contention,
         } = self;
-        let overlap_per_read_us = storage.overlap_us(
+        let (cpu_us, elapsed_us, in_flight) = (
             reads.cpu_per_device_read_us,
             reads.elapsed_per_device_read_us,
             reads.device_reads_in_flight,
         );
+        let overlap_per_read_us = storage.overlap_us(cpu_us, elapsed_us, in_flight);
+        let slowdown = storage.one_session_slowdown(cpu_us, elapsed_us, in_flight);
         let cpus = cpus.max(1);
         let work = BlockWork {
             delay_per_block_s: cpu.delay_per_block_us() * 1e-6,
             overlap_per_block_s: overlap_per_read_us * reads.device_reads_per_block * 1e-6,
             device_reads_per_block: reads.device_reads_per_block,
             session_reads_in_flight: reads.session_reads_in_flight(),
+            one_session_device_slowdown: slowdown,
             contended_reads: contention
                 .as_ref()
                 .and_then(|contention| contended_reads(contention, storage)),
@@ -1081,8 +1114,9 @@ pub fn prediction_text(
             format!(
                 "; the device's latency for {sessions} sessions' reads was {slowdown:.2} × \
                  calibrate's at their depth (their CPU work runs while reads are in flight): the \
-                 model's device takes that many times calibrate's time there, linear from \
-                 calibrate's at one session"
+                 model's device takes that many times calibrate's time there, linear from one \
+                 session's {:.2}",
+                work.one_session_device_slowdown
             )
         });
     let read_path_cpu = work
@@ -1096,6 +1130,14 @@ pub fn prediction_text(
                 c.sessions
             )
         });
+    let one_device = match work.one_session_device_slowdown == 1.0 {
+        true => String::new(),
+        false => format!(
+            "; what that cannot take of the session's time per read against calibrate's goes to \
+             the device: the model's device takes {:.2} × calibrate's time for one session",
+            work.one_session_device_slowdown
+        ),
+    };
     let p99_source = match (work.statement_p99_over_mean, storage.curve.has_batches()) {
         (Some(ratio), _) => format!(
             "the database's own statements at one session (p99 {ratio:.2} × their mean{}), \
@@ -1114,8 +1156,8 @@ pub fn prediction_text(
          {} reads in {:.1} s, {:.2} µs per read, {:.3} reads per block, {:.2} reads in flight at \
          the device) on {}; {prefetch}{ahead}{slowdown}{read_path_cpu}; {:.2} µs of the CPU per \
          read ran while the device read (CPU + calibrate's {:.2} µs per read at {:.2} \
-         outstanding − time per read); {:.2} µs per block neither CPU nor device; think {:.2} µs \
-         per block; {} blocks per statement; statement p99 from {p99_source}\n",
+         outstanding − time per read){one_device}; {:.2} µs per block neither CPU nor device; \
+         think {:.2} µs per block; {} blocks per statement; statement p99 from {p99_source}\n",
         cpu.cpu_per_block_us,
         cpu.blocks,
         cpu.window_s,
@@ -1406,6 +1448,103 @@ mod tests {
                 duration: Duration::from_secs(duration_s),
             },
             ..crate::request::setup_driver_options(plan)
+        }
+    }
+
+    /// calibrate's reads at 1 and 8 outstanding: 50 and 200 µs, 20,000
+    /// and 40,000 per second.
+    fn calibrated() -> Storage {
+        let level = |outstanding: u32, mean_us: f64| predict::StoragePoint {
+            outstanding,
+            iops: f64::from(outstanding) / (mean_us * 1e-6),
+            mean_latency_s: mean_us * 1e-6,
+            sd_latency_s: 0.0,
+            p99_latency_s: mean_us * 1e-6,
+            cpu_per_io_s: 0.0,
+            batch: None,
+        };
+        let Ok(curve) = predict::StorageCurve::new(vec![level(1, 50.0), level(8, 200.0)]) else {
+            panic!("a curve of two levels");
+        };
+        let record = StorageCurve {
+            calibration: "cal.strata".into(),
+            levels: Vec::new(),
+        };
+        Storage { curve, record }
+    }
+
+    /// One session of a read stream: 8 reads in flight, `elapsed_us` per
+    /// read, 10 µs of CPU per read (1 µs of it a cached block's).
+    fn read_stream(storage: &Storage, elapsed_us: f64) -> DatabaseWork {
+        let cpu = DatabaseCpu {
+            window_s: 1.0,
+            blocks: 1e6,
+            buffer_hit_pct: 100.0,
+            cpu_s: 1.0,
+            cpu_per_block_us: 1.0,
+            elapsed_per_block_us: 1.0,
+        };
+        let device_read_requests = (10e6 / elapsed_us) as u64;
+        let reads = DatabaseReads {
+            window_s: 10.0,
+            device_read_requests,
+            cpu_s: device_read_requests as f64 * 10e-6,
+            cpu_per_device_read_us: 10.0,
+            elapsed_per_device_read_us: elapsed_us,
+            storage_latency_us: storage.time_per_read_us(8.0),
+            overlap_per_device_read_us: storage.overlap_us(10.0, elapsed_us, 8.0),
+            device_slowdown: storage.one_session_slowdown(10.0, elapsed_us, 8.0),
+            prefetch: true,
+            blocks: device_read_requests as f64,
+            device_reads_per_block: 1.0,
+            device_reads_in_flight: 8.0,
+            device_read_latency_us: None,
+            statement_mean_ms: None,
+            statement_p99_ms: None,
+        };
+        DatabaseWork {
+            cpu,
+            reads,
+            contention: None,
+        }
+    }
+
+    #[test]
+    fn the_model_s_one_session_is_its_reading_window_even_where_its_cpu_hides_behind_the_device() {
+        let storage = calibrated();
+        let statement = Statement {
+            blocks: 256.0,
+            think_per_block_s: 0.0,
+        };
+        let one_session = |elapsed_us: f64| {
+            let measured = read_stream(&storage, elapsed_us);
+            let Ok(work) = measured.block_work(&storage, statement, 2) else {
+                panic!("the work of a read stream");
+            };
+            let Ok(predicted) = predict::predict(&storage.curve, &work, &[1]) else {
+                panic!("the model at one session");
+            };
+            let slowdown = measured.reads.device_slowdown;
+            assert_eq!(work.one_session_device_slowdown, slowdown);
+            (slowdown, predicted[0].device_read_requests_per_s)
+        };
+        // calibrate's 25 µs per read at 8 outstanding (40,000/s). 20 µs per
+        // read is faster even with all 10 µs of CPU hidden behind the
+        // device: the device takes 0.8 × calibrate's time, and the model
+        // reaches the window's 50,000 reads/s, not calibrate's 40,000.
+        // 30 µs: 5 µs hidden, calibrate's device. 40 µs: slower even with
+        // none hidden: the device takes (40 − 10) / 25 = 1.2 × calibrate's.
+        for (elapsed_us, expected_slowdown) in [(20.0, 0.8), (30.0, 1.0), (40.0, 1.2)] {
+            let (slowdown, per_s) = one_session(elapsed_us);
+            assert!(
+                (slowdown - expected_slowdown).abs() < 1e-12,
+                "{elapsed_us}: {slowdown}"
+            );
+            let window_per_s = 1e6 / elapsed_us;
+            assert!(
+                (per_s - window_per_s).abs() < 1e-6 * window_per_s,
+                "{elapsed_us}: {per_s}"
+            );
         }
     }
 

@@ -358,6 +358,12 @@ fn a_short_sweep_is_one_recording_whose_answers_follow_from_its_points() {
     let kept = field("overlap_per_device_read_us");
     let expected = overlap.clamp(0.0, field("cpu_per_device_read_us"));
     assert!((kept - expected).abs() < 1e-9, "{reads}");
+    // What the overlap could not take goes to the model's device for one
+    // session: its time per read there, with the overlap, is the window's.
+    let device_us = field("storage_latency_us") * field("device_slowdown");
+    let cycle_us = device_us + field("cpu_per_device_read_us") - kept;
+    let elapsed_us = field("elapsed_per_device_read_us");
+    assert!((cycle_us - elapsed_us).abs() < 1e-9 * elapsed_us, "{reads}");
     assert!(
         stderr.contains("the read path's per device read"),
         "{stderr}"

@@ -97,7 +97,7 @@ fn inputs(page: &mut Page, request: &PredictRequest) {
         let slowdown = c.device_slowdown.map_or(String::new(), |slowdown| {
             format!(
                 "; the device {slowdown:.2} × calibrate's time at that depth there, linear \
-                 from 1 at one session"
+                 from one session's"
             )
         });
         let cpu = c.cpu_per_device_read_s.map_or(String::new(), |_| {
@@ -118,11 +118,16 @@ fn inputs(page: &mut Page, request: &PredictRequest) {
             c.per_session, c.sessions
         )
     });
+    let slowdown = work.one_session_device_slowdown;
+    let one_slowdown = match slowdown == 1.0 {
+        true => String::new(),
+        false => format!(", the device {slowdown:.2} × calibrate's time at that depth"),
+    };
     page.note(format!(
         "per block: CPU {:.2} µs cached + {:.2} µs per device read ({}) on {:.2} of {} CPUs, {:.2} µs \
          of it while the device reads (prefetch); {:.2} µs neither CPU nor device; think {:.2} \
          µs; {} blocks per statement, {:.3} device reads per block, {:.2} in flight per \
-         session{contended}: per device read, CPU {:.2} µs",
+         session{one_slowdown}{contended}: per device read, CPU {:.2} µs",
         work.cpu_per_cached_block_s * 1e6,
         work.cpu_per_io_s * 1e6,
         request.work_source,

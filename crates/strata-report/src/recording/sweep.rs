@@ -74,13 +74,16 @@ pub(crate) fn section(sweep: &SweepSummary) -> Section {
         section = section.note(format!(
             "CPU per device read, measured on the database: {:.2} µs (one session reading from \
              the device, {} read requests in {:.1} s, {:.2} µs per read); {:.2} µs of it while \
-             the device reads (CPU + calibrate's {:.2} µs at 1 outstanding − time per read)",
+             the device reads (CPU + calibrate's {:.2} µs per read at its {:.2} reads in flight − \
+             time per read); the model's device for one session: {:.2} × calibrate's time",
             reads.cpu_per_device_read_us,
             reads.device_read_requests,
             reads.window_s,
             reads.elapsed_per_device_read_us,
             reads.overlap_per_device_read_us,
-            reads.storage_latency_us
+            reads.storage_latency_us,
+            reads.device_reads_in_flight,
+            reads.device_slowdown
         ));
     }
     if let Some(anchor) = sweep.anchor_text() {
