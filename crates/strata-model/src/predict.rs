@@ -391,7 +391,8 @@ pub struct ContendedReads {
     /// their depth: with other sessions' CPU work running while a read is
     /// in flight, a VM's device answers later than calibrate's idle CPUs
     /// saw. The model's device serves this count of sessions this many
-    /// times slower, linear from 1 at one session.
+    /// times slower, linear from one session's
+    /// ([`BlockWork::one_session_device_slowdown`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub device_slowdown: Option<f64>,
     /// The CPU (server and driver) these sessions spent per device read,
