@@ -1079,8 +1079,9 @@ async fn measure(
     let mut holder = None;
     let mut start_edge = match stop_after {
         StopAfter::WorkLoops(_) => {
+            let edge = server.take_edge(client, version_num).await;
             holder = cache_limit.and_then(CacheLimit::hold_through_the_window);
-            Some(server.take_edge(client, version_num).await)
+            Some(edge)
         }
         StopAfter::Duration { .. } => None,
     };
@@ -1092,8 +1093,8 @@ async fn measure(
         tokio::select! {
             outcome = &mut run => break outcome,
             _ = tokio::time::sleep_until(window_start), if start_edge.is_none() => {
-                holder = cache_limit.and_then(CacheLimit::hold_through_the_window);
                 start_edge = Some(server.take_edge(client, version_num).await);
+                holder = cache_limit.and_then(CacheLimit::hold_through_the_window);
             }
             _ = tick.tick() => {
                 if interrupt.load(Ordering::Relaxed) {
@@ -1189,7 +1190,11 @@ struct HeldWindow {
 }
 
 impl PageCacheHolder {
-    /// Applies the limit at once, then every second until `finish`.
+    /// Applies the limit at once, then every second until `finish`, all
+    /// from its own thread: lowering a cgroup v1 limit below what the
+    /// cgroup holds reclaims in the writer until it wins the race with the
+    /// sessions' reads (seconds, seen here), which must never hold up the
+    /// runtime that takes the window's edges.
     fn start(cgroup: CgroupFiles, limit: WindowLimit) -> PageCacheHolder {
         let stop = Arc::new(AtomicBool::new(false));
         let stopped = Arc::clone(&stop);
@@ -1197,8 +1202,8 @@ impl PageCacheHolder {
         let kills_at_start = cgroup.oom_kills();
         let mut held = HeldWindow::default();
         let mut warned = false;
-        hold_once(&limit, &cgroup, &mut held.file_cache_samples, &mut warned);
         let thread = std::thread::spawn(move || {
+            hold_once(&limit, &cgroup, &mut held.file_cache_samples, &mut warned);
             std::thread::park_timeout(Duration::from_secs(1));
             while !stopped.load(Ordering::Relaxed) {
                 hold_once(&limit, &cgroup, &mut held.file_cache_samples, &mut warned);

@@ -316,7 +316,8 @@ impl<'a> PointsSoFar<'a> {
         let failed = matches!(figures.verdict, Verdict::Failed { .. });
         if failed {
             observer.phase(&format!(
-                "the sweep stops: its {sessions}-session point failed"
+                "the sweep stops: its {sessions}-session point failed: {}",
+                figures.verdict.details().join("; ")
             ));
         }
         !failed
