@@ -388,6 +388,11 @@ fn database_reads(
     let device_reads_in_flight = devices.map_or(1.0, |d| d.in_flight);
     let (statement_mean_ms, statement_p99_ms) = statement_ms(figures);
     let elapsed_per_device_read_us = figures.window_s / reads * 1e6;
+    let (overlap_per_device_read_us, device_slowdown) = storage.one_session_anchor(
+        cpu_per_device_read_us,
+        elapsed_per_device_read_us,
+        device_reads_in_flight,
+    );
     Ok(DatabaseReads {
         window_s: figures.window_s,
         device_read_requests,
@@ -395,16 +400,8 @@ fn database_reads(
         cpu_per_device_read_us,
         elapsed_per_device_read_us,
         storage_latency_us: storage.time_per_read_us(device_reads_in_flight),
-        overlap_per_device_read_us: storage.overlap_us(
-            cpu_per_device_read_us,
-            elapsed_per_device_read_us,
-            device_reads_in_flight,
-        ),
-        device_slowdown: storage.one_session_slowdown(
-            cpu_per_device_read_us,
-            elapsed_per_device_read_us,
-            device_reads_in_flight,
-        ),
+        overlap_per_device_read_us,
+        device_slowdown,
         prefetch,
         blocks: figures.workload.rows_selected as f64,
         device_reads_per_block: device_reads_per_block(figures).unwrap_or(1.0),
@@ -539,43 +536,30 @@ impl Storage {
         self.curve.rate_at(in_flight).recip() * 1e6
     }
 
-    /// The CPU per read of one session that ran while the device read, in
-    /// this curve's terms: its CPU per read + the storage's time per read
-    /// at its reads in flight − its own time per read, at least 0 and at
-    /// most the CPU per read.
-    pub fn overlap_us(
+    /// What makes the model's cycle for one session that session's own
+    /// time per read, in this curve's terms: the overlap, the CPU per read
+    /// that ran while the device read (its CPU per read + the storage's
+    /// time per read at its reads in flight − its own time per read, at
+    /// least 0 and at most the CPU per read), in µs; and how many times
+    /// the storage's time per read the model's device takes, for what the
+    /// overlap cannot take of that offset from calibrate: its time per
+    /// read over calibrate's where even all its CPU hidden behind the
+    /// device leaves it faster (a read stream's many reads in flight on a
+    /// device faster than at calibrate's), its time less its CPU over
+    /// calibrate's where even none hidden leaves it slower; else 1.
+    pub fn one_session_anchor(
         &self,
         cpu_per_read_us: f64,
         elapsed_per_read_us: f64,
         reads_in_flight: f64,
-    ) -> f64 {
-        let overlap =
-            cpu_per_read_us + self.time_per_read_us(reads_in_flight) - elapsed_per_read_us;
-        overlap.clamp(0.0, cpu_per_read_us.max(0.0))
-    }
-
-    /// How many times calibrate's time per read the model's device takes
-    /// for one session, so that the model's cycle there is the session's
-    /// own: what the overlap ([`Storage::overlap_us`]) cannot take of the
-    /// session's offset from calibrate. Its time per read over calibrate's
-    /// where even all its CPU hidden behind the device leaves it faster (a
-    /// read stream's many reads in flight on a device faster than at
-    /// calibrate's), its time less its CPU over calibrate's where even
-    /// none hidden leaves it slower; else 1.
-    pub fn one_session_slowdown(
-        &self,
-        cpu_per_read_us: f64,
-        elapsed_per_read_us: f64,
-        reads_in_flight: f64,
-    ) -> f64 {
+    ) -> (f64, f64) {
         let calibrate_us = self.time_per_read_us(reads_in_flight);
         let unhidden = cpu_per_read_us + calibrate_us - elapsed_per_read_us;
-        let beyond =
-            unhidden - self.overlap_us(cpu_per_read_us, elapsed_per_read_us, reads_in_flight);
-        let slowdown = 1.0 - beyond / calibrate_us;
+        let overlap_us = unhidden.clamp(0.0, cpu_per_read_us.max(0.0));
+        let slowdown = 1.0 - (unhidden - overlap_us) / calibrate_us;
         match slowdown.is_finite() && slowdown > 0.0 {
-            true => slowdown,
-            false => 1.0,
+            true => (overlap_us, slowdown),
+            false => (overlap_us, 1.0),
         }
     }
 }
@@ -621,13 +605,11 @@ impl DatabaseWork {
             reads,
             contention,
         } = self;
-        let (cpu_us, elapsed_us, in_flight) = (
+        let (overlap_per_read_us, slowdown) = storage.one_session_anchor(
             reads.cpu_per_device_read_us,
             reads.elapsed_per_device_read_us,
             reads.device_reads_in_flight,
         );
-        let overlap_per_read_us = storage.overlap_us(cpu_us, elapsed_us, in_flight);
-        let slowdown = storage.one_session_slowdown(cpu_us, elapsed_us, in_flight);
         let cpus = cpus.max(1);
         let work = BlockWork {
             delay_per_block_s: cpu.delay_per_block_us() * 1e-6,
@@ -1486,6 +1468,8 @@ mod tests {
             elapsed_per_block_us: 1.0,
         };
         let device_read_requests = (10e6 / elapsed_us) as u64;
+        let (overlap_per_device_read_us, device_slowdown) =
+            storage.one_session_anchor(10.0, elapsed_us, 8.0);
         let reads = DatabaseReads {
             window_s: 10.0,
             device_read_requests,
@@ -1493,8 +1477,8 @@ mod tests {
             cpu_per_device_read_us: 10.0,
             elapsed_per_device_read_us: elapsed_us,
             storage_latency_us: storage.time_per_read_us(8.0),
-            overlap_per_device_read_us: storage.overlap_us(10.0, elapsed_us, 8.0),
-            device_slowdown: storage.one_session_slowdown(10.0, elapsed_us, 8.0),
+            overlap_per_device_read_us,
+            device_slowdown,
             prefetch: true,
             blocks: device_read_requests as f64,
             device_reads_per_block: 1.0,
