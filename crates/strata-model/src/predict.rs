@@ -45,8 +45,16 @@
 //! in the calibration the p99 adds 2.326 standard deviations of a sum of
 //! independent reads, and says so.
 //!
+//! Updates ([`Updates`]): a share of the statements change a few rows
+//! and commit. Their rows are read as a select's blocks are; each commit
+//! is a wait for the WAL's flush, a delay taken from a measured commit;
+//! and each changed row costs the device writes later (its block written
+//! back, the WAL's own writes), which take the device's time as reads at
+//! the same depth do. The statement latency is the selects'.
+//!
 //! Not for: reading a calibrate Recording or a run (the binary gives the
-//! curve and the work as numbers), or writes.
+//! curve and the work as numbers), scans, or a commit's time under load
+//! (a commit takes the time measured, at every session count).
 
 use crate::queue::{mva_load_dependent_overlapping, LoadDependentCentre};
 use crate::{invalid, require_non_negative, require_positive, ModelError};
@@ -366,14 +374,36 @@ pub struct BlockWork {
     /// calibrate's spread on its waits.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub statement_p99_over_mean: Option<f64>,
+    /// The statements that update, where some do.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub updates: Option<Updates>,
 }
 
 /// A statement as the model takes it: its blocks (rows, one per block)
-/// and its think time spread over them.
+/// and its think time spread over them; and the statements that update
+/// instead, where some do.
 #[derive(Debug, Clone, Copy)]
 pub struct Statement {
     pub blocks: f64,
     pub think_per_block_s: f64,
+    pub updates: Option<Updates>,
+}
+
+/// The statements that update instead of selecting (SLOB's UPDATE_PCT):
+/// each changes `rows` rows (one per block, found through the index as a
+/// select's are) and commits.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Updates {
+    /// Share of statements that update, 0 to 1.
+    pub share: f64,
+    /// Rows each update changes (`--update-work-unit`).
+    pub rows: f64,
+    /// One commit's time, seconds: the session's wait for the WAL's flush,
+    /// measured (a run's COMMITs, or calibrate's log writes).
+    pub commit_s: f64,
+    /// Device write requests per changed row: its block written back and
+    /// the WAL's writes, measured by a run that updated; 1 when not.
+    pub device_writes_per_row: f64,
 }
 
 /// What `sessions` sessions measured of their device reads: in flight
@@ -436,6 +466,7 @@ impl BlockWork {
             one_session_device_slowdown: 1.0,
             contended_reads: None,
             statement_p99_over_mean: None,
+            updates: statement.updates,
         }
     }
 
@@ -563,9 +594,39 @@ impl BlockWork {
         }
     }
 
-    /// Device read requests per statement.
+    /// Device read requests per statement (a select's).
     pub fn reads_per_statement(&self) -> f64 {
         self.blocks_per_statement * self.device_reads_per_block
+    }
+
+    /// Device read requests per statement of the mix: a select's, or an
+    /// update's rows with [`Updates::share`] of them.
+    pub fn reads_per_mixed_statement(&self) -> f64 {
+        let blocks = match self.updates {
+            Some(updates) => {
+                (1.0 - updates.share) * self.blocks_per_statement + updates.share * updates.rows
+            }
+            None => self.blocks_per_statement,
+        };
+        blocks * self.device_reads_per_block
+    }
+
+    /// The time per device read that is neither CPU nor device, W aside:
+    /// the delay per block and, per statement of the mix, the think time
+    /// and the commits' waits.
+    pub fn delay_per_device_read(&self) -> f64 {
+        let commit_s = self.updates.map_or(0.0, |u| u.share * u.commit_s);
+        let think_s = self.think_per_block_s * self.blocks_per_statement;
+        self.per_device_read(self.delay_per_block_s)
+            + (think_s + commit_s) / self.reads_per_mixed_statement()
+    }
+
+    /// Device write requests per device read request: the updates' changed
+    /// rows' ([`Updates::device_writes_per_row`]); 0 without updates.
+    pub fn device_writes_per_read(&self) -> f64 {
+        self.updates.map_or(0.0, |u| {
+            u.share * u.rows * u.device_writes_per_row / self.reads_per_mixed_statement()
+        })
     }
 }
 
@@ -615,6 +676,19 @@ pub struct Predicted {
     /// Whether that ratio is calibrate's whole batches (else independent
     /// reads).
     pub p99_from_batches: bool,
+    /// What the updates do at this count, where some statements update.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub updates: Option<PredictedUpdates>,
+}
+
+/// The updates' share of a predicted point: the device writes their
+/// changed rows cost, their commits, and an update's mean latency (its
+/// rows read as a select's blocks are, and its commit).
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct PredictedUpdates {
+    pub device_write_requests_per_s: f64,
+    pub commits_per_s: f64,
+    pub update_latency_mean_s: f64,
 }
 
 /// The prediction at each of `sessions`.
@@ -673,6 +747,17 @@ pub fn predict(
         ));
     }
     require_non_negative("overlap-per-block", work.overlap_per_block_s)?;
+    if let Some(updates) = work.updates {
+        if !(0.0..=1.0).contains(&updates.share) {
+            return Err(invalid("update-pct", "give 0 to 100"));
+        }
+        require_positive("update-work-unit", updates.rows)?;
+        require_non_negative("commit-time", updates.commit_s)?;
+        require_non_negative(
+            "device-writes-per-updated-row",
+            updates.device_writes_per_row,
+        )?;
+    }
     sessions
         .iter()
         .map(|&n| predict_at(curve, work, n))
@@ -690,11 +775,13 @@ fn predict_at(
     let work = &work.at(sessions);
     let in_flight = work.reads_in_flight_at(sessions);
     let slowdown = work.device_slowdown_at(sessions);
+    let writes_per_read = work.device_writes_per_read();
+    let device_visit = 1.0 + writes_per_read;
     let centres = [
         LoadDependentCentre {
             name: "device".into(),
             rates: (1..=sessions)
-                .map(|j| curve.rate_at(f64::from(j) * in_flight) / slowdown)
+                .map(|j| curve.rate_at(f64::from(j) * in_flight) / (slowdown * device_visit))
                 .collect(),
         },
         LoadDependentCentre {
@@ -705,7 +792,9 @@ fn predict_at(
         },
     ];
     let wait_s = work.wait_at(sessions);
-    let delay_s = work.per_device_read(work.delay_per_block_s + work.think_per_block_s) + wait_s;
+    let delay_s = work.delay_per_device_read() + wait_s;
+    let select_delay_s =
+        work.per_device_read(work.delay_per_block_s + work.think_per_block_s) + wait_s;
     let overlap = |residence_s: &[f64]| {
         work.per_device_read(work.overlap_per_block_s)
             .min(work.cpu_per_device_read_s())
@@ -718,7 +807,7 @@ fn predict_at(
     let reads = work.reads_per_statement();
     let outstanding = step.queue_length[0] * in_flight;
     let device_ratio = curve.statement_p99_over_mean(outstanding, reads);
-    let mean = reads * (device_s + cpu_s + delay_s - overlap_s);
+    let mean = reads * (device_s + cpu_s + select_delay_s - overlap_s);
     let waited_s = device_s + (cpu_s - work.cpu_per_device_read_s()).max(0.0) + wait_s;
     Ok(Predicted {
         sessions,
@@ -739,6 +828,14 @@ fn predict_at(
         },
         device_p99_over_mean: device_ratio,
         p99_from_batches: curve.has_batches(),
+        updates: work.updates.map(|updates| PredictedUpdates {
+            device_write_requests_per_s: step.throughput * writes_per_read,
+            commits_per_s: step.throughput * updates.share / work.reads_per_mixed_statement(),
+            update_latency_mean_s: updates.rows
+                * work.device_reads_per_block
+                * (device_s + cpu_s + select_delay_s - overlap_s)
+                + updates.commit_s,
+        }),
     })
 }
 
@@ -813,6 +910,7 @@ mod tests {
         let statement = Statement {
             blocks: 4.0,
             think_per_block_s: 0.0,
+            updates: None,
         };
         BlockWork::of_cpu(0.0, 0.0, statement, 2)
     }
@@ -1309,5 +1407,72 @@ mod tests {
         let thin = StorageCurve::new(vec![one]).unwrap();
         assert!(!thin.has_batches());
         assert!(!predict(&thin, &work, &[1]).unwrap()[0].p99_from_batches);
+    }
+
+    #[test]
+    fn updates_add_their_commits_to_each_cycle_and_their_writes_to_the_device() {
+        // A device of 100 µs at every depth, 20 µs of CPU per read, one
+        // session: X = 1 / (device + CPU + commit share), worked by hand.
+        let curve = StorageCurve::new(vec![point(1, 100.0), point(64, 6_400.0)]).unwrap();
+        let updates = Updates {
+            share: 0.5,
+            rows: 2.0,
+            commit_s: 300e-6,
+            device_writes_per_row: 1.0,
+        };
+        let statement = Statement {
+            blocks: 4.0,
+            think_per_block_s: 0.0,
+            updates: Some(updates),
+        };
+        let work = BlockWork::of_cpu(20e-6, 0.0, statement, 2);
+        let predicted = &predict(&curve, &work, &[1]).unwrap()[0];
+        // A statement of the mix reads 0.5 × 4 + 0.5 × 2 = 3 blocks, and
+        // commits 0.5 times: 50 µs per read. Its changed row writes 1 per
+        // 3 reads, so each read takes the device 4/3 × 100 µs.
+        let device_s = 100e-6 * 4.0 / 3.0;
+        let rate = 1.0 / (device_s + 20e-6 + 50e-6);
+        assert!((predicted.device_read_requests_per_s - rate).abs() < 1e-6);
+        assert!((predicted.block_read_latency_s - device_s).abs() < 1e-12);
+        let Some(done) = predicted.updates else {
+            panic!("a mix with updates predicts them");
+        };
+        assert!((done.device_write_requests_per_s - rate / 3.0).abs() < 1e-6);
+        assert!((done.commits_per_s - rate * 0.5 / 3.0).abs() < 1e-6);
+        let update_s = 2.0 * (device_s + 20e-6) + 300e-6;
+        assert!((done.update_latency_mean_s - update_s).abs() < 1e-12);
+        // A select's statement holds no commit: its 4 reads' cycles.
+        let select_s = 4.0 * (device_s + 20e-6);
+        assert!((predicted.statement_latency_mean_s - select_s).abs() < 1e-12);
+        // No update at all is the model without updates.
+        let none = BlockWork {
+            updates: Some(Updates {
+                share: 0.0,
+                ..updates
+            }),
+            ..work.clone()
+        };
+        let without = BlockWork {
+            updates: None,
+            ..work.clone()
+        };
+        let (a, b) = (
+            &predict(&curve, &none, &[1, 4]).unwrap(),
+            &predict(&curve, &without, &[1, 4]).unwrap(),
+        );
+        for (a, b) in a.iter().zip(b) {
+            let relative = (a.device_read_requests_per_s - b.device_read_requests_per_s).abs()
+                / b.device_read_requests_per_s;
+            assert!(relative < 1e-12);
+        }
+        let wrong = BlockWork {
+            updates: Some(Updates {
+                share: 1.5,
+                ..updates
+            }),
+            ..work
+        };
+        let error = predict(&curve, &wrong, &[1]).unwrap_err();
+        assert!(error.to_string().contains("update-pct"), "{error}");
     }
 }

@@ -33,12 +33,23 @@ pub fn quote_ident(name: &str) -> String {
 
 /// DDL for one SLOB table (`slob` or `scan`): no index; `pad` kept plain
 /// and left out of ANALYZE (sorting 8 KB random values would only cost time).
+/// ANALYZE holds its sample's rows whole in its own memory, 300 × the
+/// largest statistics target of them: at the default 100, 30,000 rows of
+/// 3.9 KB, 117 MiB, which an autoanalyze under `--update-pct` took inside
+/// the memory cgroup's window in one second, and the OOM killer ended the
+/// server (measured, 2026-11-29); at [`STATISTICS_TARGET`], 12 MiB, and a
+/// uniform key needs no finer histogram.
 pub fn create_table_sql(schema: &str, table: &str) -> String {
     let name = qualified(schema, table);
     format!(
         "CREATE TABLE {name} (key bigint NOT NULL, n bigint NOT NULL, pad bytea NOT NULL) \
          WITH (fillfactor = {FILLFACTOR}); \
          ALTER TABLE {name} ALTER COLUMN pad SET STORAGE PLAIN, \
-         ALTER COLUMN pad SET STATISTICS 0"
+         ALTER COLUMN pad SET STATISTICS 0, \
+         ALTER COLUMN key SET STATISTICS {STATISTICS_TARGET}, \
+         ALTER COLUMN n SET STATISTICS {STATISTICS_TARGET}"
     )
 }
+
+/// The statistics target of a SLOB table's `key` and `n` ([`create_table_sql`]).
+pub const STATISTICS_TARGET: u32 = 10;

@@ -135,7 +135,24 @@ pub struct CurvePoint {
     /// Where the storage's capacity the point left unused went.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shortfall: Option<String>,
+    /// What the point's updates did, where its statements updated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub updates: Option<PointUpdates>,
     pub verdict: Verdict,
+}
+
+/// A point's updates: their rows and COMMITs, the time the sessions spent
+/// committing (the WAL's flush), and the data devices' writes.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
+pub struct PointUpdates {
+    pub rows_updated_per_s: f64,
+    pub commits_per_s: f64,
+    pub commit_mean_ms: f64,
+    /// The sessions' share of the window spent in COMMIT, percent.
+    pub commit_time_pct: f64,
+    /// Write requests of the data devices per second: changed blocks
+    /// written back, and the WAL's where it shares their device.
+    pub device_write_requests_per_s: f64,
 }
 
 /// One session reading a cached data set: the CPU per block of the
@@ -218,9 +235,53 @@ pub struct DatabaseReads {
     pub statement_mean_ms: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub statement_p99_ms: Option<f64>,
+    /// Where the window's statements updated (`--update-pct`): what the
+    /// model's updates take from it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub updates: Option<ReadingUpdates>,
+}
+
+/// The reading window's updates: the workload's share of statements that
+/// update and rows per update, and what they measured, their COMMITs (the
+/// session's waits for the WAL's flush) and the data devices' writes.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
+pub struct ReadingUpdates {
+    /// Share of statements that update, 0 to 1.
+    pub share: f64,
+    pub rows_per_update: f64,
+    pub commits: u64,
+    pub commit_mean_us: f64,
+    pub rows_updated: u64,
+    /// Write requests of the data devices (changed blocks written back,
+    /// the WAL's where it shares their device).
+    pub device_write_requests: u64,
+}
+
+impl ReadingUpdates {
+    /// The data devices' write requests per row updated.
+    pub fn device_writes_per_row(&self) -> f64 {
+        self.device_write_requests as f64 / self.rows_updated.max(1) as f64
+    }
 }
 
 impl DatabaseReads {
+    /// The time per device read the session spent in COMMIT, µs; 0
+    /// without updates.
+    pub fn commit_per_device_read_us(&self) -> f64 {
+        self.updates.map_or(0.0, |updates| {
+            updates.commits as f64 * updates.commit_mean_us
+                / self.device_read_requests.max(1) as f64
+        })
+    }
+
+    /// The data devices' write requests per device read request; 0
+    /// without updates.
+    pub fn device_writes_per_read(&self) -> f64 {
+        self.updates.map_or(0.0, |updates| {
+            updates.device_write_requests as f64 / self.device_read_requests.max(1) as f64
+        })
+    }
+
     /// The reads in flight the model gives one session: the window's, at
     /// least 1 (a session that reads one block at a time holds fewer only
     /// while it works between reads).
@@ -447,6 +508,7 @@ mod tests {
             device_read_latency_us: Some(46.0),
             statement_mean_ms: Some(15.6),
             statement_p99_ms: Some(28.1),
+            updates: None,
         };
         let one = CurvePoint {
             sessions: 1,
@@ -470,6 +532,7 @@ mod tests {
             storage_iops: None,
             storage_share_pct: None,
             shortfall: None,
+            updates: None,
             verdict: Verdict::not_recorded(),
         };
         let mut summary = SweepSummary {

@@ -13,13 +13,13 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 use strata_core::verdict::Verdict;
-use strata_model::predict::{self, BlockWork, ContendedReads, Predicted, Statement};
+use strata_model::predict::{self, BlockWork, ContendedReads, Predicted, Statement, Updates};
 use strata_recording::device::IostatFigures;
 use strata_recording::record::{RunHistograms, SweepPoint};
 use strata_recording::run::{RunFigures, ABSORBED_WARNING_PCT, CPU_BOUND_IDLE_PCT};
 use strata_recording::sweep::{
     error_pct, CurvePoint, DatabaseContention, DatabaseCpu, DatabaseReads, ErrorSources,
-    PredictedPoint, StorageCurve, StorageLevel, SweepSummary,
+    PointUpdates, PredictedPoint, ReadingUpdates, StorageCurve, StorageLevel, SweepSummary,
 };
 use strata_recording::Recording;
 use strata_slob::session::{DriverOptions, Hotspot, RunObserver, StopAfter, WorkloadOptions};
@@ -105,11 +105,8 @@ impl SweepRequest {
         if driver.shard.is_some() {
             bail!("--sweep-sessions is one driver's; --shard does not apply");
         }
-        let reads_only = driver.workload.update_pct == 0.0 && driver.workload.scan_pct == 0.0;
-        if predict && !reads_only {
-            bail!(
-                "--predict models single-block reads alone: give --update-pct 0 and --scan-pct 0"
-            );
+        if predict && driver.workload.scan_pct > 0.0 {
+            bail!("--predict models single-block reads and updates, not scans: give --scan-pct 0");
         }
         Ok(())
     }
@@ -133,7 +130,8 @@ fn cached_blocks(cache_bytes: u64, block_bytes: u64) -> u64 {
 
 /// One session reading `cached_blocks` over and over (the first blocks of
 /// the first schema): a data set that stays in the database's buffers, so
-/// that the window measures CPU per block and nothing of the storage. One
+/// that the window measures CPU per block and nothing of the storage; no
+/// updates, whose COMMITs would wait for the WAL's flush. One
 /// schema, so that a small cache holds it whatever the schema count; a
 /// statement of at most `cached_blocks` (the per-statement cost is then
 /// spread over fewer blocks: a round trip over 128 blocks, not 256).
@@ -156,6 +154,7 @@ fn cached_options(driver: &DriverOptions, cached_blocks: u64) -> DriverOptions {
                 every: 1,
             }),
             work_unit,
+            update_pct: 0.0,
             think_time: None,
             hot_schema_every: None,
             ..driver.workload.clone()
@@ -245,7 +244,7 @@ pub fn predict_the_sweep(
     (driver, request, storage): (&DriverOptions, &SweepRequest, &Storage),
     observer: &mut dyn RunObserver,
 ) -> anyhow::Result<(DatabaseWork, Vec<PredictedPoint>)> {
-    let reads = database_reads(reading, storage, prefetch)?;
+    let reads = database_reads(reading, storage, (prefetch, &driver.workload))?;
     let (measured, prediction, text) = predict_from(
         (cpu, reads),
         contended,
@@ -365,7 +364,7 @@ fn lacking(verdict: &Verdict, otherwise: String) -> String {
 fn database_reads(
     figures: &RunFigures,
     storage: &Storage,
-    prefetch: bool,
+    (prefetch, workload): (bool, &WorkloadOptions),
 ) -> anyhow::Result<DatabaseReads> {
     let device_read_requests = figures
         .absorption
@@ -387,21 +386,15 @@ fn database_reads(
     let devices = device_reads(&figures.devices);
     let device_reads_in_flight = devices.map_or(1.0, |d| d.in_flight);
     let (statement_mean_ms, statement_p99_ms) = statement_ms(figures);
-    let elapsed_per_device_read_us = figures.window_s / reads * 1e6;
-    let (overlap_per_device_read_us, device_slowdown) = storage.one_session_anchor(
-        cpu_per_device_read_us,
-        elapsed_per_device_read_us,
-        device_reads_in_flight,
-    );
-    Ok(DatabaseReads {
+    let mut measured = DatabaseReads {
         window_s: figures.window_s,
         device_read_requests,
         cpu_s,
         cpu_per_device_read_us,
-        elapsed_per_device_read_us,
+        elapsed_per_device_read_us: figures.window_s / reads * 1e6,
         storage_latency_us: storage.time_per_read_us(device_reads_in_flight),
-        overlap_per_device_read_us,
-        device_slowdown,
+        overlap_per_device_read_us: 0.0,
+        device_slowdown: 1.0,
         prefetch,
         blocks: figures.workload.rows_selected as f64,
         device_reads_per_block: device_reads_per_block(figures).unwrap_or(1.0),
@@ -409,6 +402,30 @@ fn database_reads(
         device_read_latency_us: devices.map(|d| d.latency_us),
         statement_mean_ms,
         statement_p99_ms,
+        updates: reading_updates(figures, workload),
+    };
+    (
+        measured.overlap_per_device_read_us,
+        measured.device_slowdown,
+    ) = storage.one_session_anchor(&measured);
+    Ok(measured)
+}
+
+/// The reading window's updates, where its workload updates and it
+/// committed.
+fn reading_updates(figures: &RunFigures, workload: &WorkloadOptions) -> Option<ReadingUpdates> {
+    let commit = figures.workload.operations.get("commit")?;
+    if workload.update_pct <= 0.0 || commit.latency.count == 0 {
+        return None;
+    }
+    let data = figures.devices.iter().filter(|device| device.role != "wal");
+    Some(ReadingUpdates {
+        share: workload.update_pct / 100.0,
+        rows_per_update: f64::from(workload.update_work_unit),
+        commits: commit.latency.count,
+        commit_mean_us: commit.latency.lat_mean_us,
+        rows_updated: figures.workload.rows_updated,
+        device_write_requests: data.map(|device| device.write_requests).sum(),
     })
 }
 
@@ -423,10 +440,11 @@ fn statement_ms(figures: &RunFigures) -> (Option<f64>, Option<f64>) {
 }
 
 /// A window's device read requests over the table blocks its statements
-/// touched; none where it read or touched nothing.
+/// touched (rows selected or updated, one per block); none where it read
+/// or touched nothing.
 fn device_reads_per_block(figures: &RunFigures) -> Option<f64> {
     let reads = figures.absorption.as_ref()?.device_read_requests as f64;
-    let blocks = figures.workload.rows_selected as f64;
+    let blocks = (figures.workload.rows_selected + figures.workload.rows_updated) as f64;
     (reads > 0.0 && blocks > 0.0).then(|| reads / blocks)
 }
 
@@ -536,24 +554,26 @@ impl Storage {
         self.curve.rate_at(in_flight).recip() * 1e6
     }
 
-    /// What makes the model's cycle for one session that session's own
-    /// time per read, in this curve's terms: the overlap, the CPU per read
-    /// that ran while the device read (its CPU per read + the storage's
-    /// time per read at its reads in flight − its own time per read, at
-    /// least 0 and at most the CPU per read), in µs; and how many times
-    /// the storage's time per read the model's device takes, for what the
-    /// overlap cannot take of that offset from calibrate: its time per
-    /// read over calibrate's where even all its CPU hidden behind the
-    /// device leaves it faster (a read stream's many reads in flight on a
-    /// device faster than at calibrate's), its time less its CPU over
-    /// calibrate's where even none hidden leaves it slower; else 1.
-    pub fn one_session_anchor(
-        &self,
-        cpu_per_read_us: f64,
-        elapsed_per_read_us: f64,
-        reads_in_flight: f64,
-    ) -> (f64, f64) {
-        let calibrate_us = self.time_per_read_us(reads_in_flight);
+    /// What makes the model's cycle for one session the reading window's
+    /// own time per read, in this curve's terms: the overlap, the CPU per
+    /// read that ran while the device read (its CPU per read + the
+    /// storage's time per read at its reads in flight − its own time per
+    /// read, at least 0 and at most the CPU per read), in µs; and how many
+    /// times the storage's time per read the model's device takes, for
+    /// what the overlap cannot take of that offset from calibrate: its
+    /// time per read over calibrate's where even all its CPU hidden behind
+    /// the device leaves it faster (a read stream's many reads in flight
+    /// on a device faster than at calibrate's), its time less its CPU over
+    /// calibrate's where even none hidden leaves it slower; else 1. With
+    /// updates, the window's time in COMMIT is not a read's, and the
+    /// storage's time per read holds the device's writes per read, as the
+    /// model's device does.
+    pub fn one_session_anchor(&self, reads: &DatabaseReads) -> (f64, f64) {
+        let cpu_per_read_us = reads.cpu_per_device_read_us;
+        let calibrate_us = self.time_per_read_us(reads.device_reads_in_flight)
+            * (1.0 + reads.device_writes_per_read());
+        let elapsed_per_read_us =
+            reads.elapsed_per_device_read_us - reads.commit_per_device_read_us();
         let unhidden = cpu_per_read_us + calibrate_us - elapsed_per_read_us;
         let overlap_us = unhidden.clamp(0.0, cpu_per_read_us.max(0.0));
         let slowdown = 1.0 - (unhidden - overlap_us) / calibrate_us;
@@ -561,6 +581,16 @@ impl Storage {
             true => (overlap_us, slowdown),
             false => (overlap_us, 1.0),
         }
+    }
+}
+
+/// The model's updates as a reading window measured them.
+pub fn model_updates(measured: ReadingUpdates) -> Updates {
+    Updates {
+        share: measured.share,
+        rows: measured.rows_per_update,
+        commit_s: measured.commit_mean_us * 1e-6,
+        device_writes_per_row: measured.device_writes_per_row(),
     }
 }
 
@@ -574,6 +604,7 @@ pub fn statement(workload: &WorkloadOptions) -> Statement {
     Statement {
         blocks,
         think_per_block_s: think_per_loop_s / blocks,
+        updates: None,
     }
 }
 
@@ -605,11 +636,7 @@ impl DatabaseWork {
             reads,
             contention,
         } = self;
-        let (overlap_per_read_us, slowdown) = storage.one_session_anchor(
-            reads.cpu_per_device_read_us,
-            reads.elapsed_per_device_read_us,
-            reads.device_reads_in_flight,
-        );
+        let (overlap_per_read_us, slowdown) = storage.one_session_anchor(reads);
         let cpus = cpus.max(1);
         let work = BlockWork {
             delay_per_block_s: cpu.delay_per_block_us() * 1e-6,
@@ -662,7 +689,10 @@ fn predict_from(
         reads,
         contention: None,
     };
-    let statement = statement(workload);
+    let statement = Statement {
+        updates: measured.reads.updates.map(model_updates),
+        ..statement(workload)
+    };
     if let Some((count, figures)) = contended {
         let every_cpu = measured.block_work(storage, statement, cpus)?;
         let contention = database_contention(storage, &every_cpu, count, &figures)?;
@@ -899,6 +929,7 @@ fn curve_point(
         storage_iops: None,
         storage_share_pct: None,
         shortfall: None,
+        updates: point_updates(sessions, figures),
         verdict: figures.verdict.clone(),
     };
     if let (Some(storage), Some(measured)) = (storage, device_read_requests_per_s) {
@@ -938,14 +969,53 @@ fn device_reads(devices: &[IostatFigures]) -> Option<DeviceReads> {
     })
 }
 
+/// What a window's updates did: their rows and COMMITs per second, the
+/// COMMITs' mean and the share of `sessions`' time in them, and the data
+/// devices' write requests per second; none where it updated nothing.
+fn point_updates(sessions: u32, figures: &RunFigures) -> Option<PointUpdates> {
+    let window_s = figures.window_s;
+    let commit = figures.workload.operations.get("commit")?;
+    if figures.workload.rows_updated == 0 || commit.latency.count == 0 || window_s <= 0.0 {
+        return None;
+    }
+    let commits = commit.latency.count as f64;
+    let data = figures.devices.iter().filter(|device| device.role != "wal");
+    let committing_s = commits * commit.latency.lat_mean_us * 1e-6;
+    Some(PointUpdates {
+        rows_updated_per_s: figures.workload.rows_updated as f64 / window_s,
+        commits_per_s: commits / window_s,
+        commit_mean_ms: commit.latency.lat_mean_us / 1e3,
+        commit_time_pct: committing_s * 100.0 / (f64::from(sessions.max(1)) * window_s),
+        device_write_requests_per_s: data.map(|device| device.w_per_s).sum(),
+    })
+}
+
+/// A point's updates as its shortfall names them.
+fn updates_text(updates: &PointUpdates) -> String {
+    format!(
+        "updates: {:.1} COMMITs/s of {:.2} ms each (the WAL's flush), {:.1}% of the sessions' \
+         time; {:.0} device write requests/s beside the reads",
+        updates.commits_per_s,
+        updates.commit_mean_ms,
+        updates.commit_time_pct,
+        updates.device_write_requests_per_s
+    )
+}
+
 /// Where a point's unused share of the storage went, by what the window
 /// measured: the page cache, else how many of its sessions' reads the
 /// devices held and how long each took beside calibrate's at that depth,
-/// the CPU per block, and how long tasks waited for a CPU.
+/// the CPU per block, and how long tasks waited for a CPU; and its
+/// updates' COMMITs and writes, where it updated.
 fn shortfall(point: &CurvePoint) -> String {
     let absorbed = point.absorbed_pct.unwrap_or(0.0);
+    let updates = point.updates.as_ref().map(updates_text);
     if absorbed > ABSORBED_WARNING_PCT {
-        return format!("the page cache absorbed {absorbed:.1}% of the database's block reads");
+        let cache = format!("the page cache absorbed {absorbed:.1}% of the database's block reads");
+        return std::iter::once(cache)
+            .chain(updates)
+            .collect::<Vec<_>>()
+            .join("; ");
     }
     let mut parts = Vec::new();
     if let (Some(in_flight), Some(latency_us)) =
@@ -975,6 +1045,7 @@ fn shortfall(point: &CurvePoint) -> String {
     if let Some(waited) = point.cpu_pressure_pct {
         parts.push(cpu_wait(waited, 100.0 - busy));
     }
+    parts.extend(updates);
     parts.join("; ")
 }
 
@@ -1132,6 +1203,20 @@ pub fn prediction_text(
         }
         (None, false) => "independent reads (the calibration timed no batches)".to_string(),
     };
+    let updates = reads.updates.map_or(String::new(), |measured| {
+        format!(
+            "; {:.1}% of statements update {} rows and COMMIT: one session's COMMITs took \
+             {:.3} ms ({} of them, {:.2} µs per device read), its data devices wrote {:.2} \
+             requests per row updated, each taken as a read's time at the device; the \
+             statement latency is the selects'",
+            measured.share * 100.0,
+            measured.rows_per_update,
+            measured.commit_mean_us / 1e3,
+            measured.commits,
+            reads.commit_per_device_read_us(),
+            measured.device_writes_per_row()
+        )
+    });
     let mut text = format!(
         "prediction (closed MVA): CPU per block {:.2} µs measured on the database (one session, \
          {:.0} cached blocks in {:.1} s, {:.1}% buffer hits) + {:.2} µs the read path's per \
@@ -1140,7 +1225,8 @@ pub fn prediction_text(
          the device) on {}; {prefetch}{ahead}{slowdown}{read_path_cpu}; {:.2} µs of the CPU per \
          read ran while the device read (CPU + calibrate's {:.2} µs per read at {:.2} \
          outstanding − time per read){one_device}; {:.2} µs per block neither CPU nor device; \
-         think {:.2} µs per block; {} blocks per statement; statement p99 from {p99_source}\n",
+         think {:.2} µs per block; {} blocks per statement{updates}; statement p99 from \
+         {p99_source}\n",
         cpu.cpu_per_block_us,
         cpu.blocks,
         cpu.window_s,
@@ -1468,17 +1554,15 @@ mod tests {
             elapsed_per_block_us: 1.0,
         };
         let device_read_requests = (10e6 / elapsed_us) as u64;
-        let (overlap_per_device_read_us, device_slowdown) =
-            storage.one_session_anchor(10.0, elapsed_us, 8.0);
-        let reads = DatabaseReads {
+        let mut reads = DatabaseReads {
             window_s: 10.0,
             device_read_requests,
             cpu_s: device_read_requests as f64 * 10e-6,
             cpu_per_device_read_us: 10.0,
             elapsed_per_device_read_us: elapsed_us,
             storage_latency_us: storage.time_per_read_us(8.0),
-            overlap_per_device_read_us,
-            device_slowdown,
+            overlap_per_device_read_us: 0.0,
+            device_slowdown: 1.0,
             prefetch: true,
             blocks: device_read_requests as f64,
             device_reads_per_block: 1.0,
@@ -1486,7 +1570,10 @@ mod tests {
             device_read_latency_us: None,
             statement_mean_ms: None,
             statement_p99_ms: None,
+            updates: None,
         };
+        (reads.overlap_per_device_read_us, reads.device_slowdown) =
+            storage.one_session_anchor(&reads);
         DatabaseWork {
             cpu,
             reads,
@@ -1500,6 +1587,7 @@ mod tests {
         let statement = Statement {
             blocks: 256.0,
             think_per_block_s: 0.0,
+            updates: None,
         };
         let one_session = |elapsed_us: f64| {
             let measured = read_stream(&storage, elapsed_us);
@@ -1634,6 +1722,7 @@ mod tests {
             storage_iops: Some(49_000.0),
             storage_share_pct: Some(61.0),
             shortfall: None,
+            updates: None,
             verdict: strata_core::verdict::Verdict::not_recorded(),
         }
     }
@@ -1738,5 +1827,19 @@ mod tests {
         );
         assert!(!busy.contains("sat idle"), "{busy}");
         assert!(!shortfall(&point(None, 75.0)).contains("waited for a CPU"));
+        let updating = CurvePoint {
+            updates: Some(PointUpdates {
+                rows_updated_per_s: 560.0,
+                commits_per_s: 70.0,
+                commit_mean_ms: 1.25,
+                commit_time_pct: 0.6,
+                device_write_requests_per_s: 812.0,
+            }),
+            ..point(None, 75.0)
+        };
+        let text = shortfall(&updating);
+        let part = "updates: 70.0 COMMITs/s of 1.25 ms each (the WAL's flush), 0.6% of the \
+                    sessions' time; 812 device write requests/s beside the reads";
+        assert!(text.contains(part), "no {part:?} in {text}");
     }
 }

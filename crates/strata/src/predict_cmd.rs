@@ -7,7 +7,7 @@
 use anyhow::Context;
 use strata_model::command::args::PredictArgs;
 use strata_model::command::predict::PredictRequest;
-use strata_model::predict::{BlockWork, ContendedReads, Statement};
+use strata_model::predict::{BlockWork, ContendedReads, Statement, Updates};
 use strata_recording::record::RunResult;
 use strata_recording::run::BLOCK_BYTES;
 use strata_recording::Recording;
@@ -15,6 +15,9 @@ use strata_run::sweep::{DatabaseWork, Storage};
 
 /// The default blocks per statement: `strata run`'s `--work-unit`.
 const WORK_UNIT: u32 = 256;
+
+/// The default rows per update: `strata run`'s `--update-work-unit`.
+const UPDATE_WORK_UNIT: u32 = 8;
 
 pub fn request(args: &PredictArgs) -> anyhow::Result<PredictRequest> {
     let run = match &args.from {
@@ -45,6 +48,7 @@ pub fn request(args: &PredictArgs) -> anyhow::Result<PredictRequest> {
     let statement = Statement {
         blocks,
         think_per_block_s: args.think_time.as_secs_f64() / blocks,
+        updates: updates(args, run)?,
     };
     let run_cpus = run.map(|(_, result)| result.figures.cpu.cpus as u32);
     let cpus = args
@@ -71,6 +75,67 @@ pub fn request(args: &PredictArgs) -> anyhow::Result<PredictRequest> {
         sessions: args.sessions.clone(),
         explain: args.explain,
     })
+}
+
+/// The statements that update, from the options or the `--from` run's
+/// workload and what it measured: its mean COMMIT and its data devices'
+/// write requests per row updated. None where none update.
+fn updates(
+    args: &PredictArgs,
+    run: Option<(&Recording, &RunResult)>,
+) -> anyhow::Result<Option<Updates>> {
+    let workload = run.map(|(recording, _)| &recording.header.options["workload"]);
+    let run_pct = workload.and_then(|workload| workload["update_pct"].as_f64());
+    let pct = args.update_pct.or(run_pct).unwrap_or(0.0);
+    if pct == 0.0 {
+        return Ok(None);
+    }
+    let run_rows = workload.and_then(|workload| workload["update_work_unit"].as_u64());
+    let rows = args
+        .update_work_unit
+        .map(u64::from)
+        .or(run_rows)
+        .unwrap_or(u64::from(UPDATE_WORK_UNIT));
+    let (run_commit_s, run_writes_per_row) = run.map_or((None, None), measured_updates);
+    let Some(commit_s) = args.commit_time.map(|d| d.as_secs_f64()).or(run_commit_s) else {
+        anyhow::bail!(
+            "--update-pct {pct}: give --commit-time (one COMMIT's time: `strata calibrate \
+             --workload log-write`'s mean latency) or --from a run that committed"
+        );
+    };
+    Ok(Some(Updates {
+        share: pct / 100.0,
+        rows: rows as f64,
+        commit_s,
+        device_writes_per_row: args
+            .device_writes_per_updated_row
+            .or(run_writes_per_row)
+            .unwrap_or(1.0),
+    }))
+}
+
+/// What a run measured of its updates: its mean COMMIT, seconds, and its
+/// data devices' write requests per row updated; a sweep's reading window
+/// (the model's), else the run's window.
+fn measured_updates((recording, result): (&Recording, &RunResult)) -> (Option<f64>, Option<f64>) {
+    let reading = recording
+        .sweep()
+        .and_then(|sweep| sweep.database_reads.as_ref()?.updates);
+    if let Some(updates) = reading {
+        let model = strata_run::sweep::model_updates(updates);
+        return (Some(model.commit_s), Some(model.device_writes_per_row));
+    }
+    let figures = &result.figures;
+    let commit_s = figures
+        .workload
+        .operations
+        .get("commit")
+        .filter(|commit| commit.latency.count > 0)
+        .map(|commit| commit.latency.lat_mean_us * 1e-6);
+    let rows = figures.workload.rows_updated as f64;
+    let data = figures.devices.iter().filter(|device| device.role != "wal");
+    let writes: u64 = data.map(|device| device.write_requests).sum();
+    (commit_s, (rows > 0.0).then(|| writes as f64 / rows))
 }
 
 /// The work with what the options give in place of what was measured.

@@ -310,8 +310,16 @@ fn sweep_options_are_checked_before_any_work() {
         &["--calibration /nonexistent/cal.strata"],
     );
     refused(
-        &sweep(&["1,2", "--predict", "cal.strata", "--update-pct", "10"]),
-        &["--predict models single-block reads alone"],
+        &sweep(&[
+            "1,2",
+            "--predict",
+            "cal.strata",
+            "--scan-pct",
+            "10",
+            "--scan-table-size",
+            "1MiB",
+        ]),
+        &["--predict models single-block reads and updates, not scans"],
     );
     refused(&["run", "--predict", "cal.strata"], &["--sweep-sessions"]);
     refused(

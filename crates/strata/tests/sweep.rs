@@ -396,6 +396,102 @@ fn a_short_sweep_is_one_recording_whose_answers_follow_from_its_points() {
     assert_nothing_left_behind(&dir);
 }
 
+#[test]
+fn a_sweep_that_updates_is_predicted_with_its_commits_and_its_writes() {
+    let (_device, dir) = own_filesystem(768);
+    let calibration = calibrate(&dir);
+    let record = dir.join("sweep.strata");
+    let args = [
+        "run",
+        "--schemas",
+        "2",
+        "--scale",
+        "64MiB",
+        "--shared-buffers",
+        "16MiB",
+        "--sweep-sessions",
+        "1,2,4",
+        "--update-pct",
+        "50",
+        "--warmup",
+        "1s",
+        "--duration",
+        "3s",
+        "--predict",
+        calibration.to_str().unwrap(),
+        "--record",
+        record.to_str().unwrap(),
+        "--json",
+    ];
+    let output = run(&args, &dir);
+    let stderr = stderr_of(&output);
+    assert!(output.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("50.0% of statements update 8 rows and COMMIT"),
+        "{stderr}"
+    );
+    let document: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let sweep = &document["sweep"];
+    let reads = &sweep["database_reads"];
+    let updates = &reads["updates"];
+    assert_eq!(updates["share"], 0.5, "{reads}");
+    let field = |name: &str| reads[name].as_f64().unwrap();
+    let count = |name: &str| updates[name].as_f64().unwrap();
+    assert!(
+        count("commits") > 0.0 && count("rows_updated") > 0.0,
+        "{updates}"
+    );
+    assert!(count("commit_mean_us") > 0.0, "{updates}");
+    // The one session's time per read, less its COMMITs' share, is the
+    // model's cycle: the device's (calibrate's time × (1 + its writes per
+    // read) × one session's slowdown) + its CPU − the overlap.
+    let device_reads = field("device_read_requests");
+    let committing_us = count("commits") * count("commit_mean_us") / device_reads;
+    let writes_per_read = count("device_write_requests") / device_reads;
+    let device_us =
+        field("storage_latency_us") * (1.0 + writes_per_read) * field("device_slowdown");
+    let cycle_us =
+        device_us + field("cpu_per_device_read_us") - field("overlap_per_device_read_us");
+    let elapsed_us = field("elapsed_per_device_read_us") - committing_us;
+    assert!((cycle_us - elapsed_us).abs() < 1e-9 * elapsed_us, "{reads}");
+    for point in sweep["points"].as_array().unwrap() {
+        let done = &point["updates"];
+        assert!(done["commits_per_s"].as_f64().unwrap() > 0.0, "{point}");
+        assert!(done["commit_mean_ms"].as_f64().unwrap() > 0.0, "{point}");
+        let shortfall = point["shortfall"].as_str().unwrap();
+        assert!(shortfall.contains("COMMITs/s of"), "{shortfall}");
+    }
+    assert_model_predict_from_the_sweep_is_its_prediction(sweep, &calibration, &record, &dir);
+    let model = run_json(
+        &[
+            "model",
+            "predict",
+            "--calibration",
+            calibration.to_str().unwrap(),
+            "--from",
+            record.to_str().unwrap(),
+            "--sessions",
+            "1",
+        ],
+        &dir,
+    );
+    let work = &model["work"]["updates"];
+    let commit_s = work["commit_s"].as_f64().unwrap();
+    assert!(
+        (commit_s - count("commit_mean_us") * 1e-6).abs() < 1e-12,
+        "{work}"
+    );
+    let predicted = &model["points"][0];
+    let commits_per_s = predicted["updates"]["commits_per_s"].as_f64().unwrap();
+    let rate = predicted["device_read_requests_per_s"].as_f64().unwrap();
+    let reads_per_statement = (0.5 * 256.0 + 0.5 * 8.0) * field("device_reads_per_block");
+    assert!(
+        (commits_per_s - rate * 0.5 / reads_per_statement).abs() < 1e-6 * commits_per_s,
+        "{predicted}"
+    );
+    assert_nothing_left_behind(&dir);
+}
+
 /// The report section's block that `is` is true of.
 fn block(section: &Value, is: impl Fn(&Value) -> bool) -> &Value {
     let blocks = section["blocks"].as_array().unwrap();

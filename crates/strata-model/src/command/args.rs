@@ -312,6 +312,26 @@ pub struct PredictArgs {
     /// statement's waits]
     #[arg(long, value_name = "RATIO", value_parser = positive)]
     pub statement_p99_over_mean: Option<f64>,
+    /// Percentage of statements that update --update-work-unit rows and
+    /// commit, 0-100 (the run's --update-pct) [default: 0, or the --from
+    /// run's]
+    #[arg(long, value_name = "PCT", value_parser = input::percent)]
+    pub update_pct: Option<f64>,
+    /// Rows each update changes (the run's --update-work-unit) [default: 8,
+    /// or the --from run's]
+    #[arg(long, value_name = "ROWS", value_parser = |s: &str| input::bounded(s, 1, 1 << 20).map(|v| v as u32))]
+    pub update_work_unit: Option<u32>,
+    /// One COMMIT's time, the wait for the WAL's flush (calibrate
+    /// --workload log-write's mean latency) [default: the --from run's
+    /// mean COMMIT]
+    #[arg(long, value_name = "TIME", value_parser = input::duration)]
+    pub commit_time: Option<Duration>,
+    /// Device write requests per updated row (its block written back, the
+    /// WAL's writes), which take the device's time as reads do [default:
+    /// the --from run's data devices' write requests over its rows
+    /// updated; else 1]
+    #[arg(long, value_name = "N", value_parser = non_negative)]
+    pub device_writes_per_updated_row: Option<f64>,
     /// Print the model's inputs and each formula with the numbers substituted
     #[arg(long)]
     pub explain: bool,

@@ -73,6 +73,16 @@ pub fn run(request: &PredictRequest) -> anyhow::Result<Output> {
             Cell::number(ms(point.statement_latency_mean_s), 3, "ms"),
             Cell::number(ms(point.statement_latency_p99_s), 3, "ms"),
         ]);
+        if let Some(updates) = point.updates {
+            page.line(format!(
+                "{:>8} updates: {:.0} device write requests/s, {:.1} commits/s, an update {:.3} \
+                 ms",
+                "",
+                updates.device_write_requests_per_s,
+                updates.commits_per_s,
+                ms(updates.update_latency_mean_s)
+            ));
+        }
         if request.explain {
             explain(&mut page, &request.work, point);
         }
@@ -141,6 +151,17 @@ fn inputs(page: &mut Page, request: &PredictRequest) {
         work.session_reads_in_flight,
         work.cpu_per_device_read_s() * 1e6
     ));
+    if let Some(updates) = work.updates {
+        page.note(format!(
+            "updates: {:.1}% of statements change {} rows and commit, {:.3} ms per COMMIT (the \
+             WAL's flush, at every session count), {:.2} device write requests per changed \
+             row, each taking the device a read's time; the statement latency is the selects'",
+            updates.share * 100.0,
+            updates.rows,
+            ms(updates.commit_s),
+            updates.device_writes_per_row
+        ));
+    }
     if !request.explain {
         return;
     }
@@ -205,13 +226,23 @@ fn explain(page: &mut Page, measured: &BlockWork, point: &Predicted) {
             )
         }
     };
+    let updates = work.updates.map_or(String::new(), |updates| {
+        format!(
+            " (Z with {:.1}% × {:.2} µs of COMMIT over {:.1} reads per statement of the mix; \
+             the device's rate over 1 + {:.4} writes per read)",
+            updates.share * 100.0,
+            updates.commit_s * 1e6,
+            work.reads_per_mixed_statement(),
+            work.device_writes_per_read()
+        )
+    });
     page.note(format!(
         "  X = n / (Z + W + R_device + R_cpu − overlap) = {} / ({:.2} + {:.2} + {:.2} + {:.2} \
-         − {:.2}) µs = {:.0}/s; \
+         − {:.2}) µs = {:.0}/s{updates}; \
          outstanding = X × R_device × {:.2} in flight per session = {:.2}; \
          statement = {:.1} reads × {:.2} µs = {:.3} ms; {p99}",
         point.sessions,
-        delay_us,
+        work.delay_per_device_read() * 1e6,
         point.wait_s * 1e6,
         point.block_read_latency_s * 1e6,
         point.cpu_residence_s * 1e6,
