@@ -307,12 +307,11 @@ fn sorted_batches_timed_whole_give_the_statement_p99() {
     assert_eq!(blocks, Some("8"), "{table}");
 }
 
-#[test]
-fn a_short_sweep_is_one_recording_whose_answers_follow_from_its_points() {
-    let (_device, dir) = own_filesystem(768);
-    let calibration = calibrate(&dir);
-    let record = dir.join("sweep.strata");
-    let args = [
+/// `strata run`'s arguments for a sweep of 1, 2 and 4 sessions on two
+/// 64 MiB schemas (3 s windows) predicted from `calibration`, recorded in
+/// `record`, with `extra`.
+fn short_sweep<'a>(calibration: &'a Path, record: &'a Path, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec![
         "run",
         "--schemas",
         "2",
@@ -326,14 +325,22 @@ fn a_short_sweep_is_one_recording_whose_answers_follow_from_its_points() {
         "1s",
         "--duration",
         "3s",
-        "--latency-target",
-        "10s",
         "--predict",
         calibration.to_str().unwrap(),
         "--record",
         record.to_str().unwrap(),
         "--json",
     ];
+    args.extend(extra);
+    args
+}
+
+#[test]
+fn a_short_sweep_is_one_recording_whose_answers_follow_from_its_points() {
+    let (_device, dir) = own_filesystem(768);
+    let calibration = calibrate(&dir);
+    let record = dir.join("sweep.strata");
+    let args = short_sweep(&calibration, &record, &["--latency-target", "10s"]);
     let output = run(&args, &dir);
     let stderr = stderr_of(&output);
     assert!(output.status.success(), "{stderr}");
@@ -401,28 +408,7 @@ fn a_sweep_that_updates_is_predicted_with_its_commits_and_its_writes() {
     let (_device, dir) = own_filesystem(768);
     let calibration = calibrate(&dir);
     let record = dir.join("sweep.strata");
-    let args = [
-        "run",
-        "--schemas",
-        "2",
-        "--scale",
-        "64MiB",
-        "--shared-buffers",
-        "16MiB",
-        "--sweep-sessions",
-        "1,2,4",
-        "--update-pct",
-        "50",
-        "--warmup",
-        "1s",
-        "--duration",
-        "3s",
-        "--predict",
-        calibration.to_str().unwrap(),
-        "--record",
-        record.to_str().unwrap(),
-        "--json",
-    ];
+    let args = short_sweep(&calibration, &record, &["--update-pct", "50"]);
     let output = run(&args, &dir);
     let stderr = stderr_of(&output);
     assert!(output.status.success(), "{stderr}");
