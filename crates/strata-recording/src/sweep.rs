@@ -339,6 +339,11 @@ pub struct DatabaseContention {
     /// in Recordings made before it was kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_per_device_read_us: Option<f64>,
+    /// Where the sessions updated: the data devices' write requests per
+    /// read request. The model's device takes a read's time for each, so
+    /// the window's device latency is taken over calibrate's × (1 + this).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_writes_per_read: Option<f64>,
     pub host_cpu_busy_pct: f64,
     /// Share of the window some task waited for a CPU (PSI), percent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -573,6 +578,7 @@ mod tests {
             device_reads_in_flight: Some(3.72),
             device_reads_per_block: Some(0.861),
             cpu_per_device_read_us: Some(19.21),
+            device_writes_per_read: None,
             host_cpu_busy_pct: 39.0,
             cpu_pressure_pct: Some(36.0),
             statement_mean_ms: None,

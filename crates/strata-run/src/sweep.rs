@@ -448,6 +448,18 @@ fn device_reads_per_block(figures: &RunFigures) -> Option<f64> {
     (reads > 0.0 && blocks > 0.0).then(|| reads / blocks)
 }
 
+/// A window's data devices' write requests per read request, where its
+/// sessions updated; none where they did not or nothing was read.
+fn device_writes_per_read(figures: &RunFigures) -> Option<f64> {
+    if figures.workload.rows_updated == 0 {
+        return None;
+    }
+    let data = || figures.devices.iter().filter(|device| device.role != "wal");
+    let reads: u64 = data().map(|device| device.read_requests).sum();
+    let writes: u64 = data().map(|device| device.write_requests).sum();
+    (reads > 0).then(|| writes as f64 / reads as f64)
+}
+
 /// A window's server and driver CPU over its device read requests, µs;
 /// none where it read nothing or the server's CPU was not measured.
 fn cpu_per_device_read_us(figures: &RunFigures) -> Option<f64> {
@@ -744,6 +756,7 @@ fn database_contention(
         device_reads_in_flight: Some(in_flight),
         device_reads_per_block: device_reads_per_block(figures),
         cpu_per_device_read_us: cpu_per_device_read_us(figures),
+        device_writes_per_read: device_writes_per_read(figures),
         host_cpu_busy_pct: 100.0 - figures.cpu.host_idle_pct,
         cpu_pressure_pct,
         statement_mean_ms,
@@ -805,12 +818,14 @@ fn contended_reads(contention: &DatabaseContention, storage: &Storage) -> Option
 /// calibrate's at its depth: how much slower the device served reads
 /// while other sessions' CPU work ran (a VM's virtual disk answers later
 /// when its vCPUs are busy: fio at 1 and 2 outstanding beside two busy
-/// CPUs here, 1.4–1.5 × its time alone). None where the window measured
-/// no device latency.
+/// CPUs here, 1.4–1.5 × its time alone); with updates, over calibrate's ×
+/// (1 + the window's writes per read), as the model's device takes them.
+/// None where the window measured no device latency.
 fn device_slowdown(storage: &Storage, contention: &DatabaseContention) -> Option<f64> {
     let in_flight = contention.device_reads_in_flight?;
     let latency_s = in_flight / contention.device_read_requests_per_s;
-    let slowdown = latency_s / storage.curve.latency_at(in_flight);
+    let writes_per_read = contention.device_writes_per_read.unwrap_or(0.0);
+    let slowdown = latency_s / (storage.curve.latency_at(in_flight) * (1.0 + writes_per_read));
     (slowdown.is_finite() && slowdown > 0.0).then_some(slowdown)
 }
 
@@ -1124,13 +1139,21 @@ fn point_line(point: &CurvePoint) -> String {
     let share = point.storage_share_pct.map_or(String::new(), |share| {
         format!(", {share:.0}% of the storage's rate")
     });
+    let statements = match (point.statement_mean_ms > 0.0, point.updates) {
+        (false, Some(updates)) => format!(
+            "no selects, {:.1} COMMITs/s of {:.2} ms",
+            updates.commits_per_s, updates.commit_mean_ms
+        ),
+        _ => format!(
+            "statement p50 {:.2} ms p99 {:.2} ms",
+            point.statement_p50_ms, point.statement_p99_ms
+        ),
+    };
     format!(
-        "{} sessions: {device}, {:.0} database blocks read/s, statement p50 {:.2} ms p99 {:.2} ms, \
-         {} µs per block read{share}; {}",
+        "{} sessions: {device}, {:.0} database blocks read/s, {statements}, {} µs per block \
+         read{share}; {}",
         point.sessions,
         point.database_blocks_read_per_s,
-        point.statement_p50_ms,
-        point.statement_p99_ms,
         or_dash(point.block_read_latency_us, 1),
         point.verdict.name()
     )

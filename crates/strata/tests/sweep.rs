@@ -649,7 +649,10 @@ fn assert_device_slowdown(sweep: &Value, model: &Value) {
     };
     let number = |name: &str| contention[name].as_f64().unwrap();
     let in_flight = number("device_reads_in_flight");
-    let by_hand = in_flight / number("device_read_requests_per_s") / latency_at(in_flight);
+    let writes_per_read = contention["device_writes_per_read"].as_f64().unwrap_or(0.0);
+    let by_hand = in_flight
+        / number("device_read_requests_per_s")
+        / (latency_at(in_flight) * (1.0 + writes_per_read));
     let slowdown = model["work"]["contended_reads"]["device_slowdown"]
         .as_f64()
         .unwrap();
