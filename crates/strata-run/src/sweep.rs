@@ -418,15 +418,22 @@ fn reading_updates(figures: &RunFigures, workload: &WorkloadOptions) -> Option<R
     if workload.update_pct <= 0.0 || commit.latency.count == 0 {
         return None;
     }
-    let data = figures.devices.iter().filter(|device| device.role != "wal");
     Some(ReadingUpdates {
         share: workload.update_pct / 100.0,
         rows_per_update: f64::from(workload.update_work_unit),
         commits: commit.latency.count,
         commit_mean_us: commit.latency.lat_mean_us,
         rows_updated: figures.workload.rows_updated,
-        device_write_requests: data.map(|device| device.write_requests).sum(),
+        device_write_requests: data_write_requests(&figures.devices),
     })
+}
+
+/// The write requests of the data devices (every one not only the
+/// WAL's): changed blocks written back, and the WAL's where it shares
+/// their device.
+pub fn data_write_requests(devices: &[IostatFigures]) -> u64 {
+    let data = devices.iter().filter(|device| device.role != "wal");
+    data.map(|device| device.write_requests).sum()
 }
 
 /// A window's statements' mean and p99 latency, ms; none where it ran
@@ -454,9 +461,9 @@ fn device_writes_per_read(figures: &RunFigures) -> Option<f64> {
     if figures.workload.rows_updated == 0 {
         return None;
     }
-    let data = || figures.devices.iter().filter(|device| device.role != "wal");
-    let reads: u64 = data().map(|device| device.read_requests).sum();
-    let writes: u64 = data().map(|device| device.write_requests).sum();
+    let data = figures.devices.iter().filter(|device| device.role != "wal");
+    let reads: u64 = data.map(|device| device.read_requests).sum();
+    let writes = data_write_requests(&figures.devices);
     (reads > 0).then(|| writes as f64 / reads as f64)
 }
 

@@ -133,8 +133,7 @@ fn measured_updates((recording, result): (&Recording, &RunResult)) -> (Option<f6
         .filter(|commit| commit.latency.count > 0)
         .map(|commit| commit.latency.lat_mean_us * 1e-6);
     let rows = figures.workload.rows_updated as f64;
-    let data = figures.devices.iter().filter(|device| device.role != "wal");
-    let writes: u64 = data.map(|device| device.write_requests).sum();
+    let writes = strata_run::sweep::data_write_requests(&figures.devices);
     (commit_s, (rows > 0.0).then(|| writes as f64 / rows))
 }
 
