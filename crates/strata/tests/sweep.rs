@@ -198,6 +198,35 @@ fn a_prediction_reads_its_storage_curve_from_a_real_calibrate_recording() {
     let stderr = stderr_of(&refused);
     assert!(!refused.status.success());
     assert!(stderr.contains("session-reads-in-flight"), "{stderr}");
+    assert_updates_by_hand(&args, (device_s, cpu_s), &dir);
+}
+
+/// A fifth of the statements update 8 rows and COMMIT in 500 µs: per
+/// device read, 0.2 × 500 µs over the mix's 0.8 × 256 + 0.2 × 8 reads,
+/// and a read's time at the device for each changed row's write; without
+/// a COMMIT's time, refused.
+fn assert_updates_by_hand(args: &[&str], (device_s, cpu_s): (f64, f64), dir: &Path) {
+    let mix = [args, &["--update-pct", "20", "--commit-time", "500us"]].concat();
+    let updating = run_json(&mix, dir);
+    let reads = 0.8 * 256.0 + 0.2 * 8.0;
+    let writes_per_read = 0.2 * 8.0 / reads;
+    let by_hand = 1.0 / (device_s * (1.0 + writes_per_read) + cpu_s + 0.2 * 500e-6 / reads);
+    let point = &updating["points"][0];
+    let predicted = point["device_read_requests_per_s"].as_f64().unwrap();
+    assert!(
+        (predicted - by_hand).abs() < 1e-6 * by_hand,
+        "{predicted} vs {by_hand}"
+    );
+    let commits = point["updates"]["commits_per_s"].as_f64().unwrap();
+    let expected = by_hand * 0.2 / reads;
+    assert!(
+        (commits - expected).abs() < 1e-6 * expected,
+        "{commits} vs {expected}"
+    );
+    let refused = run(&[args, &["--update-pct", "20"]].concat(), dir);
+    let stderr = stderr_of(&refused);
+    assert!(!refused.status.success());
+    assert!(stderr.contains("--commit-time"), "{stderr}");
 }
 
 #[test]
