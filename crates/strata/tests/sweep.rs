@@ -15,7 +15,7 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use strata_core::histogram::LatencyHistogram;
 use strata_recording::Recording;
-use strata_testkit::loopdev::own_filesystem;
+use strata_testkit::loopdev::{own_filesystem, LoopDevice};
 
 /// 8 KiB random reads at 1, 2 and 4 outstanding, no large streams.
 fn calibrate(dir: &Path) -> PathBuf {
@@ -336,6 +336,15 @@ fn sorted_batches_timed_whole_give_the_statement_p99() {
     assert_eq!(blocks, Some("8"), "{table}");
 }
 
+/// A filesystem of its own for a short sweep, its calibration made there,
+/// and the sweep's Recording's path.
+fn short_sweep_on_its_filesystem() -> (LoopDevice, PathBuf, PathBuf, PathBuf) {
+    let (device, dir) = own_filesystem(768);
+    let calibration = calibrate(&dir);
+    let record = dir.join("sweep.strata");
+    (device, dir, calibration, record)
+}
+
 /// `strata run`'s arguments for a sweep of 1, 2 and 4 sessions on two
 /// 64 MiB schemas (3 s windows) predicted from `calibration`, recorded in
 /// `record`, with `extra`.
@@ -366,9 +375,7 @@ fn short_sweep<'a>(calibration: &'a Path, record: &'a Path, extra: &[&'a str]) -
 
 #[test]
 fn a_short_sweep_is_one_recording_whose_answers_follow_from_its_points() {
-    let (_device, dir) = own_filesystem(768);
-    let calibration = calibrate(&dir);
-    let record = dir.join("sweep.strata");
+    let (_device, dir, calibration, record) = short_sweep_on_its_filesystem();
     let args = short_sweep(&calibration, &record, &["--latency-target", "10s"]);
     let output = run(&args, &dir);
     let stderr = stderr_of(&output);
@@ -434,9 +441,7 @@ fn a_short_sweep_is_one_recording_whose_answers_follow_from_its_points() {
 
 #[test]
 fn a_sweep_that_updates_is_predicted_with_its_commits_and_its_writes() {
-    let (_device, dir) = own_filesystem(768);
-    let calibration = calibrate(&dir);
-    let record = dir.join("sweep.strata");
+    let (_device, dir, calibration, record) = short_sweep_on_its_filesystem();
     let args = short_sweep(&calibration, &record, &["--update-pct", "50"]);
     let output = run(&args, &dir);
     let stderr = stderr_of(&output);
@@ -477,19 +482,7 @@ fn a_sweep_that_updates_is_predicted_with_its_commits_and_its_writes() {
         assert!(shortfall.contains("COMMITs/s of"), "{shortfall}");
     }
     assert_model_predict_from_the_sweep_is_its_prediction(sweep, &calibration, &record, &dir);
-    let model = run_json(
-        &[
-            "model",
-            "predict",
-            "--calibration",
-            calibration.to_str().unwrap(),
-            "--from",
-            record.to_str().unwrap(),
-            "--sessions",
-            "1",
-        ],
-        &dir,
-    );
+    let model = model_from_sweep(&calibration, &record, "1", &dir);
     let work = &model["work"]["updates"];
     let commit_s = work["commit_s"].as_f64().unwrap();
     assert!(
@@ -563,6 +556,22 @@ fn assert_scored_in_the_report(section: &Value, sweep: &Value) {
     }
 }
 
+/// `strata model predict --calibration calibration --from record` at
+/// `sessions`, its JSON.
+fn model_from_sweep(calibration: &Path, record: &Path, sessions: &str, dir: &Path) -> Value {
+    let args = [
+        "model",
+        "predict",
+        "--calibration",
+        calibration.to_str().unwrap(),
+        "--from",
+        record.to_str().unwrap(),
+        "--sessions",
+        sessions,
+    ];
+    run_json(&args, dir)
+}
+
 /// `strata model predict --from` the sweep's Recording, with the
 /// calibration it was predicted from, is the sweep's own prediction: the
 /// same inputs read back from the Recording, the same model.
@@ -572,17 +581,7 @@ fn assert_model_predict_from_the_sweep_is_its_prediction(
     record: &Path,
     dir: &Path,
 ) {
-    let args = [
-        "model",
-        "predict",
-        "--calibration",
-        calibration.to_str().unwrap(),
-        "--from",
-        record.to_str().unwrap(),
-        "--sessions",
-        "1,2,4",
-    ];
-    let model = run_json(&args, dir);
+    let model = model_from_sweep(calibration, record, "1,2,4", dir);
     let rate = |point: &Value| point["device_read_requests_per_s"].as_f64().unwrap();
     let from_recording: Vec<f64> = model["points"]
         .as_array()
