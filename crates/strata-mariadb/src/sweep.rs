@@ -60,7 +60,8 @@ pub(crate) fn run_sweep(
 }
 
 /// One session on a cached data set (an eighth of the buffer pool); past
-/// the CPUs, the contended window; and one session reading from the
+/// the CPUs, the windows of as many sessions as CPUs and of more (the
+/// contended window); and one session reading from the
 /// device, last, next to the sweep's first point (a VM's disk moves within
 /// a minute); then the model's prediction of every point, said before the
 /// sweep runs.
@@ -80,13 +81,12 @@ fn predict_the_sweep(
     let cached = windows.window(&options, interrupt, observer)?;
     let cpu = sweep::database_cpu(&cached.figures.run, &innodb_blocks(&cached))?;
     let cpus = cached.figures.run.cpu.cpus as u32;
-    let contended = match sweep::contended_window(cpus, &request.sessions, driver, observer) {
-        Some((sessions, options)) => {
-            let window = windows.window(&options, interrupt, observer)?;
-            Some((sessions, window.figures.run))
-        }
-        None => None,
-    };
+    let mut contended = Vec::new();
+    for count in sweep::contended_counts(cpus, &request.sessions) {
+        let options = sweep::contended_window(count, driver, observer);
+        let window = windows.window(&options, interrupt, observer)?;
+        contended.push((count, window.figures.run));
+    }
     let options = sweep::reading_window(driver, observer);
     let reading = windows.window(&options, interrupt, observer)?;
     sweep::predict_the_sweep(

@@ -367,6 +367,13 @@ pub struct BlockWork {
     /// sessions share it. None where not measured.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub contended_reads: Option<ContendedReads>,
+    /// The same figures measured with as many sessions as CPUs, where a
+    /// sweep measured them below the contended window: between one
+    /// session and the contended window each figure runs linearly through
+    /// these at their count (a VM's device and its statements' spread
+    /// step up as soon as a second session runs, measured).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub at_cpus_reads: Option<ContendedReads>,
     /// The database's own statements' p99 over their mean, measured by one
     /// session reading from the device: where given, a statement's p99 is
     /// its predicted mean × this (linear from it to the contended window's
@@ -465,6 +472,7 @@ impl BlockWork {
             session_reads_in_flight: 1.0,
             one_session_device_slowdown: 1.0,
             contended_reads: None,
+            at_cpus_reads: None,
             statement_p99_over_mean: None,
             updates: statement.updates,
         }
@@ -482,75 +490,110 @@ impl BlockWork {
     }
 
     /// Device reads in flight per session with `sessions` sessions: one
-    /// session's, linear from it to the contended window's at its count,
-    /// the window's past it.
+    /// session's, linear from it through each window's at its count, the
+    /// contended window's past it.
     pub fn reads_in_flight_at(&self, sessions: u32) -> f64 {
-        self.toward_contended(sessions, self.session_reads_in_flight, |contended| {
+        self.along_windows(sessions, self.session_reads_in_flight, |contended| {
             Some(contended.per_session)
         })
     }
 
     /// Device reads per block with `sessions` sessions, the same way.
     pub fn device_reads_per_block_at(&self, sessions: u32) -> f64 {
-        self.toward_contended(sessions, self.device_reads_per_block, |contended| {
+        self.along_windows(sessions, self.device_reads_per_block, |contended| {
             contended.device_reads_per_block
         })
     }
 
     /// How many times slower than calibrate's curve the device serves
-    /// `sessions` sessions: one session's (the reading window's), linear to
-    /// the contended window's slowdown at its count and flat past it;
-    /// one session's where the window measured none.
+    /// `sessions` sessions: one session's (the reading window's), linear
+    /// through each window's slowdown at its count and flat past the
+    /// contended window; one session's where no window measured one.
     pub fn device_slowdown_at(&self, sessions: u32) -> f64 {
-        self.toward_contended(sessions, self.one_session_device_slowdown, |contended| {
+        self.along_windows(sessions, self.one_session_device_slowdown, |contended| {
             contended.device_slowdown
         })
     }
 
-    /// One session's figure `one`, linear from it to the contended
-    /// window's at its count, the window's past it; `one` where the window
-    /// has none.
-    fn toward_contended(
+    /// One session's figure `one`, linear from it through each window's
+    /// at its count ([`BlockWork::windows`]), the last window's past it;
+    /// `one` where no window has the figure.
+    fn along_windows(
         &self,
         sessions: u32,
         one: f64,
         figure: impl Fn(&ContendedReads) -> Option<f64>,
     ) -> f64 {
-        match self.toward_window(sessions, figure) {
-            Some((share, at_count)) => one + share.min(1.0) * (at_count - one),
-            None => one,
+        let knots = self.knots(one, figure);
+        let sessions = f64::from(sessions);
+        let after = knots.iter().position(|&(count, _)| count >= sessions);
+        match after {
+            Some(0) => knots[0].1,
+            Some(at) => between(knots[at - 1], knots[at], sessions),
+            None => knots[knots.len() - 1].1,
         }
     }
 
-    /// How far `sessions` is toward the contended window's count ((sessions
-    /// − 1) over (count − 1), past 1 beyond it) and the window's `figure`;
-    /// none without a window of more than one session or its figure.
-    fn toward_window(
-        &self,
-        sessions: u32,
-        figure: impl Fn(&ContendedReads) -> Option<f64>,
-    ) -> Option<(f64, f64)> {
-        let contended = self
-            .contended_reads
-            .filter(|contended| contended.sessions > 1)?;
-        let at_count = figure(&contended)?;
-        let share = f64::from(sessions.saturating_sub(1)) / f64::from(contended.sessions - 1);
-        Some((share, at_count))
+    /// The wait per device read with `sessions` sessions: none for one,
+    /// linear through each window's fitted wait at its count
+    /// ([`ContendedReads::wait_per_device_read_s`]), and past the last
+    /// window along the line through the last two (none at one session
+    /// where there is one window): a wait per other session, as measured.
+    pub fn wait_at(&self, sessions: u32) -> f64 {
+        let wait = |window: &ContendedReads| window.wait_per_device_read_s;
+        let knots = self.knots(0.0, wait);
+        let past = f64::from(sessions);
+        match knots.len() {
+            count if count > 1 && past > knots[count - 1].0 => {
+                between(knots[count - 2], knots[count - 1], past).max(0.0)
+            }
+            _ => self.along_windows(sessions, 0.0, wait),
+        }
     }
 
-    /// The wait per device read with `sessions` sessions: none for one,
-    /// [`ContendedReads::wait_per_device_read_s`] at the window's count,
-    /// linear in the sessions through both and past them.
-    pub fn wait_at(&self, sessions: u32) -> f64 {
-        self.toward_window(sessions, |contended| contended.wait_per_device_read_s)
-            .map_or(0.0, |(share, wait_s)| share * wait_s)
+    /// One session's `one` at 1 and each window's figure at its count,
+    /// where it has one.
+    fn knots(&self, one: f64, figure: impl Fn(&ContendedReads) -> Option<f64>) -> Vec<(f64, f64)> {
+        let windows = self.windows().filter_map(|window| {
+            let value = figure(window)?;
+            Some((f64::from(window.sessions), value))
+        });
+        std::iter::once((1.0, one)).chain(windows).collect()
+    }
+
+    /// This work with `wait_s` the wait per device read of its window of
+    /// `sessions` sessions.
+    pub fn with_wait(&self, sessions: u32, wait_s: f64) -> BlockWork {
+        let waited = |window: ContendedReads| match window.sessions == sessions {
+            true => ContendedReads {
+                wait_per_device_read_s: Some(wait_s),
+                ..window
+            },
+            false => window,
+        };
+        BlockWork {
+            contended_reads: self.contended_reads.map(waited),
+            at_cpus_reads: self.at_cpus_reads.map(waited),
+            ..self.clone()
+        }
+    }
+
+    /// The windows of more than one session the work was measured with,
+    /// fewest sessions first: as many sessions as CPUs, then the contended
+    /// window.
+    pub fn windows(&self) -> impl Iterator<Item = &ContendedReads> {
+        let contended = self.contended_reads.as_ref().filter(|w| w.sessions > 1);
+        let below = contended.map_or(u32::MAX, |window| window.sessions);
+        let at_cpus = (self.at_cpus_reads.as_ref())
+            .filter(|window| window.sessions > 1 && window.sessions < below);
+        at_cpus.into_iter().chain(contended)
     }
 
     /// The read path's CPU per device read with `sessions` sessions: one
-    /// session's, linear to the contended window's (its CPU per device
-    /// read less its share of a cached block's), the window's past it.
+    /// session's, linear through each window's (its CPU per device read
+    /// less its share of a cached block's), the contended window's past it.
     pub fn read_path_cpu_at(&self, sessions: u32) -> f64 {
-        self.toward_contended(sessions, self.cpu_per_io_s, |contended| {
+        self.along_windows(sessions, self.cpu_per_io_s, |contended| {
             let reads_per_block = contended
                 .device_reads_per_block
                 .unwrap_or(self.device_reads_per_block);
@@ -573,24 +616,24 @@ impl BlockWork {
             overlap_per_block_s: self.overlap_per_block_s * reads_per_block
                 / self.device_reads_per_block,
             statement_p99_over_mean: self.statement_p99_over_mean.map(|one| {
-                self.toward_contended(sessions, one, |contended| contended.statement_p99_over_mean)
+                self.along_windows(sessions, one, |window| window.statement_p99_over_mean)
             }),
             ..self.clone()
         }
     }
 
     /// How the statements' p99 over their mean runs past one session, as
-    /// the prediction says it: linear to the contended window's, where it
-    /// kept one.
+    /// the prediction says it: linear through the windows' that kept one.
     pub fn spread_text(&self) -> String {
-        let contended = self
-            .contended_reads
-            .and_then(|c| Some((c.sessions, c.statement_p99_over_mean?)));
-        match contended {
-            Some((sessions, ratio)) if self.statement_p99_over_mean.is_some() => {
-                format!(", linear to {sessions} sessions' {ratio:.2} and flat past")
-            }
-            _ => String::new(),
+        let knots: Vec<String> = (self.windows())
+            .filter_map(|window| {
+                let ratio = window.statement_p99_over_mean?;
+                Some(format!("{} sessions' {ratio:.2}", window.sessions))
+            })
+            .collect();
+        match self.statement_p99_over_mean.is_some() && !knots.is_empty() {
+            true => format!(", linear to {} and flat past", knots.join(", then to ")),
+            false => String::new(),
         }
     }
 
@@ -691,6 +734,40 @@ pub struct PredictedUpdates {
     pub update_latency_mean_s: f64,
 }
 
+/// A window's figures, each where it has it, as the model takes them.
+fn check_window(window: &ContendedReads) -> Result<(), ModelError> {
+    if let Some(reads_per_block) = window.device_reads_per_block {
+        require_positive("device-reads-per-block", reads_per_block)?;
+    }
+    if window.per_session.is_nan() || window.per_session < 1.0 {
+        return Err(invalid(
+            "session-reads-in-flight",
+            "a session keeps at least 1 device read in flight",
+        ));
+    }
+    if let Some(slowdown) = window.device_slowdown {
+        require_positive("device-slowdown", slowdown)?;
+    }
+    if let Some(cpu_s) = window.cpu_per_device_read_s {
+        require_positive("cpu-per-device-read", cpu_s)?;
+    }
+    if let Some(wait_s) = window.wait_per_device_read_s {
+        require_non_negative("wait-per-device-read", wait_s)?;
+    }
+    match window.statement_p99_over_mean {
+        Some(ratio) if ratio.is_nan() || ratio < 1.0 => Err(invalid(
+            "statement-p99-over-mean",
+            "a p99 is at least the mean: give 1 or more",
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// The line through `from` and `to` (sessions, figure) at `sessions`.
+fn between(from: (f64, f64), to: (f64, f64), sessions: f64) -> f64 {
+    from.1 + (sessions - from.0) / (to.0 - from.0) * (to.1 - from.1)
+}
+
 /// The prediction at each of `sessions`.
 pub fn predict(
     curve: &StorageCurve,
@@ -700,39 +777,17 @@ pub fn predict(
     require_positive("device-reads-per-block", work.device_reads_per_block)?;
     require_positive("cpu-per-block", work.cpu_per_device_read_s())?;
     require_positive("work-unit", work.blocks_per_statement)?;
-    let contended_per_block = work.contended_reads.and_then(|c| c.device_reads_per_block);
-    if let Some(reads_per_block) = contended_per_block {
-        require_positive("device-reads-per-block", reads_per_block)?;
-    }
-    let contended = work.contended_reads.map(|c| c.per_session);
-    for in_flight in std::iter::once(work.session_reads_in_flight).chain(contended) {
-        if in_flight.is_nan() || in_flight < 1.0 {
-            return Err(invalid(
-                "session-reads-in-flight",
-                "a session keeps at least 1 device read in flight",
-            ));
-        }
-    }
-    let contended_slowdown = work.contended_reads.and_then(|c| c.device_slowdown);
-    for slowdown in std::iter::once(work.one_session_device_slowdown).chain(contended_slowdown) {
-        require_positive("device-slowdown", slowdown)?;
-    }
-    if let Some(cpu_s) = work.contended_reads.and_then(|c| c.cpu_per_device_read_s) {
-        require_positive("cpu-per-device-read", cpu_s)?;
-    }
-    if let Some(wait_s) = work.contended_reads.and_then(|c| c.wait_per_device_read_s) {
-        require_non_negative("wait-per-device-read", wait_s)?;
-    }
-    let contended_spread = work.contended_reads.and_then(|c| c.statement_p99_over_mean);
-    if std::iter::once(work.statement_p99_over_mean)
-        .chain([contended_spread])
-        .flatten()
-        .any(|ratio| ratio.is_nan() || ratio < 1.0)
-    {
-        return Err(invalid(
-            "statement-p99-over-mean",
-            "a p99 is at least the mean: give 1 or more",
-        ));
+    let one_session = ContendedReads {
+        sessions: 1,
+        per_session: work.session_reads_in_flight,
+        device_reads_per_block: None,
+        statement_p99_over_mean: work.statement_p99_over_mean,
+        device_slowdown: Some(work.one_session_device_slowdown),
+        cpu_per_device_read_s: None,
+        wait_per_device_read_s: None,
+    };
+    for window in std::iter::once(&one_session).chain(work.windows()) {
+        check_window(window)?;
     }
     if sessions.contains(&0) {
         return Err(invalid("sessions", "give at least 1 session"));
@@ -839,10 +894,11 @@ fn predict_at(
     })
 }
 
-/// The wait per device read at `sessions` (the contended window's count)
-/// at which the model's device read requests/s there equal
-/// `measured_per_s`, by bisection (the rate falls as the wait grows); none
-/// when the model without a wait gives no more than measured.
+/// The wait per device read at `sessions` (a window's count: the wait of
+/// the window of that count is set) at which the model's device read
+/// requests/s there equal `measured_per_s`, by bisection (the rate falls
+/// as the wait grows); none when the model without a wait gives no more
+/// than measured.
 pub fn fit_wait_per_device_read(
     curve: &StorageCurve,
     work: &BlockWork,
@@ -851,13 +907,7 @@ pub fn fit_wait_per_device_read(
 ) -> Result<f64, ModelError> {
     require_positive("measured read requests/s", measured_per_s)?;
     let rate = |wait_s: f64| -> Result<f64, ModelError> {
-        let with = BlockWork {
-            contended_reads: work.contended_reads.map(|contended| ContendedReads {
-                wait_per_device_read_s: Some(wait_s),
-                ..contended
-            }),
-            ..work.clone()
-        };
+        let with = work.with_wait(sessions, wait_s);
         Ok(predict(curve, &with, &[sessions])?[0].device_read_requests_per_s)
     };
     let (mut low, mut high) = (0.0, f64::from(sessions) / measured_per_s);
@@ -1299,6 +1349,78 @@ mod tests {
             fit_wait_per_device_read(&curve, &work, 8, 1e9).unwrap(),
             0.0
         );
+    }
+
+    #[test]
+    fn a_window_at_the_cpus_count_bends_every_figure_and_is_fitted_its_own_wait() {
+        let curve = StorageCurve::new(vec![point(1, 100.0), point(64, 100.0)]).unwrap();
+        let window = |sessions: u32, slowdown: f64, spread: f64| ContendedReads {
+            device_slowdown: Some(slowdown),
+            statement_p99_over_mean: Some(spread),
+            per_session: slowdown,
+            device_reads_per_block: Some(slowdown),
+            ..contended(sessions)
+        };
+        let work = BlockWork {
+            cpu_per_cached_block_s: 1e-9,
+            statement_p99_over_mean: Some(1.5),
+            contended_reads: Some(window(6, 1.3, 1.7)),
+            at_cpus_reads: Some(window(2, 1.4, 2.1)),
+            ..plain_work()
+        };
+        // (sessions, slowdown, spread): one session's, each window's at
+        // its count, the line between them, the contended window's past.
+        let by_hand = [
+            (1, 1.0, 1.5),
+            (2, 1.4, 2.1),
+            (4, 1.35, 1.9),
+            (6, 1.3, 1.7),
+            (16, 1.3, 1.7),
+        ];
+        for (sessions, slowdown, spread) in by_hand {
+            let close = |a: f64, b: f64| (a - b).abs() < 1e-12;
+            assert!(
+                close(work.device_slowdown_at(sessions), slowdown),
+                "{sessions}"
+            );
+            let at = work.at(sessions);
+            assert!(
+                close(at.statement_p99_over_mean.unwrap(), spread),
+                "{sessions}"
+            );
+            assert!(
+                close(work.reads_in_flight_at(sessions), slowdown),
+                "{sessions}"
+            );
+            assert!(close(at.device_reads_per_block, slowdown), "{sessions}");
+        }
+        // A window at or past the contended window's count is not one.
+        let past = BlockWork {
+            at_cpus_reads: Some(window(6, 9.0, 9.0)),
+            ..work.clone()
+        };
+        assert_eq!(past.windows().count(), 1);
+        assert!((past.device_slowdown_at(4) - (1.0 + 0.6 * 0.3)).abs() < 1e-12);
+        // Each window's wait is fitted at its count alone; between them
+        // the wait is their line, past the last the line from none at one
+        // session through it.
+        let rate = |work: &BlockWork, sessions: u32| {
+            predict(&curve, work, &[sessions]).unwrap()[0].device_read_requests_per_s
+        };
+        let two = fit_wait_per_device_read(&curve, &work, 2, rate(&work, 2) * 0.9).unwrap();
+        let waited = work.with_wait(2, two);
+        let six = fit_wait_per_device_read(&curve, &waited, 6, rate(&waited, 6) * 0.8).unwrap();
+        let waited = waited.with_wait(6, six);
+        assert!(two > 0.0 && six > two);
+        assert!((rate(&waited, 2) - rate(&work, 2) * 0.9).abs() < 1e-6 * rate(&work, 2));
+        assert_eq!(waited.wait_at(1), 0.0);
+        assert!((waited.wait_at(4) - (two + six) / 2.0).abs() < 1e-15);
+        assert!((waited.wait_at(11) - (six + (six - two) * 5.0 / 4.0)).abs() < 1e-15);
+        let bad = BlockWork {
+            at_cpus_reads: Some(window(2, 0.0, 2.1)),
+            ..work
+        };
+        assert!(predict(&curve, &bad, &[4]).is_err());
     }
 
     #[test]

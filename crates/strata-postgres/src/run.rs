@@ -1002,7 +1002,8 @@ async fn run_sweep(
 }
 
 /// One session on a cached data set (an eighth of shared_buffers), for the
-/// CPU per block; past the CPUs, the contended window; and one session
+/// CPU per block; past the CPUs, the windows of as many sessions as CPUs
+/// and of more (the contended window); and one session
 /// reading from the device, for the read path's CPU per device read, last,
 /// next to the sweep's first point (a VM's disk moves within a minute);
 /// then the model's prediction of every point, said before the sweep runs.
@@ -1020,13 +1021,12 @@ async fn predict_the_sweep(
     let blocks = WindowBlocks::of_postgresql(&cached.figures);
     let cpu = sweep::database_cpu(&cached.figures, &blocks)?;
     let cpus = cached.figures.cpu.cpus as u32;
-    let contended = match sweep::contended_window(cpus, &request.sessions, driver, observer) {
-        Some((sessions, options)) => {
-            let window = context.window(options, true, interrupt, observer).await?;
-            Some((sessions, window.figures))
-        }
-        None => None,
-    };
+    let mut contended = Vec::new();
+    for count in sweep::contended_counts(cpus, &request.sessions) {
+        let options = sweep::contended_window(count, driver, observer);
+        let window = context.window(options, true, interrupt, observer).await?;
+        contended.push((count, window.figures));
+    }
     let options = sweep::reading_window(driver, observer);
     let reading = context.window(options, true, interrupt, observer).await?;
     let prefetch = prefetches(context.client).await;

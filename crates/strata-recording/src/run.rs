@@ -41,6 +41,14 @@ pub struct WorkloadFigures {
     pub operations: BTreeMap<String, OperationFigures>,
 }
 
+impl WorkloadFigures {
+    /// The sessions' COMMITs, where they made any.
+    pub fn commits(&self) -> Option<&OperationFigures> {
+        let commit = self.operations.get("commit")?;
+        (commit.latency.count > 0).then_some(commit)
+    }
+}
+
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct SessionFigures {
     pub started: u32,

@@ -36,6 +36,12 @@ pub struct SweepSummary {
     /// gave the wait for a CPU past the CPUs' queue.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub database_contention: Option<DatabaseContention>,
+    /// The window of as many sessions as CPUs reading from the device,
+    /// between one session and the contended window (where the sweep goes
+    /// past the CPUs and the host has more than one): the model's figures
+    /// run linearly through it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub database_contention_at_cpus: Option<DatabaseContention>,
     /// `--calibration` or `--predict`: the storage's curve.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub storage: Option<StorageCurve>,
@@ -48,6 +54,15 @@ pub struct SweepSummary {
 }
 
 impl SweepSummary {
+    /// The windows of more sessions than one before the sweep, fewest
+    /// sessions first.
+    pub fn contention_windows(&self) -> Vec<&DatabaseContention> {
+        [&self.database_contention_at_cpus, &self.database_contention]
+            .into_iter()
+            .flatten()
+            .collect()
+    }
+
     pub fn point(&self, sessions: u32) -> Option<&CurvePoint> {
         self.points.iter().find(|point| point.sessions == sessions)
     }
@@ -362,9 +377,31 @@ impl DatabaseContention {
         p99_over_mean(self.statement_mean_ms, self.statement_p99_ms)
     }
 
-    /// How the CPUs were measured, as the prediction and the report say
-    /// it.
-    pub fn text(&self) -> String {
+    /// How the CPUs were measured by `windows` (fewest sessions first), as
+    /// the prediction and the report say it; none without a window.
+    pub fn windows_text(windows: &[&DatabaseContention]) -> Option<String> {
+        let first = windows.first()?;
+        let each: Vec<String> = windows.iter().map(|window| window.text()).collect();
+        let wait = match windows
+            .iter()
+            .any(|window| window.wait_per_device_read_us > Some(0.0))
+        {
+            true => {
+                "; the model's wait runs linearly in the sessions from none at one session \
+                     through each window's, and past the last on the line through the last two \
+                     of these"
+            }
+            false => "",
+        };
+        Some(format!(
+            "its {} CPUs and a wait for them ({}{wait})",
+            first.cpus,
+            each.join("; ")
+        ))
+    }
+
+    /// What the window measured and what the model took from it.
+    fn text(&self) -> String {
         let waited = self.cpu_pressure_pct.map_or(String::new(), |pct| {
             format!(", some task waiting for one {pct:.0}% of the window")
         });
@@ -386,25 +423,21 @@ impl DatabaseContention {
                 format!(", statement p99 {ratio:.2} × their mean")
             });
         let wait = match (self.fitted, self.wait_per_device_read_us) {
-            (false, _) => ": not the CPUs, so the model has no wait".to_string(),
+            (_, Some(us)) if us > 0.0 => format!(
+                ": {us:.2} µs per device read waiting for a CPU beyond the model's queue for them"
+            ),
+            (_, Some(_)) => ": the model reaches that without a wait, so it has none".to_string(),
+            (false, None) => ": not the CPUs, so the model has no wait".to_string(),
             (true, None) => {
                 ": a Recording from before the wait was kept (strata model predict --from fits \
                  it)"
                 .to_string()
             }
-            (true, Some(us)) if us <= 0.0 => {
-                ": the model reaches that without a wait, so it has none".to_string()
-            }
-            (true, Some(us)) => format!(
-                ": {us:.2} µs per device read waiting for a CPU beyond the model's queue for \
-                 them, linear in the sessions from none at one session"
-            ),
         };
         format!(
-            "its {} CPUs and a wait for them ({} sessions reading from the device reached {:.0} \
-             device read requests/s in {:.1} s{in_flight}{per_block}{cpu}{spread} where the model \
-             without a wait gives {:.0}; CPUs {:.0}% busy{waited}{wait})",
-            self.cpus,
+            "{} sessions reading from the device reached {:.0} device read requests/s in {:.1} \
+             s{in_flight}{per_block}{cpu}{spread} where the model without a wait gives {:.0}; CPUs \
+             {:.0}% busy{waited}{wait}",
             self.sessions,
             self.device_read_requests_per_s,
             self.window_s,
@@ -548,6 +581,7 @@ mod tests {
             database_cpu: None,
             database_reads: Some(reads),
             database_contention: None,
+            database_contention_at_cpus: None,
             storage: None,
             prediction: Vec::new(),
             not_run: Vec::new(),

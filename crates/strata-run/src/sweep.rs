@@ -184,34 +184,37 @@ fn read_options(driver: &DriverOptions) -> DriverOptions {
     }
 }
 
-/// More sessions than CPUs reading from the device, for the wait for a
-/// CPU past the CPUs' queue: three times the CPUs (a count no doubling sweep
-/// has), at most the sweep's most; none when the sweep never has more
-/// sessions than CPUs.
-fn contended_sessions(cpus: u32, sessions: &[u32]) -> Option<u32> {
-    let most = sessions.iter().copied().max()?;
-    (most > cpus).then(|| (3 * cpus.max(1)).min(most))
+/// The windows of several sessions reading from the device a sweep of
+/// `sessions` on `cpus` measures before it, fewest sessions first: where
+/// the sweep goes past the CPUs, as many sessions as CPUs (where that is
+/// more than one and fewer than the next), then more sessions than CPUs,
+/// for the wait for a CPU past the CPUs' queue: three times the CPUs (a
+/// count no doubling sweep has), at most the sweep's most. None when the
+/// sweep never has more sessions than CPUs.
+pub fn contended_counts(cpus: u32, sessions: &[u32]) -> Vec<u32> {
+    let Some(most) = sessions.iter().copied().max().filter(|&most| most > cpus) else {
+        return Vec::new();
+    };
+    let contended = (3 * cpus.max(1)).min(most);
+    let at_cpus = (cpus > 1 && cpus < contended).then_some(cpus);
+    at_cpus.into_iter().chain([contended]).collect()
 }
 
-/// The window of more sessions than CPUs a sweep of `sessions` on `cpus`
-/// measures before it (said as its phase): its session count and its
-/// options — that many sessions reading the data set from the device as
-/// the sweep's points do, as long as the one-session reading window.
+/// The options of the window of `count` sessions reading the data set
+/// from the device as the sweep's points do, as long as the one-session
+/// reading window, said as its phase.
 pub fn contended_window(
-    cpus: u32,
-    sessions: &[u32],
+    count: u32,
     driver: &DriverOptions,
     observer: &mut dyn RunObserver,
-) -> Option<(u32, DriverOptions)> {
-    let count = contended_sessions(cpus, sessions)?;
+) -> DriverOptions {
     observer.phase(&format!(
         "measuring the wait for a CPU: {count} sessions reading the data set"
     ));
-    let options = DriverOptions {
+    DriverOptions {
         sessions: Some(count),
         ..read_options(driver)
-    };
-    Some((count, options))
+    }
 }
 
 /// The cached window's options for a database whose cache holds
@@ -239,7 +242,7 @@ pub fn reading_window(driver: &DriverOptions, observer: &mut dyn RunObserver) ->
 /// the sweep runs.
 pub fn predict_the_sweep(
     (cpu, cpus): (DatabaseCpu, u32),
-    contended: Option<(u32, RunFigures)>,
+    contended: Vec<(u32, RunFigures)>,
     (reading, prefetch): (&RunFigures, bool),
     (driver, request, storage): (&DriverOptions, &SweepRequest, &Storage),
     observer: &mut dyn RunObserver,
@@ -336,12 +339,14 @@ impl<'a> PointsSoFar<'a> {
 
 /// What the database measured of itself before the sweep: CPU per block
 /// cached, per device read, and more sessions than it has CPUs reading
-/// from the device.
+/// from the device (`contention`), and as many as it has CPUs
+/// (`at_cpus`).
 #[derive(Clone, Debug)]
 pub struct DatabaseWork {
     pub cpu: DatabaseCpu,
     pub reads: DatabaseReads,
     pub contention: Option<DatabaseContention>,
+    pub at_cpus: Option<DatabaseContention>,
 }
 
 /// Why a window before the sweep lacks a figure the prediction needs: when
@@ -414,8 +419,8 @@ fn database_reads(
 /// The reading window's updates, where its workload updates and it
 /// committed.
 fn reading_updates(figures: &RunFigures, workload: &WorkloadOptions) -> Option<ReadingUpdates> {
-    let commit = figures.workload.operations.get("commit")?;
-    if workload.update_pct <= 0.0 || commit.latency.count == 0 {
+    let commit = figures.workload.commits()?;
+    if workload.update_pct <= 0.0 {
         return None;
     }
     Some(ReadingUpdates {
@@ -654,6 +659,7 @@ impl DatabaseWork {
             cpu,
             reads,
             contention,
+            at_cpus,
         } = self;
         let (overlap_per_read_us, slowdown) = storage.one_session_anchor(reads);
         let cpus = cpus.max(1);
@@ -666,6 +672,9 @@ impl DatabaseWork {
             contended_reads: contention
                 .as_ref()
                 .and_then(|contention| contended_reads(contention, storage)),
+            at_cpus_reads: at_cpus
+                .as_ref()
+                .and_then(|window| contended_reads(window, storage)),
             statement_p99_over_mean: reads.statement_p99_over_mean(),
             ..BlockWork::of_cpu(
                 cpu.cpu_per_block_us * 1e-6,
@@ -674,10 +683,12 @@ impl DatabaseWork {
                 cpus,
             )
         };
-        match contention.as_ref().filter(|contention| contention.fitted) {
-            Some(contention) => with_wait(storage, work, contention),
-            None => Ok(work),
-        }
+        // Past the CPUs, the window at their count is on the way there.
+        let past_cpus = contention.as_ref().is_some_and(|window| window.fitted);
+        let windows = [at_cpus, contention].into_iter().flatten();
+        windows
+            .filter(|window| window.fitted || past_cpus)
+            .try_fold(work, |work, window| with_wait(storage, work, window))
     }
 
     /// What a sweep's Recording kept of its windows before its points;
@@ -687,6 +698,7 @@ impl DatabaseWork {
             cpu: sweep.database_cpu.clone()?,
             reads: sweep.database_reads.clone()?,
             contention: sweep.database_contention.clone(),
+            at_cpus: sweep.database_contention_at_cpus.clone(),
         })
     }
 }
@@ -698,7 +710,7 @@ impl DatabaseWork {
 /// every session count, and the text said before the sweep.
 fn predict_from(
     (cpu, reads): (DatabaseCpu, DatabaseReads),
-    contended: Option<(u32, RunFigures)>,
+    contended: Vec<(u32, RunFigures)>,
     workload: &WorkloadOptions,
     cpus: u32,
     (storage, sessions): (&Storage, &[u32]),
@@ -707,21 +719,31 @@ fn predict_from(
         cpu,
         reads,
         contention: None,
+        at_cpus: None,
     };
     let statement = Statement {
         updates: measured.reads.updates.map(model_updates),
         ..statement(workload)
     };
-    if let Some((count, figures)) = contended {
+    let mut windows = contended.into_iter().rev();
+    if let Some((count, figures)) = windows.next() {
         let every_cpu = measured.block_work(storage, statement, cpus)?;
-        let contention = database_contention(storage, &every_cpu, count, &figures)?;
-        measured.contention = Some(contention);
+        measured.contention = Some(database_contention(storage, &every_cpu, count, &figures)?);
+    }
+    if let Some((count, figures)) = windows.next() {
+        let every_cpu = measured.block_work(storage, statement, cpus)?;
+        measured.at_cpus = Some(database_contention(storage, &every_cpu, count, &figures)?);
     }
     let work = measured.block_work(storage, statement, cpus)?;
-    if let Some(contention) = measured.contention.as_mut() {
-        contention.wait_per_device_read_us = work
-            .contended_reads
-            .and_then(|contended| contended.wait_per_device_read_s.map(|wait_s| wait_s * 1e6));
+    let fitted = [
+        (measured.at_cpus.as_mut(), work.at_cpus_reads),
+        (measured.contention.as_mut(), work.contended_reads),
+    ];
+    for (window, reads) in fitted {
+        if let Some(window) = window {
+            window.wait_per_device_read_us =
+                reads.and_then(|reads| reads.wait_per_device_read_s.map(|wait_s| wait_s * 1e6));
+        }
     }
     let predicted = prediction(storage, &work, sessions)?;
     let text = prediction_text(&measured, &work, storage, &predicted);
@@ -773,36 +795,31 @@ fn database_contention(
     let every_cpu = BlockWork {
         contended_reads: contended_reads(&contention, storage),
         ..every_cpu.clone()
-    };
+    }
+    .with_wait(sessions, 0.0);
     let predicted = predict::predict(curve, &every_cpu, &[sessions])?;
     contention.predicted_with_every_cpu_per_s = predicted[0].device_read_requests_per_s;
     Ok(contention)
 }
 
 /// `work` with the wait per device read that makes the model reach the
-/// contended window's rate; as it is where the window kept no reads in
+/// window's rate at its count; as it is where the window kept no reads in
 /// flight.
 fn with_wait(
     storage: &Storage,
     work: BlockWork,
-    contention: &DatabaseContention,
+    window: &DatabaseContention,
 ) -> anyhow::Result<BlockWork> {
-    let Some(contended) = work.contended_reads else {
+    if window.device_reads_in_flight.is_none() {
         return Ok(work);
-    };
+    }
     let wait_s = predict::fit_wait_per_device_read(
         &storage.curve,
         &work,
-        contention.sessions,
-        contention.device_read_requests_per_s,
+        window.sessions,
+        window.device_read_requests_per_s,
     )?;
-    Ok(BlockWork {
-        contended_reads: Some(ContendedReads {
-            wait_per_device_read_s: Some(wait_s),
-            ..contended
-        }),
-        ..work
-    })
+    Ok(work.with_wait(window.sessions, wait_s))
 }
 
 /// The contended window's device reads: in flight per session (at least
@@ -996,8 +1013,8 @@ fn device_reads(devices: &[IostatFigures]) -> Option<DeviceReads> {
 /// devices' write requests per second; none where it updated nothing.
 fn point_updates(sessions: u32, figures: &RunFigures) -> Option<PointUpdates> {
     let window_s = figures.window_s;
-    let commit = figures.workload.operations.get("commit")?;
-    if figures.workload.rows_updated == 0 || commit.latency.count == 0 || window_s <= 0.0 {
+    let commit = figures.workload.commits()?;
+    if figures.workload.rows_updated == 0 || window_s <= 0.0 {
         return None;
     }
     let commits = commit.latency.count as f64;
@@ -1129,6 +1146,7 @@ fn summarize(
         database_contention: database_work
             .as_ref()
             .and_then(|work| work.contention.clone()),
+        database_contention_at_cpus: database_work.as_ref().and_then(|work| work.at_cpus.clone()),
         database_reads: database_work.map(|work| work.reads),
         storage: storage.map(|storage| storage.record.clone()),
         prediction,
@@ -1178,6 +1196,7 @@ pub fn prediction_text(
         cpu,
         reads,
         contention,
+        at_cpus,
     } = measured;
     let prefetch = match reads.prefetch {
         true => "prefetch (the server reads ahead of the block it works on)",
@@ -1191,29 +1210,28 @@ pub fn prediction_text(
         ),
         false => String::new(),
     };
-    let slowdown = work
-        .contended_reads
-        .and_then(|c| Some((c.sessions, c.device_slowdown?)))
-        .map_or(String::new(), |(sessions, slowdown)| {
-            format!(
-                "; the device's latency for {sessions} sessions' reads was {slowdown:.2} × \
-                 calibrate's at their depth (their CPU work runs while reads are in flight): the \
-                 model's device takes that many times calibrate's time there, linear from one \
-                 session's {:.2}",
-                work.one_session_device_slowdown
-            )
-        });
-    let read_path_cpu = work
-        .contended_reads
-        .filter(|c| c.cpu_per_device_read_s.is_some())
-        .map_or(String::new(), |c| {
-            format!(
-                "; the read path's CPU per device read {:.2} µs at {} sessions: the model's runs \
-                 linearly from one session's to it",
-                work.read_path_cpu_at(c.sessions) * 1e6,
-                c.sessions
-            )
-        });
+    let slowdowns = per_window(work, |c| Some(format!("{:.2}", c.device_slowdown?)));
+    let slowdown = match slowdowns.is_empty() {
+        true => String::new(),
+        false => format!(
+            "; the device's latency for several sessions' reads over calibrate's at their depth \
+             (their CPU work runs while reads are in flight): {slowdowns}; the model's device \
+             takes that many times calibrate's time there, linear from one session's {:.2} \
+             through them",
+            work.one_session_device_slowdown
+        ),
+    };
+    let cpus_per_read = per_window(work, |c| {
+        c.cpu_per_device_read_s?;
+        Some(format!("{:.2} µs", work.read_path_cpu_at(c.sessions) * 1e6))
+    });
+    let read_path_cpu = match cpus_per_read.is_empty() {
+        true => String::new(),
+        false => format!(
+            "; the read path's CPU per device read {cpus_per_read}: the model's runs linearly \
+             from one session's through it"
+        ),
+    };
     let one_device = match work.one_session_device_slowdown == 1.0 {
         true => String::new(),
         false => format!(
@@ -1268,7 +1286,7 @@ pub fn prediction_text(
         reads.elapsed_per_device_read_us,
         reads.device_reads_per_block,
         reads.device_reads_in_flight,
-        cpus_text(work.cpus, contention.as_ref()),
+        cpus_text(work.cpus, at_cpus.as_ref(), contention.as_ref()),
         reads.overlap_per_device_read_us,
         reads.storage_latency_us,
         work.session_reads_in_flight,
@@ -1291,10 +1309,30 @@ pub fn prediction_text(
     text
 }
 
-/// The CPUs the model takes: every one, or those the contended window's
-/// sessions were given and how that was measured.
-fn cpus_text(cpus: u32, contention: Option<&DatabaseContention>) -> String {
-    contention.map_or(format!("{cpus} CPUs"), DatabaseContention::text)
+/// The CPUs the model takes, and how the windows of several sessions
+/// measured them.
+fn cpus_text(
+    cpus: u32,
+    at_cpus: Option<&DatabaseContention>,
+    contention: Option<&DatabaseContention>,
+) -> String {
+    let windows: Vec<&DatabaseContention> = at_cpus.into_iter().chain(contention).collect();
+    DatabaseContention::windows_text(&windows).unwrap_or(format!("{cpus} CPUs"))
+}
+
+/// A figure of each window of several sessions that has it, "at N
+/// sessions" each, joined.
+fn per_window(work: &BlockWork, figure: impl Fn(&ContendedReads) -> Option<String>) -> String {
+    let each: Vec<String> = (work.windows())
+        .filter_map(|window| {
+            Some(format!(
+                "{} at {} sessions",
+                figure(window)?,
+                window.sessions
+            ))
+        })
+        .collect();
+    each.join(", ")
 }
 
 /// The sweep's text: the curve, the knee, the latency-target answer, the
@@ -1608,6 +1646,7 @@ mod tests {
             cpu,
             reads,
             contention: None,
+            at_cpus: None,
         }
     }
 

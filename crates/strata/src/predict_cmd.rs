@@ -128,9 +128,7 @@ fn measured_updates((recording, result): (&Recording, &RunResult)) -> (Option<f6
     let figures = &result.figures;
     let commit_s = figures
         .workload
-        .operations
-        .get("commit")
-        .filter(|commit| commit.latency.count > 0)
+        .commits()
         .map(|commit| commit.latency.lat_mean_us * 1e-6);
     let rows = figures.workload.rows_updated as f64;
     let writes = strata_run::sweep::data_write_requests(&figures.devices);
@@ -147,20 +145,26 @@ fn with_options(work: BlockWork, args: &PredictArgs) -> BlockWork {
         session_reads_in_flight: args
             .session_reads_in_flight
             .unwrap_or(work.session_reads_in_flight),
-        contended_reads: work.contended_reads.map(|contended| ContendedReads {
-            per_session: args
-                .session_reads_in_flight
-                .unwrap_or(contended.per_session),
-            statement_p99_over_mean: match args.statement_p99_over_mean {
-                Some(_) => None,
-                None => contended.statement_p99_over_mean,
-            },
-            ..contended
-        }),
+        contended_reads: work.contended_reads.map(|window| window_with(window, args)),
+        at_cpus_reads: work.at_cpus_reads.map(|window| window_with(window, args)),
         statement_p99_over_mean: args
             .statement_p99_over_mean
             .or(work.statement_p99_over_mean),
         ..work
+    }
+}
+
+/// A window of several sessions with what the options give in place of
+/// what it measured: the reads in flight per session, and no spread of its
+/// own where one is given for every count.
+fn window_with(window: ContendedReads, args: &PredictArgs) -> ContendedReads {
+    ContendedReads {
+        per_session: args.session_reads_in_flight.unwrap_or(window.per_session),
+        statement_p99_over_mean: match args.statement_p99_over_mean {
+            Some(_) => None,
+            None => window.statement_p99_over_mean,
+        },
+        ..window
     }
 }
 

@@ -602,21 +602,30 @@ fn assert_model_predict_from_the_sweep_is_its_prediction(
             "{from_recording:?} vs {said:?}"
         );
     }
-    assert_device_slowdown(sweep, &model);
-    assert_contended_cpu(sweep, &model);
+    for window in WINDOWS {
+        assert_device_slowdown(sweep, &model, window);
+        assert_contended_cpu(sweep, &model, window);
+    }
     assert_matches_schema(&model, "model.schema.json");
 }
 
-/// The contended window's CPU per device read, as the sweep kept it (µs,
-/// a real one: between 1 µs and 10 ms), is the model's (seconds).
-fn assert_contended_cpu(sweep: &Value, model: &Value) {
-    let contention = &sweep["database_contention"];
+/// The windows of several sessions before a sweep: as the sweep keeps
+/// each, and as the model's work takes it.
+const WINDOWS: [(&str, &str); 2] = [
+    ("database_contention", "contended_reads"),
+    ("database_contention_at_cpus", "at_cpus_reads"),
+];
+
+/// A window's CPU per device read, as the sweep kept it (µs, a real one:
+/// between 1 µs and 10 ms), is the model's (seconds).
+fn assert_contended_cpu(sweep: &Value, model: &Value, (kept, taken): (&str, &str)) {
+    let contention = &sweep[kept];
     if contention.is_null() {
         return;
     }
     let kept_us = contention["cpu_per_device_read_us"].as_f64().unwrap();
     assert!((1.0..10_000.0).contains(&kept_us), "{contention}");
-    let model_s = model["work"]["contended_reads"]["cpu_per_device_read_s"]
+    let model_s = model["work"][taken]["cpu_per_device_read_s"]
         .as_f64()
         .unwrap();
     assert!(
@@ -640,13 +649,13 @@ fn assert_matches_schema(document: &Value, schema: &str) {
     assert!(errors.is_empty(), "docs/{schema}: {errors:?}");
 }
 
-/// The device's slowdown at the contended window's count, computed by
-/// hand: its device latency (in flight over r/s) over calibrate's at its
-/// depth; calibrate's latency at a depth d (at least 1) is d over the
-/// rate between its levels, each level's rate its outstanding over its
-/// mean latency.
-fn assert_device_slowdown(sweep: &Value, model: &Value) {
-    let contention = &sweep["database_contention"];
+/// The device's slowdown at a window's count, computed by hand: its
+/// device latency (in flight over r/s) over calibrate's at its depth;
+/// calibrate's latency at a depth d (at least 1) is d over the rate
+/// between its levels, each level's rate its outstanding over its mean
+/// latency.
+fn assert_device_slowdown(sweep: &Value, model: &Value, (kept, taken): (&str, &str)) {
+    let contention = &sweep[kept];
     if contention.is_null() {
         return;
     }
@@ -664,16 +673,7 @@ fn assert_device_slowdown(sweep: &Value, model: &Value) {
         .collect();
     let latency_at = |depth: f64| {
         let depth = depth.max(1.0);
-        let above = levels.iter().position(|(level, _)| *level >= depth);
-        let rate = match above {
-            Some(0) => levels[0].1,
-            Some(i) => {
-                let ((low, low_rate), (high, high_rate)) = (levels[i - 1], levels[i]);
-                low_rate + (depth - low) / (high - low) * (high_rate - low_rate)
-            }
-            None => levels[levels.len() - 1].1,
-        };
-        depth / rate
+        depth / along(&levels, depth)
     };
     let number = |name: &str| contention[name].as_f64().unwrap();
     let in_flight = number("device_reads_in_flight");
@@ -681,48 +681,80 @@ fn assert_device_slowdown(sweep: &Value, model: &Value) {
     let by_hand = in_flight
         / number("device_read_requests_per_s")
         / (latency_at(in_flight) * (1.0 + writes_per_read));
-    let slowdown = model["work"]["contended_reads"]["device_slowdown"]
-        .as_f64()
-        .unwrap();
+    let slowdown = model["work"][taken]["device_slowdown"].as_f64().unwrap();
     assert!(
         (slowdown - by_hand).abs() < 1e-9 * slowdown,
         "{slowdown} vs {by_hand}"
     );
 }
 
-/// The window of more sessions than CPUs before a 1, 2, 4 sweep: 3 × the
-/// CPUs, at most 4, when the machine has fewer than 4 CPUs; a wait for the
-/// CPUs fitted when tasks waited for them, above 0 where the sessions
-/// reached less than the model without it, 0 where they reached as much.
+/// The windows of several sessions before a 1, 2, 4 sweep, when the
+/// machine has fewer than 4 CPUs: more sessions than CPUs, 3 × the CPUs
+/// (at most 4), whose wait for the CPUs is fitted when tasks waited for
+/// them; and as many sessions as CPUs where that is 2 or 3, whose wait is
+/// fitted when its tasks waited or the other window's was.
 fn assert_contention_window(sweep: &Value) {
     let cpus = std::thread::available_parallelism().unwrap().get() as u64;
-    let contention = &sweep["database_contention"];
+    let (contention, at_cpus) = (
+        &sweep["database_contention"],
+        &sweep["database_contention_at_cpus"],
+    );
     if cpus >= 4 {
-        assert!(contention.is_null(), "{contention}");
+        assert!(contention.is_null() && at_cpus.is_null(), "{sweep}");
         return;
     }
-    assert_eq!(contention["sessions"].as_u64(), Some((3 * cpus).min(4)));
-    assert_eq!(contention["cpus"].as_u64(), Some(cpus));
-    let measured = contention["device_read_requests_per_s"].as_f64().unwrap();
-    let every_cpu = contention["predicted_with_every_cpu_per_s"]
-        .as_f64()
-        .unwrap();
-    assert!(measured > 0.0 && every_cpu > 0.0, "{contention}");
+    let waited = |window: &Value| {
+        window["cpu_pressure_pct"]
+            .as_f64()
+            .is_none_or(|pct| pct >= 20.0)
+    };
+    let fitted = waited(contention);
+    assert_eq!(contention["fitted"], fitted, "{contention}");
+    assert_window(contention, ((3 * cpus).min(4), cpus), fitted);
+    match cpus {
+        1 => assert!(at_cpus.is_null(), "{at_cpus}"),
+        _ => {
+            assert_eq!(at_cpus["fitted"], waited(at_cpus), "{at_cpus}");
+            assert_window(at_cpus, (cpus, cpus), fitted || waited(at_cpus));
+        }
+    }
+}
+
+/// The line through `knots` (x, y; rising x) at `x`: the first's y before
+/// them, the last's past them.
+fn along(knots: &[(f64, f64)], x: f64) -> f64 {
+    match knots.iter().position(|(at, _)| *at >= x) {
+        Some(0) => knots[0].1,
+        Some(i) => {
+            let ((low, low_y), (high, high_y)) = (knots[i - 1], knots[i]);
+            low_y + (x - low) / (high - low) * (high_y - low_y)
+        }
+        None => knots[knots.len() - 1].1,
+    }
+}
+
+/// A window of `sessions` on `cpus`: what it reached and what the model
+/// without a wait gives there, its device reads; its wait where
+/// `fitted`: above 0 where the sessions reached less than the model
+/// without it, 0 where they reached as much.
+fn assert_window(window: &Value, (sessions, cpus): (u64, u64), fitted: bool) {
+    assert_eq!(window["sessions"].as_u64(), Some(sessions), "{window}");
+    assert_eq!(window["cpus"].as_u64(), Some(cpus));
+    let measured = window["device_read_requests_per_s"].as_f64().unwrap();
+    let every_cpu = window["predicted_with_every_cpu_per_s"].as_f64().unwrap();
+    assert!(measured > 0.0 && every_cpu > 0.0, "{window}");
     for measured in ["device_reads_in_flight", "device_reads_per_block"] {
         assert!(
-            contention[measured].as_f64().unwrap() > 0.0,
-            "{measured}: {contention}"
+            window[measured].as_f64().unwrap() > 0.0,
+            "{measured}: {window}"
         );
     }
-    let waited = contention["cpu_pressure_pct"].as_f64();
-    let fitted = waited.is_none_or(|pct| pct >= 20.0);
-    assert_eq!(contention["fitted"], fitted, "{contention}");
-    let wait_us = contention["wait_per_device_read_us"].as_f64();
+    let wait_us = window["wait_per_device_read_us"].as_f64();
     match (fitted, wait_us) {
-        (false, wait) => assert_eq!(wait, None, "{contention}"),
-        (true, Some(wait)) if measured >= every_cpu => assert_eq!(wait, 0.0, "{contention}"),
-        (true, Some(wait)) => assert!(wait > 0.0, "{contention}"),
-        (true, None) => panic!("a fitted window without its wait: {contention}"),
+        (false, wait) => assert_eq!(wait, None, "{window}"),
+        (true, Some(wait)) if measured >= every_cpu => assert_eq!(wait, 0.0, "{window}"),
+        (true, Some(wait)) => assert!(wait > 0.0, "{window}"),
+        (true, None) => panic!("a fitted window without its wait: {window}"),
     }
 }
 
@@ -804,26 +836,22 @@ fn assert_one_recording_with_every_point(document: &Value, record: &Path) {
     let prediction = sweep["prediction"].as_array().unwrap();
     assert_eq!(prediction.len(), 3);
     // Each statement's p99: its predicted mean × the statements' p99 over
-    // their mean, the one-session reading window's, linear to the
-    // contended window's at its session count.
+    // their mean, the one-session reading window's, linear through each
+    // window's of several sessions at its session count, flat past them.
     let spread_of = |window: &Value| {
         window["statement_p99_ms"].as_f64().unwrap() / window["statement_mean_ms"].as_f64().unwrap()
     };
-    let (one, contention) = (
-        spread_of(&sweep["database_reads"]),
-        &sweep["database_contention"],
-    );
-    let (crowded, crowd) = match contention.is_null() {
-        true => (one, 2.0),
-        false => (
-            spread_of(contention),
-            contention["sessions"].as_f64().unwrap(),
-        ),
-    };
-    assert!(one >= 1.0 && crowded >= 1.0, "{one} {crowded}");
+    let one = spread_of(&sweep["database_reads"]);
+    let mut knots = vec![(1.0, one)];
+    for (kept, _) in WINDOWS.iter().rev() {
+        let window = &sweep[*kept];
+        if !window.is_null() {
+            knots.push((window["sessions"].as_f64().unwrap(), spread_of(window)));
+        }
+    }
+    assert!(knots.iter().all(|(_, spread)| *spread >= 1.0), "{knots:?}");
     for (predicted, point) in prediction.iter().zip(points) {
-        let share = ((predicted["sessions"].as_f64().unwrap() - 1.0) / (crowd - 1.0)).min(1.0);
-        let spread = one + share * (crowded - one);
+        let spread = along(&knots, predicted["sessions"].as_f64().unwrap());
         let expected = (device(point) - device(predicted)) * 100.0 / device(predicted);
         let error = predicted["device_error_pct"].as_f64().unwrap();
         assert!((error - expected).abs() < 1e-6, "{predicted} vs {point}");

@@ -7,7 +7,7 @@
 //! Recordings it is given (the binary).
 
 use super::{ms, number, Page};
-use crate::predict::{predict, BlockWork, Predicted, StorageCurve};
+use crate::predict::{predict, BlockWork, ContendedReads, Predicted, StorageCurve};
 use serde::Serialize;
 use strata_output::document::{Cell, Column};
 use strata_output::Output;
@@ -96,38 +96,39 @@ pub fn run(request: &PredictRequest) -> anyhow::Result<Output> {
     })
 }
 
+/// A window of more sessions than one as the model takes it: its
+/// figures at its count, each linear in between.
+fn window_text(work: &BlockWork, c: &ContendedReads) -> String {
+    let per_block = c.device_reads_per_block.map_or(String::new(), |k| {
+        format!(", {k:.3} device reads per block")
+    });
+    let slowdown = c.device_slowdown.map_or(String::new(), |slowdown| {
+        format!("; the device {slowdown:.2} × calibrate's time at that depth there")
+    });
+    let cpu = c.cpu_per_device_read_s.map_or(String::new(), |_| {
+        format!(
+            "; the read path's CPU {:.2} µs per device read there",
+            work.read_path_cpu_at(c.sessions) * 1e6
+        )
+    });
+    let wait = c.wait_per_device_read_s.map_or(String::new(), |wait_s| {
+        format!(
+            "; a wait for a CPU of {:.2} µs per device read there (none at one session, past \
+             the last window on the line from none through it)",
+            wait_s * 1e6
+        )
+    });
+    format!(
+        " ({:.2} in flight{per_block} at {} sessions, linear in between{slowdown}{cpu}{wait})",
+        c.per_session, c.sessions
+    )
+}
+
 /// The model's inputs: the work per block always, the curve with
 /// `--explain`.
 fn inputs(page: &mut Page, request: &PredictRequest) {
     let work = &request.work;
-    let contended = work.contended_reads.map_or(String::new(), |c| {
-        let per_block = c.device_reads_per_block.map_or(String::new(), |k| {
-            format!(", {k:.3} device reads per block")
-        });
-        let slowdown = c.device_slowdown.map_or(String::new(), |slowdown| {
-            format!(
-                "; the device {slowdown:.2} × calibrate's time at that depth there, linear \
-                 from one session's"
-            )
-        });
-        let cpu = c.cpu_per_device_read_s.map_or(String::new(), |_| {
-            format!(
-                "; the read path's CPU {:.2} µs per device read there",
-                work.read_path_cpu_at(c.sessions) * 1e6
-            )
-        });
-        let wait = c.wait_per_device_read_s.map_or(String::new(), |wait_s| {
-            format!(
-                "; a wait for a CPU of {:.2} µs per device read there, linear in the sessions \
-                 from none at one and past",
-                wait_s * 1e6
-            )
-        });
-        format!(
-            " ({:.2} in flight{per_block} at {} sessions, linear in between{slowdown}{cpu}{wait})",
-            c.per_session, c.sessions
-        )
-    });
+    let contended: String = work.windows().map(|c| window_text(work, c)).collect();
     let slowdown = work.one_session_device_slowdown;
     let one_slowdown = match slowdown == 1.0 {
         true => String::new(),

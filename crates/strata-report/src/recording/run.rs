@@ -247,11 +247,8 @@ fn counter_of(counters: &BTreeMap<String, f64>, name: &str) -> Option<f64> {
 /// The run's COMMIT latency against WAL's write + sync time per sync;
 /// `None` when the run committed nothing of its own.
 fn commit(result: &RunFigures, database: Option<&DatabaseTotals>) -> Option<CommitFigures> {
-    let operation = result.workload.operations.get("commit")?;
+    let operation = result.workload.commits()?;
     let count = operation.latency.count as f64;
-    if count <= 0.0 {
-        return None;
-    }
     Some(CommitFigures {
         commits: database.map_or(count, |database| database.commits),
         commit_avg_ms: operation.latency.lat_mean_us / 1e3,

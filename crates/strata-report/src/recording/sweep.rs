@@ -12,7 +12,7 @@ use super::sections::{number, optional};
 use strata_output::document::{
     Axis, Cell, Chart, ChartKind, Column, Fact, Mark, Section, Series, Table,
 };
-use strata_recording::sweep::SweepSummary;
+use strata_recording::sweep::{DatabaseContention, SweepSummary};
 
 /// The facts that say what the sweep concluded.
 pub(crate) fn facts(sweep: &SweepSummary) -> Vec<Fact> {
@@ -89,10 +89,9 @@ pub(crate) fn section(sweep: &SweepSummary) -> Section {
     if let Some(anchor) = sweep.anchor_text() {
         section = section.note(format!("Predicted against measured, {anchor}"));
     }
-    if let Some(contention) = &sweep.database_contention {
+    if let Some(text) = DatabaseContention::windows_text(&sweep.contention_windows()) {
         section = section.note(format!(
-            "More sessions than CPUs, measured on the database: {}",
-            contention.text()
+            "Several sessions reading from the device, measured on the database: {text}"
         ));
     }
     for point in &sweep.points {
