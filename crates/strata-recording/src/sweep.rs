@@ -339,8 +339,9 @@ pub struct DatabaseContention {
     pub wait_per_device_read_us: Option<f64>,
     /// Whether the CPUs held the window back (some task waited for one
     /// at least a fifth of it, or that is unknown), so that the wait was
-    /// fitted; else the model has none. True in Recordings made before it
-    /// was kept.
+    /// fitted; else the model has none, but in the window of as many
+    /// sessions as CPUs where the contended window's is fitted. True in
+    /// Recordings made before it was kept.
     #[serde(default = "yes")]
     pub fitted: bool,
     /// The data devices' reads in flight over the window (r/s × r_await).
@@ -382,14 +383,13 @@ impl DatabaseContention {
     pub fn windows_text(windows: &[&DatabaseContention]) -> Option<String> {
         let first = windows.first()?;
         let each: Vec<String> = windows.iter().map(|window| window.text()).collect();
-        let wait = match windows
+        let waits = windows
             .iter()
-            .any(|window| window.wait_per_device_read_us > Some(0.0))
-        {
+            .any(|w| w.wait_per_device_read_us > Some(0.0));
+        let wait = match waits {
             true => {
                 "; the model's wait runs linearly in the sessions from none at one session \
-                     through each window's, and past the last on the line through the last two \
-                     of these"
+                 through each window's, and past the last on the line through the last two"
             }
             false => "",
         };

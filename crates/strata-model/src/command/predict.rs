@@ -113,8 +113,8 @@ fn window_text(work: &BlockWork, c: &ContendedReads) -> String {
     });
     let wait = c.wait_per_device_read_s.map_or(String::new(), |wait_s| {
         format!(
-            "; a wait for a CPU of {:.2} µs per device read there (none at one session, past \
-             the last window on the line from none through it)",
+            "; a wait for a CPU of {:.2} µs per device read there (none at one session, \
+             linear between the windows, past the last on the line through the last two)",
             wait_s * 1e6
         )
     });
@@ -195,7 +195,8 @@ fn inputs(page: &mut Page, request: &PredictRequest) {
         "  device: rate μ(j × reads in flight per session) of the curve (linear between levels, \
          flat past the last) over the device's slowdown at that session count; CPUs: rate \
          min(j, CPU servers) / CPU per block; a delay Z for the rest and think time, and W, \
-         the wait for a CPU beyond their queue (linear in the sessions from none at one)",
+         the wait for a CPU beyond their queue (linear in the sessions from none at one \
+         through each window's, past the last on the line through the last two)",
     );
 }
 
