@@ -160,22 +160,8 @@ impl StorageCurve {
     /// A figure of the curve at `outstanding` (fractional), linear between
     /// the measured levels around it, the nearest end's outside them.
     fn between(&self, outstanding: f64, figure: impl Fn(&StoragePoint) -> f64) -> f64 {
-        let after = self
-            .points
-            .partition_point(|point| f64::from(point.outstanding) < outstanding);
-        let below = after
-            .checked_sub(1)
-            .and_then(|index| self.points.get(index));
-        match (below, self.points.get(after)) {
-            (Some(low), Some(high)) => {
-                let span = f64::from(high.outstanding - low.outstanding);
-                let share = (outstanding - f64::from(low.outstanding)) / span;
-                figure(low) + share * (figure(high) - figure(low))
-            }
-            (None, Some(end)) | (Some(end), None) => figure(end),
-            // new() refuses a curve without points.
-            (None, None) => f64::NAN,
-        }
+        let level = |point: &StoragePoint| f64::from(point.outstanding);
+        linear_between(&self.points, outstanding, level, figure)
     }
 
     /// The kernel's CPU per device read: the least-squares slope of the
@@ -525,13 +511,7 @@ impl BlockWork {
         figure: impl Fn(&ContendedReads) -> Option<f64>,
     ) -> f64 {
         let knots = self.knots(one, figure);
-        let sessions = f64::from(sessions);
-        let after = knots.iter().position(|&(count, _)| count >= sessions);
-        match after {
-            Some(0) => knots[0].1,
-            Some(at) => between(knots[at - 1], knots[at], sessions),
-            None => knots[knots.len() - 1].1,
-        }
+        linear_between(&knots, f64::from(sessions), |knot| knot.0, |knot| knot.1)
     }
 
     /// The wait per device read with `sessions` sessions: none for one,
@@ -545,7 +525,7 @@ impl BlockWork {
         let past = f64::from(sessions);
         match knots.len() {
             count if count > 1 && past > knots[count - 1].0 => {
-                between(knots[count - 2], knots[count - 1], past).max(0.0)
+                line_through(knots[count - 2], knots[count - 1], past).max(0.0)
             }
             _ => self.along_windows(sessions, 0.0, wait),
         }
@@ -763,9 +743,31 @@ fn check_window(window: &ContendedReads) -> Result<(), ModelError> {
     }
 }
 
-/// The line through `from` and `to` (sessions, figure) at `sessions`.
-fn between(from: (f64, f64), to: (f64, f64), sessions: f64) -> f64 {
-    from.1 + (sessions - from.0) / (to.0 - from.0) * (to.1 - from.1)
+/// The line through `from` and `to` (x, y) at `x`, on past them.
+fn line_through(from: (f64, f64), to: (f64, f64), x: f64) -> f64 {
+    from.1 + (x - from.0) / (to.0 - from.0) * (to.1 - from.1)
+}
+
+/// The `figure` of `items` (in rising `at`) at `x`: linear between the two
+/// around it, the nearest end's outside them; NaN without items.
+fn linear_between<T>(
+    items: &[T],
+    x: f64,
+    at: impl Fn(&T) -> f64,
+    figure: impl Fn(&T) -> f64,
+) -> f64 {
+    let after = items.partition_point(|item| at(item) < x);
+    match (
+        after.checked_sub(1).and_then(|i| items.get(i)),
+        items.get(after),
+    ) {
+        (Some(low), Some(high)) => {
+            let low_point = (at(low), figure(low));
+            line_through(low_point, (at(high), figure(high)), x)
+        }
+        (None, Some(end)) | (Some(end), None) => figure(end),
+        (None, None) => f64::NAN,
+    }
 }
 
 /// The prediction at each of `sessions`.
