@@ -212,6 +212,36 @@ pub struct RunFigures {
     pub other_hosts: Vec<OtherHostFigures>,
 }
 
+impl RunFigures {
+    /// How steady the window's work ran ([`quarter_spread_pct`] of its
+    /// seconds).
+    pub fn quarter_spread_pct(&self) -> Option<f64> {
+        quarter_spread_pct(&self.per_second)
+    }
+}
+
+/// How steady a window's work ran: its loops per second in each quarter
+/// of its `seconds`, the highest less the lowest over their mean, percent.
+/// None for fewer than 4 seconds or no loops. A host that moved within the
+/// window (a VM's slow spell) shows here: a prediction's error within it
+/// is the window's own noise.
+pub fn quarter_spread_pct(seconds: &[SecondCounts]) -> Option<f64> {
+    let count = seconds.len();
+    if count < 4 {
+        return None;
+    }
+    let quarters: Vec<f64> = (0..4)
+        .map(|quarter| {
+            let part = &seconds[quarter * count / 4..(quarter + 1) * count / 4];
+            part.iter().map(|second| second.loops as f64).sum::<f64>() / part.len() as f64
+        })
+        .collect();
+    let mean = quarters.iter().sum::<f64>() / 4.0;
+    let highest = quarters.iter().copied().fold(f64::MIN, f64::max);
+    let lowest = quarters.iter().copied().fold(f64::MAX, f64::min);
+    (mean > 0.0).then(|| (highest - lowest) * 100.0 / mean)
+}
+
 /// Another host over the run's window, from its agent's counters at the
 /// window's two edges.
 #[derive(Clone, Debug, Serialize, PartialEq, Deserialize)]
@@ -404,5 +434,35 @@ impl LoadReport {
             gib_per_hour: per_hour(f64::from(1u32 << 30)),
             schemas,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn seconds(loops: &[u64]) -> Vec<SecondCounts> {
+        (loops.iter().enumerate())
+            .map(|(second, &loops)| SecondCounts {
+                second: second as u64,
+                loops,
+                selects: loops,
+                updates: 0,
+                scans: 0,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_quarter_spread_is_the_highest_quarter_less_the_lowest_over_their_mean() {
+        // 10 seconds: quarters of 2, 3, 2 and 3 seconds.
+        let window = seconds(&[100, 100, 90, 90, 90, 120, 120, 80, 80, 80]);
+        let quarters = [100.0, 90.0, 120.0, 80.0];
+        let mean = quarters.iter().sum::<f64>() / 4.0;
+        let spread = quarter_spread_pct(&window).unwrap();
+        assert!((spread - 40.0 * 100.0 / mean).abs() < 1e-9, "{spread}");
+        assert_eq!(quarter_spread_pct(&seconds(&[75; 20])), Some(0.0));
+        assert_eq!(quarter_spread_pct(&seconds(&[75, 75, 75])), None);
+        assert_eq!(quarter_spread_pct(&seconds(&[0; 8])), None);
     }
 }

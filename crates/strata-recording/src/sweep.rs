@@ -87,6 +87,14 @@ impl SweepSummary {
     }
 }
 
+/// A window's [`CurvePoint::quarter_spread_pct`] as its text says it:
+/// " (its quarters' loops/s spread 4.2%)"; empty where not kept.
+pub fn quarters_text(spread_pct: Option<f64>) -> String {
+    spread_pct.map_or(String::new(), |pct| {
+        format!(" (its quarters' loops/s spread {pct:.1}%)")
+    })
+}
+
 /// (measured − reference) / reference, percent: a prediction's error, or
 /// how far a point ran from the window it was taken against.
 pub fn error_pct(measured: f64, reference: f64) -> f64 {
@@ -153,6 +161,12 @@ pub struct CurvePoint {
     /// What the point's updates did, where its statements updated.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub updates: Option<PointUpdates>,
+    /// How steady the window ran: its loops per second in each quarter
+    /// of it, the highest less the lowest over their mean, percent
+    /// ([`crate::run::quarter_spread_pct`]). None under 4 seconds, and in
+    /// Recordings made before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quarter_spread_pct: Option<f64>,
     pub verdict: Verdict,
 }
 
@@ -254,6 +268,12 @@ pub struct DatabaseReads {
     /// model's updates take from it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub updates: Option<ReadingUpdates>,
+    /// How steady the window ran: its loops per second in each quarter
+    /// of it, the highest less the lowest over their mean, percent
+    /// ([`crate::run::quarter_spread_pct`]). None under 4 seconds, and in
+    /// Recordings made before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quarter_spread_pct: Option<f64>,
 }
 
 /// The reading window's updates: the workload's share of statements that
@@ -370,6 +390,12 @@ pub struct DatabaseContention {
     pub statement_mean_ms: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub statement_p99_ms: Option<f64>,
+    /// How steady the window ran: its loops per second in each quarter
+    /// of it, the highest less the lowest over their mean, percent
+    /// ([`crate::run::quarter_spread_pct`]). None under 4 seconds, and in
+    /// Recordings made before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quarter_spread_pct: Option<f64>,
 }
 
 impl DatabaseContention {
@@ -422,6 +448,7 @@ impl DatabaseContention {
             .map_or(String::new(), |ratio| {
                 format!(", statement p99 {ratio:.2} × their mean")
             });
+        let steady = quarters_text(self.quarter_spread_pct);
         let wait = match (self.fitted, self.wait_per_device_read_us) {
             (_, Some(us)) if us > 0.0 => format!(
                 ": {us:.2} µs per device read waiting for a CPU beyond the model's queue for them"
@@ -436,7 +463,7 @@ impl DatabaseContention {
         };
         format!(
             "{} sessions reading from the device reached {:.0} device read requests/s in {:.1} \
-             s{in_flight}{per_block}{cpu}{spread} where the model without a wait gives {:.0}; CPUs \
+             s{steady}{in_flight}{per_block}{cpu}{spread} where the model without a wait gives {:.0}; CPUs \
              {:.0}% busy{waited}{wait}",
             self.sessions,
             self.device_read_requests_per_s,
@@ -547,6 +574,7 @@ mod tests {
             statement_mean_ms: Some(15.6),
             statement_p99_ms: Some(28.1),
             updates: None,
+            quarter_spread_pct: None,
         };
         let one = CurvePoint {
             sessions: 1,
@@ -571,6 +599,7 @@ mod tests {
             storage_share_pct: None,
             shortfall: None,
             updates: None,
+            quarter_spread_pct: None,
             verdict: Verdict::not_recorded(),
         };
         let mut summary = SweepSummary {
@@ -617,6 +646,7 @@ mod tests {
             cpu_pressure_pct: Some(36.0),
             statement_mean_ms: None,
             statement_p99_ms: None,
+            quarter_spread_pct: None,
         }
     }
 

@@ -18,8 +18,9 @@ use strata_recording::device::IostatFigures;
 use strata_recording::record::{RunHistograms, SweepPoint};
 use strata_recording::run::{RunFigures, ABSORBED_WARNING_PCT, CPU_BOUND_IDLE_PCT};
 use strata_recording::sweep::{
-    error_pct, CurvePoint, DatabaseContention, DatabaseCpu, DatabaseReads, ErrorSources,
-    PointUpdates, PredictedPoint, ReadingUpdates, StorageCurve, StorageLevel, SweepSummary,
+    error_pct, quarters_text, CurvePoint, DatabaseContention, DatabaseCpu, DatabaseReads,
+    ErrorSources, PointUpdates, PredictedPoint, ReadingUpdates, StorageCurve, StorageLevel,
+    SweepSummary,
 };
 use strata_recording::Recording;
 use strata_slob::session::{DriverOptions, Hotspot, RunObserver, StopAfter, WorkloadOptions};
@@ -408,6 +409,7 @@ fn database_reads(
         statement_mean_ms,
         statement_p99_ms,
         updates: reading_updates(figures, workload),
+        quarter_spread_pct: figures.quarter_spread_pct(),
     };
     (
         measured.overlap_per_device_read_us,
@@ -790,6 +792,7 @@ fn database_contention(
         cpu_pressure_pct,
         statement_mean_ms,
         statement_p99_ms,
+        quarter_spread_pct: figures.quarter_spread_pct(),
     };
     let curve = &storage.curve;
     let every_cpu = BlockWork {
@@ -969,6 +972,7 @@ fn curve_point(
         storage_share_pct: None,
         shortfall: None,
         updates: point_updates(sessions, figures),
+        quarter_spread_pct: figures.quarter_spread_pct(),
         verdict: figures.verdict.clone(),
     };
     if let (Some(storage), Some(measured)) = (storage, device_read_requests_per_s) {
@@ -1269,7 +1273,7 @@ pub fn prediction_text(
         "prediction (closed MVA): CPU per block {:.2} µs measured on the database (one session, \
          {:.0} cached blocks in {:.1} s, {:.1}% buffer hits) + {:.2} µs the read path's per \
          device read (one session reading from the device: {:.2} µs of CPU per device read, \
-         {} reads in {:.1} s, {:.2} µs per read, {:.3} reads per block, {:.2} reads in flight at \
+         {} reads in {:.1} s{}, {:.2} µs per read, {:.3} reads per block, {:.2} reads in flight at \
          the device) on {}; {prefetch}{ahead}{slowdown}{read_path_cpu}; {:.2} µs of the CPU per \
          read ran while the device read (CPU + calibrate's {:.2} µs per read at {:.2} \
          outstanding − time per read){one_device}; {:.2} µs per block neither CPU nor device; \
@@ -1283,6 +1287,7 @@ pub fn prediction_text(
         reads.cpu_per_device_read_us,
         reads.device_read_requests,
         reads.window_s,
+        quarters_text(reads.quarter_spread_pct),
         reads.elapsed_per_device_read_us,
         reads.device_reads_per_block,
         reads.device_reads_in_flight,
@@ -1453,19 +1458,22 @@ fn prediction_table(summary: &SweepSummary) -> String {
         return String::new();
     }
     let mut out = format!(
-        "Predicted vs measured:\n{:>8} {:>14} {:>14} {:>8} {:>14} {:>14} {:>8}\n",
+        "Predicted vs measured (spread%: the measured window's loops/s over its quarters, \
+         highest less lowest over their mean):\n{:>8} {:>14} {:>14} {:>8} {:>14} {:>14} {:>8} \
+         {:>8}\n",
         "sessions",
         "pred. dev r/s",
         "meas. dev r/s",
         "error%",
         "pred. p99 ms",
         "meas. p99 ms",
-        "error%"
+        "error%",
+        "spread%"
     );
     for predicted in &summary.prediction {
         let measured = summary.point(predicted.sessions);
         out += &format!(
-            "{:>8} {:>14.0} {:>14} {:>8} {:>14.2} {:>14} {:>8}\n",
+            "{:>8} {:>14.0} {:>14} {:>8} {:>14.2} {:>14} {:>8} {:>8}\n",
             predicted.sessions,
             predicted.device_read_requests_per_s,
             measured
@@ -1475,6 +1483,8 @@ fn prediction_table(summary: &SweepSummary) -> String {
             predicted.statement_p99_ms,
             measured.map_or("-".to_string(), |p| format!("{:.2}", p.statement_p99_ms)),
             signed(predicted.statement_p99_error_pct),
+            (measured.and_then(|p| p.quarter_spread_pct))
+                .map_or("-".to_string(), |pct| format!("{pct:.1}")),
         );
     }
     out
@@ -1639,6 +1649,7 @@ mod tests {
             statement_mean_ms: None,
             statement_p99_ms: None,
             updates: None,
+            quarter_spread_pct: None,
         };
         (reads.overlap_per_device_read_us, reads.device_slowdown) =
             storage.one_session_anchor(&reads);
@@ -1792,6 +1803,7 @@ mod tests {
             storage_share_pct: Some(61.0),
             shortfall: None,
             updates: None,
+            quarter_spread_pct: None,
             verdict: strata_core::verdict::Verdict::not_recorded(),
         }
     }

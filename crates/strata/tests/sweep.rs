@@ -417,6 +417,7 @@ fn a_short_sweep_is_one_recording_whose_answers_follow_from_its_points() {
             "{point}"
         );
     }
+    assert_steadiness_kept(&document, &stderr);
     assert_model_predict_from_the_sweep_is_its_prediction(sweep, &calibration, &record, &dir);
     let report = run_json(&["report", record.to_str().unwrap()], &dir);
     let section = report["sections"]
@@ -554,6 +555,60 @@ fn assert_scored_in_the_report(section: &Value, sweep: &Value) {
             );
         }
     }
+    let spread = column("measured window's quarters' spread");
+    for (row, point) in rows.iter().zip(sweep["points"].as_array().unwrap()) {
+        assert_eq!(
+            row[spread]["value"].as_f64(),
+            point["quarter_spread_pct"].as_f64(),
+            "{row} vs {point}"
+        );
+    }
+}
+
+/// How steady each window ran: the last point's spread of loops/s over
+/// its quarters is the one its seconds give, by hand (none under 4
+/// seconds); the reading window (twice a point's 3 s) kept one and the
+/// prediction's text says it.
+fn assert_steadiness_kept(document: &Value, stderr: &str) {
+    let seconds: Vec<f64> = document["result"]["per_second"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|second| second["loops"].as_f64().unwrap())
+        .collect();
+    let count = seconds.len();
+    let last = document["sweep"]["points"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap();
+    let kept = last["quarter_spread_pct"].as_f64();
+    if count < 4 {
+        assert_eq!(kept, None, "{last}");
+    } else {
+        let quarters: Vec<f64> = (0..4)
+            .map(|q| {
+                let part = &seconds[q * count / 4..(q + 1) * count / 4];
+                part.iter().sum::<f64>() / part.len() as f64
+            })
+            .collect();
+        let mean = quarters.iter().sum::<f64>() / 4.0;
+        let highest = quarters.iter().copied().fold(f64::MIN, f64::max);
+        let lowest = quarters.iter().copied().fold(f64::MAX, f64::min);
+        let expected = (highest - lowest) * 100.0 / mean;
+        assert!(
+            (kept.unwrap() - expected).abs() < 1e-9,
+            "{last} vs {seconds:?}"
+        );
+    }
+    let reading = document["sweep"]["database_reads"]["quarter_spread_pct"]
+        .as_f64()
+        .expect("the reading window's spread");
+    assert!(reading >= 0.0, "{reading}");
+    assert!(
+        stderr.contains(&format!("(its quarters' loops/s spread {reading:.1}%)")),
+        "{stderr}"
+    );
 }
 
 /// `strata model predict --calibration calibration --from record` at

@@ -166,6 +166,7 @@ fn prediction_table(sweep: &SweepSummary) -> Table {
             Column::number("in flight error", Some("%")),
             Column::number("time per read error", Some("%")),
             Column::number("CPU per read error", Some("%")),
+            Column::number("measured window's quarters' spread", Some("%")),
         ],
     );
     for predicted in &sweep.prediction {
@@ -185,6 +186,7 @@ fn prediction_table(sweep: &SweepSummary) -> Table {
             optional(sources.map(|s| s.device_reads_in_flight_pct), "%"),
             optional(sources.map(|s| s.device_read_latency_pct), "%"),
             optional(sources.map(|s| s.cpu_per_device_read_pct), "%"),
+            optional(measured.and_then(|p| p.quarter_spread_pct), "%"),
         ]);
     }
     table
