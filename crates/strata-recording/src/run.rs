@@ -459,8 +459,11 @@ mod tests {
         let window = seconds(&[100, 100, 90, 90, 90, 120, 120, 80, 80, 80]);
         let quarters = [100.0, 90.0, 120.0, 80.0];
         let mean = quarters.iter().sum::<f64>() / 4.0;
-        let spread = quarter_spread_pct(&window).unwrap();
-        assert!((spread - 40.0 * 100.0 / mean).abs() < 1e-9, "{spread}");
+        let spread = quarter_spread_pct(&window);
+        assert!(
+            spread.is_some_and(|pct| (pct - 40.0 * 100.0 / mean).abs() < 1e-9),
+            "{spread:?}"
+        );
         assert_eq!(quarter_spread_pct(&seconds(&[75; 20])), Some(0.0));
         assert_eq!(quarter_spread_pct(&seconds(&[75, 75, 75])), None);
         assert_eq!(quarter_spread_pct(&seconds(&[0; 8])), None);
