@@ -9,6 +9,8 @@
 //! per-second process samples (strata-probe's process collector).
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::time::{Duration, Instant};
 use strata_probe::collectors::{parse_proc_io, parse_schedstat};
 use strata_probe::cpu::{process_cpu_ticks, reaped_children_cpu_ticks, ticks_per_second};
 pub use strata_recording::run::ProcessGroupFigures;
@@ -62,7 +64,7 @@ impl ServerProcesses {
     /// `pids` starts with the postmaster's.
     pub fn read(pids: &[u32], backend_types: BTreeMap<u32, String>) -> ServerProcesses {
         let postmaster = pids.first().copied();
-        let backend_types = name_every_process(pids, backend_types);
+        let (pids, backend_types) = settled(pids, backend_types);
         ServerProcesses {
             postmaster,
             by_pid: pids
@@ -81,7 +83,7 @@ impl ServerProcesses {
         self.backend_types
             .get(&pid)
             .cloned()
-            .unwrap_or_else(|| "not in pg_stat_activity".to_string())
+            .unwrap_or_else(|| UNSETTLED.to_string())
     }
 
     fn exited_since(&self, start: &ServerProcesses) -> Vec<u32> {
@@ -91,6 +93,42 @@ impl ServerProcesses {
             .filter(|pid| !self.by_pid.contains_key(pid) && Some(**pid) != start.postmaster)
             .copied()
             .collect()
+    }
+}
+
+/// The name of a process still between states after [`SETTLE_LIMIT`].
+const UNSETTLED: &str = "untitled server process (starting or exiting)";
+
+/// How long an edge waits for a server process between states to be
+/// titled or gone.
+const SETTLE_LIMIT: Duration = Duration::from_secs(1);
+
+/// `pids` still alive, each named, once none is between states: a process
+/// neither in `pg_stat_activity` nor titled was just forked by the
+/// postmaster (it still has the postmaster's command line) or is exiting
+/// (its command line released, or a zombie not yet reaped), as a
+/// session's backend is when the window ends. The edge waits up to
+/// [`SETTLE_LIMIT`] for each to take its title or be reaped, so that it is
+/// named by its role or counted with the exited through the postmaster's
+/// reaped totals, never half in each.
+fn settled(
+    pids: &[u32],
+    backend_types: BTreeMap<u32, String>,
+) -> (Vec<u32>, BTreeMap<u32, String>) {
+    let deadline = Instant::now() + SETTLE_LIMIT;
+    loop {
+        let alive: Vec<u32> = pids
+            .iter()
+            .enumerate()
+            .filter(|&(index, pid)| index == 0 || Path::new(&format!("/proc/{pid}/stat")).exists())
+            .map(|(_, pid)| *pid)
+            .collect();
+        let named = name_every_process(&alive, backend_types.clone());
+        let between_states = alive.iter().skip(1).any(|pid| !named.contains_key(pid));
+        if !between_states || Instant::now() >= deadline {
+            return (alive, named);
+        }
+        std::thread::sleep(Duration::from_millis(2));
     }
 }
 
@@ -259,6 +297,55 @@ mod tests {
             role_from_title("/usr/lib/postgresql/15/bin/postgres\0-D\0/x\0"),
             None
         );
+    }
+
+    fn spawn(script: &str) -> Result<std::process::Child, String> {
+        std::process::Command::new("bash")
+            .args(["-c", script])
+            .spawn()
+            .map_err(|error| format!("bash: {error}"))
+    }
+
+    /// A child that takes a PostgreSQL title 0.2 s after it starts, like a
+    /// backend the postmaster just forked, is waited for and named by it.
+    #[test]
+    fn a_process_not_yet_titled_is_waited_for_and_named() -> Result<(), String> {
+        let mut child = spawn("sleep 0.2; exec -a 'postgres: checkpointer' sleep 5")?;
+        let started = Instant::now();
+        let (alive, named) = settled(&[std::process::id(), child.id()], BTreeMap::new());
+        let waited = started.elapsed();
+        let _ = child.kill();
+        let _ = child.wait();
+        assert_eq!(alive, [std::process::id(), child.id()]);
+        assert_eq!(
+            named.get(&child.id()).map(String::as_str),
+            Some("checkpointer")
+        );
+        assert!(waited >= Duration::from_millis(150), "{waited:?}");
+        assert!(waited < SETTLE_LIMIT, "{waited:?}");
+        Ok(())
+    }
+
+    /// An exiting child is waited for until it is reaped and then left out
+    /// (it counts with the exited); one never reaped stays, unsettled,
+    /// after the limit.
+    #[test]
+    fn an_exiting_process_is_left_out_once_reaped() -> Result<(), String> {
+        let mut reaped = spawn("sleep 0.2")?;
+        let reaped_pid = reaped.id();
+        let reaper = std::thread::spawn(move || reaped.wait());
+        let mut zombie = spawn("exit 0")?;
+        std::thread::sleep(Duration::from_millis(100));
+        let own = std::process::id();
+        let started = Instant::now();
+        let (alive, named) = settled(&[own, reaped_pid, zombie.id()], BTreeMap::new());
+        let waited = started.elapsed();
+        let _ = zombie.wait();
+        let _ = reaper.join();
+        assert_eq!(alive, [own, zombie.id()]);
+        assert!(!named.contains_key(&zombie.id()), "{named:?}");
+        assert!(waited >= SETTLE_LIMIT, "{waited:?}");
+        Ok(())
     }
 
     fn edge(processes: &[(u32, u64, u64, &str)], reaped_ticks: u64) -> ServerProcesses {
