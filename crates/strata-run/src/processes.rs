@@ -61,18 +61,32 @@ pub struct ServerProcesses {
 }
 
 impl ServerProcesses {
-    /// `pids` starts with the postmaster's.
+    /// `pids` starts with the postmaster's. The processes are read again
+    /// when the postmaster reaped a child while they were read (its
+    /// reaped totals moved), so that a process that exited then is counted
+    /// once: alive or reaped, never both nor neither.
     pub fn read(pids: &[u32], backend_types: BTreeMap<u32, String>) -> ServerProcesses {
         let postmaster = pids.first().copied();
         let (pids, backend_types) = settled(pids, backend_types);
-        ServerProcesses {
-            postmaster,
-            by_pid: pids
+        let reaped = || postmaster.and_then(reaped_children_cpu_ticks).unwrap_or(0);
+        let mut reaped_before = reaped();
+        let mut attempt = 1;
+        loop {
+            let by_pid = pids
                 .iter()
                 .filter_map(|&pid| Some((pid, ProcessUse::read(pid)?)))
-                .collect(),
-            backend_types,
-            reaped_ticks: postmaster.and_then(reaped_children_cpu_ticks).unwrap_or(0),
+                .collect();
+            let reaped_ticks = reaped();
+            if reaped_ticks == reaped_before || attempt == CONSISTENT_READ_ATTEMPTS {
+                return ServerProcesses {
+                    postmaster,
+                    by_pid,
+                    backend_types,
+                    reaped_ticks,
+                };
+            }
+            reaped_before = reaped_ticks;
+            attempt += 1;
         }
     }
 
@@ -98,6 +112,10 @@ impl ServerProcesses {
 
 /// The name of a process still between states after [`SETTLE_LIMIT`].
 const UNSETTLED: &str = "untitled server process (starting or exiting)";
+
+/// How many times an edge reads the processes for one read during which
+/// the postmaster reaped no child.
+const CONSISTENT_READ_ATTEMPTS: u32 = 5;
 
 /// How long an edge waits for a server process between states to be
 /// titled or gone.
