@@ -10,6 +10,7 @@
 
 mod install;
 mod processes;
+pub(crate) use processes::process_tree;
 mod settings;
 
 use anyhow::{bail, Context, Result};

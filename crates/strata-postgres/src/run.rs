@@ -6,7 +6,7 @@
 //! Not for: parsing options or drawing progress (the binary passes resolved
 //! settings and an observer).
 
-use crate::cluster::{binaries_version_num, ClusterOptions, ThrowawayCluster};
+use crate::cluster::{binaries_version_num, process_tree, ClusterOptions, ThrowawayCluster};
 use crate::collector::PostgresCollector;
 use crate::connect::{connect, ConnectionTarget};
 use crate::counters::server_version_num;
@@ -582,7 +582,9 @@ fn write_recording(
 
 /// Every layer sampled each second during the run, for the Recording: the
 /// devices under the data and WAL directories, the server's processes (their
-/// run-queue delay, labelled with their backend types), and PostgreSQL
+/// run-queue delay, each labelled with its backend type or `postmaster`,
+/// once none is between states; those it starts later, the sessions'
+/// backends, join by their titles), and PostgreSQL
 /// itself with its wait events at 10 Hz.
 fn layer_sampler(
     server: &Server<'_>,
@@ -596,8 +598,17 @@ fn layer_sampler(
     };
     let pids = server.pids();
     if !pids.is_empty() {
-        let backend_types = strata_run::processes::name_every_process(&pids, backend_types);
-        let processes = ProcessDelayCollector::new(pids).with_backend_types(backend_types);
+        let (pids, mut backend_types) = strata_run::processes::settled(&pids, backend_types);
+        if let Some(&postmaster) = pids.first() {
+            backend_types.insert(postmaster, "postmaster".to_string());
+        }
+        let postmaster = pids.first().copied();
+        let processes = ProcessDelayCollector::new(pids)
+            .with_backend_types(backend_types)
+            .with_newcomers(move || {
+                let tree = postmaster.map(process_tree).unwrap_or_default();
+                strata_run::processes::named_by_title(&tree)
+            });
         collectors.push(Box::new(processes));
     }
     if let Ok(postgres) = PostgresCollector::start(&server.target) {

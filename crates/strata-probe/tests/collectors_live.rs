@@ -2,6 +2,7 @@
 //! generated here (a direct write, spinning threads, a file read) and must
 //! show up in the raw counters.
 
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
@@ -216,6 +217,41 @@ fn process_waiting_for_a_cpu_shows_run_delay_and_a_gone_pid_is_left_out() {
         collector.collect().unwrap(),
         Collected::Absent { .. }
     ));
+}
+
+#[test]
+fn newcomers_join_with_their_backend_type_and_the_gone_leave() {
+    let own = std::process::id();
+    let mut child = Command::new("sleep").arg("30").spawn().unwrap();
+    let child_text = child.id().to_string();
+    let current = Arc::new(std::sync::Mutex::new(BTreeMap::from([(
+        own,
+        "driver".to_string(),
+    )])));
+    let named = current.clone();
+    let mut collector = ProcessDelayCollector::new(Vec::new())
+        .with_newcomers(move || named.lock().unwrap().clone());
+    let first = metrics_of(&mut collector);
+    assert!(first.iter().all(|m| m.labels["backend_type"] == "driver"));
+    assert!(value(&first, "cpu_ns", &[("pid", &child_text)]).is_none());
+
+    current
+        .lock()
+        .unwrap()
+        .insert(child.id(), "client backend".to_string());
+    let joined = metrics_of(&mut collector);
+    let labels = [
+        ("pid", child_text.as_str()),
+        ("backend_type", "client backend"),
+    ];
+    assert!(value(&joined, "cpu_ns", &labels).is_some(), "{joined:?}");
+
+    child.kill().unwrap();
+    child.wait().unwrap();
+    current.lock().unwrap().remove(&child.id());
+    let left = metrics_of(&mut collector);
+    assert!(left.iter().all(|m| m.labels["pid"] == own.to_string()));
+    assert!(value(&left, "cpu_ns", &[("backend_type", "driver")]).is_some());
 }
 
 #[test]

@@ -128,8 +128,9 @@ const SETTLE_LIMIT: Duration = Duration::from_secs(1);
 /// session's backend is when the window ends. The edge waits up to
 /// [`SETTLE_LIMIT`] for each to take its title or be reaped, so that it is
 /// named by its role or counted with the exited through the postmaster's
-/// reaped totals, never half in each.
-fn settled(
+/// reaped totals, never half in each. The per-second sampler names the
+/// processes it follows the same way.
+pub fn settled(
     pids: &[u32],
     backend_types: BTreeMap<u32, String>,
 ) -> (Vec<u32>, BTreeMap<u32, String>) {
@@ -152,7 +153,7 @@ fn settled(
 
 /// `backend_types` (from `pg_stat_activity`) with every other process of
 /// `pids` but the first (the postmaster) named by its process title.
-pub fn name_every_process(
+fn name_every_process(
     pids: &[u32],
     mut backend_types: BTreeMap<u32, String>,
 ) -> BTreeMap<u32, String> {
@@ -167,6 +168,33 @@ pub fn name_every_process(
     backend_types
 }
 
+/// The server's processes `pids` (the postmaster's first), named by their
+/// titles, as the per-second sampler names those the server starts after
+/// sampling began: `postmaster`, an auxiliary process by its role, any
+/// other server process a `client backend`. A process not yet titled (just
+/// forked) is left out until it is.
+pub fn named_by_title(pids: &[u32]) -> BTreeMap<u32, String> {
+    let mut named = BTreeMap::new();
+    if let Some(&postmaster) = pids.first() {
+        named.insert(postmaster, "postmaster".to_string());
+    }
+    for &pid in pids.iter().skip(1) {
+        let title = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        if let Some(rest) = server_title(&String::from_utf8_lossy(&title)) {
+            let role = strata_probe::top::postgres_titled_role(&rest).unwrap_or("client backend");
+            named.insert(pid, role.to_string());
+        }
+    }
+    named
+}
+
+/// What follows `postgres: ` in a server process's command line, its NULs
+/// as spaces; `None` for what is not a server process's title.
+fn server_title(command_line: &str) -> Option<String> {
+    let title = command_line.trim_end_matches('\0').replace('\0', " ");
+    title.strip_prefix("postgres: ").map(str::to_string)
+}
+
 /// The role a PostgreSQL process title (`postgres: logger`, or with a
 /// `cluster_name`, `postgres: 15/main: logger`) names: a process
 /// `pg_stat_activity` does not list (the logger on every version, the stats
@@ -174,9 +202,8 @@ pub fn name_every_process(
 /// any other title a client backend; `None` for what is not a server
 /// process's title.
 pub fn role_from_title(command_line: &str) -> Option<String> {
-    let title = command_line.trim_end_matches('\0').replace('\0', " ");
-    let rest = title.strip_prefix("postgres: ")?;
-    let role = strata_probe::top::postgres_titled_role(rest)
+    let rest = server_title(command_line)?;
+    let role = strata_probe::top::postgres_titled_role(&rest)
         .unwrap_or("client backend (not yet in pg_stat_activity)");
     Some(role.to_string())
 }

@@ -103,7 +103,50 @@ fn read_only_run_with_a_limited_page_cache_reaches_the_device() {
             "the run's Recording holds {layer} samples"
         );
     }
+    assert_every_sampled_process_named(&recording);
     assert_nothing_left_behind(&dir);
+}
+
+/// Every server process the per-second sampler follows carries its role,
+/// as at the window's edges: none left unlabelled or untitled; the
+/// sessions' backends, started after sampling began, joined and read from
+/// the device.
+fn assert_every_sampled_process_named(recording: &strata_recording::Recording) {
+    let mut roles = std::collections::BTreeSet::new();
+    let mut backend_read_bytes = std::collections::BTreeMap::<&str, (f64, f64)>::new();
+    for sample in recording.layers() {
+        let Some((metrics, _)) = sample.values("process") else {
+            continue;
+        };
+        for metric in metrics {
+            let role = metric.labels.get("backend_type");
+            assert!(
+                role.is_some_and(|role| !role.contains("untitled")),
+                "{} of pid {:?} is named {role:?}",
+                metric.name,
+                metric.labels.get("pid")
+            );
+            roles.extend(role.cloned());
+            if role.is_some_and(|role| role == "client backend") && metric.name == "read_bytes" {
+                let (first, last) = backend_read_bytes
+                    .entry(metric.labels["pid"].as_str())
+                    .or_insert((metric.value, metric.value));
+                *first = first.min(metric.value);
+                *last = last.max(metric.value);
+            }
+        }
+    }
+    for role in ["postmaster", "checkpointer", "client backend"] {
+        assert!(roles.contains(role), "{role} missing: {roles:?}");
+    }
+    let read: f64 = backend_read_bytes
+        .values()
+        .map(|(first, last)| last - first)
+        .sum();
+    assert!(
+        backend_read_bytes.len() >= 3 && read > 0.0,
+        "the control connection's and the two sessions' backends, the sessions' reading: {backend_read_bytes:?}"
+    );
 }
 
 #[test]

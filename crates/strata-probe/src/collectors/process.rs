@@ -34,10 +34,13 @@ const STARTTIME_INDEX: usize = 22 - 3;
 ///
 /// A PID that is gone (no such process, a zombie, or the PID now belongs to
 /// a process started after the first sample) is left out; when every PID is
-/// gone the layer is `Absent`.
+/// gone the layer is `Absent`. With [`ProcessDelayCollector::with_newcomers`]
+/// the processes started after the first sample join, and a gone PID is
+/// forgotten.
 #[derive(Debug)]
 pub struct ProcessDelayCollector {
     pids: Vec<u32>,
+    newcomers: Option<Newcomers>,
     /// Start time (ticks after boot) of each PID when first seen, to tell a
     /// reused PID from the process we were asked to watch.
     start_times: HashMap<u32, u64>,
@@ -47,10 +50,21 @@ pub struct ProcessDelayCollector {
     backend_types: BTreeMap<u32, String>,
 }
 
+/// The processes to watch now, each with its `backend_type`, asked before
+/// every sample.
+pub struct Newcomers(Box<dyn FnMut() -> BTreeMap<u32, String> + Send>);
+
+impl std::fmt::Debug for Newcomers {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str("Newcomers")
+    }
+}
+
 impl ProcessDelayCollector {
     pub fn new(pids: Vec<u32>) -> ProcessDelayCollector {
         ProcessDelayCollector {
             pids,
+            newcomers: None,
             start_times: HashMap::new(),
             backend_types: BTreeMap::new(),
         }
@@ -60,6 +74,36 @@ impl ProcessDelayCollector {
     pub fn with_backend_types(mut self, backend_types: BTreeMap<u32, String>) -> Self {
         self.backend_types = backend_types;
         self
+    }
+
+    /// Before each sample, adds the processes `current` names that are not
+    /// watched yet, labelled with the `backend_type` it gives (a server's
+    /// backends, started after sampling began); a watched PID that is gone
+    /// is forgotten, so that a reused PID joins as the new process.
+    pub fn with_newcomers(
+        mut self,
+        current: impl FnMut() -> BTreeMap<u32, String> + Send + 'static,
+    ) -> Self {
+        self.newcomers = Some(Newcomers(Box::new(current)));
+        self
+    }
+
+    fn add_newcomers(&mut self) {
+        let Some(Newcomers(current)) = &mut self.newcomers else {
+            return;
+        };
+        for (pid, backend_type) in current() {
+            if !self.pids.contains(&pid) {
+                self.pids.push(pid);
+                self.backend_types.insert(pid, backend_type);
+            }
+        }
+    }
+
+    fn forget(&mut self, pid: u32) {
+        self.pids.retain(|watched| *watched != pid);
+        self.start_times.remove(&pid);
+        self.backend_types.remove(&pid);
     }
 
     /// The metrics of one process; `Err(reason)` when it is gone.
@@ -131,12 +175,18 @@ impl Collector for ProcessDelayCollector {
     }
 
     fn collect(&mut self) -> anyhow::Result<Collected> {
+        self.add_newcomers();
         let mut metrics = Vec::new();
         let mut gone = Vec::new();
         for pid in self.pids.clone() {
             match self.collect_pid(pid) {
                 Ok(found) => metrics.extend(found),
-                Err(reason) => gone.push(reason),
+                Err(reason) => {
+                    gone.push(reason);
+                    if self.newcomers.is_some() {
+                        self.forget(pid);
+                    }
+                }
             }
         }
         if metrics.is_empty() {
