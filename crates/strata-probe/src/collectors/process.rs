@@ -52,7 +52,7 @@ pub struct ProcessDelayCollector {
 
 /// The processes to watch now, each with its `backend_type`, asked before
 /// every sample.
-pub struct Newcomers(Box<dyn FnMut() -> BTreeMap<u32, String> + Send>);
+struct Newcomers(Box<dyn FnMut() -> BTreeMap<u32, String> + Send>);
 
 impl std::fmt::Debug for Newcomers {
     fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
