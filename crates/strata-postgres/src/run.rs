@@ -599,15 +599,13 @@ fn layer_sampler(
     let pids = server.pids();
     if !pids.is_empty() {
         let (pids, mut backend_types) = strata_run::processes::settled(&pids, backend_types);
-        if let Some(&postmaster) = pids.first() {
-            backend_types.insert(postmaster, "postmaster".to_string());
-        }
         let postmaster = pids.first().copied();
+        backend_types.extend(postmaster.map(|pid| (pid, "postmaster".to_string())));
         let processes = ProcessDelayCollector::new(pids)
             .with_backend_types(backend_types)
-            .with_newcomers(move || {
+            .with_newcomers(move |watched| {
                 let tree = postmaster.map(process_tree).unwrap_or_default();
-                strata_run::processes::named_by_title(&tree)
+                strata_run::processes::named_by_title(&tree, watched)
             });
         collectors.push(Box::new(processes));
     }

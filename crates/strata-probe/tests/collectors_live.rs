@@ -229,8 +229,11 @@ fn newcomers_join_with_their_backend_type_and_the_gone_leave() {
         "driver".to_string(),
     )])));
     let named = current.clone();
-    let mut collector = ProcessDelayCollector::new(Vec::new())
-        .with_newcomers(move || named.lock().unwrap().clone());
+    let mut collector = ProcessDelayCollector::new(Vec::new()).with_newcomers(move |watched| {
+        let mut named = named.lock().unwrap().clone();
+        named.retain(|pid, _| !watched.contains(pid));
+        named
+    });
     let first = metrics_of(&mut collector);
     assert!(first.iter().all(|m| m.labels["backend_type"] == "driver"));
     assert!(value(&first, "cpu_ns", &[("pid", &child_text)]).is_none());

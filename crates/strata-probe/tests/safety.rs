@@ -10,6 +10,7 @@ use strata_probe::blockdev::device_of_path;
 use strata_probe::safety::{check_device_writable, mounted_numbers, swap_paths, Refusal};
 use strata_testkit::command::run;
 use strata_testkit::loopdev::{LoopDevice, MIB};
+use strata_testkit::process::wait_until;
 
 fn refusal_message(node: &Path) -> String {
     let error = check_device_writable(node).expect_err("device should be refused");
@@ -98,7 +99,7 @@ fn swap_on_a_loop_device_is_refused() {
 }
 
 #[test]
-fn exclusively_opened_loop_device_is_refused_as_in_use() -> Result<(), String> {
+fn exclusively_opened_loop_device_is_refused_as_in_use() {
     let loop_device = LoopDevice::attach(8 * MIB, false, |_| {});
     let holder = std::fs::OpenOptions::new()
         .read(true)
@@ -109,7 +110,20 @@ fn exclusively_opened_loop_device_is_refused_as_in_use() -> Result<(), String> {
     assert!(message.contains("in use"), "{message}");
     assert!(message.contains("EBUSY"), "{message}");
     drop(holder);
-    writable_once_every_copy_of_the_holder_is_closed(&loop_device.node)
+    wait_until(
+        INHERITED_HOLDER_FOR_AT_MOST,
+        "the device writable once every copy of its closed holder is closed",
+        || match check_device_writable(&loop_device.node) {
+            Ok(()) => true,
+            Err(error) => {
+                assert!(
+                    matches!(error.downcast_ref::<Refusal>(), Some(Refusal::Busy { .. })),
+                    "refused for another reason than a holder: {error:#}"
+                );
+                false
+            }
+        },
+    );
 }
 
 /// How long a copy of a closed holder may outlive it: a command another
@@ -118,28 +132,6 @@ fn exclusively_opened_loop_device_is_refused_as_in_use() -> Result<(), String> {
 /// claimed for that moment after this thread closed its own (seen once
 /// in CI on 2 busy cores).
 const INHERITED_HOLDER_FOR_AT_MOST: std::time::Duration = std::time::Duration::from_secs(5);
-
-fn writable_once_every_copy_of_the_holder_is_closed(node: &Path) -> Result<(), String> {
-    let started = std::time::Instant::now();
-    loop {
-        match check_device_writable(node) {
-            Ok(()) => return Ok(()),
-            Err(error)
-                if matches!(error.downcast_ref::<Refusal>(), Some(Refusal::Busy { .. }))
-                    && started.elapsed() < INHERITED_HOLDER_FOR_AT_MOST =>
-            {
-                std::thread::sleep(std::time::Duration::from_millis(10));
-            }
-            Err(error) => {
-                return Err(format!(
-                    "{} still refused {:?} after its holder was closed: {error:#}",
-                    node.display(),
-                    started.elapsed()
-                ))
-            }
-        }
-    }
-}
 
 #[test]
 fn root_disk_is_refused_as_mounted() {

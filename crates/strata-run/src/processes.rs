@@ -159,8 +159,7 @@ fn name_every_process(
 ) -> BTreeMap<u32, String> {
     for pid in pids.iter().skip(1) {
         if !backend_types.contains_key(pid) {
-            let title = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-            if let Some(role) = role_from_title(&String::from_utf8_lossy(&title)) {
+            if let Some(role) = role_from_title(&command_line(*pid)) {
                 backend_types.insert(*pid, role);
             }
         }
@@ -168,24 +167,31 @@ fn name_every_process(
     backend_types
 }
 
-/// The server's processes `pids` (the postmaster's first), named by their
-/// titles, as the per-second sampler names those the server starts after
-/// sampling began: `postmaster`, an auxiliary process by its role, any
-/// other server process a `client backend`. A process not yet titled (just
-/// forked) is left out until it is.
-pub fn named_by_title(pids: &[u32]) -> BTreeMap<u32, String> {
-    let mut named = BTreeMap::new();
-    if let Some(&postmaster) = pids.first() {
-        named.insert(postmaster, "postmaster".to_string());
-    }
-    for &pid in pids.iter().skip(1) {
-        let title = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-        if let Some(rest) = server_title(&String::from_utf8_lossy(&title)) {
-            let role = strata_probe::top::postgres_titled_role(&rest).unwrap_or("client backend");
-            named.insert(pid, role.to_string());
-        }
-    }
-    named
+/// The server's processes `pids` (the postmaster's first) not in `watched`,
+/// named by their titles, as the per-second sampler names those the server
+/// starts after sampling began: `postmaster`, an auxiliary process by its
+/// role, any other server process a `client backend`. A process not yet
+/// titled (just forked) is left out until it is.
+pub fn named_by_title(pids: &[u32], watched: &[u32]) -> BTreeMap<u32, String> {
+    let postmaster = pids.first();
+    pids.iter()
+        .filter(|pid| !watched.contains(pid))
+        .filter_map(|&pid| {
+            let role = if Some(&pid) == postmaster {
+                "postmaster"
+            } else {
+                let rest = server_title(&command_line(pid))?;
+                strata_probe::top::postgres_titled_role(&rest).unwrap_or("client backend")
+            };
+            Some((pid, role.to_string()))
+        })
+        .collect()
+}
+
+/// `/proc/PID/cmdline`, empty when the process is gone.
+fn command_line(pid: u32) -> String {
+    let bytes = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+    String::from_utf8_lossy(&bytes).into_owned()
 }
 
 /// What follows `postgres: ` in a server process's command line, its NULs

@@ -50,9 +50,11 @@ pub struct ProcessDelayCollector {
     backend_types: BTreeMap<u32, String>,
 }
 
-/// The processes to watch now, each with its `backend_type`, asked before
-/// every sample.
-struct Newcomers(Box<dyn FnMut() -> BTreeMap<u32, String> + Send>);
+/// Given the PIDs watched, the processes to add, each with its
+/// `backend_type`; asked before every sample.
+struct Newcomers(Box<NewcomerSource>);
+
+type NewcomerSource = dyn FnMut(&[u32]) -> BTreeMap<u32, String> + Send;
 
 impl std::fmt::Debug for Newcomers {
     fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -76,23 +78,23 @@ impl ProcessDelayCollector {
         self
     }
 
-    /// Before each sample, adds the processes `current` names that are not
-    /// watched yet, labelled with the `backend_type` it gives (a server's
+    /// Before each sample, adds the processes `newcomers` names, given the
+    /// PIDs watched, labelled with the `backend_type` it gives (a server's
     /// backends, started after sampling began); a watched PID that is gone
     /// is forgotten, so that a reused PID joins as the new process.
     pub fn with_newcomers(
         mut self,
-        current: impl FnMut() -> BTreeMap<u32, String> + Send + 'static,
+        newcomers: impl FnMut(&[u32]) -> BTreeMap<u32, String> + Send + 'static,
     ) -> Self {
-        self.newcomers = Some(Newcomers(Box::new(current)));
+        self.newcomers = Some(Newcomers(Box::new(newcomers)));
         self
     }
 
     fn add_newcomers(&mut self) {
-        let Some(Newcomers(current)) = &mut self.newcomers else {
+        let Some(Newcomers(newcomers)) = &mut self.newcomers else {
             return;
         };
-        for (pid, backend_type) in current() {
+        for (pid, backend_type) in newcomers(&self.pids) {
             if !self.pids.contains(&pid) {
                 self.pids.push(pid);
                 self.backend_types.insert(pid, backend_type);
