@@ -7,9 +7,9 @@
 //!
 //! Not for: the edges of a window (the engine scrapes those itself).
 
+use crate::endpoint::Endpoint;
 use crate::host::{database_layers, Dialect, HostCounters};
 use crate::scrape::{scrape_blocking, Scrape};
-use hyper::Uri;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 use strata_core::metrics::{Collected, Collector, Metric};
@@ -43,14 +43,14 @@ impl Layer {
 /// layers.
 #[derive(Clone)]
 pub struct Agent {
-    uri: Uri,
+    endpoint: Endpoint,
     latest: Arc<Mutex<Option<(Instant, Scrape)>>>,
 }
 
 impl Agent {
-    pub fn new(uri: Uri) -> Agent {
+    pub fn new(endpoint: Endpoint) -> Agent {
         Agent {
-            uri,
+            endpoint,
             latest: Arc::new(Mutex::new(None)),
         }
     }
@@ -64,7 +64,7 @@ impl Agent {
                 return Ok(scrape.clone());
             }
         }
-        let scrape = scrape_blocking(&self.uri, SAMPLE_TIMEOUT)?;
+        let scrape = scrape_blocking(&self.endpoint, SAMPLE_TIMEOUT)?;
         *latest = Some((Instant::now(), scrape.clone()));
         Ok(scrape)
     }
@@ -114,12 +114,9 @@ impl Collector for AgentLayer {
                 .ok_or_else(|| anyhow::anyhow!("the agent serves no {name} layer now"))?;
             return Ok(Collected::Metrics { metrics });
         }
-        let host = self.agent.uri.host().unwrap_or_default();
-        let counters = HostCounters::of(&scraped, host).ok_or_else(|| {
-            anyhow::anyhow!(
-                "{}: neither a strata agent nor node_exporter",
-                self.agent.uri
-            )
+        let endpoint = &self.agent.endpoint;
+        let counters = HostCounters::of(&scraped, endpoint.host()).ok_or_else(|| {
+            anyhow::anyhow!("{endpoint}: neither a strata agent nor node_exporter")
         })?;
         let metrics = match self.layer {
             Layer::Cpu => cpu_metrics(&counters),
@@ -135,7 +132,7 @@ impl Collector for AgentLayer {
 /// `device@HOST`, `cpu@HOST` and `postgres@HOST` (or `mariadb@HOST`).
 pub struct FollowedHost {
     pub host: String,
-    pub url: String,
+    pub endpoint: Endpoint,
     pub dialect: Dialect,
     /// The disks followed there.
     pub disks: Vec<String>,
@@ -145,17 +142,18 @@ pub struct FollowedHost {
     pub collectors: Vec<Box<dyn Collector>>,
 }
 
-/// The host whose agent answers at `url`; its first scrape names it.
-pub fn follow(url: &str) -> anyhow::Result<FollowedHost> {
-    let uri = crate::scrape::metrics_uri(url)?;
-    let scraped = scrape_blocking(&uri, SAMPLE_TIMEOUT)
-        .map_err(|error| error.context(format!("--agent {url}")))?;
-    let counters = HostCounters::of(&scraped, uri.host().unwrap_or_default()).ok_or_else(|| {
-        anyhow::anyhow!("--agent {url}: answers, but as neither a strata agent nor node_exporter")
+/// The host whose agent answers at `endpoint`; its first scrape names it.
+pub fn follow(endpoint: &Endpoint) -> anyhow::Result<FollowedHost> {
+    let scraped = scrape_blocking(endpoint, SAMPLE_TIMEOUT)
+        .map_err(|error| error.context(format!("--agent {endpoint}")))?;
+    let counters = HostCounters::of(&scraped, endpoint.host()).ok_or_else(|| {
+        anyhow::anyhow!(
+            "--agent {endpoint}: answers, but as neither a strata agent nor node_exporter"
+        )
     })?;
     let disks = followed_disks(&counters);
     let host = counters.host;
-    let agent = Agent::new(uri);
+    let agent = Agent::new(endpoint.clone());
     let mut collectors: Vec<Box<dyn Collector>> = vec![
         Box::new(AgentLayer::of_host(
             &agent,
@@ -176,7 +174,7 @@ pub fn follow(url: &str) -> anyhow::Result<FollowedHost> {
     }
     Ok(FollowedHost {
         host,
-        url: url.to_string(),
+        endpoint: endpoint.clone(),
         dialect: counters.dialect,
         disks,
         clock_offset_s: scraped.clock_offset_s(),

@@ -1,6 +1,7 @@
 //! The hosts strata does not run on, seen through the agents already there:
 //! a strata agent (`strata observe --prometheus ADDR` on that host) or
-//! node_exporter. One scrape is an HTTP GET of `/metrics` timed on this
+//! node_exporter. An agent is reached at its `endpoint` (HTTP or HTTPS,
+//! Basic auth); one scrape is a GET of its `/metrics` timed on this
 //! machine's clock (`scrape`), its text read into series (`text`), and its
 //! devices, CPU and memory as the counters strata keeps for its own host
 //! (`host`), so a window on another host is accounted by the same code;
@@ -11,6 +12,7 @@
 //! Not for: serving metrics (strata-observe's endpoint) or accounting.
 
 pub mod collector;
+pub mod endpoint;
 pub mod host;
 pub mod query;
 pub mod scrape;

@@ -9,10 +9,10 @@
 //! raw counters give the window's exact totals), or what the series mean
 //! (`host`).
 
-use crate::scrape::{get, Scrape};
+use crate::endpoint::Endpoint;
+use crate::scrape::Scrape;
 use crate::text::Series;
 use anyhow::{bail, Context};
-use hyper::Uri;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -26,6 +26,9 @@ node_procs_running|node_uname_info|node_vmstat_oom_kill\"}";
 
 /// The most points Prometheus gives one series of a range query.
 pub const MOST_POINTS: f64 = 11_000.0;
+
+/// The most a range query's answer may be.
+const MOST_ANSWER_BYTES: usize = 64 << 20;
 
 /// A range query's window, Unix seconds on the Prometheus server's clock.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -63,42 +66,46 @@ struct MatrixSeries {
     values: Vec<(f64, String)>,
 }
 
-/// The query URI of `selector` over `range` on the server at `base`
+/// `--prometheus` as clap parses it: a Prometheus server's
+/// `http[s]://[USER[:PASSWORD]@]HOST:PORT`, with the path prefix it is
+/// served under, if any.
+pub fn parse_prometheus(text: &str) -> Result<Endpoint, String> {
+    Endpoint::parse("--prometheus", text, "/").map_err(|error| format!("{error:#}"))
+}
+
+/// The query of `selector` over `range` on the server at `prometheus`
 /// (`http://HOST:9090`, or with a path prefix Prometheus is served under).
-pub fn range_uri(base: &str, selector: &str, range: Range) -> anyhow::Result<Uri> {
-    let parsed: Uri = base
-        .parse()
-        .with_context(|| format!("--prometheus {base}: not a URL (http://HOST:9090)"))?;
-    if parsed.scheme_str() != Some("http") || parsed.host().is_none() {
-        bail!("--prometheus {base}: give an http://HOST:PORT URL of a Prometheus server");
-    }
+pub fn range_endpoint(
+    prometheus: &Endpoint,
+    selector: &str,
+    range: Range,
+) -> anyhow::Result<Endpoint> {
     let query = form_urlencoded::Serializer::new(String::new())
         .append_pair("query", selector)
         .append_pair("start", &format!("{:.3}", range.start_unix_s))
         .append_pair("end", &format!("{:.3}", range.end_unix_s))
         .append_pair("step", &format!("{:.3}", range.step_s))
         .finish();
-    format!("{}/api/v1/query_range?{query}", base.trim_end_matches('/'))
-        .parse()
-        .context("the query URL")
+    prometheus.below(&format!("/api/v1/query_range?{query}"))
 }
 
 /// Every series `selector` matches over `range`, from a synchronous caller
 /// (on a runtime of its own).
 pub fn query_range_blocking(
-    base: &str,
+    prometheus: &Endpoint,
     selector: &str,
     range: Range,
     timeout: Duration,
 ) -> anyhow::Result<Vec<RangeSeries>> {
-    let uri = range_uri(base, selector, range)?;
+    let query = range_endpoint(prometheus, selector, range)?;
     let answer = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?
-        .block_on(async { tokio::time::timeout(timeout, get(&uri)).await })
-        .with_context(|| format!("--prometheus {base}: no answer in {timeout:?}"))?
-        .with_context(|| format!("--prometheus {base}: querying {uri}"))?;
-    matrix(&answer.body).with_context(|| format!("--prometheus {base}: the answer to {uri}"))
+        .block_on(async { tokio::time::timeout(timeout, query.get(MOST_ANSWER_BYTES)).await })
+        .with_context(|| format!("--prometheus {prometheus}: no answer in {timeout:?}"))?
+        .with_context(|| format!("--prometheus {prometheus}: querying {query}"))?;
+    matrix(&answer.body)
+        .with_context(|| format!("--prometheus {prometheus}: the answer to {query}"))
 }
 
 /// A query API answer's matrix; an answer with `status` `error` is an
@@ -202,14 +209,23 @@ mod tests {
             end_unix_s: 160.5,
             step_s: 1.5,
         };
-        let uri = range_uri("http://prom:9090/prefix/", "{a=~\"b|c\"}", range).unwrap();
+        let prometheus = parse_prometheus("http://prom:9090/prefix/").unwrap();
+        let query = range_endpoint(&prometheus, "{a=~\"b|c\"}", range).unwrap();
         assert_eq!(
-            uri.to_string(),
+            query.to_string(),
             "http://prom:9090/prefix/api/v1/query_range?query=%7Ba%3D%7E%22b%7Cc%22%7D\
              &start=100.000&end=160.500&step=1.500"
         );
-        for bad in ["prom:9090", "https://prom", "http://"] {
-            let error = format!("{:#}", range_uri(bad, "x", range).unwrap_err());
+        let bare = parse_prometheus("http://u:pw@prom:9090").unwrap();
+        let query = range_endpoint(&bare, "up", range).unwrap();
+        assert!(
+            query
+                .to_string()
+                .starts_with("http://u:***@prom:9090/api/v1/query_range?query=up&"),
+            "{query}"
+        );
+        for bad in ["prom:9090", "ftp://prom", "http://"] {
+            let error = parse_prometheus(bad).unwrap_err();
             assert!(error.contains("--prometheus"), "{bad}: {error}");
         }
     }

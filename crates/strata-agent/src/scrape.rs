@@ -1,15 +1,12 @@
-//! One scrape of an agent's `/metrics` over HTTP/1.1 (hyper's client on
-//! the caller's tokio), timed on this machine's clock, and the agent's
+//! One scrape of an agent's `/metrics` (its `Endpoint`: HTTP/1.1 or
+//! HTTPS, Basic auth), timed on this machine's clock, and the agent's
 //! clock offset from it.
 //!
 //! Not for: what the series mean (`host`).
 
+use crate::endpoint::Endpoint;
 use crate::text::{parse, Series};
-use anyhow::{bail, Context};
-use http_body_util::{BodyExt, Empty};
-use hyper::body::Bytes;
-use hyper::{Request, Uri};
-use hyper_util::rt::TokioIo;
+use anyhow::Context;
 use std::time::Duration;
 
 /// An agent's answer, with when this machine sent the request and when the
@@ -26,105 +23,38 @@ pub struct Scrape {
 /// and processes stays far below it.
 const MOST_BYTES: usize = 64 << 20;
 
-/// `URL` as given, with `/metrics` when it names no path.
-pub fn metrics_uri(url: &str) -> anyhow::Result<Uri> {
-    let uri: Uri = url
-        .parse()
-        .with_context(|| format!("--agent {url}: not a URL (http://HOST:PORT)"))?;
-    if uri.scheme_str() != Some("http") || uri.host().is_none() {
-        bail!("--agent {url}: give an http://HOST:PORT URL (a strata agent or node_exporter)");
-    }
-    match uri.path() {
-        "" | "/" => format!("{}/metrics", url.trim_end_matches('/'))
-            .parse()
-            .context("the URL with /metrics"),
-        _ => Ok(uri),
-    }
+/// `--agent` as clap parses it: `http[s]://[USER[:PASSWORD]@]HOST:PORT`,
+/// with `/metrics` when it names no path.
+pub fn parse_agent(text: &str) -> Result<Endpoint, String> {
+    Endpoint::parse("--agent", text, "/metrics").map_err(|error| format!("{error:#}"))
 }
 
-/// `--agent` as clap parses it: the URL [`metrics_uri`] makes of it.
-pub fn parse_agent(text: &str) -> Result<String, String> {
-    metrics_uri(text)
-        .map(|uri| uri.to_string())
-        .map_err(|error| format!("{error:#}"))
-}
-
-/// Scrapes `uri` once, giving up after `timeout`.
-pub async fn scrape(uri: &Uri, timeout: Duration) -> anyhow::Result<Scrape> {
-    tokio::time::timeout(timeout, scrape_now(uri))
+/// Scrapes `agent` once, giving up after `timeout`.
+pub async fn scrape(agent: &Endpoint, timeout: Duration) -> anyhow::Result<Scrape> {
+    tokio::time::timeout(timeout, scrape_now(agent))
         .await
-        .with_context(|| format!("{uri}: no answer in {timeout:?}"))?
-        .with_context(|| format!("scraping {uri}"))
+        .with_context(|| format!("{agent}: no answer in {timeout:?}"))?
+        .with_context(|| format!("scraping {agent}"))
 }
 
 /// [`scrape`] from synchronous code (a collector's thread), on a runtime
 /// of its own.
-pub fn scrape_blocking(uri: &Uri, timeout: Duration) -> anyhow::Result<Scrape> {
+pub fn scrape_blocking(agent: &Endpoint, timeout: Duration) -> anyhow::Result<Scrape> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?
-        .block_on(scrape(uri, timeout))
+        .block_on(scrape(agent, timeout))
 }
 
-async fn scrape_now(uri: &Uri) -> anyhow::Result<Scrape> {
-    let answer = get(uri).await?;
+async fn scrape_now(agent: &Endpoint) -> anyhow::Result<Scrape> {
+    let answer = agent.get(MOST_BYTES).await?;
     let text = std::str::from_utf8(&answer.body).context("the answer is not UTF-8")?;
     Ok(Scrape {
-        url: uri.to_string(),
+        url: agent.to_string(),
         sent_unix_s: answer.sent_unix_s,
         came_back_unix_s: answer.came_back_unix_s,
         series: parse(text)?,
     })
-}
-
-/// An HTTP answer's body, with when the request went and when the answer's
-/// head came back (Unix seconds on this machine's clock).
-pub(crate) struct Answer {
-    pub sent_unix_s: f64,
-    pub came_back_unix_s: f64,
-    pub body: Bytes,
-}
-
-/// `GET uri` over HTTP/1.1; an answer that is not 2xx is an error that
-/// quotes the start of its body.
-pub(crate) async fn get(uri: &Uri) -> anyhow::Result<Answer> {
-    let host = uri.host().context("no host")?;
-    let port = uri.port_u16().unwrap_or(80);
-    let stream = tokio::net::TcpStream::connect((host, port)).await?;
-    let (mut sender, connection) =
-        hyper::client::conn::http1::handshake(TokioIo::new(stream)).await?;
-    tokio::spawn(connection);
-    let authority = uri.authority().context("no authority")?.as_str();
-    let path = uri
-        .path_and_query()
-        .map_or("/metrics", |path| path.as_str());
-    let request = Request::get(path)
-        .header(hyper::header::HOST, authority)
-        .body(Empty::<Bytes>::new())?;
-    let sent_unix_s = unix_now_s();
-    let response = sender.send_request(request).await?;
-    let came_back_unix_s = unix_now_s();
-    let status = response.status();
-    let body = http_body_util::Limited::new(response.into_body(), MOST_BYTES)
-        .collect()
-        .await
-        .map_err(|error| anyhow::anyhow!("reading the answer: {error}"))?
-        .to_bytes();
-    if !status.is_success() {
-        let start = String::from_utf8_lossy(&body[..body.len().min(300)]).into_owned();
-        bail!("the server answered {status}: {}", start.trim());
-    }
-    Ok(Answer {
-        sent_unix_s,
-        came_back_unix_s,
-        body,
-    })
-}
-
-fn unix_now_s() -> f64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0.0, |elapsed| elapsed.as_secs_f64())
 }
 
 impl Scrape {
@@ -164,18 +94,42 @@ mod tests {
 
     #[test]
     fn a_url_without_a_path_scrapes_metrics_and_other_schemes_are_refused() {
+        let parsed = |text: &str| parse_agent(text).unwrap();
         assert_eq!(
-            metrics_uri("http://10.0.0.2:9477").unwrap().to_string(),
+            parsed("http://10.0.0.2:9477").to_string(),
             "http://10.0.0.2:9477/metrics"
         );
+        assert_eq!(parsed("http://db1:9100/other").uri().path(), "/other");
         assert_eq!(
-            metrics_uri("http://db1:9100/other").unwrap().path(),
-            "/other"
+            parsed("https://db1:9100/").to_string(),
+            "https://db1:9100/metrics"
         );
-        for bad in ["https://db1:9100", "db1:9100", "http://"] {
-            let error = format!("{:#}", metrics_uri(bad).unwrap_err());
+        let ipv6 = parsed("http://[::1]:9100");
+        assert_eq!(ipv6.host(), "::1");
+        assert_eq!(ipv6.to_string(), "http://[::1]:9100/metrics");
+        for bad in [
+            "ftp://db1:9100",
+            "db1:9100",
+            "http://",
+            "http://:pw@db1:9100",
+        ] {
+            let error = parse_agent(bad).unwrap_err();
             assert!(error.contains("--agent"), "{bad}: {error}");
         }
+    }
+
+    #[test]
+    fn a_password_in_the_url_is_never_shown_and_never_in_the_path() {
+        let agent = parse_agent("http://mon:s%40cret:x@db1:9100").unwrap();
+        assert_eq!(agent.to_string(), "http://mon:***@db1:9100/metrics");
+        assert_eq!(format!("{agent:?}"), "http://mon:***@db1:9100/metrics");
+        assert_eq!(agent.uri().to_string(), "http://db1:9100/metrics");
+        assert_eq!(agent.transport(), "http, Basic auth as mon");
+        let error = parse_agent("gopher://mon:SECRET@db1:9100").unwrap_err();
+        assert!(
+            !error.contains("SECRET") && error.contains("mon:***@db1"),
+            "{error}"
+        );
     }
 
     #[test]

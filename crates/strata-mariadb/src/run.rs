@@ -13,6 +13,7 @@ use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
+use strata_agent::endpoint::Endpoint;
 use strata_core::metrics::Collector;
 use strata_observe::background::BackgroundSampler;
 use strata_probe::collectors::all_os_collectors;
@@ -57,9 +58,9 @@ pub struct MariaDbRunConfig {
     pub command: Vec<String>,
     pub options: serde_json::Value,
     /// `--agent`: the server's host seen through its agent.
-    pub agent: Option<String>,
+    pub agent: Option<Endpoint>,
     /// `--agent` after the first: other hosts followed beside it.
-    pub other_agents: Vec<String>,
+    pub other_agents: Vec<Endpoint>,
     /// `--sweep-sessions`: one window per session count.
     pub sweep: Option<SweepRequest>,
 }
@@ -260,7 +261,7 @@ fn write_recording(
 /// The server's host through `--agent`: its devices replace those of this
 /// machine in the environment.
 fn reach_agent(
-    url: &str,
+    endpoint: &Endpoint,
     admin: &mut mysql::Conn,
     environment: &mut MariaDbEnvironment,
 ) -> Result<ServerHostAgent> {
@@ -272,7 +273,7 @@ fn reach_agent(
         .clone()
         .or(shown.map(PathBuf::from));
     let redo = environment.redo_directory.clone().or(data.clone());
-    let agent = ServerHostAgent::reach_blocking(url, data.as_deref(), redo.as_deref())?;
+    let agent = ServerHostAgent::reach_blocking(endpoint, data.as_deref(), redo.as_deref())?;
     environment.devices = agent.devices.clone();
     environment.device_details = Vec::new();
     environment.device_note = Some(agent.note());

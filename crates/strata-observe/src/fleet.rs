@@ -13,6 +13,7 @@
 use crate::sampler::{LayerSample, Rates, Sample};
 use std::collections::BTreeMap;
 use strata_agent::collector::{cpu_metrics, device_metrics, followed_disks};
+use strata_agent::endpoint::Endpoint;
 use strata_agent::host::{database_layers, Dialect, HostCounters};
 use strata_agent::query::{query_range_blocking, Range, RangeSeries, FLEET_SELECTOR};
 use strata_agent::scrape::Scrape;
@@ -44,19 +45,19 @@ pub struct FleetHost {
     pub missing_steps: usize,
 }
 
-/// The fleet over `range` as the Prometheus server at `url` recorded it:
+/// The fleet over `range` as the Prometheus server at `prometheus` recorded it:
 /// an observe Recording of every host's layers, and who they are (the
 /// fleet, its samples moved into the Recording).
 pub fn fleet_recording(
-    url: &str,
+    prometheus: &Endpoint,
     range: Range,
     command: Vec<String>,
 ) -> anyhow::Result<(Recording, Fleet)> {
-    let series = query_range_blocking(url, FLEET_SELECTOR, range, QUERY_TIMEOUT)?;
+    let series = query_range_blocking(prometheus, FLEET_SELECTOR, range, QUERY_TIMEOUT)?;
     let mut fleet = fleet(&series);
     if fleet.hosts.is_empty() {
         anyhow::bail!(
-            "--prometheus {url}: Prometheus holds no strata agent's or node_exporter's device \
+            "--prometheus {prometheus}: Prometheus holds no strata agent's or node_exporter's device \
              and CPU series between Unix times {:.0} and {:.0} (is it scraping them?)",
             range.start_unix_s,
             range.end_unix_s
@@ -65,7 +66,8 @@ pub fn fleet_recording(
     let mut header = Header::new(Kind::Observe, command);
     header.environment = serde_json::json!({
         "source": "prometheus",
-        "prometheus": url,
+        "prometheus": prometheus.to_string(),
+        "transport": prometheus.transport(),
         "hosts": fleet.hosts.iter().map(|(host, chosen)| serde_json::json!({
             "host": host, "target": chosen.target, "agent_kind": chosen.agent_kind,
         })).collect::<Vec<_>>(),
@@ -74,7 +76,7 @@ pub fn fleet_recording(
         .into_iter()
         .map(Record::Layers)
         .collect();
-    let recording = Recording::of(url.into(), header, records)?;
+    let recording = Recording::of(prometheus.to_string().into(), header, records)?;
     Ok((recording, fleet))
 }
 

@@ -14,6 +14,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use strata_agent::endpoint::{AgentAccess, Endpoint};
 use strata_core::input;
 use strata_core::metrics::Collector;
 use strata_recording::RecordingWriter;
@@ -50,11 +51,15 @@ pub struct ObserveRequest {
     #[arg(long, value_name = "URL")]
     pub db: Option<String>,
 
-    /// Also another host's devices and CPU, from its agent (http://HOST:PORT:
-    /// `strata observe --prometheus` there, or its node_exporter), shown as
-    /// `device@HOST` and `cpu@HOST` beside this machine's (repeatable)
+    /// Also another host's devices and CPU, from its agent
+    /// (http[s]://HOST:PORT: `strata observe --prometheus` there, or its
+    /// node_exporter), shown as `device@HOST` and `cpu@HOST` beside this
+    /// machine's (repeatable)
     #[arg(long = "agent", value_name = "URL", value_parser = strata_agent::scrape::parse_agent)]
-    pub agents: Vec<String>,
+    pub agents: Vec<Endpoint>,
+
+    #[command(flatten)]
+    pub agent_access: AgentAccess,
 
     /// Also a MariaDB/MySQL server (mysql://user@host:port/db): InnoDB's I/O counters
     #[arg(long, value_name = "URL")]

@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::Duration;
+use strata_agent::endpoint::Endpoint;
 use strata_core::metrics::Collector;
 use strata_core::units::format_size;
 use strata_db::pagecache::{drop_caches, CgroupFiles, PageCacheMethod};
@@ -75,9 +76,9 @@ pub struct SlobConfig {
     pub command: Vec<String>,
     pub options: serde_json::Value,
     /// `--agent`: the server's host seen through its agent.
-    pub agent: Option<String>,
+    pub agent: Option<Endpoint>,
     /// `--agent` after the first: other hosts followed beside it.
-    pub other_agents: Vec<String>,
+    pub other_agents: Vec<Endpoint>,
     /// `--shard`: this driver is one shard of a run.
     pub shard: Option<ShardRequest>,
     /// `--sweep-sessions`: one window per session count.
@@ -417,7 +418,7 @@ impl Server<'_> {
 /// The server's host through `--agent`: its devices replace those of this
 /// machine in the environment.
 async fn reach_agent(
-    url: &str,
+    endpoint: &Endpoint,
     client: &tokio_postgres::Client,
     environment: &mut RunEnvironment,
 ) -> anyhow::Result<ServerHostAgent> {
@@ -428,7 +429,7 @@ async fn reach_agent(
         .map(|row| PathBuf::from(row.get::<_, String>(0)));
     let data = environment.data_directory.clone().or(shown);
     let wal = data.as_ref().map(|dir| dir.join("pg_wal"));
-    let agent = ServerHostAgent::reach(url, data.as_deref(), wal.as_deref()).await?;
+    let agent = ServerHostAgent::reach(endpoint, data.as_deref(), wal.as_deref()).await?;
     environment.devices = agent.devices.clone();
     environment.device_details = Vec::new();
     environment.device_note = Some(agent.note());

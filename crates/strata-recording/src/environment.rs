@@ -65,8 +65,13 @@ pub struct Environment {
 pub struct ServerHost {
     /// The host's name, as the agent gives it.
     pub name: String,
-    /// The agent's URL.
+    /// The agent's URL, its password `***`.
     pub agent: String,
+    /// How the agent was reached: `http`, `https`, or `https, certificate
+    /// not verified (--agent-insecure)`, with `, Basic auth as USER` when
+    /// credentials were sent; `None` in Recordings older than it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transport: Option<String>,
     /// `strata` (`strata observe --prometheus`) or `node_exporter`.
     pub agent_kind: String,
     /// The agent's clock less this machine's, ms (NTP's formula from a

@@ -439,14 +439,18 @@ fn run_facts(environment: &Environment) -> Vec<Fact> {
     facts
 }
 
-/// "db1 through its strata agent http://… (clock offset +0.3 ms, round
-/// trip 0.4 ms)".
+/// "db1 through its strata agent http://… (https, Basic auth as mon;
+/// clock offset +0.3 ms, round trip 0.4 ms)".
 fn followed_host(host: &ServerHost) -> String {
     let offset = host
         .clock_offset_ms
         .map_or("unknown".to_string(), |offset| format!("{offset:+.1} ms"));
+    let transport = host
+        .transport
+        .as_ref()
+        .map_or(String::new(), |transport| format!("{transport}; "));
     format!(
-        "{} through its {} agent {} (clock offset {offset}, round trip {:.1} ms)",
+        "{} through its {} agent {} ({transport}clock offset {offset}, round trip {:.1} ms)",
         host.name, host.agent_kind, host.agent, host.round_trip_ms
     )
 }

@@ -8,6 +8,7 @@ use crate::engine::EngineKind;
 use crate::outcome::PageCacheChoice;
 use std::path::PathBuf;
 use std::time::Duration;
+use strata_agent::endpoint::{AgentAccess, Endpoint};
 use strata_core::input;
 pub use strata_slob::schema::TableSize;
 use strata_slob::schema::BLOCK_BYTES;
@@ -44,13 +45,17 @@ pub struct DataRequest {
     pub db: Option<String>,
 
     /// A server on another host (PostgreSQL, MariaDB): the agent on that
-    /// host to account for its devices and CPU, http://HOST:PORT — `strata
-    /// observe --prometheus ADDR --path DATA_DIR` there, or its
-    /// node_exporter. Scraped at both edges of the window and each second.
-    /// Repeatable: agents after the first are other hosts (an NFS server, a
-    /// second node), recorded and reported per host
+    /// host to account for its devices and CPU, http[s]://HOST:PORT —
+    /// `strata observe --prometheus ADDR --path DATA_DIR` there, or its
+    /// node_exporter (a password is best given with
+    /// --agent-basic-auth-file). Scraped at both edges of the window and
+    /// each second. Repeatable: agents after the first are other hosts (an
+    /// NFS server, a second node), recorded and reported per host
     #[arg(long = "agent", value_name = "URL", value_parser = strata_agent::scrape::parse_agent)]
-    pub agents: Vec<String>,
+    pub agents: Vec<Endpoint>,
+
+    #[command(flatten)]
+    pub agent_access: AgentAccess,
 
     /// Schemas, each with its own table (SLOB's multi-schema model) [default: 4]
     #[arg(long, value_name = "N", value_parser = |s: &str| input::bounded(s, 1, 1024).map(|v| v as u32))]

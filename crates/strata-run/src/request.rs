@@ -17,6 +17,7 @@ use anyhow::bail;
 use serde::Serialize;
 use std::path::PathBuf;
 use std::time::Duration;
+use strata_agent::endpoint::Endpoint;
 use strata_core::units::{format_size, KIB, MIB};
 use strata_db::account::ServerAccount;
 use strata_db::workdir::{WorkDir, WorkDirRequest};
@@ -195,12 +196,12 @@ pub fn refuse_postgres_options(
 
 /// `--agent`: the first is the server host's agent; the others are other
 /// hosts the run follows beside it (an NFS server, a second node).
-pub fn server_host_agent(data: &DataRequest) -> Option<String> {
+pub fn server_host_agent(data: &DataRequest) -> Option<Endpoint> {
     data.agents.first().cloned()
 }
 
 /// The agents after the first: other hosts, shown per host.
-pub fn other_host_agents(data: &DataRequest) -> Vec<String> {
+pub fn other_host_agents(data: &DataRequest) -> Vec<Endpoint> {
     data.agents.iter().skip(1).cloned().collect()
 }
 

@@ -10,13 +10,13 @@
 
 use crate::accounting::{RunDevices, RunFigures};
 use crate::edge::{Edge, HostEdge};
-use hyper::Uri;
 use std::path::Path;
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 use strata_agent::collector::{Agent, AgentLayer, Layer};
+use strata_agent::endpoint::Endpoint;
 use strata_agent::host::{Dialect, HostCounters};
-use strata_agent::scrape::{metrics_uri, scrape, scrape_blocking, Scrape};
+use strata_agent::scrape::{scrape, scrape_blocking, Scrape};
 use strata_core::metrics::Collector;
 use strata_recording::environment::ServerHost;
 
@@ -24,8 +24,8 @@ use strata_recording::environment::ServerHost;
 const EDGE_TIMEOUT: Duration = Duration::from_secs(5);
 
 pub struct ServerHostAgent {
-    pub url: String,
-    uri: Uri,
+    /// The agent, as shown: its password masked.
+    pub endpoint: Endpoint,
     /// The agent's host, as it names itself.
     pub host: String,
     /// The agent's clock less this machine's, from its first answer.
@@ -42,35 +42,32 @@ impl ServerHostAgent {
     /// the data and WAL directories (as the server shows them) that it
     /// counts.
     pub async fn reach(
-        url: &str,
+        endpoint: &Endpoint,
         data_directory: Option<&Path>,
         wal_directory: Option<&Path>,
     ) -> anyhow::Result<ServerHostAgent> {
-        let uri = metrics_uri(url)?;
-        let scraped = scrape(&uri, EDGE_TIMEOUT).await;
-        Self::from_first(url, uri, scraped, data_directory, wal_directory)
+        let scraped = scrape(endpoint, EDGE_TIMEOUT).await;
+        Self::from_first(endpoint, scraped, data_directory, wal_directory)
     }
 
     /// [`ServerHostAgent::reach`] from synchronous code.
     pub fn reach_blocking(
-        url: &str,
+        endpoint: &Endpoint,
         data_directory: Option<&Path>,
         wal_directory: Option<&Path>,
     ) -> anyhow::Result<ServerHostAgent> {
-        let uri = metrics_uri(url)?;
-        let scraped = scrape_blocking(&uri, EDGE_TIMEOUT);
-        Self::from_first(url, uri, scraped, data_directory, wal_directory)
+        let scraped = scrape_blocking(endpoint, EDGE_TIMEOUT);
+        Self::from_first(endpoint, scraped, data_directory, wal_directory)
     }
 
     fn from_first(
-        url: &str,
-        uri: Uri,
+        endpoint: &Endpoint,
         scraped: anyhow::Result<Scrape>,
         data_directory: Option<&Path>,
         wal_directory: Option<&Path>,
     ) -> anyhow::Result<ServerHostAgent> {
-        let scraped = scraped.map_err(|error| error.context(format!("--agent {url}")))?;
-        let counters = counters(&scraped, &uri)?;
+        let scraped = scraped.map_err(|error| error.context(format!("--agent {endpoint}")))?;
+        let counters = counters(&scraped, endpoint)?;
         let under = |dir: Option<&Path>| {
             let path = dir.map_or(String::new(), |dir| dir.display().to_string());
             counters.devices_under(&path)
@@ -81,19 +78,18 @@ impl ServerHostAgent {
         };
         if devices.data.is_empty() {
             anyhow::bail!(
-                "--agent {url}: the agent on {} counts no device under the server's data \
+                "--agent {endpoint}: the agent on {} counts no device under the server's data \
                  directory{} (a strata agent: start it with --path DATA_DIR)",
                 counters.host,
                 data_directory.map_or(String::new(), |dir| format!(" {}", dir.display()))
             );
         }
         Ok(ServerHostAgent {
-            url: url.to_string(),
+            endpoint: endpoint.clone(),
             host: counters.host.clone(),
             clock_offset_s: scraped.clock_offset_s(),
             round_trip_s: scraped.round_trip_s(),
             dialect: counters.dialect,
-            uri,
             devices,
             gaps: Mutex::new(Vec::new()),
         })
@@ -103,7 +99,7 @@ impl ServerHostAgent {
     pub fn server_host(&self) -> ServerHost {
         described(
             &self.host,
-            &self.url,
+            &self.endpoint,
             self.dialect,
             self.clock_offset_s,
             self.round_trip_s,
@@ -116,10 +112,11 @@ impl ServerHostAgent {
             format!("{:+.1} ms", offset * 1e3)
         });
         format!(
-            "the server's host {} is observed through its agent {} (clock offset {offset}, \
-             round trip {:.1} ms): its devices and CPU are in these figures",
+            "the server's host {} is observed through its agent {} ({}; clock offset \
+             {offset}, round trip {:.1} ms): its devices and CPU are in these figures",
             self.host,
-            self.url,
+            self.endpoint,
+            self.endpoint.transport(),
             self.round_trip_s * 1e3
         )
     }
@@ -129,19 +126,19 @@ impl ServerHostAgent {
     /// stands for the server host's tenants). When the agent does not
     /// answer, the edge keeps no device and the gap is kept.
     pub async fn onto(&self, edge: &mut Edge) {
-        let scraped = scrape(&self.uri, EDGE_TIMEOUT).await;
+        let scraped = scrape(&self.endpoint, EDGE_TIMEOUT).await;
         self.put(scraped, edge);
     }
 
     /// [`ServerHostAgent::onto`] from synchronous code.
     pub fn onto_blocking(&self, edge: &mut Edge) {
-        let scraped = scrape_blocking(&self.uri, EDGE_TIMEOUT);
+        let scraped = scrape_blocking(&self.endpoint, EDGE_TIMEOUT);
         self.put(scraped, edge);
     }
 
     fn put(&self, scraped: anyhow::Result<Scrape>, edge: &mut Edge) {
         edge.processes_io = Default::default();
-        match answered(scraped, &self.uri) {
+        match answered(scraped, &self.endpoint) {
             Ok(counters) => {
                 edge.disks = counters.disks;
                 edge.host_cpu = counters.cpu;
@@ -185,7 +182,7 @@ impl ServerHostAgent {
     /// The agent's devices and CPU, sampled each second with the run.
     pub fn collectors(&self) -> Vec<Box<dyn Collector>> {
         let devices = self.devices.each_once();
-        let agent = Agent::new(self.uri.clone());
+        let agent = Agent::new(self.endpoint.clone());
         vec![
             Box::new(AgentLayer::new(&agent, Layer::Devices, devices)),
             Box::new(AgentLayer::new(&agent, Layer::Cpu, Vec::new())),
@@ -197,20 +194,20 @@ impl ServerHostAgent {
 /// first): each as the run's environment keeps it, and the collectors of
 /// its devices and CPU (`device@HOST`, `cpu@HOST`) for the run's sampler.
 /// An agent that does not answer now is an error before the run starts.
-pub fn follow_others(urls: &[String]) -> anyhow::Result<OtherHosts> {
+pub fn follow_others(endpoints: &[Endpoint]) -> anyhow::Result<OtherHosts> {
     let mut hosts = Vec::new();
     let mut collectors = Vec::new();
     let mut agents = Vec::new();
-    for url in urls {
-        let followed = strata_agent::collector::follow(url)?;
+    for endpoint in endpoints {
+        let followed = strata_agent::collector::follow(endpoint)?;
         agents.push(OtherAgent {
             host: followed.host.clone(),
-            uri: metrics_uri(url)?,
+            endpoint: endpoint.clone(),
             disks: followed.disks.clone(),
         });
         hosts.push(described(
             &followed.host,
-            url,
+            endpoint,
             followed.dialect,
             followed.clock_offset_s,
             followed.round_trip_s,
@@ -241,7 +238,7 @@ pub struct OtherHostEdges {
 #[derive(Clone)]
 struct OtherAgent {
     host: String,
-    uri: Uri,
+    endpoint: Endpoint,
     disks: Vec<String>,
 }
 
@@ -250,7 +247,7 @@ impl OtherHostEdges {
     pub async fn take(&self) -> Vec<HostEdge> {
         let mut edges = Vec::new();
         for agent in &self.agents {
-            edges.push(agent.edge(scrape(&agent.uri, EDGE_TIMEOUT).await));
+            edges.push(agent.edge(scrape(&agent.endpoint, EDGE_TIMEOUT).await));
         }
         edges
     }
@@ -259,14 +256,14 @@ impl OtherHostEdges {
     pub fn take_blocking(&self) -> Vec<HostEdge> {
         self.agents
             .iter()
-            .map(|agent| agent.edge(scrape_blocking(&agent.uri, EDGE_TIMEOUT)))
+            .map(|agent| agent.edge(scrape_blocking(&agent.endpoint, EDGE_TIMEOUT)))
             .collect()
     }
 }
 
 impl OtherAgent {
     fn edge(&self, scraped: anyhow::Result<Scrape>) -> HostEdge {
-        match answered(scraped, &self.uri) {
+        match answered(scraped, &self.endpoint) {
             Ok(counters) => HostEdge {
                 host: self.host.clone(),
                 disks: counters
@@ -291,14 +288,15 @@ impl OtherAgent {
 
 fn described(
     host: &str,
-    url: &str,
+    endpoint: &Endpoint,
     dialect: Dialect,
     clock_offset_s: Option<f64>,
     round_trip_s: f64,
 ) -> ServerHost {
     ServerHost {
         name: host.to_string(),
-        agent: url.to_string(),
+        agent: endpoint.to_string(),
+        transport: Some(endpoint.transport()),
         agent_kind: dialect.name().to_string(),
         clock_offset_ms: clock_offset_s.map(|offset| offset * 1e3),
         round_trip_ms: round_trip_s * 1e3,
@@ -317,14 +315,14 @@ pub fn not_observed_note(reason: &str) -> String {
 
 /// An edge's scrape as counters, or why it gave none (the agent did not
 /// answer, or answered as neither agent), for the gap.
-fn answered(scraped: anyhow::Result<Scrape>, uri: &Uri) -> Result<HostCounters, String> {
+fn answered(scraped: anyhow::Result<Scrape>, endpoint: &Endpoint) -> Result<HostCounters, String> {
     scraped
         .map_err(|error| format!("{error:#}"))
-        .and_then(|scraped| counters(&scraped, uri).map_err(|error| error.to_string()))
+        .and_then(|scraped| counters(&scraped, endpoint).map_err(|error| error.to_string()))
 }
 
-fn counters(scraped: &Scrape, uri: &Uri) -> anyhow::Result<HostCounters> {
-    HostCounters::of(scraped, uri.host().unwrap_or_default()).ok_or_else(|| {
-        anyhow::anyhow!("{uri} answers, but as neither a strata agent nor node_exporter")
+fn counters(scraped: &Scrape, endpoint: &Endpoint) -> anyhow::Result<HostCounters> {
+    HostCounters::of(scraped, endpoint.host()).ok_or_else(|| {
+        anyhow::anyhow!("{endpoint} answers, but as neither a strata agent nor node_exporter")
     })
 }

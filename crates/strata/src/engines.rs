@@ -76,12 +76,16 @@ pub fn build(
     })
 }
 
-/// Options whose values are connection strings that may hold a password.
-const SECRET_OPTIONS: [&str; 2] = ["--db", "--mariadb"];
+/// Options whose values are connection strings or URLs that may hold a
+/// password.
+const SECRET_OPTIONS: [&str; 4] = ["--db", "--mariadb", "--agent", "--prometheus"];
 
 /// A connection string with its password replaced, or `***` when it does
-/// not parse.
-fn redact(value: &str) -> String {
+/// not parse; an agent's or Prometheus's URL with its password `***`.
+fn redact(option: &str, value: &str) -> String {
+    if matches!(option, "--agent" | "--prometheus") {
+        return strata_agent::endpoint::masked(value);
+    }
     if is_mariadb_url(value) {
         return strata_mariadb::collector::redact(value);
     }
@@ -100,21 +104,22 @@ fn is_mariadb_url(value: &str) -> bool {
     value.starts_with("mysql://") || value.starts_with("mariadb://")
 }
 
-/// The command line with the values of `--db` and `--mariadb` redacted.
+/// The command line with the values of `--db`, `--mariadb`, `--agent`
+/// and `--prometheus` redacted.
 pub fn redacted_command_line() -> Vec<String> {
-    let mut redact_next = false;
+    let mut redact_next: Option<String> = None;
     std::env::args()
         .map(|argument| {
-            if std::mem::take(&mut redact_next) {
-                return redact(&argument);
+            if let Some(option) = redact_next.take() {
+                return redact(&option, &argument);
             }
             if SECRET_OPTIONS.contains(&argument.as_str()) {
-                redact_next = true;
+                redact_next = Some(argument.clone());
                 return argument;
             }
             match argument.split_once('=') {
                 Some((option, value)) if SECRET_OPTIONS.contains(&option) => {
-                    format!("{option}={}", redact(value))
+                    format!("{option}={}", redact(option, value))
                 }
                 _ => argument,
             }

@@ -31,7 +31,7 @@ pub struct ObserveArgs {
     output: OutputArgs,
 }
 
-pub fn run(args: ObserveArgs) -> anyhow::Result<i32> {
+pub fn run(mut args: ObserveArgs) -> anyhow::Result<i32> {
     check_top_output(&args)?;
     let mut stream = Stream::open(&args.output)?;
     let mut write = |text: &str| stream.write(text);
@@ -45,6 +45,8 @@ pub fn run(args: ObserveArgs) -> anyhow::Result<i32> {
         return Ok(0);
     }
     let interval = args.request.interval()?;
+    let agents = &mut args.request.agents;
+    args.request.agent_access.apply(agents)?;
     let mut collectors = collectors(&args.request)?;
     let other_hosts = strata_run::server_host::follow_others(&args.request.agents)?;
     collectors.extend(other_hosts.collectors);

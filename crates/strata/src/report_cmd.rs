@@ -9,6 +9,7 @@ use anyhow::bail;
 use clap::Args;
 use std::path::PathBuf;
 use std::time::Duration;
+use strata_agent::endpoint::{Access, Endpoint, PROMETHEUS_BASIC_AUTH_ENV};
 use strata_agent::query::{Range, MOST_POINTS};
 use strata_output::args::OutputArgs;
 use strata_output::document::{Fact, Window};
@@ -33,9 +34,23 @@ pub struct ReportArgs {
         long,
         value_name = "URL",
         conflicts_with = "recordings",
-        requires = "from"
+        requires = "from",
+        value_parser = strata_agent::query::parse_prometheus
     )]
-    pub prometheus: Option<String>,
+    pub prometheus: Option<Endpoint>,
+    /// With --prometheus: a file holding USER:PASSWORD, sent as HTTP Basic
+    /// auth where the URL carries no password [default:
+    /// $STRATA_PROMETHEUS_BASIC_AUTH]
+    #[arg(long, value_name = "FILE", requires = "prometheus")]
+    pub prometheus_basic_auth_file: Option<PathBuf>,
+    /// With an https:// --prometheus: certificate authorities (PEM) that
+    /// sign its certificate, trusted beside the system's
+    #[arg(long, value_name = "FILE", requires = "prometheus")]
+    pub prometheus_ca_file: Option<PathBuf>,
+    /// With an https:// --prometheus: do not verify its certificate (said
+    /// in the report)
+    #[arg(long, requires = "prometheus")]
+    pub prometheus_insecure: bool,
     /// Start of the window. Of a Recording: from its start, seconds or a
     /// duration (90s, 2m) (default: a run's measured window, or the whole
     /// recording). With --prometheus: a time (2026-11-25T10:00:00Z, Unix
@@ -71,7 +86,7 @@ pub fn run(args: ReportArgs) -> anyhow::Result<i32> {
     let report = match (&args.compare, args.recordings.as_slice(), &args.prometheus) {
         (Some(paths), _, _) => compare_recordings(paths, &options)?,
         (None, [path], _) => report_with(path, &options)?,
-        (None, [], Some(url)) => fleet_report(url, &args, &options)?,
+        (None, [], Some(prometheus)) => fleet_report(prometheus, &args, &options)?,
         (None, [], None) => bail!("give a RECORDING, --compare A B, or --prometheus URL"),
         (None, shards, _) => {
             let mut report = report_of(&merge_files(shards)?, &options)?;
@@ -115,15 +130,24 @@ fn window(args: &ReportArgs) -> anyhow::Result<Option<Window>> {
 /// The report of every host a Prometheus server scraped between --from and
 /// --to.
 fn fleet_report(
-    url: &str,
+    prometheus: &Endpoint,
     args: &ReportArgs,
     options: &ReportOptions,
 ) -> anyhow::Result<strata_output::document::Report> {
+    let mut prometheus = prometheus.clone();
+    Access {
+        option: "--prometheus",
+        basic_auth_file: args.prometheus_basic_auth_file.clone(),
+        basic_auth_env: PROMETHEUS_BASIC_AUTH_ENV,
+        ca_file: args.prometheus_ca_file.clone(),
+        insecure: args.prometheus_insecure,
+    }
+    .apply(std::slice::from_mut(&mut prometheus))?;
     let range = prometheus_range(args)?;
-    let command = std::env::args().collect();
-    let (recording, fleet) = strata_observe::fleet::fleet_recording(url, range, command)?;
+    let command = crate::engines::redacted_command_line();
+    let (recording, fleet) = strata_observe::fleet::fleet_recording(&prometheus, range, command)?;
     let mut report = report_of(&recording, options)?;
-    report.source.files = vec![url.to_string()];
+    report.source.files = vec![prometheus.to_string()];
     let hosts: Vec<String> = fleet
         .hosts
         .iter()
@@ -142,8 +166,9 @@ fn fleet_report(
         Fact::new(
             "Prometheus",
             format!(
-                "{url}: range query from {} to {} UTC, step {:.3} s (the Prometheus \
-                 server's clock; values as it scraped them)",
+                "{prometheus} ({}): range query from {} to {} UTC, step {:.3} s (the \
+                 Prometheus server's clock; values as it scraped them)",
+                prometheus.transport(),
                 utc(range.start_unix_s),
                 utc(range.end_unix_s),
                 range.step_s

@@ -41,6 +41,8 @@ pub struct RunArgs {
 
 pub fn setup(mut args: SetupArgs) -> anyhow::Result<i32> {
     request::choose_db(&mut args.data, None)?;
+    let agents = &mut args.data.agents;
+    args.data.agent_access.apply(agents)?;
     let (kind, conf) = prepare(&args.data)?;
     let defaults = engines::defaults(kind, &args.data);
     let driver = request::setup_driver_options(request::plan(&args.data, &conf, &defaults));
@@ -61,6 +63,8 @@ pub fn setup(mut args: SetupArgs) -> anyhow::Result<i32> {
 pub fn run(mut args: RunArgs) -> anyhow::Result<i32> {
     let mut shard = request::shard_request(&args.workload, &|name| std::env::var(name).ok())?;
     request::choose_db(&mut args.data, shard.as_mut())?;
+    let agents = &mut args.data.agents;
+    args.data.agent_access.apply(agents)?;
     let (kind, conf) = prepare(&args.data)?;
     let defaults = engines::defaults(kind, &args.data);
     let plan = request::plan(&args.data, &conf, &defaults);

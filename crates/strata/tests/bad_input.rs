@@ -196,9 +196,9 @@ fn contradictions_and_empty_work_are_refused_before_any_work() {
     assert!(leftovers(dir.path()).is_empty());
 }
 
-/// `--agent` takes an http://HOST:PORT URL, one for a run, and not for
-/// SQLite, whose database is a file here: each refused by name before any
-/// work.
+/// `--agent` takes an http:// or https://HOST:PORT URL, one for a run,
+/// and not for SQLite, whose database is a file here: each refused by name
+/// before any work.
 #[test]
 fn agents_that_cannot_be_followed_are_refused() {
     refused(
@@ -206,8 +206,8 @@ fn agents_that_cannot_be_followed_are_refused() {
         &["--agent", "http://HOST:PORT"],
     );
     refused(
-        &["run", "--agent", "https://db1:9100"],
-        &["--agent", "http://HOST:PORT"],
+        &["run", "--agent", "ftp://db1:9100"],
+        &["--agent", "http:// or https://"],
     );
     refused(
         &["run", "--engine", "sqlite", "--agent", "http://a:1"],

@@ -61,7 +61,8 @@ fn wait_until_up(url: &str, targets: usize, dir: &Path) {
             end_unix_s: now,
             step_s: 1.0,
         };
-        let up = query_range_blocking(url, "up == 1", range, Duration::from_secs(5))
+        let prometheus = strata_agent::query::parse_prometheus(url).unwrap();
+        let up = query_range_blocking(&prometheus, "up == 1", range, Duration::from_secs(5))
             .map(|series| series.len())
             .unwrap_or(0);
         if up == targets {

@@ -120,7 +120,13 @@ fn a_run_through_the_server_host_s_agent_accounts_its_devices() {
     let _ = host.spawn(env!("CARGO_BIN_EXE_strata"), &other_args, None, log());
     let other_agent = format!("http://{other_agent}");
     scrape_until_up(&other_agent);
-    let node_args = [format!("--web.listen-address={node_exporter}")];
+    let web_config = dir.path().join("web.yml");
+    let users = format!("basic_auth_users:\n  {AGENT_USER}: {AGENT_PASSWORD_BCRYPT}\n");
+    std::fs::write(&web_config, users).unwrap();
+    let node_args = [
+        format!("--web.listen-address={node_exporter}"),
+        format!("--web.config.file={}", web_config.display()),
+    ];
     let node_args: Vec<&str> = node_args.iter().map(String::as_str).collect();
     let _ = host.spawn("prometheus-node-exporter", &node_args, None, log());
     let url = server.url();
@@ -128,9 +134,10 @@ fn a_run_through_the_server_host_s_agent_accounts_its_devices() {
     let mut setup = vec!["setup", "--db", url.as_str()];
     setup.extend(plan);
     run_json(&setup, dir.path());
+    let behind_basic_auth = format!("{AGENT_USER}:{AGENT_PASSWORD}@{node_exporter}");
     for (agent, others) in [
         (strata_agent, vec![other_agent.as_str()]),
-        (node_exporter, vec![]),
+        (behind_basic_auth, vec![]),
     ] {
         let agent = format!("http://{agent}");
         scrape_until_up(&agent);
@@ -138,6 +145,8 @@ fn a_run_through_the_server_host_s_agent_accounts_its_devices() {
     }
 }
 
+/// A run through `agent` (its password, if any, given in the URL), and
+/// `others` beside it.
 fn run_through(agent: &str, others: &[&str], url: &str, plan: &[&str], dir: &std::path::Path) {
     let record = dir.join("remote.strata");
     let _ = std::fs::remove_file(&record);
@@ -148,7 +157,16 @@ fn run_through(agent: &str, others: &[&str], url: &str, plan: &[&str], dir: &std
     args.extend(["--duration", "3s", "--warmup", "1s", "--record"]);
     args.push(record.to_str().unwrap());
     args.extend(plan);
+    let text = run(&args, dir);
+    assert!(text.status.success(), "{}", everything(&text));
+    assert!(
+        !everything(&text).contains(AGENT_PASSWORD),
+        "{}",
+        everything(&text)
+    );
+    let agent = &agent.replace(AGENT_PASSWORD, "***");
     let document = run_json(&args, dir);
+    assert_secret_nowhere_in_recording_or_reports(AGENT_PASSWORD, &record, dir);
     assert_matches_the_run_schema(&document);
     let environment = &document["environment"];
     let note = environment["device_note"].as_str().unwrap();

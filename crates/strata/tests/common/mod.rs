@@ -146,7 +146,7 @@ pub fn recording_fixture(name: &str) -> String {
 /// The first answer of the agent at `url` (a strata agent or node_exporter
 /// that is starting), scraping until it answers; panics after 20 s.
 pub fn scrape_until_up(url: &str) -> strata_agent::scrape::Scrape {
-    let uri = strata_agent::scrape::metrics_uri(url).unwrap();
+    let uri = strata_agent::scrape::parse_agent(url).unwrap();
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
     loop {
         match strata_agent::scrape::scrape_blocking(&uri, std::time::Duration::from_secs(5)) {
@@ -184,6 +184,37 @@ pub fn strata_agent(more: &[&str], dir: &std::path::Path) -> (Killed, String) {
         .trim_end_matches("/metrics")
         .to_string();
     (child, format!("http://{address}"))
+}
+
+/// The user and password of agents behind Basic auth in the tests, and the
+/// password's bcrypt (cost 4) as node_exporter's web-config.yml
+/// `basic_auth_users` takes it.
+pub const AGENT_USER: &str = "mon";
+pub const AGENT_PASSWORD: &str = "agent-SECRET-pw";
+pub const AGENT_PASSWORD_BCRYPT: &str =
+    "$2b$04$eO5lp1K2J2POxbNxXSk8/.bFUjDS1t3bzhBdsJbUusPqkMFoc6mYS";
+
+/// Everything a command printed, as one text.
+pub fn everything(output: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        stderr_of(output)
+    )
+}
+
+/// Neither the Recording at `record` nor any report of it (text, JSON,
+/// HTML) holds `secret`.
+pub fn assert_secret_nowhere_in_recording_or_reports(secret: &str, record: &Path, dir: &Path) {
+    let recorded = std::fs::read_to_string(record).unwrap();
+    assert!(!recorded.contains(secret), "{recorded}");
+    for format in [&[][..], &["--json"], &["--html", "-"]] {
+        let mut args = vec!["report", record.to_str().unwrap()];
+        args.extend(format);
+        let report = run(&args, dir);
+        assert!(report.status.success(), "{args:?}: {}", stderr_of(&report));
+        assert!(!everything(&report).contains(secret), "{args:?}");
+    }
 }
 
 pub fn node_exporter() -> (Killed, String) {
