@@ -286,3 +286,71 @@ fn access_options_that_would_be_ignored_or_do_not_read_are_refused_before_any_wo
         }
     }
 }
+
+/// An agent that cannot be reached is an error naming it, its password
+/// masked; an agent on IPv6 (its address in brackets) is reached.
+#[test]
+fn an_unreachable_agent_is_named_without_its_password_and_ipv6_agents_answer() {
+    let dir = scratch();
+    let port = strata_testkit::process::free_port();
+    let unreachable = format!("http://{AGENT_USER}:{AGENT_PASSWORD}@127.0.0.1:{port}");
+    for command in [
+        &["observe", "--count", "1"][..],
+        &["run", "--db", "postgres://u@127.0.0.1:1/x"],
+    ] {
+        let mut args = command.to_vec();
+        args.extend(["--agent", &unreachable]);
+        let output = run(&args, dir.path());
+        let said = everything(&output);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {said}");
+        assert!(!said.contains(AGENT_PASSWORD), "{args:?}: {said}");
+    }
+    let output = run(
+        &["observe", "--count", "1", "--agent", &unreachable],
+        dir.path(),
+    );
+    let said = everything(&output);
+    assert!(
+        said.contains(&format!(
+            "--agent http://{AGENT_USER}:***@127.0.0.1:{port}/metrics"
+        )),
+        "{said}"
+    );
+
+    let mut args = vec!["observe", "--prometheus", "[::1]:0"];
+    args.extend(["--host", "v6host"]);
+    let (child, lines) = spawn_with_stderr_lines(&args, dir.path());
+    let _agent = Killed(child);
+    let announced = lines
+        .recv_timeout(std::time::Duration::from_secs(30))
+        .expect("the agent says where it serves");
+    let url = announced
+        .split("http://")
+        .nth(1)
+        .unwrap_or_else(|| panic!("{announced}"))
+        .trim_end_matches("/metrics")
+        .to_string();
+    assert!(url.starts_with("[::1]:"), "{announced}");
+    let record = dir.path().join("v6.strata");
+    let agent = format!("http://{url}");
+    let output = run(
+        &[
+            "observe",
+            "--count",
+            "1",
+            "--agent",
+            &agent,
+            "--record",
+            record.to_str().unwrap(),
+        ],
+        dir.path(),
+    );
+    assert!(output.status.success(), "{}", everything(&output));
+    let recording = strata_recording::Recording::read(&record).unwrap();
+    assert!(
+        recording
+            .layers()
+            .any(|sample| sample.values("cpu@v6host").is_some()),
+        "the IPv6 agent's CPU is sampled"
+    );
+}
