@@ -146,6 +146,7 @@ pub struct FollowedHost {
 pub fn follow(endpoint: &Endpoint) -> anyhow::Result<FollowedHost> {
     let scraped = scrape_blocking(endpoint, SAMPLE_TIMEOUT)
         .map_err(|error| error.context(format!("--agent {endpoint}")))?;
+    scraped.note_unread("--agent");
     let counters = HostCounters::of(&scraped, endpoint.host()).ok_or_else(|| {
         anyhow::anyhow!(
             "--agent {endpoint}: answers, but as neither a strata agent nor node_exporter"

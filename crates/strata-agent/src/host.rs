@@ -396,7 +396,8 @@ mod tests {
             url: "http://db1:9100/metrics".into(),
             sent_unix_s: 0.0,
             came_back_unix_s: 0.0,
-            series: parse(text).unwrap(),
+            series: parse(text).series,
+            unread: None,
         }
     }
 

@@ -185,6 +185,7 @@ pub fn scrapes_by_step(series: &[RangeSeries]) -> Vec<(f64, Vec<Scrape>)> {
                     sent_unix_s: unix_s,
                     came_back_unix_s: unix_s,
                     series,
+                    unread: None,
                 })
                 .collect();
             (unix_s, scrapes)

@@ -17,6 +17,9 @@ pub struct Scrape {
     pub sent_unix_s: f64,
     pub came_back_unix_s: f64,
     pub series: Vec<Series>,
+    /// The lines of the answer that did not read, said in a sentence
+    /// (`text::Exposition::skipped_note`).
+    pub unread: Option<String>,
 }
 
 /// The most an agent's answer may be: a host with thousands of devices
@@ -48,16 +51,26 @@ pub fn scrape_blocking(agent: &Endpoint, timeout: Duration) -> anyhow::Result<Sc
 
 async fn scrape_now(agent: &Endpoint) -> anyhow::Result<Scrape> {
     let answer = agent.get(MOST_BYTES).await?;
-    let text = std::str::from_utf8(&answer.body).context("the answer is not UTF-8")?;
+    // node_exporter sends only UTF-8 (it replaces invalid bytes with
+    // U+FFFD); an exporter that does not gets the same.
+    let exposition = parse(&String::from_utf8_lossy(&answer.body));
     Ok(Scrape {
         url: agent.to_string(),
         sent_unix_s: answer.sent_unix_s,
         came_back_unix_s: answer.came_back_unix_s,
-        series: parse(text)?,
+        unread: exposition.skipped_note(),
+        series: exposition.series,
     })
 }
 
 impl Scrape {
+    /// Says on stderr which lines of the answer did not read, if any.
+    pub fn note_unread(&self, option: &str) {
+        if let Some(unread) = &self.unread {
+            strata_core::note::note(&format!("strata: {option} {}: {unread}", self.url));
+        }
+    }
+
     /// The first series called `name`.
     pub fn value(&self, name: &str) -> Option<f64> {
         self.series
@@ -146,6 +159,7 @@ mod tests {
                     value,
                 })
                 .collect(),
+            unread: None,
         };
         let strata = scrape(vec![
             ("strata_agent_received_seconds", 105.1),

@@ -67,6 +67,7 @@ impl ServerHostAgent {
         wal_directory: Option<&Path>,
     ) -> anyhow::Result<ServerHostAgent> {
         let scraped = scraped.map_err(|error| error.context(format!("--agent {endpoint}")))?;
+        scraped.note_unread("--agent");
         let counters = counters(&scraped, endpoint)?;
         let under = |dir: Option<&Path>| {
             let path = dir.map_or(String::new(), |dir| dir.display().to_string());
