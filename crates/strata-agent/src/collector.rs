@@ -17,8 +17,11 @@ use strata_core::metrics::{Collected, Collector, Metric};
 /// How long a scrape for a layer sample may take.
 const SAMPLE_TIMEOUT: Duration = Duration::from_secs(2);
 
-/// How long one answer serves the layers of one sampling round.
-const FRESH: Duration = Duration::from_millis(300);
+/// How long one answer serves the layers of one sampling round: they are
+/// collected one after another, within milliseconds, and the shortest
+/// interval between rounds (100 ms) must always scrape again, or a round
+/// would reuse the last one's answer and show no change.
+const FRESH: Duration = Duration::from_millis(50);
 
 /// The layer an [`AgentLayer`] gives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -118,11 +121,33 @@ impl Collector for AgentLayer {
         let counters = HostCounters::of(&scraped, endpoint.host()).ok_or_else(|| {
             anyhow::anyhow!("{endpoint}: neither a strata agent nor node_exporter")
         })?;
-        let metrics = match self.layer {
-            Layer::Cpu => cpu_metrics(&counters),
-            _ => device_metrics(&counters, &self.devices),
+        Ok(host_layer(&counters, self.layer, &self.devices))
+    }
+}
+
+/// A host's CPU (absent, with why, where its CPU time is not known) or
+/// its `devices` (those whose values no counter can hold left out, each
+/// with why), in the names and units of strata's own layers.
+pub fn host_layer(counters: &HostCounters, layer: Layer, devices: &[String]) -> Collected {
+    if layer == Layer::Cpu {
+        return match cpu_metrics(counters) {
+            Some(metrics) => Collected::Metrics { metrics },
+            None => Collected::Absent {
+                reason: counters.unreadable.get("").cloned().unwrap_or_default(),
+            },
         };
-        Ok(Collected::Metrics { metrics })
+    }
+    let unreadable = devices
+        .iter()
+        .filter_map(|device| {
+            let thing = format!("device={device},kind=disk");
+            let why = counters.unreadable.get(&thing)?;
+            Some((thing, why.clone()))
+        })
+        .collect();
+    Collected::Partial {
+        metrics: device_metrics(counters, devices),
+        unreadable,
     }
 }
 
@@ -185,16 +210,31 @@ pub fn follow(endpoint: &Endpoint) -> anyhow::Result<FollowedHost> {
 }
 
 /// The disks of another host worth following: a strata agent's disks,
-/// every device node_exporter counts.
+/// every device node_exporter counts; those whose values no counter could
+/// hold too, so that their gaps are named.
 pub fn followed_disks(counters: &HostCounters) -> Vec<String> {
-    match counters.dialect {
+    let mut disks = match counters.dialect {
         Dialect::Strata => counters.devices_under("/"),
         Dialect::NodeExporter => counters
             .disks
             .iter()
             .map(|disk| disk.name.clone())
             .collect(),
-    }
+    };
+    let whole = |device: &&str| {
+        counters
+            .kinds
+            .get(*device)
+            .map_or(true, |kind| ["disk", "md"].contains(&kind.as_str()))
+    };
+    disks.extend(
+        counters
+            .unreadable_devices()
+            .filter(whole)
+            .map(str::to_string),
+    );
+    disks.sort();
+    disks
 }
 
 /// `devices`' counters in the names and units of strata's device layer.
@@ -219,10 +259,12 @@ pub fn device_metrics(counters: &HostCounters, devices: &[String]) -> Vec<Metric
             counter("write_merges", disk.write_merges),
             counter("write_bytes", disk.write_sectors * 512),
             counter("write_ms", disk.write_ms),
-            counter("flush_requests", disk.flush_requests),
             counter("busy_ms", disk.busy_ms),
             counter("weighted_ms", disk.weighted_ms),
         ]);
+        if disk.field_count >= 17 {
+            metrics.push(counter("flush_requests", disk.flush_requests));
+        }
         metrics.push(
             Metric::gauge("in_flight", disk.in_flight as f64)
                 .with_label("device", &disk.name)
@@ -233,9 +275,9 @@ pub fn device_metrics(counters: &HostCounters, devices: &[String]) -> Vec<Metric
 }
 
 /// The CPU's time by mode in ticks of 100 a second, as `/proc/stat` gives
-/// it on Linux.
-pub fn cpu_metrics(counters: &HostCounters) -> Vec<Metric> {
-    let cpu = &counters.cpu;
+/// it on Linux; `None` where the host's CPU time is not known.
+pub fn cpu_metrics(counters: &HostCounters) -> Option<Vec<Metric>> {
+    let cpu = counters.cpu.as_ref()?;
     let levels = [
         ("procs_running", counters.procs_running),
         ("cpus", counters.cpus),
@@ -256,5 +298,5 @@ pub fn cpu_metrics(counters: &HostCounters) -> Vec<Metric> {
             .into_iter()
             .filter_map(|(name, value)| Some(Metric::gauge(name, value?))),
     );
-    metrics
+    Some(metrics)
 }

@@ -36,7 +36,7 @@ impl Dialect {
 }
 
 /// A device counter: where `DiskStat` keeps it, and its unit there.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq)]
 enum Field {
     ReadRequests,
     ReadMerges,
@@ -87,9 +87,24 @@ const NODE_DEVICE: [(&str, Field); 13] = [
     ("flush_requests_time_seconds_total", Field::FlushMs),
 ];
 
+/// The device series a disk must have to be counted: without one of
+/// them its figures would be made up.
+const REQUIRED: [Field; 9] = [
+    Field::ReadRequests,
+    Field::ReadSectors,
+    Field::ReadMs,
+    Field::WriteRequests,
+    Field::WriteSectors,
+    Field::WriteMs,
+    Field::InFlight,
+    Field::BusyMs,
+    Field::WeightedMs,
+];
+
 impl Field {
-    fn set(self, stat: &mut DiskStat, value: f64) {
-        let count = |value: f64| value.max(0.0).round() as u64;
+    /// Puts `value` (in the series' unit) into `stat`; a value no counter
+    /// can hold (NaN, an infinity, below 0, past 2^64) is an error.
+    fn set(self, stat: &mut DiskStat, value: f64) -> Result<(), String> {
         let (slot, value) = match self {
             Field::ReadRequests => (&mut stat.read_requests, value),
             Field::ReadMerges => (&mut stat.read_merges, value),
@@ -105,7 +120,17 @@ impl Field {
             Field::FlushRequests => (&mut stat.flush_requests, value),
             Field::FlushMs => (&mut stat.flush_ms, value * 1e3),
         };
-        *slot = count(value);
+        *slot = count(value)?;
+        Ok(())
+    }
+}
+
+/// A counter's value as a whole count; what no counter can hold is an
+/// error saying what it was.
+fn count(value: f64) -> Result<u64, String> {
+    match value.is_finite() && (0.0..u64::MAX as f64).contains(&value) {
+        true => Ok(value.round() as u64),
+        false => Err(format!("is {value}")),
     }
 }
 
@@ -121,8 +146,9 @@ pub struct HostCounters {
     /// agent: `disk`, `partition`, `md`, …).
     pub kinds: BTreeMap<String, String>,
     /// Seconds of CPU time by mode, summed over CPUs, as hundredths (the
-    /// shares between two scrapes are what counts).
-    pub cpu: HostCpu,
+    /// shares between two scrapes are what counts); `None` where the agent
+    /// gave no CPU series or one no counter can hold (in `unreadable`).
+    pub cpu: Option<HostCpu>,
     /// Runnable tasks and CPUs, when the agent gives them.
     pub procs_running: Option<f64>,
     pub cpus: Option<f64>,
@@ -130,6 +156,11 @@ pub struct HostCounters {
     /// Mount points and the devices mounted there (node_exporter's
     /// `node_filesystem_*`), to find a path's device.
     pub mounts: Vec<(String, String)>,
+    /// What of the answer is not taken, by the labels strata's layers
+    /// give the thing (`device=vda,kind=disk`; `` for the host's CPU), and
+    /// why: a value no counter can hold (NaN, an infinity, below 0) or a
+    /// series the thing must have and has not. Absent, never a number.
+    pub unreadable: BTreeMap<String, String>,
 }
 
 impl HostCounters {
@@ -147,41 +178,36 @@ impl HostCounters {
             Dialect::Strata => ("strata_device_", &STRATA_DEVICE),
             Dialect::NodeExporter => ("node_disk_", &NODE_DEVICE),
         };
-        let mut disks: BTreeMap<String, DiskStat> = BTreeMap::new();
-        let mut kinds = BTreeMap::new();
-        for series in &scrape.series {
-            let Some(rest) = series.name.strip_prefix(device_prefix) else {
-                continue;
-            };
-            let Some(device) = series.label("device") else {
-                continue;
-            };
-            if let Some(kind) = series.label("kind") {
-                kinds.insert(device.to_string(), kind.to_string());
-            }
-            if let Some((_, field)) = device_series.iter().find(|(name, _)| *name == rest) {
-                let stat = disks.entry(device.to_string()).or_insert_with(|| DiskStat {
-                    name: device.to_string(),
-                    field_count: 17,
-                    ..DiskStat::default()
-                });
-                field.set(stat, series.value);
-            }
-        }
+        let mut unreadable = BTreeMap::new();
+        let (disks, kinds) = disks(scrape, device_prefix, device_series, &mut unreadable);
+        let cpu = cpu(&scrape.series, dialect)
+            .map_err(|why| unreadable.insert(String::new(), why))
+            .ok();
+        let procs_running = scrape
+            .value(match dialect {
+                Dialect::Strata => "strata_cpu_procs_running",
+                Dialect::NodeExporter => "node_procs_running",
+            })
+            .filter(|running| running.is_finite() && *running >= 0.0);
         Some(HostCounters {
             dialect,
             host: host_name(scrape, dialect).unwrap_or_else(|| url_host.to_string()),
-            disks: disks.into_values().collect(),
+            disks,
             kinds,
-            cpu: cpu(&scrape.series, dialect),
-            procs_running: scrape.value(match dialect {
-                Dialect::Strata => "strata_cpu_procs_running",
-                Dialect::NodeExporter => "node_procs_running",
-            }),
+            cpu,
+            procs_running,
             cpus: cpus(&scrape.series, dialect),
             oom_kills: oom_kills(scrape, dialect),
             mounts: mounts(&scrape.series),
+            unreadable,
         })
+    }
+
+    /// The devices left out of `disks` (in `unreadable`).
+    pub fn unreadable_devices(&self) -> impl Iterator<Item = &str> {
+        self.unreadable
+            .keys()
+            .filter_map(|thing| thing.strip_prefix("device=")?.strip_suffix(",kind=disk"))
     }
 
     /// The devices a path's files are on, as this host's agent names them:
@@ -235,6 +261,66 @@ impl HostCounters {
     }
 }
 
+/// The disks of a scrape and each one's `kind` label where it has one; a
+/// disk with a value no counter can hold, or without a series it must
+/// have, is left out and named in `unreadable`.
+fn disks(
+    scrape: &Scrape,
+    prefix: &str,
+    device_series: &[(&str, Field)],
+    unreadable: &mut BTreeMap<String, String>,
+) -> (Vec<DiskStat>, BTreeMap<String, String>) {
+    let mut disks: BTreeMap<String, (DiskStat, Vec<usize>)> = BTreeMap::new();
+    let mut kinds = BTreeMap::new();
+    let mut bad: BTreeMap<String, String> = BTreeMap::new();
+    for series in &scrape.series {
+        let Some(rest) = series.name.strip_prefix(prefix) else {
+            continue;
+        };
+        let Some(device) = series.label("device") else {
+            continue;
+        };
+        if let Some(kind) = series.label("kind") {
+            kinds.insert(device.to_string(), kind.to_string());
+        }
+        let Some(index) = device_series.iter().position(|(name, _)| *name == rest) else {
+            continue;
+        };
+        let (stat, seen) = disks.entry(device.to_string()).or_insert_with(|| {
+            let stat = DiskStat {
+                name: device.to_string(),
+                ..DiskStat::default()
+            };
+            (stat, Vec::new())
+        });
+        seen.push(index);
+        if let Err(why) = device_series[index].1.set(stat, series.value) {
+            bad.entry(device.to_string())
+                .or_insert(format!("{} {why}", series.name));
+        }
+    }
+    let mut kept = Vec::new();
+    for (device, (mut stat, seen)) in disks {
+        let has = |field: &Field| seen.iter().any(|index| device_series[*index].1 == *field);
+        let why = bad.remove(&device).or_else(|| {
+            let missing = REQUIRED.iter().find(|field| !has(field))?;
+            let (name, _) = device_series.iter().find(|(_, field)| field == missing)?;
+            Some(format!("the agent gives no {prefix}{name} of it"))
+        });
+        match why {
+            Some(why) => {
+                unreadable.insert(format!("device={device},kind=disk"), why);
+            }
+            None => {
+                let flushes_known = [Field::FlushRequests, Field::FlushMs].iter().all(has);
+                stat.field_count = if flushes_known { 17 } else { 11 };
+                kept.push(stat);
+            }
+        }
+    }
+    (kept, kinds)
+}
+
 /// `vda1` → `vda`, `nvme0n1p2` → `nvme0n1`, `mmcblk0p1` → `mmcblk0`.
 fn partition_disk(name: &str) -> String {
     let stem = name.trim_end_matches(|c: char| c.is_ascii_digit());
@@ -257,32 +343,47 @@ fn host_name(scrape: &Scrape, dialect: Dialect) -> Option<String> {
         .map(str::to_string)
 }
 
-/// CPU seconds by mode as hundredths of a second.
-fn cpu(series: &[Series], dialect: Dialect) -> HostCpu {
-    let seconds = |mode: &str| -> f64 {
-        series
-            .iter()
-            .filter(|series| match dialect {
-                Dialect::Strata => series.name == format!("strata_cpu_{mode}_seconds_total"),
-                Dialect::NodeExporter => {
-                    series.name == "node_cpu_seconds_total" && series.label("mode") == Some(mode)
-                }
-            })
-            .map(|series| series.value)
-            .sum()
-    };
-    let hundredths = |mode: &str| (seconds(mode) * 100.0).round() as u64;
-    HostCpu {
-        user: hundredths("user"),
-        nice: hundredths("nice"),
-        system: hundredths("system"),
-        idle: hundredths("idle"),
-        iowait: hundredths("iowait"),
-        irq: hundredths("irq"),
-        softirq: hundredths("softirq"),
-        steal: hundredths("steal"),
-        pressure_some_us: cpu_pressure_some_us(series, dialect),
+/// CPU seconds by mode as hundredths of a second; an error where the
+/// agent gives no CPU time (its idle time, which every host has) or a
+/// value no counter can hold. A mode the agent does not give (steal on
+/// bare metal) is 0.
+fn cpu(series: &[Series], dialect: Dialect) -> Result<HostCpu, String> {
+    if of_cpu_mode(series, dialect, "idle").next().is_none() {
+        return Err("the agent gives no CPU time (node_cpu_seconds_total, \
+                    strata_cpu_idle_seconds_total)"
+            .to_string());
     }
+    let hundredths = |mode: &str| -> Result<u64, String> {
+        let seconds: f64 = of_cpu_mode(series, dialect, mode)
+            .map(|series| series.value)
+            .sum();
+        count(seconds * 100.0).map_err(|why| format!("its {mode} CPU time {why}"))
+    };
+    Ok(HostCpu {
+        user: hundredths("user")?,
+        nice: hundredths("nice")?,
+        system: hundredths("system")?,
+        idle: hundredths("idle")?,
+        iowait: hundredths("iowait")?,
+        irq: hundredths("irq")?,
+        softirq: hundredths("softirq")?,
+        steal: hundredths("steal")?,
+        pressure_some_us: cpu_pressure_some_us(series, dialect),
+    })
+}
+
+/// The series of the CPU time in `mode` (per CPU for node_exporter).
+fn of_cpu_mode<'a>(
+    series: &'a [Series],
+    dialect: Dialect,
+    mode: &'a str,
+) -> impl Iterator<Item = &'a Series> + 'a {
+    series.iter().filter(move |series| match dialect {
+        Dialect::Strata => series.name == format!("strata_cpu_{mode}_seconds_total"),
+        Dialect::NodeExporter => {
+            series.name == "node_cpu_seconds_total" && series.label("mode") == Some(mode)
+        }
+    })
 }
 
 /// CPU pressure's `some` total, µs: strata's
@@ -300,17 +401,18 @@ fn cpu_pressure_some_us(series: &[Series], dialect: Dialect) -> Option<u64> {
             Dialect::NodeExporter => series.name == "node_pressure_cpu_waiting_seconds_total",
         })?
         .value;
-    Some((seconds * 1e6).round() as u64)
+    count(seconds * 1e6).ok()
 }
 
-/// A strata agent's `cpus`; node_exporter's CPUs counted by their `cpu`
-/// label.
+/// A strata agent's `cpus` (a whole number, 1 or more: any other is
+/// absent); node_exporter's CPUs counted by their `cpu` label.
 fn cpus(series: &[Series], dialect: Dialect) -> Option<f64> {
     match dialect {
         Dialect::Strata => series
             .iter()
             .find(|series| series.name == "strata_cpu_cpus")
-            .map(|series| series.value),
+            .map(|series| series.value)
+            .filter(|cpus| *cpus >= 1.0 && cpus.fract() == 0.0 && cpus.is_finite()),
         Dialect::NodeExporter => {
             let cpus: std::collections::BTreeSet<&str> = series
                 .iter()
@@ -327,7 +429,7 @@ fn oom_kills(scrape: &Scrape, dialect: Dialect) -> Option<u64> {
         Dialect::Strata => "strata_memory_oom_kills_total",
         Dialect::NodeExporter => "node_vmstat_oom_kill",
     };
-    scrape.value(name).map(|kills| kills.max(0.0) as u64)
+    count(scrape.value(name)?).ok()
 }
 
 fn mounts(series: &[Series]) -> Vec<(String, String)> {
@@ -401,29 +503,59 @@ mod tests {
         }
     }
 
+    /// Every device series of `dialect` for one device (`labels`), 0 but
+    /// those `given` (the name after the prefix, and the value's text).
+    fn device_series(dialect: Dialect, labels: &str, given: &[(&str, &str)]) -> String {
+        let (prefix, names) = match dialect {
+            Dialect::Strata => ("strata_device_", &STRATA_DEVICE),
+            Dialect::NodeExporter => ("node_disk_", &NODE_DEVICE),
+        };
+        names
+            .iter()
+            .map(|(name, _)| {
+                let value = given
+                    .iter()
+                    .find(|(given, _)| given == name)
+                    .map_or("0", |(_, value)| value);
+                format!("{prefix}{name}{{{labels}}} {value}\n")
+            })
+            .collect()
+    }
+
     #[test]
     fn node_exporter_s_disks_cpu_and_mounts_become_diskstats_and_ticks() {
+        let vda = device_series(
+            Dialect::NodeExporter,
+            "device=\"vda\"",
+            &[
+                ("reads_completed_total", "431824"),
+                ("read_bytes_total", "5448160256"),
+                ("read_time_seconds_total", "58.04"),
+                ("io_time_seconds_total", "12.5"),
+            ],
+        );
+        let vdb = device_series(
+            Dialect::NodeExporter,
+            "device=\"vdb\"",
+            &[("reads_completed_total", "7")],
+        );
         let counters = HostCounters::of(
-            &scrape(
-                "node_disk_reads_completed_total{device=\"vda\"} 431824\n\
-                 node_disk_read_bytes_total{device=\"vda\"} 5448160256\n\
-                 node_disk_read_time_seconds_total{device=\"vda\"} 58.04\n\
-                 node_disk_io_time_seconds_total{device=\"vda\"} 12.5\n\
-                 node_cpu_seconds_total{cpu=\"0\",mode=\"idle\"} 100.5\n\
-                 node_cpu_seconds_total{cpu=\"1\",mode=\"idle\"} 99.5\n\
-                 node_cpu_seconds_total{cpu=\"0\",mode=\"user\"} 10\n\
+            &scrape(&format!(
+                "{vda}{vdb}node_cpu_seconds_total{{cpu=\"0\",mode=\"idle\"}} 100.5\n\
+                 node_cpu_seconds_total{{cpu=\"1\",mode=\"idle\"}} 99.5\n\
+                 node_cpu_seconds_total{{cpu=\"0\",mode=\"user\"}} 10\n\
                  node_vmstat_oom_kill 2\n\
                  node_pressure_cpu_waiting_seconds_total 12.5\n\
-                 node_uname_info{nodename=\"db1\",release=\"6.1\",version=\"#1 SMP, x\"} 1\n\
-                 node_filesystem_size_bytes{device=\"/dev/vda1\",fstype=\"ext4\",mountpoint=\"/\"} 1\n\
-                 node_filesystem_size_bytes{device=\"/dev/vdb\",fstype=\"xfs\",mountpoint=\"/data\"} 1\n\
-                 node_disk_reads_completed_total{device=\"vdb\"} 7\n",
-            ),
+                 node_uname_info{{nodename=\"db1\",release=\"6.1\",version=\"#1 SMP, x\"}} 1\n\
+                 node_filesystem_size_bytes{{device=\"/dev/vda1\",fstype=\"ext4\",mountpoint=\"/\"}} 1\n\
+                 node_filesystem_size_bytes{{device=\"/dev/vdb\",fstype=\"xfs\",mountpoint=\"/data\"}} 1\n"
+            )),
             "10.0.0.2",
         )
         .unwrap();
         assert_eq!(counters.dialect, Dialect::NodeExporter);
         assert_eq!(counters.host, "db1");
+        assert!(counters.unreadable.is_empty(), "{:?}", counters.unreadable);
         let vda = counters
             .disks
             .iter()
@@ -433,9 +565,11 @@ mod tests {
         assert_eq!(vda.read_sectors, 5448160256 / 512);
         assert_eq!(vda.read_ms, 58040);
         assert_eq!(vda.busy_ms, 12500);
-        assert_eq!(counters.cpu.idle, 20000);
-        assert_eq!(counters.cpu.user, 1000);
-        assert_eq!(counters.cpu.pressure_some_us, Some(12_500_000));
+        assert_eq!(vda.field_count, 17, "its flushes are counted");
+        let cpu = counters.cpu.unwrap();
+        assert_eq!(cpu.idle, 20000);
+        assert_eq!(cpu.user, 1000);
+        assert_eq!(cpu.pressure_some_us, Some(12_500_000));
         assert_eq!(counters.oom_kills, Some(2));
         assert_eq!(counters.cpus, Some(2.0));
         assert_eq!(
@@ -448,39 +582,104 @@ mod tests {
 
     #[test]
     fn a_strata_agent_s_disks_are_its_kind_disk_devices_in_base_units() {
+        let labels =
+            |device: &str, kind: &str| format!("host=\"db2\",device=\"{device}\",kind=\"{kind}\"");
+        let vda = device_series(
+            Dialect::Strata,
+            &labels("vda", "disk"),
+            &[
+                ("read_requests_total", "10"),
+                ("read_seconds_total", "0.25"),
+            ],
+        );
+        let vda1 = device_series(
+            Dialect::Strata,
+            &labels("vda1", "partition"),
+            &[("read_requests_total", "9")],
+        );
         let counters = HostCounters::of(
-            &scrape(
-                "strata_sample_time_seconds{host=\"db2\"} 1\n\
-                 strata_device_read_requests_total{host=\"db2\",device=\"vda\",kind=\"disk\"} 10\n\
-                 strata_device_read_seconds_total{host=\"db2\",device=\"vda\",kind=\"disk\"} 0.25\n\
-                 strata_device_read_requests_total{host=\"db2\",device=\"vda1\",kind=\"partition\"} 9\n\
-                 strata_cpu_idle_seconds_total{host=\"db2\"} 3.5\n\
-                 strata_cpu_pressure_some_seconds_total{host=\"db2\",resource=\"io\"} 9\n\
-                 strata_cpu_pressure_some_seconds_total{host=\"db2\",resource=\"cpu\"} 2\n",
-            ),
+            &scrape(&format!(
+                "strata_sample_time_seconds{{host=\"db2\"}} 1\n{vda}{vda1}\
+                 strata_cpu_idle_seconds_total{{host=\"db2\"}} 3.5\n\
+                 strata_cpu_pressure_some_seconds_total{{host=\"db2\",resource=\"io\"}} 9\n\
+                 strata_cpu_pressure_some_seconds_total{{host=\"db2\",resource=\"cpu\"}} 2\n"
+            )),
             "10.0.0.2",
         )
         .unwrap();
         assert_eq!(counters.dialect, Dialect::Strata);
         assert_eq!(counters.host, "db2");
         assert_eq!(counters.devices_under("/anything"), ["vda"]);
-        let loops = HostCounters::of(
-            &scrape(
-                "strata_device_read_requests_total{host=\"db2\",device=\"loop3\",kind=\"loop\"} 1\n",
-            ),
-            "10.0.0.2",
-        )
-        .unwrap();
+        let loop3 = device_series(Dialect::Strata, &labels("loop3", "loop"), &[]);
+        let loops = HostCounters::of(&scrape(&loop3), "10.0.0.2").unwrap();
         assert_eq!(
             loops.devices_under("/"),
             ["loop3"],
             "an agent pointed at a loop device"
         );
         assert_eq!(counters.disks[0].read_ms, 250);
-        assert_eq!(counters.cpu.idle, 350);
-        assert_eq!(counters.cpu.pressure_some_us, Some(2_000_000));
-        assert_eq!(loops.cpu.pressure_some_us, None);
+        let cpu = counters.cpu.unwrap();
+        assert_eq!(cpu.idle, 350);
+        assert_eq!(cpu.pressure_some_us, Some(2_000_000));
+        assert_eq!(loops.cpu, None, "an agent that gives no CPU time");
+        assert!(loops.unreadable[""].contains("no CPU time"));
         assert!(HostCounters::of(&scrape("up 1\n"), "x").is_none());
+    }
+
+    /// What no counter can hold is absent with why, never a number: a
+    /// NaN, an infinity, a negative value, a series a disk must have and
+    /// has not; impossible CPU counts and run queues are absent.
+    #[test]
+    fn non_finite_negative_and_missing_values_are_absent_with_why() {
+        let disk = |device: &str, given: &[(&str, &str)]| {
+            device_series(
+                Dialect::NodeExporter,
+                &format!("device=\"{device}\""),
+                given,
+            )
+        };
+        let missing: String = disk("sdd", &[])
+            .lines()
+            .filter(|line| !line.starts_with("node_disk_io_time_seconds_total"))
+            .map(|line| format!("{line}\n"))
+            .collect();
+        let text = [
+            disk("sda", &[("reads_completed_total", "NaN")]),
+            disk("sdb", &[("io_time_weighted_seconds_total", "+Inf")]),
+            disk("sdc", &[("writes_completed_total", "-3")]),
+            missing,
+            disk("sde", &[("reads_completed_total", "12")]),
+            "node_cpu_seconds_total{cpu=\"0\",mode=\"idle\"} NaN\n".to_string(),
+            "node_procs_running -1\n".to_string(),
+        ]
+        .concat();
+        let counters = HostCounters::of(&scrape(&text), "db1").unwrap();
+        let names: Vec<&str> = counters
+            .disks
+            .iter()
+            .map(|disk| disk.name.as_str())
+            .collect();
+        assert_eq!(names, ["sde"]);
+        let why = |device: &str| counters.unreadable[&format!("device={device},kind=disk")].clone();
+        assert_eq!(why("sda"), "node_disk_reads_completed_total is NaN");
+        assert_eq!(
+            why("sdb"),
+            "node_disk_io_time_weighted_seconds_total is inf"
+        );
+        assert_eq!(why("sdc"), "node_disk_writes_completed_total is -3");
+        assert_eq!(
+            why("sdd"),
+            "the agent gives no node_disk_io_time_seconds_total of it"
+        );
+        assert_eq!(counters.cpu, None);
+        assert_eq!(counters.unreadable[""], "its idle CPU time is NaN");
+        assert_eq!(counters.procs_running, None);
+        for cpus in ["-5", "NaN", "2.5", "0", "+Inf"] {
+            let text =
+                format!("strata_cpu_cpus{{host=\"h\"}} {cpus}\nstrata_cpu_idle_seconds_total 1\n");
+            let counters = HostCounters::of(&scrape(&text), "h").unwrap();
+            assert_eq!(counters.cpus, None, "strata_cpu_cpus {cpus}");
+        }
     }
 
     #[test]

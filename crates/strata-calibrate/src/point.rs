@@ -341,7 +341,8 @@ fn device_figures(devices: &WatchedDevices, window: &Window, seconds: f64) -> Ve
         .filter_map(|(name, role)| {
             let before = find(&window.start.disks, name)?;
             let after = find(&window.end.disks, name)?;
-            Some(DeviceDelta::between(before, after, seconds).figures(role))
+            let delta = DeviceDelta::between(before, after, seconds).ok()?;
+            Some(delta.figures(role))
         })
         .collect()
 }

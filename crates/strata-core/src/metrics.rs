@@ -68,12 +68,18 @@ impl Metric {
 
     /// `name{key=value,…}`: the identity of a series across samples.
     pub fn series_key(&self) -> String {
+        format!("{}{{{}}}", self.name, self.labels_key())
+    }
+
+    /// `key=value,…`: the thing the series is about (a device, a mount),
+    /// the same for every series of it.
+    pub fn labels_key(&self) -> String {
         let labels: Vec<String> = self
             .labels
             .iter()
             .map(|(key, value)| format!("{key}={value}"))
             .collect();
-        format!("{}{{{}}}", self.name, labels.join(","))
+        labels.join(",")
     }
 }
 
@@ -88,6 +94,13 @@ pub enum Collected {
     /// shown once as absent, never as zeros.
     Absent {
         reason: String,
+    },
+    /// Metrics, and the things (by their labels, `device=vda,kind=disk`)
+    /// the source gave values of that no counter can hold (another host's
+    /// exporter: a NaN, an infinity), left out, each with why.
+    Partial {
+        metrics: Vec<Metric>,
+        unreadable: BTreeMap<String, String>,
     },
 }
 

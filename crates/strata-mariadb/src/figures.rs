@@ -59,6 +59,7 @@ impl EdgeTaker {
                 .map(|metric| (metric.series_key(), metric.value))
                 .collect()),
             Ok(Collected::Absent { reason }) => Err(reason),
+            Ok(Collected::Partial { unreadable, .. }) => Err(format!("{unreadable:?}")),
             Err(error) => Err(format!("{error:#}")),
         }
     }

@@ -37,6 +37,7 @@ fn collect(collector: &mut MariaDbCollector) -> BTreeMap<String, Metric> {
             .map(|metric| (metric.series_key(), metric))
             .collect(),
         Collected::Absent { reason } => panic!("mariadb layer absent: {reason}"),
+        Collected::Partial { unreadable, .. } => panic!("mariadb gave no numbers: {unreadable:?}"),
     }
 }
 

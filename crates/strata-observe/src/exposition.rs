@@ -192,6 +192,7 @@ mod tests {
                 LayerSample::Values {
                     metrics,
                     rates: BTreeMap::new(),
+                    gaps: BTreeMap::new(),
                 },
             )]),
         }

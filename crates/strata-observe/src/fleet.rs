@@ -12,12 +12,12 @@
 
 use crate::sampler::{LayerSample, Rates, Sample};
 use std::collections::BTreeMap;
-use strata_agent::collector::{cpu_metrics, device_metrics, followed_disks};
+use strata_agent::collector::{followed_disks, host_layer, Layer};
 use strata_agent::endpoint::Endpoint;
 use strata_agent::host::{database_layers, Dialect, HostCounters};
 use strata_agent::query::{query_range_blocking, Range, RangeSeries, FLEET_SELECTOR};
 use strata_agent::scrape::Scrape;
-use strata_core::metrics::Metric;
+use strata_core::metrics::Collected;
 use strata_recording::names::layer;
 use strata_recording::record::Record;
 use strata_recording::{Header, Kind, Recording};
@@ -105,10 +105,15 @@ pub fn fleet(series: &[RangeSeries]) -> Fleet {
                 continue;
             };
             let mut host_layers = host_layers(&counters);
-            host_layers.extend(scrape.map(database_layers).unwrap_or_default());
-            for (name, metrics) in host_layers {
+            let databases = scrape.map(database_layers).unwrap_or_default();
+            host_layers.extend(
+                databases
+                    .into_iter()
+                    .map(|(name, metrics)| (name, Collected::Metrics { metrics })),
+            );
+            for (name, collected) in host_layers {
                 let layer = format!("{name}@{host}");
-                let sample = rates.of(&layer, metrics, interval_s);
+                let sample = rates.sample(&layer, Ok(collected), interval_s);
                 layers.insert(layer, sample);
             }
         }
@@ -167,13 +172,11 @@ fn choose_hosts(named: &BTreeMap<String, (String, Dialect)>, fleet: &mut Fleet) 
 
 /// A host's devices and CPU at one step, in the names of strata's own
 /// layers.
-fn host_layers(counters: &HostCounters) -> Vec<(&'static str, Vec<Metric>)> {
+fn host_layers(counters: &HostCounters) -> Vec<(&'static str, Collected)> {
+    let disks = followed_disks(counters);
     vec![
-        (
-            layer::DEVICE,
-            device_metrics(counters, &followed_disks(counters)),
-        ),
-        (layer::CPU, cpu_metrics(counters)),
+        (layer::DEVICE, host_layer(counters, Layer::Devices, &disks)),
+        (layer::CPU, host_layer(counters, Layer::Cpu, &[])),
     ]
 }
 
@@ -206,11 +209,38 @@ mod tests {
         }
     }
 
+    /// The series a disk must have beside its read requests, after the
+    /// dialect's prefix.
+    fn other_disk_series(prefix: &str) -> [&'static str; 8] {
+        match prefix {
+            "strata_device_" => [
+                "read_bytes_total",
+                "read_seconds_total",
+                "write_requests_total",
+                "write_bytes_total",
+                "write_seconds_total",
+                "in_flight",
+                "busy_seconds_total",
+                "weighted_seconds_total",
+            ],
+            _ => [
+                "read_bytes_total",
+                "read_time_seconds_total",
+                "writes_completed_total",
+                "written_bytes_total",
+                "write_time_seconds_total",
+                "io_now",
+                "io_time_seconds_total",
+                "io_time_weighted_seconds_total",
+            ],
+        }
+    }
+
     #[test]
     fn each_host_once_with_rates_and_a_named_gap() {
         let strata = [("job", "strata"), ("instance", "db1:9477"), ("host", "db1")];
         let node = [("job", "node"), ("instance", "db1:9100")];
-        let answer = vec![
+        let mut answer = vec![
             series(
                 "strata_sample_time_seconds",
                 &strata,
@@ -237,6 +267,17 @@ mod tests {
                 &[(10.0, 0.0), (14.0, 80.0)],
             ),
         ];
+        let vda = [strata.as_slice(), &[("device", "vda"), ("kind", "disk")]].concat();
+        let sdb = [("job", "node"), ("instance", "db2:9100"), ("device", "sdb")];
+        for (name, labels, times) in [
+            ("strata_device_", &vda[..], &[10.0, 12.0, 14.0][..]),
+            ("node_disk_", &sdb[..], &[10.0, 14.0][..]),
+        ] {
+            let points: Vec<(f64, f64)> = times.iter().map(|time| (*time, 0.0)).collect();
+            for rest in other_disk_series(name) {
+                answer.push(series(&format!("{name}{rest}"), labels, &points));
+            }
+        }
         let fleet = fleet(&answer);
         assert_eq!(fleet.hosts.len(), 2, "{:?}", fleet.hosts);
         assert_eq!(fleet.hosts["db1"].target, "strata/db1:9477");
@@ -289,7 +330,7 @@ mod tests {
             ),
         ];
         let fleet = fleet(&answer);
-        let LayerSample::Values { metrics, rates } = &fleet.samples[1].layers["postgres@db1"]
+        let LayerSample::Values { metrics, rates, .. } = &fleet.samples[1].layers["postgres@db1"]
         else {
             panic!("{:?}", fleet.samples[1].layers);
         };

@@ -1,7 +1,10 @@
 //! The sampler: one collection of every layer per interval, with the rate of
-//! every counter since the previous collection. Counters that go backwards
-//! are a 32-bit wrap when the previous value fit in 32 bits, and a reset
-//! (rate 0) otherwise.
+//! every counter since the previous collection. A counter that went down
+//! is a reset (Prometheus's `rate()` rule: the host or its exporter
+//! restarted, a device was made again) and one that is not a number is
+//! unreadable: either way the thing it is about (its labels: a device, a
+//! mount) has no rates over that interval, a gap named with why, never a
+//! number.
 //!
 //! Not for: printing or storing samples.
 
@@ -21,16 +24,14 @@ pub struct Sampler {
     last: Option<Instant>,
 }
 
-/// The change of a raw counter: a wrap of a 32-bit counter is undone, a
-/// reset counts as no change.
-pub fn counter_delta(before: f64, after: f64) -> f64 {
-    const WRAP: f64 = 4_294_967_296.0;
-    if after >= before {
-        after - before
-    } else if before < WRAP {
-        after + WRAP - before
-    } else {
-        0.0
+/// The change of a raw counter, or why there is none: it went down (a
+/// reset).
+pub fn counter_change(before: f64, after: f64) -> Result<f64, String> {
+    match after >= before {
+        true => Ok(after - before),
+        false => Err(format!(
+            "went down from {before} to {after}: a reset (the host or its exporter restarted)"
+        )),
     }
 }
 
@@ -56,10 +57,7 @@ impl Sampler {
         let mut layers = BTreeMap::new();
         for collector in collectors.iter_mut() {
             let layer = collector.layer().to_string();
-            let sample = match collected(collector.as_mut()) {
-                LayerSample::Values { metrics, .. } => self.rates.of(&layer, metrics, interval_s),
-                other => other,
-            };
+            let sample = self.rates.sample(&layer, collector.collect(), interval_s);
             layers.insert(layer, sample);
         }
         Sample {
@@ -77,46 +75,109 @@ impl Sampler {
     }
 }
 
-/// The last value of every counter of every layer, to give each new
-/// sample its rates.
+/// The value of every counter of every layer at its latest sample, to give
+/// the next sample its rates: a series (or a layer) missing from a sample
+/// has no rate at the next, rather than the change of two intervals over
+/// one.
 #[derive(Default)]
 pub struct Rates {
-    previous: HashMap<(String, String), f64>,
+    previous: HashMap<String, HashMap<String, f64>>,
 }
 
 impl Rates {
+    /// What a collector of `layer` gave, with its rates; a layer absent or
+    /// failed now has no rates at its next sample.
+    pub fn sample(
+        &mut self,
+        layer: &str,
+        collected: anyhow::Result<Collected>,
+        interval_s: f64,
+    ) -> LayerSample {
+        match raw(collected) {
+            LayerSample::Values { metrics, gaps, .. } => self.of(layer, metrics, gaps, interval_s),
+            other => {
+                self.forget(layer);
+                other
+            }
+        }
+    }
+
     /// `metrics` of `layer` with the rate of each counter over the
-    /// `interval_s` since its previous value.
-    pub fn of(&mut self, layer: &str, metrics: Vec<Metric>, interval_s: f64) -> LayerSample {
+    /// `interval_s` since its value at the layer's previous sample; the
+    /// things in `unreadable` (left out by the collector, with why) and
+    /// those with a counter that went down or is not a number are the
+    /// sample's gaps.
+    pub fn of(
+        &mut self,
+        layer: &str,
+        metrics: Vec<Metric>,
+        unreadable: BTreeMap<String, String>,
+        interval_s: f64,
+    ) -> LayerSample {
+        let before = self.previous.remove(layer).unwrap_or_default();
+        let mut now = HashMap::new();
         let mut rates = BTreeMap::new();
+        let mut things = BTreeMap::new();
+        let mut gaps = unreadable;
+        let (metrics, not_numbers): (Vec<Metric>, Vec<Metric>) = metrics
+            .into_iter()
+            .partition(|metric| metric.value.is_finite());
+        for metric in not_numbers {
+            gaps.entry(metric.labels_key())
+                .or_insert(format!("{} is {}, not a number", metric.name, metric.value));
+        }
         for metric in metrics
             .iter()
             .filter(|metric| metric.kind == MetricKind::Counter)
         {
             let key = metric.series_key();
-            let previous = self
-                .previous
-                .insert((layer.to_string(), key.clone()), metric.value);
-            if let (Some(before), true) = (previous, interval_s > 0.0) {
-                rates.insert(key, counter_delta(before, metric.value) / interval_s);
+            now.insert(key.clone(), metric.value);
+            let Some(&before) = before.get(&key).filter(|_| interval_s > 0.0) else {
+                continue;
+            };
+            let thing = metric.labels_key();
+            match counter_change(before, metric.value) {
+                Ok(change) => {
+                    rates.insert(key.clone(), change / interval_s);
+                    things.insert(key, thing);
+                }
+                Err(why) => {
+                    gaps.entry(thing)
+                        .or_insert(format!("{} {why}", metric.name));
+                }
             }
         }
-        LayerSample::Values { metrics, rates }
+        rates.retain(|key, _| !gaps.contains_key(&things[key]));
+        self.previous.insert(layer.to_string(), now);
+        LayerSample::Values {
+            metrics,
+            rates,
+            gaps,
+        }
     }
 
     /// Forgets `layer`'s values: after a gap, its next sample has no rates
     /// rather than the gap's change spread over one interval.
     pub fn forget(&mut self, layer: &str) {
-        self.previous.retain(|(of, _), _| of != layer);
+        self.previous.remove(layer);
     }
 }
 
-/// One collector's layer now, raw values without rates.
-fn collected(collector: &mut dyn Collector) -> LayerSample {
-    match collector.collect() {
+/// A collector's layer now, raw values without rates.
+fn raw(collected: anyhow::Result<Collected>) -> LayerSample {
+    match collected {
         Ok(Collected::Metrics { metrics }) => LayerSample::Values {
             metrics,
             rates: BTreeMap::new(),
+            gaps: BTreeMap::new(),
+        },
+        Ok(Collected::Partial {
+            metrics,
+            unreadable,
+        }) => LayerSample::Values {
+            metrics,
+            rates: BTreeMap::new(),
+            gaps: unreadable,
         },
         Ok(Collected::Absent { reason }) => LayerSample::Absent { reason },
         Err(error) => LayerSample::Failed {
@@ -134,7 +195,7 @@ pub fn collect_now(collectors: &SharedCollectors) -> Sample {
     let unix_s = strata_core::time::unix_now_s();
     let layers = collectors
         .iter_mut()
-        .map(|collector| (collector.layer().to_string(), collected(collector.as_mut())))
+        .map(|collector| (collector.layer().to_string(), raw(collector.collect())))
         .collect();
     Sample {
         t_s: 0.0,
@@ -178,7 +239,7 @@ mod tests {
         assert!(rates.is_empty());
         std::thread::sleep(std::time::Duration::from_millis(100));
         let second = sampler.sample();
-        let LayerSample::Values { rates, metrics } = &second.layers["test"] else {
+        let LayerSample::Values { rates, metrics, .. } = &second.layers["test"] else {
             panic!()
         };
         let rate = rates["ops{}"];
@@ -221,18 +282,87 @@ mod tests {
             "sdb is new, sda vanished"
         );
         std::thread::sleep(std::time::Duration::from_millis(20));
-        let third = sampler.sample();
-        let rate = rates_of(&third)["read_requests{device=sda}"];
         assert!(
-            (rate - 20.0 / third.interval_s).abs() < 1e-6 * rate.max(1.0),
-            "sda: 10 → 30 across its gap"
+            rates_of(&sampler.sample()).is_empty(),
+            "sda came back: its 10 → 30 spans two intervals, not this one"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let fourth = sampler.sample();
+        let rate = rates_of(&fourth)["read_requests{device=sda}"];
+        assert!(
+            (rate - 10.0 / fourth.interval_s).abs() < 1e-6 * rate.max(1.0),
+            "sda: 30 → 40 over this interval"
         );
     }
 
     #[test]
-    fn wraps_and_resets() {
-        assert_eq!(counter_delta(4_294_967_290.0, 5.0), 11.0);
-        assert_eq!(counter_delta(10_000_000_000.0, 5.0), 0.0);
-        assert_eq!(counter_delta(5.0, 15.0), 10.0);
+    fn a_counter_that_goes_down_or_is_not_a_number_leaves_its_thing_a_named_gap() {
+        assert_eq!(counter_change(5.0, 15.0), Ok(10.0));
+        assert!(counter_change(4_294_967_290.0, 5.0)
+            .unwrap_err()
+            .contains("a reset"));
+        let device = |name: &str, reads: f64, ms: f64| {
+            vec![
+                Metric::counter("read_requests", reads).with_label("device", name),
+                Metric::counter("read_ms", ms).with_label("device", name),
+            ]
+        };
+        let mut rates = Rates::default();
+        let none = BTreeMap::new;
+        let first = [device("vda", 100.0, 10.0), device("vdb", 50.0, 5.0)].concat();
+        rates.of("device", first, none(), 1.0);
+        let rebooted = [device("vda", 3.0, 11.0), device("vdb", 60.0, f64::NAN)].concat();
+        let LayerSample::Values {
+            metrics,
+            rates: got,
+            gaps,
+        } = rates.of("device", rebooted, none(), 1.0)
+        else {
+            panic!("values");
+        };
+        assert!(
+            got.is_empty(),
+            "nothing of vda, nor of vdb with its NaN: {got:?}"
+        );
+        assert!(gaps["device=vda"].starts_with("read_requests went down from 100 to 3"));
+        assert!(gaps["device=vdb"].starts_with("read_ms is NaN"), "{gaps:?}");
+        assert!(
+            metrics.iter().all(|metric| metric.value.is_finite()),
+            "{metrics:?}"
+        );
+        let after = [device("vda", 13.0, 12.0), device("vdb", 70.0, 6.0)].concat();
+        let LayerSample::Values {
+            rates: got, gaps, ..
+        } = rates.of("device", after, none(), 2.0)
+        else {
+            panic!("values");
+        };
+        assert!(gaps.is_empty(), "{gaps:?}");
+        assert_eq!(
+            got["read_requests{device=vda}"], 5.0,
+            "from the reset's value on"
+        );
+        assert!(
+            !got.contains_key("read_ms{device=vdb}"),
+            "no base since the NaN"
+        );
+        assert_eq!(got["read_requests{device=vdb}"], 5.0);
+        let unreadable = BTreeMap::from([("device=vda".to_string(), "its reads are +Inf".into())]);
+        let later = device("vdb", 80.0, 7.0);
+        let LayerSample::Values { gaps, .. } = rates.of("device", later, unreadable, 1.0) else {
+            panic!("values");
+        };
+        assert_eq!(
+            gaps["device=vda"], "its reads are +Inf",
+            "the collector's gap is kept"
+        );
+        let back = [device("vda", 20.0, 13.0), device("vdb", 90.0, 8.0)].concat();
+        let LayerSample::Values { rates: got, .. } = rates.of("device", back, none(), 1.0) else {
+            panic!("values");
+        };
+        assert!(
+            !got.contains_key("read_requests{device=vda}"),
+            "no rate over two intervals: {got:?}"
+        );
     }
 }

@@ -54,7 +54,7 @@ pub const CSV_HEADING: [&str; 9] = [
 pub fn csv_rows(sample: &Sample) -> String {
     let mut rows = Vec::new();
     for (layer, data) in &sample.layers {
-        let LayerSample::Values { metrics, rates } = data else {
+        let LayerSample::Values { metrics, rates, .. } = data else {
             continue;
         };
         for metric in metrics {
@@ -114,6 +114,7 @@ mod tests {
                 LayerSample::Values {
                     metrics: vec![metric],
                     rates,
+                    gaps: BTreeMap::new(),
                 },
             )]),
         }

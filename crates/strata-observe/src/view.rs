@@ -108,7 +108,11 @@ pub fn sections(sample: &Sample) -> Vec<Section> {
         .layers
         .iter()
         .map(|(layer, layer_sample)| match layer_sample {
-            LayerSample::Values { metrics, rates } => section_of(layer, metrics, rates),
+            LayerSample::Values {
+                metrics,
+                rates,
+                gaps,
+            } => with_gaps(section_of(layer, &without(metrics, gaps), rates), gaps),
             LayerSample::Absent { reason } => Section {
                 layer: layer.clone(),
                 header: format!("{layer}: absent ({reason})"),
@@ -127,6 +131,31 @@ pub fn sections(sample: &Sample) -> Vec<Section> {
     sections
 }
 
+/// The metrics of the things that have rates over this interval.
+fn without(metrics: &[Metric], gaps: &BTreeMap<String, String>) -> Vec<Metric> {
+    metrics
+        .iter()
+        .filter(|metric| !gaps.contains_key(&metric.labels_key()))
+        .cloned()
+        .collect()
+}
+
+/// `section` with a row for each thing that has no rates over this
+/// interval, and why.
+fn with_gaps(mut section: Section, gaps: &BTreeMap<String, String>) -> Section {
+    for (thing, why) in gaps {
+        let thing = match thing.is_empty() {
+            true => section.layer.clone(),
+            false => thing.clone(),
+        };
+        section
+            .rows
+            .push(format!("{thing}: no rates over this interval: {why}"));
+        section.active = true;
+    }
+    section
+}
+
 /// This machine's name, as its agent would name it.
 fn this_hostname() -> String {
     static NAME: std::sync::OnceLock<String> = std::sync::OnceLock::new();
@@ -138,20 +167,29 @@ fn this_hostname() -> String {
 /// all hosts together, like iostat-all over Exadata cells. A host named
 /// twice (an agent on this machine) is shown but not added again.
 fn hosts_total(sample: &Sample, this_host: &str) -> Option<Section> {
-    let mut hosts: Vec<(String, Thing)> = Vec::new();
+    let mut hosts: Vec<(String, Result<Thing, String>)> = Vec::new();
     for (layer, layer_sample) in &sample.layers {
         let host = match layer.split_once('@') {
             Some(("device", host)) => host.to_string(),
             None if layer == "device" => this_host.to_string(),
             _ => continue,
         };
-        if let LayerSample::Values { metrics, rates } = layer_sample {
+        if let LayerSample::Values {
+            metrics,
+            rates,
+            gaps,
+        } = layer_sample
+        {
             let things = group(metrics, rates, &["device"]);
             let disks: Vec<&Thing> = things
                 .iter()
                 .filter(|t| t.label("kind") == "disk")
                 .collect();
-            hosts.push((host, disk_total(&disks)));
+            let total = match gaps.iter().next() {
+                None => Ok(disk_total(&disks)),
+                Some((thing, why)) => Err(format!("{thing}: {why}")),
+            };
+            hosts.push((host, total));
         }
     }
     if hosts.len() < 2
@@ -167,24 +205,35 @@ fn hosts_total(sample: &Sample, this_host: &str) -> Option<Section> {
         .replacen("Device", "Host  ", 1);
     let mut counted: Vec<&str> = Vec::new();
     let mut once: Vec<&Thing> = Vec::new();
+    let mut gaps: Vec<&str> = Vec::new();
     let mut rows = Vec::new();
     for (host, total) in &hosts {
         let again = counted.contains(&host.as_str());
-        let what = if again {
-            "again, not added"
-        } else {
-            counted.push(host);
-            once.push(total);
-            "disks, once"
-        };
-        rows.push(device_row(host, what, total));
+        counted.push(host);
+        match (total, again) {
+            (Err(why), _) => {
+                gaps.push(host);
+                rows.push(format!("{host}: no rates over this interval: {why}"));
+            }
+            (Ok(total), true) => rows.push(device_row(host, "again, not added", total)),
+            (Ok(total), false) => {
+                once.push(total);
+                rows.push(device_row(host, "disks, once", total));
+            }
+        }
     }
     let all = disk_total(&once);
-    rows.push(device_row("all hosts", "each host once", &all));
+    match gaps.is_empty() {
+        true => rows.push(device_row("all hosts", "each host once", &all)),
+        false => rows.push(format!(
+            "all hosts: no total over this interval: {} had a gap",
+            gaps.join(", ")
+        )),
+    }
     Some(Section {
         layer: "device@all".to_string(),
         header,
-        active: all.moved(),
+        active: all.moved() || !gaps.is_empty(),
         rows,
     })
 }
@@ -670,7 +719,11 @@ mod tests {
             interval_s: 1.0,
             layers: BTreeMap::from([(
                 "device".to_string(),
-                LayerSample::Values { metrics, rates },
+                LayerSample::Values {
+                    metrics,
+                    rates,
+                    gaps: BTreeMap::new(),
+                },
             )]),
         };
         let section = sections(&sample).remove(0);
@@ -696,7 +749,11 @@ mod tests {
             ]
             .into_iter()
             .unzip();
-            LayerSample::Values { metrics, rates }
+            LayerSample::Values {
+                metrics,
+                rates,
+                gaps: BTreeMap::new(),
+            }
         };
         let sample = Sample {
             t_s: 1.0,

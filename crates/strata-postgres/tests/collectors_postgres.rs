@@ -24,6 +24,7 @@ fn collect(collector: &mut PostgresCollector) -> BTreeMap<String, Metric> {
             .map(|metric| (metric.series_key(), metric))
             .collect(),
         Collected::Absent { reason } => panic!("postgres layer absent: {reason}"),
+        Collected::Partial { unreadable, .. } => panic!("postgres gave no numbers: {unreadable:?}"),
     }
 }
 

@@ -66,27 +66,36 @@ impl HostCpu {
         })
     }
 
-    fn total(&self) -> u64 {
-        self.user
-            + self.nice
-            + self.system
-            + self.idle
-            + self.iowait
-            + self.irq
-            + self.softirq
-            + self.steal
+    fn modes(&self) -> [u64; 8] {
+        [
+            self.user,
+            self.nice,
+            self.system,
+            self.idle,
+            self.iowait,
+            self.irq,
+            self.softirq,
+            self.steal,
+        ]
+    }
+
+    /// The ticks of all modes since `earlier`, and `pick`'s share of them
+    /// in percent; `None` where no tick passed or a mode went down (the
+    /// host restarted between the two: no share spans that).
+    fn share_since(&self, earlier: &HostCpu, pick: fn(&HostCpu) -> u64) -> Option<f64> {
+        let (now, then) = (self.modes(), earlier.modes());
+        if now.iter().zip(&then).any(|(now, then)| now < then) {
+            return None;
+        }
+        let total: u64 = now.iter().sum::<u64>() - then.iter().sum::<u64>();
+        (total > 0).then(|| (pick(self) - pick(earlier)) as f64 * 100.0 / total as f64)
     }
 
     /// Share of all CPU time that was idle (iowait counts as idle: the CPU
-    /// was free to run something) between `earlier` and `self`, in percent.
-    pub fn idle_pct_since(&self, earlier: &HostCpu) -> f64 {
-        let total = self.total().saturating_sub(earlier.total());
-        let idle = (self.idle + self.iowait).saturating_sub(earlier.idle + earlier.iowait);
-        if total == 0 {
-            0.0
-        } else {
-            idle as f64 * 100.0 / total as f64
-        }
+    /// was free to run something) between `earlier` and `self`, in percent;
+    /// `None` over no time or across a reset.
+    pub fn idle_pct_since(&self, earlier: &HostCpu) -> Option<f64> {
+        self.share_since(earlier, |cpu| cpu.idle + cpu.iowait)
     }
 
     /// Share of `window_s` in which some task waited for a CPU (PSI's
@@ -98,14 +107,10 @@ impl HostCpu {
         (window_s > 0.0).then(|| waited_us as f64 / (window_s * 1e6) * 100.0)
     }
 
-    /// Share of all CPU time spent in iowait, in percent.
-    pub fn iowait_pct_since(&self, earlier: &HostCpu) -> f64 {
-        let total = self.total().saturating_sub(earlier.total());
-        if total == 0 {
-            0.0
-        } else {
-            self.iowait.saturating_sub(earlier.iowait) as f64 * 100.0 / total as f64
-        }
+    /// Share of all CPU time spent in iowait, in percent; `None` over no
+    /// time or across a reset.
+    pub fn iowait_pct_since(&self, earlier: &HostCpu) -> Option<f64> {
+        self.share_since(earlier, |cpu| cpu.iowait)
     }
 }
 
@@ -210,8 +215,19 @@ mod tests {
     fn host_cpu_parses_and_idle_share_is_computed() {
         let before = HostCpu::parse("cpu  100 0 50 800 50 0 0 0 0 0\ncpu0 1 2 3\n").unwrap();
         let after = HostCpu::parse("cpu  200 0 100 1000 100 0 0 0 0 0\n").unwrap();
-        assert_eq!(after.idle_pct_since(&before), 62.5);
-        assert_eq!(after.iowait_pct_since(&before), 12.5);
+        assert_eq!(after.idle_pct_since(&before), Some(62.5));
+        assert_eq!(after.iowait_pct_since(&before), Some(12.5));
+        assert_eq!(after.idle_pct_since(&after), None, "no time passed");
+        let rebooted = HostCpu {
+            user: 1,
+            idle: 5,
+            ..HostCpu::default()
+        };
+        assert_eq!(
+            rebooted.idle_pct_since(&before),
+            None,
+            "a reset spans no share"
+        );
     }
 
     #[test]

@@ -174,44 +174,75 @@ pub struct DeviceDelta {
     pub weighted_ms: u64,
 }
 
-/// The increase of a counter between two samples. Older kernels print some
-/// counters as 32-bit values, so a counter that went backwards from below
-/// 2^32 is taken to have wrapped once; one that went backwards from above
-/// 2^32 was reset (device re-created) and contributes nothing.
-fn counter_delta(before: u64, after: u64) -> u64 {
+/// One field of a [`DiskStat`].
+type Pick = fn(&DiskStat) -> u64;
+
+/// The counts of `/proc/diskstats` (64-bit: requests, merges, sectors),
+/// by name: one that went down means the device's counters started again.
+const COUNTS: [(&str, Pick); 10] = [
+    ("read_requests", |s| s.read_requests),
+    ("read_merges", |s| s.read_merges),
+    ("read_sectors", |s| s.read_sectors),
+    ("write_requests", |s| s.write_requests),
+    ("write_merges", |s| s.write_merges),
+    ("write_sectors", |s| s.write_sectors),
+    ("discard_requests", |s| s.discard_requests),
+    ("discard_merges", |s| s.discard_merges),
+    ("discard_sectors", |s| s.discard_sectors),
+    ("flush_requests", |s| s.flush_requests),
+];
+
+/// The increase of one of the milliseconds fields, which the kernel prints
+/// as 32-bit (`%u`: they wrap every 49.7 days of time counted): where the
+/// counts went on, one that went down wrapped.
+fn milliseconds_delta(before: u64, after: u64) -> u64 {
     const WRAP: u64 = 1 << 32;
-    if after >= before {
-        after - before
-    } else if before < WRAP {
-        after + WRAP - before
-    } else {
-        0
+    match after >= before {
+        true => after - before,
+        false => (after + WRAP).saturating_sub(before),
     }
 }
 
 impl DeviceDelta {
-    /// Counter increases from `before` to `after`, taken `seconds` apart.
-    pub fn between(before: &DiskStat, after: &DiskStat, seconds: f64) -> DeviceDelta {
-        let delta = |pick: fn(&DiskStat) -> u64| counter_delta(pick(before), pick(after));
-        DeviceDelta {
+    /// Counter increases from `before` to `after`, taken `seconds` apart;
+    /// an error naming the count that went down where the device's counters
+    /// were reset between them (the host restarted, the device was made
+    /// again, another exporter answered): no figure spans a reset.
+    pub fn between(
+        before: &DiskStat,
+        after: &DiskStat,
+        seconds: f64,
+    ) -> Result<DeviceDelta, String> {
+        if let Some((name, pick)) = COUNTS.iter().find(|(_, pick)| pick(after) < pick(before)) {
+            return Err(format!(
+                "{}'s {name} went down from {} to {}: its counters were reset (the host \
+                 restarted or the device was made again)",
+                after.name,
+                pick(before),
+                pick(after)
+            ));
+        }
+        let count = |pick: Pick| pick(after) - pick(before);
+        let delta = |pick: Pick| milliseconds_delta(pick(before), pick(after));
+        Ok(DeviceDelta {
             device: after.name.clone(),
             seconds,
-            read_requests: delta(|s| s.read_requests),
-            read_merges: delta(|s| s.read_merges),
-            read_bytes: delta(|s| s.read_sectors) * SECTOR_BYTES,
+            read_requests: count(|s| s.read_requests),
+            read_merges: count(|s| s.read_merges),
+            read_bytes: count(|s| s.read_sectors) * SECTOR_BYTES,
             read_ms: delta(|s| s.read_ms),
-            write_requests: delta(|s| s.write_requests),
-            write_merges: delta(|s| s.write_merges),
-            write_bytes: delta(|s| s.write_sectors) * SECTOR_BYTES,
+            write_requests: count(|s| s.write_requests),
+            write_merges: count(|s| s.write_merges),
+            write_bytes: count(|s| s.write_sectors) * SECTOR_BYTES,
             write_ms: delta(|s| s.write_ms),
-            discard_requests: delta(|s| s.discard_requests),
-            discard_bytes: delta(|s| s.discard_sectors) * SECTOR_BYTES,
+            discard_requests: count(|s| s.discard_requests),
+            discard_bytes: count(|s| s.discard_sectors) * SECTOR_BYTES,
             discard_ms: delta(|s| s.discard_ms),
-            flush_requests: delta(|s| s.flush_requests),
+            flush_requests: count(|s| s.flush_requests),
             flush_ms: delta(|s| s.flush_ms),
             busy_ms: delta(|s| s.busy_ms),
             weighted_ms: delta(|s| s.weighted_ms),
-        }
+        })
     }
 
     /// iostat `r/s`.

@@ -24,6 +24,9 @@ fn metrics_of(collector: &mut dyn Collector) -> Vec<Metric> {
     match collector.collect().unwrap() {
         Collected::Metrics { metrics } => metrics,
         Collected::Absent { reason } => panic!("{} absent: {reason}", collector.layer()),
+        Collected::Partial { unreadable, .. } => {
+            panic!("{} gave no numbers: {unreadable:?}", collector.layer())
+        }
     }
 }
 

@@ -166,7 +166,7 @@ fn delta_matches_iostat_definitions_worked_by_hand() {
         s.flush_requests = 7;
         s.flush_ms = 14;
     });
-    let delta = DeviceDelta::between(&before, &after, 2.0);
+    let delta = DeviceDelta::between(&before, &after, 2.0).unwrap();
     assert_eq!(
         (delta.read_requests, delta.read_merges, delta.read_bytes),
         (200, 30, 26_214_400)
@@ -193,7 +193,7 @@ fn delta_matches_iostat_definitions_worked_by_hand() {
 fn idle_interval_gives_zero_sizes_and_awaits_and_util_is_capped() {
     let before = stat("sdb", |s| s.busy_ms = 100);
     let after = stat("sdb", |s| s.busy_ms = 2600);
-    let delta = DeviceDelta::between(&before, &after, 2.0);
+    let delta = DeviceDelta::between(&before, &after, 2.0).unwrap();
     assert_eq!(delta.read_request_kib(), 0.0);
     assert_eq!(delta.write_request_kib(), 0.0);
     assert_eq!(delta.read_await_ms(), 0.0);
@@ -201,19 +201,33 @@ fn idle_interval_gives_zero_sizes_and_awaits_and_util_is_capped() {
     assert_eq!(delta.utilization_pct(), 100.0);
 }
 
+/// The kernel prints the milliseconds fields as 32-bit (`%u`): one that
+/// went down while the counts went on wrapped; a count that went down is a
+/// reset, and no figure spans it.
 #[test]
-fn backwards_counter_below_2_pow_32_is_a_wrap_and_above_is_a_reset() {
+fn a_milliseconds_field_wraps_at_2_pow_32_and_a_count_that_goes_down_is_a_reset() {
     let before = stat("sdc", |s| {
-        s.write_requests = (1 << 32) - 10;
-        s.busy_ms = 1 << 33;
+        s.write_requests = 100;
+        s.busy_ms = (1 << 32) - 300;
+        s.weighted_ms = 1 << 20;
     });
     let after = stat("sdc", |s| {
-        s.write_requests = 5;
+        s.write_requests = 150;
+        s.busy_ms = 700;
+        s.weighted_ms = (1 << 20) + 5;
+    });
+    let delta = DeviceDelta::between(&before, &after, 1.0).unwrap();
+    assert_eq!((delta.write_requests, delta.busy_ms), (50, 1000));
+    assert_eq!(delta.weighted_ms, 5);
+    let rebooted = stat("sdc", |s| {
+        s.write_requests = 3;
         s.busy_ms = 7;
     });
-    let delta = DeviceDelta::between(&before, &after, 1.0);
-    assert_eq!(delta.write_requests, 15);
-    assert_eq!(delta.busy_ms, 0);
+    let reset = DeviceDelta::between(&before, &rebooted, 1.0).unwrap_err();
+    assert!(
+        reset.contains("sdc's write_requests went down from 100 to 3") && reset.contains("reset"),
+        "{reset}"
+    );
 }
 
 #[test]
@@ -253,7 +267,7 @@ fn direct_write_shows_up_in_the_file_systems_device_counters() {
         .unwrap()
         .clone();
 
-    let delta = DeviceDelta::between(&before, &after, 1.0);
+    let delta = DeviceDelta::between(&before, &after, 1.0).unwrap();
     assert!(
         delta.write_bytes >= WRITE_BYTES,
         "{} wrote {}",

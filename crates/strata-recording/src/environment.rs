@@ -130,8 +130,10 @@ pub struct ShardSummary {
     pub select_p99_ms: Option<f64>,
     /// CPU seconds of this shard's driver.
     pub strata_cpu_s: f64,
-    /// The driver host's idle share over the window, %.
-    pub host_idle_pct: f64,
+    /// The driver host's idle share over the window, %; `None` where it is
+    /// not known.
+    #[serde(default)]
+    pub host_idle_pct: Option<f64>,
     /// The driver host had under 10% idle: the shard may have measured
     /// its own CPU.
     pub cpu_bound: bool,

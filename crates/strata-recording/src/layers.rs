@@ -18,6 +18,12 @@ pub enum LayerSample {
     Values {
         metrics: Vec<Metric>,
         rates: BTreeMap<String, f64>,
+        /// The things (by their labels, `device=vda`; `` for a layer
+        /// without labels) whose counters have no rates over this interval,
+        /// and why: a counter went down (a reset: the host or its exporter
+        /// restarted, a device was made again) or is not a number.
+        #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+        gaps: BTreeMap<String, String>,
     },
     Absent {
         reason: String,
@@ -44,7 +50,7 @@ impl Sample {
     /// The metrics and rates of `layer`, when it had values at this moment.
     pub fn values(&self, layer: &str) -> Option<(&[Metric], &BTreeMap<String, f64>)> {
         match self.layers.get(layer)? {
-            LayerSample::Values { metrics, rates } => Some((metrics, rates)),
+            LayerSample::Values { metrics, rates, .. } => Some((metrics, rates)),
             _ => None,
         }
     }

@@ -262,7 +262,10 @@ fn shard_summary(record: &ShardRecord, figures: &RunFigures) -> ShardSummary {
             .map(|select| select.latency.lat_p99_us / 1e3),
         strata_cpu_s: figures.cpu.strata_cpu_s,
         host_idle_pct: figures.cpu.host_idle_pct,
-        cpu_bound: figures.cpu.host_idle_pct < CPU_BOUND_IDLE_PCT,
+        cpu_bound: figures
+            .cpu
+            .host_idle_pct
+            .is_some_and(|idle| idle < CPU_BOUND_IDLE_PCT),
     }
 }
 
@@ -557,7 +560,9 @@ fn merged_verdict(results: &[&RunResult], shards: &MergedShards) -> Verdict {
                 format!(
                     "shard {}'s driver host {} was {:.1}% idle: that shard may have measured its \
                      own CPU",
-                    shard.shard, shard.host, summary.host_idle_pct
+                    shard.shard,
+                    shard.host,
+                    summary.host_idle_pct.unwrap_or_default()
                 ),
             ));
         }

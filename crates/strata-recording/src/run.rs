@@ -151,8 +151,14 @@ impl Absorption {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct CpuFigures {
     pub cpus: usize,
-    pub host_idle_pct: f64,
-    pub host_iowait_pct: f64,
+    /// The host's idle share of its CPU time over the window (iowait
+    /// counts as idle), percent; `None` where the host's CPU was not
+    /// observed at both edges or its counters were reset between them.
+    #[serde(default)]
+    pub host_idle_pct: Option<f64>,
+    /// The host's iowait share, percent; `None` as for the idle share.
+    #[serde(default)]
+    pub host_iowait_pct: Option<f64>,
     /// Share of the window in which some task waited for a CPU
     /// (`/proc/pressure/cpu`'s `some`), percent; `None` without PSI.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -120,7 +120,10 @@ pub struct CurvePoint {
     /// blk_read_time over blks_read; MariaDB's performance_schema wait on
     /// its data files per read); `None` where the database kept none.
     pub block_read_latency_us: Option<f64>,
-    pub host_cpu_busy_pct: f64,
+    /// The host's CPUs' busy share over the window, percent; `None` where
+    /// the host's CPU was not observed at both edges.
+    #[serde(default)]
+    pub host_cpu_busy_pct: Option<f64>,
     /// CPU seconds of the server and the driver per database block read.
     pub cpu_per_block_us: f64,
     /// The same CPU over the window's device read requests, µs, and those
@@ -380,7 +383,10 @@ pub struct DatabaseContention {
     /// the window's device latency is taken over calibrate's × (1 + this).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device_writes_per_read: Option<f64>,
-    pub host_cpu_busy_pct: f64,
+    /// The host's CPUs' busy share over the window, percent; `None` where
+    /// the host's CPU was not observed at both edges.
+    #[serde(default)]
+    pub host_cpu_busy_pct: Option<f64>,
     /// Share of the window some task waited for a CPU (PSI), percent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_pressure_pct: Option<f64>,
@@ -461,15 +467,19 @@ impl DatabaseContention {
                 .to_string()
             }
         };
+        let busy = self
+            .host_cpu_busy_pct
+            .map_or("not observed".to_string(), |busy| {
+                format!("{busy:.0}% busy")
+            });
         format!(
             "{} sessions reading from the device reached {:.0} device read requests/s in {:.1} \
              s{steady}{in_flight}{per_block}{cpu}{spread} where the model without a wait gives {:.0}; CPUs \
-             {:.0}% busy{waited}{wait}",
+             {busy}{waited}{wait}",
             self.sessions,
             self.device_read_requests_per_s,
             self.window_s,
             self.predicted_with_every_cpu_per_s,
-            self.host_cpu_busy_pct
         )
     }
 }
@@ -586,7 +596,7 @@ mod tests {
             statement_p50_ms: 16.5,
             statement_p99_ms: 31.1,
             block_read_latency_us: Some(32.2),
-            host_cpu_busy_pct: 42.0,
+            host_cpu_busy_pct: Some(42.0),
             cpu_per_block_us: 42.0,
             cpu_per_device_read_us: Some(43.0),
             device_reads_per_block: Some(0.97),
@@ -642,7 +652,7 @@ mod tests {
             device_reads_per_block: Some(0.861),
             cpu_per_device_read_us: Some(19.21),
             device_writes_per_read: None,
-            host_cpu_busy_pct: 39.0,
+            host_cpu_busy_pct: Some(39.0),
             cpu_pressure_pct: Some(36.0),
             statement_mean_ms: None,
             statement_p99_ms: None,

@@ -87,26 +87,36 @@ fn sessions(outcome: &RunOutcome) -> SessionFigures {
     }
 }
 
-fn devices(start: &Edge, end: &Edge, run_devices: &RunDevices, seconds: f64) -> Vec<IostatFigures> {
-    deltas(&start.disks, &end.disks, run_devices.roles(), seconds)
-}
-
 /// iostat's figures of each named device found at both edges, with its
-/// role.
+/// role, and why each other named device has none (a reset between the
+/// edges).
 fn deltas(
     start: &[DiskStat],
     end: &[DiskStat],
     named: Vec<(String, &str)>,
     seconds: f64,
-) -> Vec<IostatFigures> {
-    named
-        .into_iter()
-        .filter_map(|(name, role)| {
-            let before = find(start, &name)?;
-            let after = find(end, &name)?;
-            Some(DeviceDelta::between(before, after, seconds).figures(role))
-        })
-        .collect()
+) -> (Vec<IostatFigures>, Vec<String>) {
+    let mut figures = Vec::new();
+    let mut gaps = Vec::new();
+    for (name, role) in named {
+        let (before, after) = match (find(start, &name), find(end, &name)) {
+            (Some(before), Some(after)) => (before, after),
+            (None, None) => continue,
+            (None, Some(_)) => {
+                gaps.push(format!("{name} was not counted at the window's start edge"));
+                continue;
+            }
+            (Some(_), None) => {
+                gaps.push(format!("{name} was not counted at the window's end edge"));
+                continue;
+            }
+        };
+        match DeviceDelta::between(before, after, seconds) {
+            Ok(delta) => figures.push(delta.figures(role)),
+            Err(reset) => gaps.push(reset),
+        }
+    }
+    (figures, gaps)
 }
 
 fn cpu(start: &Edge, end: &Edge, edge_seconds: f64) -> CpuFigures {
@@ -135,11 +145,16 @@ fn warnings(figures: &RunFigures, end: &Edge) -> Vec<String> {
             ));
         }
     }
-    if figures.cpu.host_idle_pct < CPU_BOUND_IDLE_PCT {
-        warnings.push(format!(
-            "the host was {:.1}% idle: the run was CPU-bound, so it is not a storage result",
-            figures.cpu.host_idle_pct
-        ));
+    match figures.cpu.host_idle_pct {
+        Some(idle) if idle < CPU_BOUND_IDLE_PCT => warnings.push(format!(
+            "the host was {idle:.1}% idle: the run was CPU-bound, so it is not a storage result"
+        )),
+        Some(_) => {}
+        None => warnings.push(
+            "the host's CPU counters went down between the window's edges (the host \
+             restarted?): its CPU shares over the window are not known"
+                .to_string(),
+        ),
     }
     if let Some(error) = &end.database_error {
         warnings.push(format!(
@@ -200,9 +215,11 @@ pub fn account(
 ) -> RunFigures {
     let seconds = (outcome.window_end - outcome.window_start).as_secs_f64();
     let edge_seconds = (end.at - start.at).as_secs_f64();
-    let devices = devices(start, end, run_devices, edge_seconds);
+    let (devices, device_gaps) =
+        deltas(&start.disks, &end.disks, run_devices.roles(), edge_seconds);
     let absorption = database
         .as_ref()
+        .filter(|_| device_gaps.is_empty())
         .map(|database| Absorption::of(database, &devices));
     let mut figures = RunFigures {
         window_s: seconds,
@@ -229,6 +246,11 @@ pub fn account(
     figures.warnings = warnings(&figures, end);
     figures
         .warnings
+        .extend(device_gaps.into_iter().map(|reset| {
+            format!("{reset}: no figure of it spans the window, nor what the page cache absorbed")
+        }));
+    figures
+        .warnings
         .extend(crate::edge::host_oom_warning(start, end));
     figures
 }
@@ -246,8 +268,8 @@ pub fn other_host_figures(
         .zip(end)
         .map(|(start, end)| {
             let gap = start.missing.clone().or_else(|| end.missing.clone());
-            let devices = match gap {
-                Some(_) => Vec::new(),
+            let (devices, resets) = match gap {
+                Some(_) => (Vec::new(), Vec::new()),
                 None => {
                     let observed = start
                         .disks
@@ -256,16 +278,18 @@ pub fn other_host_figures(
                     deltas(&start.disks, &end.disks, observed.collect(), seconds)
                 }
             };
+            let gap = gap
+                .map(|error| format!("its agent did not answer at an edge of the window ({error})"))
+                .or_else(|| (!resets.is_empty()).then(|| resets.join("; ")));
             OtherHostFigures {
                 host: start.host.clone(),
                 devices,
                 cpus: end.cpus,
-                host_idle_pct: gap
-                    .is_none()
-                    .then(|| end.host_cpu.idle_pct_since(&start.host_cpu)),
-                gap: gap.map(|error| {
-                    format!("its agent did not answer at an edge of the window ({error})")
-                }),
+                host_idle_pct: match gap {
+                    None => end.host_cpu.idle_pct_since(&start.host_cpu),
+                    Some(_) => None,
+                },
+                gap,
             }
         })
         .collect()

@@ -667,11 +667,13 @@ fn cpu_text(figures: &RunFigures, engine: EngineKind) -> String {
             engine.label()
         ),
     };
+    let host = match (cpu.host_idle_pct, cpu.host_iowait_pct) {
+        (Some(idle), Some(iowait)) => format!("host idle {idle:.1}% (iowait {iowait:.1}%)"),
+        _ => "host idle not known (its CPU was not observed at both edges)".to_string(),
+    };
     let mut out = format!(
-        "\nCPU ({} CPUs)\n  host idle {:.1}% (iowait {:.1}%), {server}strata {}\n",
+        "\nCPU ({} CPUs)\n  {host}, {server}strata {}\n",
         cpu.cpus,
-        cpu.host_idle_pct,
-        cpu.host_iowait_pct,
         cpus(cpu.strata_cpu_s)
     );
     for group in &cpu.server_processes {

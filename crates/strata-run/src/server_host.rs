@@ -33,8 +33,19 @@ pub struct ServerHostAgent {
     pub round_trip_s: f64,
     pub dialect: Dialect,
     pub devices: RunDevices,
-    /// Why the agent gave nothing at an edge, each time it did not answer.
-    gaps: Mutex<Vec<String>>,
+    /// What the agent did not give at the window's edges, and why.
+    gaps: Mutex<EdgeGaps>,
+}
+
+/// What an agent did not give at a window's edges.
+#[derive(Default)]
+struct EdgeGaps {
+    /// Each time it did not answer (or answered as no agent).
+    unanswered: Vec<String>,
+    /// Its CPU time was not known.
+    cpu: Vec<String>,
+    /// A device under the server's directories could not be counted.
+    devices: Vec<String>,
 }
 
 impl ServerHostAgent {
@@ -92,7 +103,7 @@ impl ServerHostAgent {
             round_trip_s: scraped.round_trip_s(),
             dialect: counters.dialect,
             devices,
-            gaps: Mutex::new(Vec::new()),
+            gaps: Mutex::new(EdgeGaps::default()),
         })
     }
 
@@ -141,42 +152,78 @@ impl ServerHostAgent {
         edge.processes_io = Default::default();
         match answered(scraped, &self.endpoint) {
             Ok(counters) => {
+                let mut gaps = self.gaps();
+                for device in self.devices.each_once() {
+                    if let Some(why) = counters
+                        .unreadable
+                        .get(&format!("device={device},kind=disk"))
+                    {
+                        gaps.devices.push(format!("{device}: {why}"));
+                    }
+                }
+                if counters.cpu.is_none() {
+                    let why = counters.unreadable.get("").cloned().unwrap_or_default();
+                    gaps.cpu.push(why);
+                }
                 edge.disks = counters.disks;
-                edge.host_cpu = counters.cpu;
+                edge.host_cpu = counters.cpu.unwrap_or_default();
                 edge.oom_kills = counters.oom_kills;
             }
             Err(error) => {
                 edge.disks = Vec::new();
                 edge.oom_kills = None;
-                self.gaps().push(error);
+                self.gaps().unanswered.push(error);
             }
         }
     }
 
-    /// An agent's gaps at the window's edges: no device figures then, and
-    /// the host's CPU shares unknown, each said in the warnings; and no
-    /// process of this machine stands for the server host's tenants.
+    /// An agent's gaps at the window's edges, each said in the warnings:
+    /// where it did not answer, no device figures and the host's CPU
+    /// shares unknown; where its CPU time was not known, the CPU shares
+    /// unknown; a device it could not count is not in the figures (the
+    /// accounting says so). No process of this machine stands for the
+    /// server host's tenants.
     pub fn mark_gaps(&self, figures: &mut RunFigures) {
         figures.tenants = None;
         let gaps = self.gaps();
-        if gaps.is_empty() {
-            return;
+        let host = &self.host;
+        if !gaps.unanswered.is_empty() {
+            figures.devices.clear();
+            figures.absorption = None;
         }
-        figures.devices.clear();
-        figures.absorption = None;
-        figures.cpu.host_idle_pct = f64::NAN;
-        figures.cpu.host_iowait_pct = f64::NAN;
-        for gap in gaps.iter() {
+        if !gaps.unanswered.is_empty() || !gaps.cpu.is_empty() {
+            figures.cpu.host_idle_pct = None;
+            figures.cpu.host_iowait_pct = None;
+        }
+        for gap in &gaps.unanswered {
             figures.warnings.push(format!(
-                "the agent of the server's host {} did not answer at an edge of the window \
-                 ({gap}): its devices and CPU are not in these figures",
-                self.host
+                "the agent of the server's host {host} did not answer at an edge of the window \
+                 ({gap}): its devices and CPU are not in these figures"
+            ));
+        }
+        for gap in &gaps.cpu {
+            figures.warnings.push(format!(
+                "the agent of the server's host {host} gave no CPU time at an edge of the window \
+                 ({gap}): the host's CPU shares are not in these figures"
+            ));
+        }
+        for gap in &gaps.devices {
+            figures.warnings.push(format!(
+                "the agent of the server's host {host} gave a device no counter can hold at an \
+                 edge of the window ({gap}): it is not in these figures"
             ));
         }
     }
 
+    /// Whether the agent answered at both edges with every device and its
+    /// CPU.
+    pub fn answered_whole(&self) -> bool {
+        let gaps = self.gaps();
+        gaps.unanswered.is_empty() && gaps.cpu.is_empty() && gaps.devices.is_empty()
+    }
+
     /// The gaps so far; a thread that panicked holding them left them whole.
-    fn gaps(&self) -> std::sync::MutexGuard<'_, Vec<String>> {
+    fn gaps(&self) -> std::sync::MutexGuard<'_, EdgeGaps> {
         self.gaps.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -272,7 +319,7 @@ impl OtherAgent {
                     .into_iter()
                     .filter(|disk| self.disks.contains(&disk.name))
                     .collect(),
-                host_cpu: counters.cpu,
+                host_cpu: counters.cpu.unwrap_or_default(),
                 cpus: counters.cpus,
                 missing: None,
             },

@@ -788,7 +788,7 @@ fn database_contention(
         device_reads_per_block: device_reads_per_block(figures),
         cpu_per_device_read_us: cpu_per_device_read_us(figures),
         device_writes_per_read: device_writes_per_read(figures),
-        host_cpu_busy_pct: 100.0 - figures.cpu.host_idle_pct,
+        host_cpu_busy_pct: figures.cpu.host_idle_pct.map(|idle| 100.0 - idle),
         cpu_pressure_pct,
         statement_mean_ms,
         statement_p99_ms,
@@ -955,7 +955,7 @@ fn curve_point(
         statement_p50_ms: select.map_or(0.0, |s| ms(s.latency.lat_p50_us)),
         statement_p99_ms: select.map_or(0.0, |s| ms(s.latency.lat_p99_us)),
         block_read_latency_us: blocks.block_read_latency_us,
-        host_cpu_busy_pct: 100.0 - figures.cpu.host_idle_pct,
+        host_cpu_busy_pct: figures.cpu.host_idle_pct.map(|idle| 100.0 - idle),
         cpu_per_block_us: if blocks_read > 0.0 {
             cpu_s / blocks_read * 1e6
         } else {
@@ -1080,12 +1080,14 @@ fn shortfall(point: &CurvePoint) -> String {
         "{:.1} µs of CPU per block (server and driver){beside}",
         point.cpu_per_block_us
     );
-    let busy = point.host_cpu_busy_pct;
-    parts.push(match 100.0 - busy < CPU_BOUND_IDLE_PCT {
-        true => format!("CPU: the host's CPUs were {busy:.0}% busy; {cpu}"),
-        false => format!("time between reads: {cpu}; CPUs {busy:.0}% busy"),
+    parts.push(match point.host_cpu_busy_pct {
+        Some(busy) if 100.0 - busy < CPU_BOUND_IDLE_PCT => {
+            format!("CPU: the host's CPUs were {busy:.0}% busy; {cpu}")
+        }
+        Some(busy) => format!("time between reads: {cpu}; CPUs {busy:.0}% busy"),
+        None => format!("time between reads: {cpu}; the host's CPUs not observed"),
     });
-    if let Some(waited) = point.cpu_pressure_pct {
+    if let (Some(waited), Some(busy)) = (point.cpu_pressure_pct, point.host_cpu_busy_pct) {
         parts.push(cpu_wait(waited, 100.0 - busy));
     }
     parts.extend(updates);
@@ -1371,7 +1373,7 @@ pub fn text(summary: &SweepSummary) -> String {
     );
     for point in &summary.points {
         out += &format!(
-            "{:>8} {:>12} {:>12.0} {:>9.2} {:>9.2} {:>10} {:>9} {:>10} {:>8.0} {:>10} {:>9} {:>12} {:>7}  {}\n",
+            "{:>8} {:>12} {:>12.0} {:>9.2} {:>9.2} {:>10} {:>9} {:>10} {:>8} {:>10} {:>9} {:>12} {:>7}  {}\n",
             point.sessions,
             or_dash(point.device_read_requests_per_s, 0),
             point.database_blocks_read_per_s,
@@ -1380,7 +1382,7 @@ pub fn text(summary: &SweepSummary) -> String {
             or_dash(point.block_read_latency_us, 1),
             or_dash(point.device_reads_in_flight, 2),
             or_dash(point.device_read_latency_us, 1),
-            point.host_cpu_busy_pct,
+            or_dash(point.host_cpu_busy_pct, 0),
             or_dash(point.cpu_pressure_pct, 0),
             or_dash(point.absorbed_pct, 1),
             or_dash(point.storage_iops, 0),
@@ -1790,7 +1792,7 @@ mod tests {
             statement_p50_ms: 116.0,
             statement_p99_ms: 182.0,
             block_read_latency_us: Some(457.0),
-            host_cpu_busy_pct,
+            host_cpu_busy_pct: Some(host_cpu_busy_pct),
             cpu_per_block_us: 39.8,
             cpu_per_device_read_us: Some(39.8 * 31_000.0 / 30_000.0),
             device_reads_per_block: Some(30.0 / 31.0),

@@ -201,7 +201,7 @@ fn absorption_reason(figures: &RunFigures) -> Option<Reason> {
 }
 
 fn cpu_reason(figures: &RunFigures) -> Option<Reason> {
-    let idle = figures.cpu.host_idle_pct;
+    let idle = figures.cpu.host_idle_pct?;
     (idle < CPU_BOUND_IDLE_PCT).then_some(())?;
     reason(
         "cpu_bound",

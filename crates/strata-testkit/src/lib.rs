@@ -10,6 +10,7 @@
 pub mod command;
 pub mod files;
 pub mod host;
+pub mod http;
 pub mod loopdev;
 pub mod mariadb;
 pub mod observer;

@@ -39,7 +39,24 @@ pub(crate) fn section(within: &Timeline) -> Option<Section> {
         .into_iter()
         .map(|host| host_window(within, host))
         .collect();
-    laid_out(&hosts).map(|section| section.note(SAMPLED))
+    let mut section = laid_out(&hosts)?.note(SAMPLED);
+    for host in &hosts {
+        let timeline = within.of_host(&host.host);
+        for layer in [layer::DEVICE, layer::CPU] {
+            for (thing, gaps) in timeline.gaps(layer) {
+                let thing = match thing.is_empty() {
+                    true => layer.to_string(),
+                    false => thing,
+                };
+                section = section.note(format!(
+                    "{}: {thing} has no rates over {} interval(s), {:.1} s, not counted in its \
+                     figures: {}",
+                    host.host, gaps.intervals, gaps.seconds, gaps.first
+                ));
+            }
+        }
+    }
+    Some(section)
 }
 
 /// A run's other hosts over its whole measured window, exactly: from its

@@ -64,7 +64,7 @@ pub(crate) fn whole(
         .collect();
     fill_from_layers(&mut measured, recording, &within, threshold_ms);
     if let Some(cpu) = &mut measured.cpu {
-        cpu.idle_pct = Some(result.cpu.host_idle_pct);
+        cpu.idle_pct = result.cpu.host_idle_pct;
     }
     measured.commit = commit(result, measured.database.as_ref());
     Some(measured)

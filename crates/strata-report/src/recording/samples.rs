@@ -29,6 +29,18 @@ pub(crate) struct LayerSample {
     pub t_s: f64,
     pub interval_s: f64,
     pub series: Vec<SeriesValue>,
+    /// The things with no rates over this interval, and why (the
+    /// sampler's `gaps`: a reset, a value that is not a number).
+    pub gaps: BTreeMap<String, String>,
+}
+
+/// A thing's gaps in one layer over a timeline.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Gaps {
+    pub intervals: usize,
+    pub seconds: f64,
+    /// Why, the first time.
+    pub first: String,
 }
 
 impl LayerSample {
@@ -143,6 +155,24 @@ impl Timeline {
             .filter(move |sample| sample.layer == layer)
     }
 
+    /// Each thing of `layer` that had gaps (by its labels), how many
+    /// intervals and seconds they were, and the first one's why.
+    pub fn gaps(&self, layer: &str) -> BTreeMap<String, Gaps> {
+        let mut gaps: BTreeMap<String, Gaps> = BTreeMap::new();
+        for sample in self.layer(layer) {
+            for (thing, why) in &sample.gaps {
+                let gap = gaps.entry(thing.clone()).or_insert(Gaps {
+                    intervals: 0,
+                    seconds: 0.0,
+                    first: why.clone(),
+                });
+                gap.intervals += 1;
+                gap.seconds += sample.interval_s;
+            }
+        }
+        gaps
+    }
+
     /// Seconds covered by the layer's samples that carry rates.
     pub fn covered_s(&self, layer: &str) -> f64 {
         self.layer(layer)
@@ -189,7 +219,12 @@ impl Timeline {
 /// have none), with each series' rate.
 fn layer_samples(sample: &Sample) -> impl Iterator<Item = LayerSample> + '_ {
     sample.layers.iter().filter_map(|(layer, recorded)| {
-        let RecordedLayer::Values { metrics, rates } = recorded else {
+        let RecordedLayer::Values {
+            metrics,
+            rates,
+            gaps,
+        } = recorded
+        else {
             return None;
         };
         let series = metrics
@@ -208,6 +243,7 @@ fn layer_samples(sample: &Sample) -> impl Iterator<Item = LayerSample> + '_ {
             t_s: sample.t_s,
             interval_s: sample.interval_s,
             series,
+            gaps: gaps.clone(),
         })
     })
 }
@@ -231,6 +267,7 @@ mod tests {
         let values = RecordedLayer::Values {
             metrics: vec![metric],
             rates: BTreeMap::from([("read_requests{device=vda}".to_string(), rate)]),
+            gaps: BTreeMap::new(),
         };
         Sample {
             t_s,

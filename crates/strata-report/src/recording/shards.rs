@@ -60,7 +60,7 @@ pub(crate) fn section(merged: &MergedShards) -> Section {
             number(summary.loops_per_s, "loops/s"),
             optional(summary.select_p99_ms, "ms"),
             number(summary.strata_cpu_s, "CPU-s"),
-            number(summary.host_idle_pct, "%"),
+            optional(summary.host_idle_pct, "%"),
             optional(
                 shard
                     .window_start_server_unix_s

@@ -141,7 +141,7 @@ fn points_table(sweep: &SweepSummary) -> Table {
             optional(point.block_read_latency_us, "µs"),
             optional(point.device_reads_in_flight, "requests"),
             optional(point.device_read_latency_us, "µs"),
-            number(point.host_cpu_busy_pct, "%"),
+            optional(point.host_cpu_busy_pct, "%"),
             optional(point.cpu_pressure_pct, "%"),
             optional(point.absorbed_pct, "%"),
             optional(point.storage_iops, "requests/s"),

@@ -241,13 +241,13 @@ fn cpu_rows(sides: &[Side]) -> Vec<Compared> {
             "host CPU busy",
             "CPU",
             "%",
-            each(sides, |s| Some(100.0 - cpu(s)?.0.host_idle_pct)),
+            each(sides, |s| Some(100.0 - cpu(s)?.0.host_idle_pct?)),
         ),
         Compared::new(
             "host iowait",
             "CPU",
             "%",
-            each(sides, |s| Some(cpu(s)?.0.host_iowait_pct)),
+            each(sides, |s| cpu(s)?.0.host_iowait_pct),
         ),
         Compared::new(
             "database processes' CPU",
