@@ -140,7 +140,7 @@ pub fn host_layer(counters: &HostCounters, layer: Layer, devices: &[String]) -> 
     let unreadable = devices
         .iter()
         .filter_map(|device| {
-            let thing = format!("device={device},kind=disk");
+            let thing = counters.thing(device);
             let why = counters.unreadable.get(&thing)?;
             Some((thing, why.clone()))
         })
@@ -222,10 +222,7 @@ pub fn followed_disks(counters: &HostCounters) -> Vec<String> {
             .collect(),
     };
     let whole = |device: &&str| {
-        counters
-            .kinds
-            .get(*device)
-            .map_or(true, |kind| ["disk", "md"].contains(&kind.as_str()))
+        counters.dialect == Dialect::NodeExporter || ["disk", "md"].contains(&counters.kind(device))
     };
     disks.extend(
         counters
@@ -245,10 +242,11 @@ pub fn device_metrics(counters: &HostCounters, devices: &[String]) -> Vec<Metric
         .iter()
         .filter(|disk| devices.contains(&disk.name))
     {
+        let kind = counters.kind(&disk.name);
         let counter = |name: &str, value: u64| {
             Metric::counter(name, value as f64)
                 .with_label("device", &disk.name)
-                .with_label("kind", "disk")
+                .with_label("kind", kind)
         };
         metrics.extend([
             counter("read_requests", disk.read_requests),
@@ -268,7 +266,7 @@ pub fn device_metrics(counters: &HostCounters, devices: &[String]) -> Vec<Metric
         metrics.push(
             Metric::gauge("in_flight", disk.in_flight as f64)
                 .with_label("device", &disk.name)
-                .with_label("kind", "disk"),
+                .with_label("kind", kind),
         );
     }
     metrics

@@ -142,8 +142,12 @@ pub struct HostCounters {
     /// `node_uname_info` nodename, else the URL's host.
     pub host: String,
     pub disks: Vec<DiskStat>,
-    /// The `kind` label of each device, when the agent gives it (a strata
-    /// agent: `disk`, `partition`, `md`, …).
+    /// What each device is (`disk`, `partition`, `dm`, `md`, `loop`): a
+    /// strata agent's `kind` label (it reads `/sys/block/*/slaves` and
+    /// `holders`); for node_exporter, `node_disk_device_mapper_info` and
+    /// the names (`dm-N`, `mdN`, a partition named after a disk it lists:
+    /// `mmcblk0p1` of `mmcblk0`). Only a `disk` is counted in a host's
+    /// total.
     pub kinds: BTreeMap<String, String>,
     /// Seconds of CPU time by mode, summed over CPUs, as hundredths (the
     /// shares between two scrapes are what counts); `None` where the agent
@@ -157,9 +161,10 @@ pub struct HostCounters {
     /// `node_filesystem_*`), to find a path's device.
     pub mounts: Vec<(String, String)>,
     /// What of the answer is not taken, by the labels strata's layers
-    /// give the thing (`device=vda,kind=disk`; `` for the host's CPU), and
-    /// why: a value no counter can hold (NaN, an infinity, below 0) or a
-    /// series the thing must have and has not. Absent, never a number.
+    /// give the thing (`device=vda,kind=disk`: [`HostCounters::thing`];
+    /// `` for the host's CPU), and why: a value no counter can hold (NaN,
+    /// an infinity, below 0) or a series the thing must have and has not.
+    /// Absent, never a number.
     pub unreadable: BTreeMap<String, String>,
 }
 
@@ -178,8 +183,16 @@ impl HostCounters {
             Dialect::Strata => ("strata_device_", &STRATA_DEVICE),
             Dialect::NodeExporter => ("node_disk_", &NODE_DEVICE),
         };
-        let mut unreadable = BTreeMap::new();
-        let (disks, kinds) = disks(scrape, device_prefix, device_series, &mut unreadable);
+        let (disks, labelled, unreadable_devices) = disks(scrape, device_prefix, device_series);
+        let kinds = match dialect {
+            Dialect::Strata => labelled,
+            Dialect::NodeExporter => node_exporter_kinds(scrape, &disks, &unreadable_devices),
+        };
+        let kind = |device: &str| kinds.get(device).map_or("disk", String::as_str);
+        let mut unreadable: BTreeMap<String, String> = unreadable_devices
+            .iter()
+            .map(|(device, why)| (thing(device, kind(device)), why.clone()))
+            .collect();
         let cpu = cpu(&scrape.series, dialect)
             .map_err(|why| unreadable.insert(String::new(), why))
             .ok();
@@ -203,11 +216,23 @@ impl HostCounters {
         })
     }
 
+    /// What `device` is (`disk` when nothing says otherwise).
+    pub fn kind(&self, device: &str) -> &str {
+        self.kinds.get(device).map_or("disk", String::as_str)
+    }
+
+    /// `device=NAME,kind=KIND`: the device as strata's device layer labels
+    /// it, the key of its gaps.
+    pub fn thing(&self, device: &str) -> String {
+        thing(device, self.kind(device))
+    }
+
     /// The devices left out of `disks` (in `unreadable`).
     pub fn unreadable_devices(&self) -> impl Iterator<Item = &str> {
-        self.unreadable
-            .keys()
-            .filter_map(|thing| thing.strip_prefix("device=")?.strip_suffix(",kind=disk"))
+        self.unreadable.keys().filter_map(|thing| {
+            let (device, _kind) = thing.strip_prefix("device=")?.split_once(",kind=")?;
+            Some(device)
+        })
     }
 
     /// The devices a path's files are on, as this host's agent names them:
@@ -261,15 +286,69 @@ impl HostCounters {
     }
 }
 
-/// The disks of a scrape and each one's `kind` label where it has one; a
-/// disk with a value no counter can hold, or without a series it must
-/// have, is left out and named in `unreadable`.
+/// `device=NAME,kind=KIND`.
+fn thing(device: &str, kind: &str) -> String {
+    format!("device={device},kind={kind}")
+}
+
+/// What each of node_exporter's devices is: `dm` for device-mapper's
+/// (`node_disk_device_mapper_info`, or named `dm-N`), `md` for an md
+/// array (`mdN`), `partition` for a name that is a partition of another
+/// device listed (`sda1` of `sda`, `nvme0n1p2` of `nvme0n1`), `loop`, and
+/// `disk` otherwise.
+fn node_exporter_kinds(
+    scrape: &Scrape,
+    disks: &[DiskStat],
+    unreadable: &BTreeMap<String, String>,
+) -> BTreeMap<String, String> {
+    let names: Vec<&str> = disks
+        .iter()
+        .map(|disk| disk.name.as_str())
+        .chain(unreadable.keys().map(String::as_str))
+        .collect();
+    let mapped: Vec<&str> = scrape
+        .series
+        .iter()
+        .filter(|series| series.name == "node_disk_device_mapper_info")
+        .filter_map(|series| series.label("device"))
+        .collect();
+    let numbered = |name: &str, prefix: &str| {
+        name.strip_prefix(prefix)
+            .is_some_and(|rest| !rest.is_empty() && rest.chars().all(|c| c.is_ascii_digit()))
+    };
+    names
+        .iter()
+        .map(|name| {
+            let disk = partition_disk(name);
+            let kind = if mapped.contains(name) || numbered(name, "dm-") {
+                "dm"
+            } else if numbered(name, "md") {
+                "md"
+            } else if numbered(name, "loop") {
+                "loop"
+            } else if disk != *name && names.contains(&disk.as_str()) {
+                "partition"
+            } else {
+                "disk"
+            };
+            (name.to_string(), kind.to_string())
+        })
+        .collect()
+}
+
+/// The disks of a scrape, each one's `kind` label where it has one, and
+/// the disks left out with why: one with a value no counter can hold, or
+/// without a series it must have.
 fn disks(
     scrape: &Scrape,
     prefix: &str,
     device_series: &[(&str, Field)],
-    unreadable: &mut BTreeMap<String, String>,
-) -> (Vec<DiskStat>, BTreeMap<String, String>) {
+) -> (
+    Vec<DiskStat>,
+    BTreeMap<String, String>,
+    BTreeMap<String, String>,
+) {
+    let mut unreadable = BTreeMap::new();
     let mut disks: BTreeMap<String, (DiskStat, Vec<usize>)> = BTreeMap::new();
     let mut kinds = BTreeMap::new();
     let mut bad: BTreeMap<String, String> = BTreeMap::new();
@@ -309,7 +388,7 @@ fn disks(
         });
         match why {
             Some(why) => {
-                unreadable.insert(format!("device={device},kind=disk"), why);
+                unreadable.insert(device, why);
             }
             None => {
                 let flushes_known = [Field::FlushRequests, Field::FlushMs].iter().all(has);
@@ -318,7 +397,7 @@ fn disks(
             }
         }
     }
-    (kept, kinds)
+    (kept, kinds, unreadable)
 }
 
 /// `vda1` → `vda`, `nvme0n1p2` → `nvme0n1`, `mmcblk0p1` → `mmcblk0`.

@@ -146,3 +146,56 @@ fn a_dell_server_s_dmi_labels_are_read_byte_for_byte() {
     assert_eq!(dmi.labels.len(), 19);
     assert_eq!(dmi.value, 1.0);
 }
+
+/// Debian's node_exporter on stacked disks: a partition beside its disk
+/// and an LVM volume beside the disks under it are named for what they
+/// are, so that a host's total counts each I/O once (its whole disks).
+#[test]
+fn stacked_devices_are_named_partition_dm_and_loop_beside_their_disks() {
+    for (name, expected) in [
+        (
+            "debian-node-exporter-1.5.0-stacked-disks-all.prom",
+            &[
+                ("dm-0", "dm"),
+                ("loop0", "loop"),
+                ("mmcblk0", "disk"),
+                ("mmcblk0p1", "partition"),
+                ("nvme0n1", "disk"),
+                ("nvme0n1p1", "partition"),
+                ("sda", "disk"),
+                ("sda1", "partition"),
+            ][..],
+        ),
+        (
+            "debian-node-exporter-1.5.0-stacked-disks-default-filter.prom",
+            &[
+                ("dm-0", "dm"),
+                ("mmcblk0", "disk"),
+                ("mmcblk0p1", "partition"),
+                ("nvme0n1", "disk"),
+                ("sda", "disk"),
+            ],
+        ),
+    ] {
+        let path = fixtures()
+            .into_iter()
+            .find(|path| path.ends_with(name))
+            .unwrap();
+        let scrape = strata_agent::scrape::Scrape {
+            url: name.to_string(),
+            sent_unix_s: 0.0,
+            came_back_unix_s: 0.0,
+            series: parse(&std::fs::read_to_string(path).unwrap()).series,
+            unread: None,
+        };
+        let counters = strata_agent::host::HostCounters::of(&scrape, "h").unwrap();
+        let devices_unread = counters.unreadable_devices().count();
+        assert_eq!(devices_unread, 0, "{name}: {:?}", counters.unreadable);
+        let kinds: Vec<(&str, &str)> = counters
+            .disks
+            .iter()
+            .map(|disk| (disk.name.as_str(), counters.kind(&disk.name)))
+            .collect();
+        assert_eq!(kinds, expected, "{name}");
+    }
+}

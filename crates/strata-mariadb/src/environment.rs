@@ -131,7 +131,7 @@ pub fn environment(
     let redo_dir = data_dir.as_ref().map(|dir| dir.join(&settings.redo_dir));
     let (devices, device_details, device_note) = match &remote {
         Some(reason) => (
-            RunDevices::default(),
+            RunDevices::unobserved(&format!("the server's host is not observed ({reason})")),
             Vec::new(),
             Some(strata_run::server_host::not_observed_note(reason)),
         ),
@@ -209,6 +209,7 @@ fn devices(data_dir: Option<&Path>, redo_dir: Option<&Path>) -> Devices {
         RunDevices {
             data: names(&data),
             wal: names(&redo),
+            unobserved: None,
         },
         details,
         None,

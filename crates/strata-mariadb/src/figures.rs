@@ -257,7 +257,10 @@ pub(crate) fn mariadb_figures(
             None
         }
     };
-    let reads = innodb.as_ref().map(|innodb| reconcile(innodb, &run));
+    let reads = innodb
+        .as_ref()
+        .filter(|_| run.devices_unobserved.is_none())
+        .map(|innodb| reconcile(innodb, &run));
     if let (Some(innodb), Some(reads)) = (&innodb, &reads) {
         run.absorption = Some(absorption(innodb, reads, page_bytes));
         warn_about_reads(&mut run.warnings, reads);

@@ -642,7 +642,7 @@ async fn environment(
         .map(|dir| std::fs::canonicalize(&dir).unwrap_or(dir));
     let (devices, device_details, device_note) = match not_observed {
         Some(reason) => (
-            RunDevices::default(),
+            RunDevices::unobserved(&format!("the server's host is not observed ({reason})")),
             Vec::new(),
             Some(strata_run::server_host::not_observed_note(&reason)),
         ),
@@ -797,10 +797,14 @@ fn resolve_devices(
     details.dedup_by(|a, b| a.name == b.name);
     notes.dedup();
     let note = (!notes.is_empty()).then(|| notes.join("; "));
+    let unobserved = data
+        .is_none()
+        .then(|| "the server's host is not observed (its data directory is not known here)".into());
     (
         RunDevices {
             data: data_devices,
             wal: wal_devices,
+            unobserved,
         },
         details,
         note,

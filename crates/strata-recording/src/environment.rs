@@ -157,6 +157,23 @@ impl PageCache {
             PageCache::Chosen { method } | PageCache::Described(method) => method,
         }
     }
+
+    /// The method in words: a chosen method's name said as a sentence, a
+    /// described one as it is.
+    pub fn in_words(&self) -> String {
+        let method = self.method();
+        let words = match method {
+            "cgroup_v2" => "limited by a cgroup v2 memory.max",
+            "cgroup_v1" => "limited by a cgroup v1 memory.limit_in_bytes",
+            "drop_caches" => "dropped before the run (not limited during it)",
+            "evicted" => "the database file's pages dropped before the run and during it",
+            "direct_io" => "bypassed: the server reads with O_DIRECT",
+            "unlimited" => "not limited (reads may come from the page cache)",
+            "other_host" => "on the server's host, neither limited nor dropped from here",
+            described => described,
+        };
+        words.to_string()
+    }
 }
 
 /// The block devices a run reads, by role.
@@ -168,9 +185,21 @@ pub struct RunDevices {
     /// Physical devices under the WAL (redo) directory.
     #[serde(default)]
     pub wal: Vec<String>,
+    /// Why the server's host's devices are not known here (a server on
+    /// another host with no agent there): no figure of them is made.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unobserved: Option<String>,
 }
 
 impl RunDevices {
+    /// No device: the server's host is not observed, for `why`.
+    pub fn unobserved(why: &str) -> RunDevices {
+        RunDevices {
+            unobserved: Some(why.to_string()),
+            ..RunDevices::default()
+        }
+    }
+
     /// Every device, each once: the data devices, then the WAL devices not
     /// among them.
     pub fn each_once(&self) -> Vec<String> {

@@ -216,9 +216,23 @@ pub struct RunFigures {
     /// first), from their agents' counters at the window's two edges.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub other_hosts: Vec<OtherHostFigures>,
+    /// Why no device of the server's host is in these figures (its host
+    /// is not observed, its agent did not answer at an edge): none of them,
+    /// nor what the page cache absorbed, is made up.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub devices_unobserved: Option<String>,
 }
 
 impl RunFigures {
+    /// No figure of the server's host's devices, for `why` (the first
+    /// reason given is kept).
+    pub fn devices_not_observed(&mut self, why: String) {
+        self.devices.clear();
+        self.absorption = None;
+        self.tenants = None;
+        self.devices_unobserved.get_or_insert(why);
+    }
+
     /// How steady the window's work ran ([`quarter_spread_pct`] of its
     /// seconds).
     pub fn quarter_spread_pct(&self) -> Option<f64> {

@@ -421,10 +421,10 @@ fn run_facts(environment: &Environment) -> Vec<Fact> {
     let page_cache = environment
         .page_cache
         .as_ref()
-        .map_or("unknown", |page_cache| page_cache.method());
+        .map_or("unknown".to_string(), |page_cache| page_cache.in_words());
     let mut facts = vec![
         Fact::new("database", server),
-        Fact::new("page cache", page_cache.to_string()),
+        Fact::new("page cache", page_cache),
     ];
     if let Some(host) = &environment.server_host {
         facts.push(Fact::new("server host", followed_host(host)));

@@ -241,8 +241,12 @@ pub fn account(
             .saturating_duration_since(outcome.window_start.into_std())
             .as_secs_f64(),
         other_hosts: other_host_figures(&start.other_hosts, &end.other_hosts, edge_seconds),
+        devices_unobserved: None,
     };
     figures.tenants = tenants(start, end, &figures.devices);
+    if let Some(why) = &run_devices.unobserved {
+        figures.devices_not_observed(why.clone());
+    }
     figures.warnings = warnings(&figures, end);
     figures
         .warnings
@@ -307,6 +311,7 @@ mod tests {
         let devices = RunDevices {
             data: vec!["sda".into(), "sdb".into()],
             wal: vec!["sda".into(), "nvme0n1".into()],
+            unobserved: None,
         };
         assert_eq!(
             sampler_filter(&devices),

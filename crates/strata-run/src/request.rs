@@ -194,6 +194,25 @@ pub fn refuse_postgres_options(
     Ok(())
 }
 
+/// `--agent` with the throwaway server strata makes here is refused before
+/// any work: that server's devices and CPU are this machine's, and an
+/// agent elsewhere would account them with another host's.
+pub fn refuse_agents_of_a_throwaway_server(
+    data: &DataRequest,
+    engine: EngineKind,
+) -> anyhow::Result<()> {
+    if data.db.is_some() || data.agents.is_empty() || engine == EngineKind::Sqlite {
+        return Ok(());
+    }
+    bail!(
+        "--agent {}: strata's throwaway {} server runs on this machine, whose devices and CPU \
+         strata counts itself; an agent is for a server on another host: give --db URL of the \
+         server on the agent's host, or leave --agent out",
+        data.agents[0],
+        engine.label()
+    )
+}
+
 /// `--agent`: the first is the server host's agent; the others are other
 /// hosts the run follows beside it (an NFS server, a second node).
 pub fn server_host_agent(data: &DataRequest) -> Option<Endpoint> {

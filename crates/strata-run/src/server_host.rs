@@ -87,6 +87,7 @@ impl ServerHostAgent {
         let devices = RunDevices {
             data: under(data_directory),
             wal: under(wal_directory.or(data_directory)),
+            unobserved: None,
         };
         if devices.data.is_empty() {
             anyhow::bail!(
@@ -118,14 +119,17 @@ impl ServerHostAgent {
         )
     }
 
-    /// What the run's environment says of the devices' source.
+    /// What the run's environment says of the devices' source (whether an
+    /// edge then had them is the figures' to say: their warnings and
+    /// `devices_unobserved`).
     pub fn note(&self) -> String {
         let offset = self.clock_offset_s.map_or("unknown".to_string(), |offset| {
             format!("{:+.1} ms", offset * 1e3)
         });
         format!(
             "the server's host {} is observed through its agent {} ({}; clock offset \
-             {offset}, round trip {:.1} ms): its devices and CPU are in these figures",
+             {offset}, round trip {:.1} ms): its devices and CPU are read there at the \
+             window's edges and each second",
             self.host,
             self.endpoint,
             self.endpoint.transport(),
@@ -154,10 +158,7 @@ impl ServerHostAgent {
             Ok(counters) => {
                 let mut gaps = self.gaps();
                 for device in self.devices.each_once() {
-                    if let Some(why) = counters
-                        .unreadable
-                        .get(&format!("device={device},kind=disk"))
-                    {
+                    if let Some(why) = counters.unreadable.get(&counters.thing(&device)) {
                         gaps.devices.push(format!("{device}: {why}"));
                     }
                 }
@@ -187,9 +188,11 @@ impl ServerHostAgent {
         figures.tenants = None;
         let gaps = self.gaps();
         let host = &self.host;
-        if !gaps.unanswered.is_empty() {
-            figures.devices.clear();
-            figures.absorption = None;
+        if let Some(first) = gaps.unanswered.first() {
+            figures.devices_not_observed(format!(
+                "the agent of the server's host {host} did not answer at an edge of the window \
+                 ({first})"
+            ));
         }
         if !gaps.unanswered.is_empty() || !gaps.cpu.is_empty() {
             figures.cpu.host_idle_pct = None;
@@ -213,13 +216,6 @@ impl ServerHostAgent {
                  edge of the window ({gap}): it is not in these figures"
             ));
         }
-    }
-
-    /// Whether the agent answered at both edges with every device and its
-    /// CPU.
-    pub fn answered_whole(&self) -> bool {
-        let gaps = self.gaps();
-        gaps.unanswered.is_empty() && gaps.cpu.is_empty() && gaps.devices.is_empty()
     }
 
     /// The gaps so far; a thread that panicked holding them left them whole.

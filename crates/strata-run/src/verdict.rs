@@ -132,6 +132,16 @@ fn late_start_edge(figures: &RunFigures) -> Option<String> {
 }
 
 fn not_storage_reasons(figures: &RunFigures, facts: &VerdictFacts) -> Vec<Reason> {
+    if let Some(why) = &figures.devices_unobserved {
+        let unobserved = Reason::new(
+            "devices_not_observed",
+            format!("the server's host's devices are not in these figures: {why}"),
+        );
+        return cache_reason(facts)
+            .into_iter()
+            .chain([unobserved])
+            .collect();
+    }
     [
         cache_reason(facts),
         absorption_reason(figures),

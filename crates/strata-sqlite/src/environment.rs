@@ -57,6 +57,7 @@ pub fn environment(
         devices: RunDevices {
             data: names.clone(),
             wal: names,
+            unobserved: None,
         },
         device_details: details,
         device_note: note,

@@ -192,6 +192,7 @@ fn execute(data: &DataRequest, output: &OutputArgs, job: Job) -> anyhow::Result<
         load_parallel: data.load_parallel.or(job.conf.load_parallel),
         ..data.clone()
     };
+    request::refuse_agents_of_a_throwaway_server(&data, job.kind)?;
     let shown_db = engines::shown_db(job.kind, &data)?;
     let options = serde_json::to_value(ResolvedOptions::of(
         job.kind,

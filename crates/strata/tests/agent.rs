@@ -172,32 +172,37 @@ fn a_shifted_agent_clock_is_measured_within_10_ms() {
     drop(agent);
 }
 
-/// A MariaDB run with `--agent`: the devices and CPU of the window are the
-/// agent's (node_exporter here, on this machine, standing for the server's
-/// host), named with the host and the agent's clock.
+/// A MariaDB run with `--agent`, against a MariaDB on another host (a
+/// network and PID namespace) whose node_exporter is the agent: the
+/// devices and CPU of the window are the agent's, named with the host and
+/// the agent's clock. The same `--agent` with strata's own throwaway
+/// server, on this machine, is refused before any work.
 #[test]
 fn a_mariadb_run_through_an_agent_accounts_its_devices() {
     let dir = scratch();
-    let (_node, node_url) = node_exporter();
+    let mut host = strata_testkit::host::NamespaceHost::create(1);
+    let server = strata_testkit::mariadb::HostedMariaDb::start(&mut host);
+    let listen = format!("{}:9100", host.address);
+    let node_args = [format!("--web.listen-address={listen}")];
+    let node_args: Vec<&str> = node_args.iter().map(String::as_str).collect();
+    let log = std::fs::File::create(dir.path().join("node.log")).unwrap();
+    let _ = host.spawn("prometheus-node-exporter", &node_args, None, log.into());
+    let node_url = format!("http://{listen}");
     scrape_until_up(&node_url);
-    let document = run_json(
-        &[
-            "run",
-            "--engine",
-            "mariadb",
-            "--schemas",
-            "1",
-            "--scale",
-            "2048",
-            "--duration",
-            "1s",
-            "--warmup",
-            "200ms",
-            "--agent",
-            &node_url,
-        ],
-        dir.path(),
-    );
+    let url = server.url("strata_slob");
+    let plan = ["--engine", "mariadb", "--schemas", "1", "--scale", "2048"];
+    let window = [
+        "--duration",
+        "1s",
+        "--warmup",
+        "200ms",
+        "--agent",
+        &node_url,
+    ];
+    let mut args = vec!["run", "--db", url.as_str()];
+    args.extend(plan);
+    args.extend(window);
+    let document = run_json(&args, dir.path());
     let environment = &document["environment"];
     let server_host = &environment["server_host"];
     assert_eq!(server_host["agent_kind"], "node_exporter", "{environment}");
@@ -208,4 +213,17 @@ fn a_mariadb_run_through_an_agent_accounts_its_devices() {
     assert_eq!(devices[0]["device"], data[0], "{devices:?}");
     let note = environment["device_note"].as_str().unwrap();
     assert!(note.contains("is observed through its agent"), "{note}");
+
+    let mut throwaway = vec!["run"];
+    throwaway.extend(plan);
+    throwaway.extend(window);
+    let refused = run(&throwaway, dir.path());
+    let said = everything(&refused);
+    assert_eq!(refused.status.code(), Some(2), "{said}");
+    assert!(
+        said.contains("--agent http://")
+            && said.contains("throwaway MariaDB server runs on this machine"),
+        "{said}"
+    );
+    assert_nothing_left_behind(dir.path());
 }

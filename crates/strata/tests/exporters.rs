@@ -380,3 +380,72 @@ fn a_prometheus_range_with_a_reset_nan_inf_and_missing_series_reads_as_gaps() {
         "{text}"
     );
 }
+
+/// A host whose node_exporter lists partitions and an LVM volume beside
+/// the disks under them (its default filter keeps `mmcblk0p1`, and `dm-*`):
+/// the host's total in observe counts its whole disks once, not the same
+/// I/O three times.
+#[test]
+fn a_host_s_total_counts_its_whole_disks_once() {
+    let dir = scratch();
+    let exporter = ScriptedServer::start(|n, _| {
+        let reads = |per: usize| format!("{}", per * n);
+        Answer::ok(format!(
+            "{}{}{}{}{}node_disk_device_mapper_info{{device=\"dm-0\",name=\"vg0-root\"}} 1\n\
+             node_cpu_seconds_total{{cpu=\"0\",mode=\"idle\"}} {n}\n\
+             node_uname_info{{nodename=\"stack\"}} 1\n",
+            node_disk("sda", &reads(100), 0.0),
+            node_disk("sda1", &reads(100), 0.0),
+            node_disk("dm-0", &reads(100), 0.0),
+            node_disk("mmcblk0", &reads(10), 0.0),
+            node_disk("mmcblk0p1", &reads(10), 0.0),
+        ))
+    });
+    let agent = exporter.url();
+    let args = [
+        "observe",
+        "--count",
+        "3",
+        "--interval",
+        "500ms",
+        "--all",
+        "--agent",
+        &agent,
+    ];
+    let output = run(&args, dir.path());
+    let shown = everything(&output);
+    assert!(output.status.success(), "{shown}");
+    // `TIME LAYER NAME WHAT… r/s …`: the first number after the name.
+    let reads_of = |line: &str, layer: &str, name: &str| -> Option<f64> {
+        let mut words = line.split_whitespace().skip(1);
+        (words.next()? == layer && words.next()? == name).then_some(())?;
+        words.find_map(|word| word.parse().ok())
+    };
+    let mut checked = 0;
+    let lines: Vec<&str> = shown.lines().collect();
+    for (index, line) in lines.iter().enumerate() {
+        let Some(total) = reads_of(line, "device@all", "stack") else {
+            continue;
+        };
+        let time = line.split_whitespace().next().unwrap();
+        let device = |name: &str| {
+            lines[..index]
+                .iter()
+                .rev()
+                .filter(|line| line.starts_with(time))
+                .find_map(|line| reads_of(line, "device@stack", name))
+        };
+        let (sda, mmc) = (device("sda").unwrap(), device("mmcblk0").unwrap());
+        assert!(sda > 0.0, "{shown}");
+        assert!(
+            (total - (sda + mmc)).abs() < 0.2,
+            "total {total} of sda {sda} + mmcblk0 {mmc}: {shown}"
+        );
+        checked += 1;
+    }
+    assert!(checked >= 2, "{checked} totals: {shown}");
+    assert!(
+        shown.contains("part of") && shown.contains(" dm "),
+        "{shown}"
+    );
+}

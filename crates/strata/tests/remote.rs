@@ -43,12 +43,27 @@ fn a_run_against_a_server_on_another_host_says_its_host_is_not_observed() {
         .as_f64()
         .is_some());
 
-    let text = run(&args, dir.path());
+    let record = dir.path().join("unobserved.strata");
+    let mut text_args = args.clone();
+    text_args.extend(["--record", record.to_str().unwrap()]);
+    let text = run(&text_args, dir.path());
     assert!(text.status.success(), "{}", stderr_of(&text));
     let shown = String::from_utf8_lossy(&text.stdout);
     assert!(
         shown.contains("the server's host is not observed"),
         "{shown}"
+    );
+    assert!(
+        !shown.contains("absorbed") && !shown.contains("served 0 requests"),
+        "{shown}"
+    );
+    let report = run(&["report", record.to_str().unwrap()], dir.path());
+    let reported = everything(&report);
+    assert!(report.status.success(), "{reported}");
+    assert!(
+        reported.contains("neither limited nor dropped from here")
+            && !reported.contains("other_host"),
+        "the page cache in words: {reported}"
     );
 }
 
@@ -82,6 +97,29 @@ fn run_not_observed(args: &[&str], note_start: &str, dir: &std::path::Path) -> s
         "{note}"
     );
     assert_eq!(environment["devices"]["data"], serde_json::json!([]));
+    let result = &document["result"];
+    assert!(
+        result["absorption"].is_null(),
+        "no page cache figure: {result}"
+    );
+    let reasons = result["verdict"]["reasons"].as_array().unwrap();
+    let codes: Vec<&str> = reasons
+        .iter()
+        .map(|r| r["code"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        codes
+            .iter()
+            .filter(|code| **code == "devices_not_observed")
+            .count(),
+        1,
+        "{codes:?}"
+    );
+    assert!(
+        !codes.contains(&"too_few_device_requests")
+            && !codes.contains(&"page_cache_absorbed_reads"),
+        "nothing claimed of a host not observed: {codes:?}"
+    );
     document
 }
 
@@ -311,5 +349,101 @@ fn an_agent_lost_mid_run_leaves_a_named_gap_and_the_run_completes() {
     assert!(
         warnings.contains("did not answer at an edge of the window"),
         "{warnings}"
+    );
+}
+
+/// An agent that answers once and then fails (HTTP 500, as an exporter
+/// behind a broken proxy does): the run completes and says once, in its
+/// verdict, that the server host's devices are not in its figures; no NaN
+/// and no made-up count is printed; its Recording reads back, in text,
+/// JSON and HTML, and its own HTML page is written.
+#[test]
+fn an_agent_that_fails_at_the_edges_leaves_a_named_gap_and_a_recording_that_reads() {
+    let dir = scratch();
+    let mut host = NamespaceHost::create(5);
+    let server = HostedPostgres::start(&mut host, &debian_bin_dir());
+    let disk: String = [
+        "reads_completed_total",
+        "read_bytes_total",
+        "read_time_seconds_total",
+        "writes_completed_total",
+        "written_bytes_total",
+        "write_time_seconds_total",
+        "io_now",
+        "io_time_seconds_total",
+        "io_time_weighted_seconds_total",
+    ]
+    .iter()
+    .map(|name| format!("node_disk_{name}{{device=\"vda\"}} 1\n"))
+    .collect();
+    let first = format!(
+        "{disk}node_cpu_seconds_total{{cpu=\"0\",mode=\"idle\"}} 5\n\
+         node_filesystem_size_bytes{{device=\"/dev/vda\",mountpoint=\"/\"}} 1\n\
+         node_uname_info{{nodename=\"flaky\"}} 1\n"
+    );
+    let flaky = || {
+        let first = first.clone();
+        strata_testkit::http::ScriptedServer::start(move |n, _| match n {
+            0 => strata_testkit::http::Answer::ok(first.clone()),
+            _ => strata_testkit::http::Answer::status(500),
+        })
+    };
+    let url = server.url();
+    let plan = ["--schemas", "1", "--scale", "4MiB"];
+    let mut setup = vec!["setup", "--db", url.as_str()];
+    setup.extend(plan);
+    run_json(&setup, dir.path());
+    let record = dir.path().join("flaky.strata");
+    let page = dir.path().join("flaky.html");
+    let run_through = |agent: &str, more: &[&str]| {
+        let mut args = vec!["run", "--db", url.as_str(), "--agent", agent];
+        args.extend(["--duration", "2s", "--warmup", "0s", "--record"]);
+        args.push(record.to_str().unwrap());
+        args.extend(more);
+        args.extend(plan);
+        run(&args, dir.path())
+    };
+    let agent = flaky();
+    let text = run_through(&agent.url(), &[]);
+    let shown = everything(&text);
+    assert!(text.status.success(), "{shown}");
+    assert!(!shown.contains("NaN") && !shown.contains("-0 "), "{shown}");
+    assert_eq!(
+        shown
+            .matches("the server's host's devices are not in these figures")
+            .count(),
+        1,
+        "said once, in the verdict: {shown}"
+    );
+    let agent = flaky();
+    let with_page = run_through(&agent.url(), &["--html", page.to_str().unwrap()]);
+    assert!(with_page.status.success(), "{}", everything(&with_page));
+    let page = std::fs::read_to_string(&page).expect("the run's HTML page");
+    assert!(
+        page.contains("not in these figures"),
+        "the page names the gap"
+    );
+    for format in [&["--json"][..], &[], &["--html", "-"]] {
+        let mut report = vec!["report", record.to_str().unwrap()];
+        report.extend(format);
+        let output = run(&report, dir.path());
+        assert!(
+            output.status.success(),
+            "{report:?}: {}",
+            everything(&output)
+        );
+    }
+    let recording = strata_recording::Recording::read(&record).unwrap();
+    let result = &recording.run_result().expect("a result").figures;
+    assert!(result.devices.is_empty(), "{:?}", result.devices);
+    assert!(result.absorption.is_none());
+    assert_eq!(result.cpu.host_idle_pct, None);
+    assert!(
+        result
+            .devices_unobserved
+            .as_deref()
+            .is_some_and(|why| why.contains("flaky") && why.contains("500")),
+        "{:?}",
+        result.devices_unobserved
     );
 }

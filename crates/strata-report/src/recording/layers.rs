@@ -66,7 +66,8 @@ pub(crate) fn waits(timeline: &Timeline) -> Option<WaitSamples> {
 }
 
 /// The devices an observe recording should count: disks that are not
-/// members of an md array in the samples, and the md arrays themselves.
+/// members of an md array in the samples, and the md arrays whose members
+/// they name (a strata agent's `md_members`).
 pub(crate) fn physical_device_names(timeline: &Timeline) -> Vec<String> {
     let mut disks = Vec::new();
     let mut members = Vec::new();
@@ -75,8 +76,12 @@ pub(crate) fn physical_device_names(timeline: &Timeline) -> Vec<String> {
             let Some(name) = series.labels.get(label::DEVICE) else {
                 continue;
             };
+            let known_members = series.labels.contains_key(label::MD_MEMBERS);
             match series.labels.get(label::KIND).map(String::as_str) {
-                Some("disk") | Some("md") => disks.push(name.clone()),
+                Some("disk") => disks.push(name.clone()),
+                // An array whose members are not named (node_exporter's)
+                // is not counted: its disks are.
+                Some("md") if known_members => disks.push(name.clone()),
                 _ => {}
             }
             if let Some(list) = series.labels.get(label::MD_MEMBERS) {
