@@ -7,7 +7,11 @@
 //!
 //! The server is hyper on a private tokio runtime, hardened for an endpoint
 //! anyone on the network can reach: bounded header time, request size,
-//! connection lifetime and connection count.
+//! connection lifetime, connections per peer and in all. A scrape's path is
+//! kept free: a connection is always taken, and when its peer (or the
+//! server) is at its bound the oldest connection that has not yet sent a
+//! whole request is dropped for it, so clients that trickle their headers
+//! (slowloris) never hold back one that sends its request at once.
 //!
 //! Not for: aggregation across hosts, which is Prometheus's job; nor TLS or
 //! authentication (put a proxy in front).
@@ -21,11 +25,12 @@ use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
+use std::collections::HashMap;
 use std::convert::Infallible;
-use std::net::SocketAddr;
-use std::sync::Arc;
-use std::time::Duration;
-use tokio::sync::Semaphore;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 /// How long a client may take to send a request's headers, counted from
 /// the moment it connects: an idle or trickling client is dropped after it.
@@ -35,8 +40,10 @@ const CONNECTION_LIFETIME: Duration = Duration::from_secs(30);
 /// The most bytes of a request hyper buffers (its minimum, 8 KiB, plus
 /// room): a longer request line or header block is refused, not stored.
 const MAX_REQUEST_BYTES: usize = 16 * 1024;
-/// Connections served at once; more wait in the kernel's accept queue.
+/// Connections served at once.
 const MAX_CONNECTIONS: usize = 64;
+/// Connections of one peer (IP address) served at once.
+const MAX_PER_PEER: usize = 16;
 
 /// What a scrape gets, made when it comes (on a blocking thread: it may
 /// query a database).
@@ -76,16 +83,57 @@ pub fn serve(address: &str, metrics: Metrics, host: &str) -> anyhow::Result<Sock
     Ok(bound)
 }
 
-/// Accepts while fewer than `MAX_CONNECTIONS` are open; each connection
-/// runs as its own task, cut off after `CONNECTION_LIFETIME`.
+/// An open connection, as the accept loop keeps it.
+struct Open {
+    peer: IpAddr,
+    opened: Instant,
+    /// Set once its request's head has come whole: it is being answered.
+    asked: Arc<AtomicBool>,
+    task: tokio::task::AbortHandle,
+}
+
+/// The open connections, by an id of the accept loop's.
+#[derive(Default)]
+struct Connections {
+    open: HashMap<u64, Open>,
+}
+
+impl Connections {
+    /// Room for one more connection of `peer`: where the peer, or the
+    /// server, is at its bound, the oldest connection (of the peer, or of
+    /// all) still sending its request is dropped; `false` when every one
+    /// is being answered.
+    fn make_room(&mut self, peer: IpAddr) -> bool {
+        let of_peer = self.open.values().filter(|open| open.peer == peer).count();
+        let within: fn(&Open, IpAddr) -> bool =
+            match (of_peer >= MAX_PER_PEER, self.open.len() >= MAX_CONNECTIONS) {
+                (false, false) => return true,
+                (true, _) => |open, peer| open.peer == peer,
+                (false, true) => |_, _| true,
+            };
+        let oldest = self
+            .open
+            .iter()
+            .filter(|(_, open)| within(open, peer) && !open.asked.load(Ordering::Relaxed))
+            .min_by_key(|(_, open)| open.opened)
+            .map(|(id, _)| *id);
+        match oldest.and_then(|id| self.open.remove(&id)) {
+            Some(dropped) => {
+                dropped.task.abort();
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+/// Accepts every connection, making room for it (`Connections::make_room`);
+/// each runs as its own task, cut off after `CONNECTION_LIFETIME`.
 async fn accept_loop(listener: tokio::net::TcpListener, metrics: Metrics, host: Arc<str>) {
-    let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
-    loop {
-        let Ok(slot) = slots.clone().acquire_owned().await else {
-            return;
-        };
-        let stream = match listener.accept().await {
-            Ok((stream, _peer)) => stream,
+    let connections = Arc::new(Mutex::new(Connections::default()));
+    for id in 0u64.. {
+        let (stream, peer) = match listener.accept().await {
+            Ok(accepted) => accepted,
             Err(_) => {
                 // Out of descriptors, or a connection reset before accept:
                 // wait rather than spin, then go on.
@@ -93,19 +141,72 @@ async fn accept_loop(listener: tokio::net::TcpListener, metrics: Metrics, host: 
                 continue;
             }
         };
-        let (metrics, host) = (metrics.clone(), host.clone());
-        tokio::spawn(async move {
-            let served = connection(stream, metrics, host);
+        let served = Served {
+            metrics: metrics.clone(),
+            host: host.clone(),
+            connections: connections.clone(),
+        };
+        if served.admit(id, stream, peer.ip()) {
+            // The new connection reads what it was sent before the next
+            // one is taken: a request sent whole is marked asked, and never
+            // dropped for a connection that came after it.
+            tokio::task::yield_now().await;
+        }
+    }
+}
+
+/// What a connection is served with, and the open connections.
+struct Served {
+    metrics: Metrics,
+    host: Arc<str>,
+    connections: Arc<Mutex<Connections>>,
+}
+
+impl Served {
+    /// Serves `stream` of `peer` as connection `id` where there is room,
+    /// or makes it; `false` (the stream closed) where none can be made.
+    fn admit(self, id: u64, stream: tokio::net::TcpStream, peer: IpAddr) -> bool {
+        let mut open = self
+            .connections
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if !open.make_room(peer) {
+            return false;
+        }
+        let asked = Arc::new(AtomicBool::new(false));
+        let (metrics, host, flag) = (self.metrics, self.host, asked.clone());
+        let registry = self.connections.clone();
+        let task = tokio::spawn(async move {
+            let served = connection(stream, metrics, host, flag);
             let _ = tokio::time::timeout(CONNECTION_LIFETIME, served).await;
-            drop(slot);
+            let mut open = registry.lock().unwrap_or_else(PoisonError::into_inner);
+            open.open.remove(&id);
         });
+        let opened = Instant::now();
+        let task = task.abort_handle();
+        open.open.insert(
+            id,
+            Open {
+                peer,
+                opened,
+                asked,
+                task,
+            },
+        );
+        true
     }
 }
 
 /// One HTTP/1.1 exchange; `Connection: close` after the answer, as a
-/// scrape needs no more.
-async fn connection(stream: tokio::net::TcpStream, metrics: Metrics, host: Arc<str>) {
+/// scrape needs no more. `asked` is set when the request's head has come.
+async fn connection(
+    stream: tokio::net::TcpStream,
+    metrics: Metrics,
+    host: Arc<str>,
+    asked: Arc<AtomicBool>,
+) {
     let service = service_fn(move |request| {
+        asked.store(true, Ordering::Relaxed);
         let (metrics, host) = (metrics.clone(), host.clone());
         async move { Ok::<_, Infallible>(answer(request, metrics, &host).await) }
     });
