@@ -10,18 +10,24 @@
 use crate::endpoint::Endpoint;
 use crate::host::{database_layers, Dialect, HostCounters};
 use crate::scrape::{scrape_blocking, Scrape};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 use strata_core::metrics::{Collected, Collector, Metric};
 
-/// How long a scrape for a layer sample may take.
-const SAMPLE_TIMEOUT: Duration = Duration::from_secs(2);
+/// How long a scrape may take before it is given up, whatever the round.
+const SCRAPE_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// How long one answer serves the layers of one sampling round: they are
-/// collected one after another, within milliseconds, and the shortest
-/// interval between rounds (100 ms) must always scrape again, or a round
-/// would reuse the last one's answer and show no change.
-const FRESH: Duration = Duration::from_millis(50);
+/// How long a round waits for an agent it did not ask (its first round,
+/// or a collector's round that began no ask).
+const DEFAULT_WAIT: Duration = Duration::from_secs(1);
+
+/// How long the first answer of an agent being followed may take.
+const FIRST_ANSWER_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// A round's asks of one agent within this are one ask: its layers are
+/// begun one after another, within milliseconds, while the shortest
+/// interval between rounds (100 ms) always asks again.
+const SAME_ROUND: Duration = Duration::from_millis(50);
 
 /// The layer an [`AgentLayer`] gives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,34 +48,103 @@ impl Layer {
     }
 }
 
-/// One agent, and its latest answer, shared by the collectors of its
-/// layers.
+/// One agent, asked once a round for all of its layers, on a thread of
+/// its own so that a slow agent holds back neither the round's other hosts
+/// nor this machine's layers: a round waits for it at most its budget, and
+/// an answer that comes later is not used (its counters are not of the
+/// round's moment).
 #[derive(Clone)]
 pub struct Agent {
     endpoint: Endpoint,
-    latest: Arc<Mutex<Option<(Instant, Scrape)>>>,
+    state: Arc<(Mutex<Asking>, Condvar)>,
+}
+
+/// The agent's current ask.
+#[derive(Default)]
+struct Asking {
+    /// When the round that wants an answer began, and how long it waits.
+    round: Option<(Instant, Duration)>,
+    /// When the scrape in flight, or the last one, was sent.
+    sent: Option<Instant>,
+    in_flight: bool,
+    /// The last scrape's answer, and when it was sent.
+    answer: Option<(Instant, Result<Scrape, String>)>,
 }
 
 impl Agent {
     pub fn new(endpoint: Endpoint) -> Agent {
         Agent {
             endpoint,
-            latest: Arc::new(Mutex::new(None)),
+            state: Arc::new((Mutex::new(Asking::default()), Condvar::new())),
         }
     }
 
-    /// The agent's answer of this sampling round: the latest when it is
-    /// fresh, else a new scrape.
-    fn answer(&self) -> anyhow::Result<Scrape> {
-        let mut latest = self.latest.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some((at, scrape)) = latest.as_ref() {
-            if at.elapsed() < FRESH {
-                return Ok(scrape.clone());
-            }
+    fn lock(&self) -> std::sync::MutexGuard<'_, Asking> {
+        self.state.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Begins this round's ask (once for all the agent's layers): a scrape
+    /// sent now, unless the last one has not answered yet.
+    fn ask(&self, wait: Duration) {
+        let mut asking = self.lock();
+        let now = Instant::now();
+        if asking
+            .round
+            .is_some_and(|(began, _)| now.duration_since(began) < SAME_ROUND)
+        {
+            return;
         }
-        let scrape = scrape_blocking(&self.endpoint, SAMPLE_TIMEOUT)?;
-        *latest = Some((Instant::now(), scrape.clone()));
-        Ok(scrape)
+        asking.round = Some((now, wait));
+        if asking.in_flight {
+            return;
+        }
+        asking.in_flight = true;
+        asking.sent = Some(now);
+        let (endpoint, state) = (self.endpoint.clone(), self.state.clone());
+        std::thread::spawn(move || {
+            let answer =
+                scrape_blocking(&endpoint, SCRAPE_TIMEOUT).map_err(|error| format!("{error:#}"));
+            let (lock, answered) = &*state;
+            let mut asking = lock.lock().unwrap_or_else(PoisonError::into_inner);
+            asking.in_flight = false;
+            asking.answer = Some((now, answer));
+            answered.notify_all();
+        });
+    }
+
+    /// This round's answer: the scrape sent in this round, waited for
+    /// until the round's budget is spent.
+    fn answer(&self) -> anyhow::Result<Scrape> {
+        let mut asking = self.lock();
+        let Some((began, wait)) = asking.round else {
+            anyhow::bail!("{}: not asked", self.endpoint);
+        };
+        while asking.in_flight && began.elapsed() < wait {
+            let left = wait.saturating_sub(began.elapsed());
+            asking = self
+                .state
+                .1
+                .wait_timeout(asking, left)
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+        }
+        match &asking.answer {
+            Some((sent, answer)) if *sent >= began => {
+                answer.clone().map_err(|error| anyhow::anyhow!(error))
+            }
+            _ => match asking.sent {
+                Some(sent) if sent < began => anyhow::bail!(
+                    "{}: the scrape sent {:.1} s ago, in an earlier round, was still out: this \
+                     sample goes without it",
+                    self.endpoint,
+                    sent.elapsed().as_secs_f64()
+                ),
+                _ => anyhow::bail!(
+                    "{}: no answer within {wait:?}: this sample goes without it",
+                    self.endpoint
+                ),
+            },
+        }
     }
 }
 
@@ -80,6 +155,9 @@ pub struct AgentLayer {
     name: String,
     /// The devices to give (those under the server's directories).
     devices: Vec<String>,
+    /// Whether this round began with [`Collector::begin`]; a collection
+    /// without it (a scrape of this machine's endpoint) asks itself.
+    begun: bool,
 }
 
 impl AgentLayer {
@@ -91,6 +169,7 @@ impl AgentLayer {
             layer,
             name: layer.name().to_string(),
             devices,
+            begun: false,
         }
     }
 
@@ -107,7 +186,15 @@ impl Collector for AgentLayer {
         &self.name
     }
 
+    fn begin(&mut self, wait: Duration) {
+        self.agent.ask(wait);
+        self.begun = true;
+    }
+
     fn collect(&mut self) -> anyhow::Result<Collected> {
+        if !std::mem::take(&mut self.begun) {
+            self.agent.ask(DEFAULT_WAIT);
+        }
         let scraped = self.agent.answer()?;
         if let Layer::Database(name) = self.layer {
             let metrics = database_layers(&scraped)
@@ -169,7 +256,7 @@ pub struct FollowedHost {
 
 /// The host whose agent answers at `endpoint`; its first scrape names it.
 pub fn follow(endpoint: &Endpoint) -> anyhow::Result<FollowedHost> {
-    let scraped = scrape_blocking(endpoint, SAMPLE_TIMEOUT)
+    let scraped = scrape_blocking(endpoint, FIRST_ANSWER_TIMEOUT)
         .map_err(|error| error.context(format!("--agent {endpoint}")))?;
     scraped.note_unread("--agent");
     let counters = HostCounters::of(&scraped, endpoint.host()).ok_or_else(|| {

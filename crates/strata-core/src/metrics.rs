@@ -109,6 +109,11 @@ pub trait Collector: Send {
     /// `device`, `nfs`, `net`, `cpu`, `memory`, `process`, `postgres`,
     /// `mariadb`; another host's layer as `LAYER@HOST` (`device@db1`).
     fn layer(&self) -> &str;
+    /// Called on every collector of a round before any is collected, with
+    /// how long the round may wait for one: a collector that asks another
+    /// host asks now, so that hosts are asked at once and a slow one holds
+    /// back no other.
+    fn begin(&mut self, _wait: std::time::Duration) {}
     fn collect(&mut self) -> anyhow::Result<Collected>;
 }
 

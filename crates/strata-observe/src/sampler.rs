@@ -54,6 +54,10 @@ impl Sampler {
         let mut collectors = collectors
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let wait = round_wait(interval_s);
+        for collector in collectors.iter_mut() {
+            collector.begin(wait);
+        }
         let mut layers = BTreeMap::new();
         for collector in collectors.iter_mut() {
             let layer = collector.layer().to_string();
@@ -72,6 +76,16 @@ impl Sampler {
     /// Prometheus endpoint, at each scrape).
     pub fn collectors(&self) -> SharedCollectors {
         self.collectors.clone()
+    }
+}
+
+/// How long a round waits for a collector that asks another host: half
+/// the interval between rounds (so that the next round begins on time),
+/// 50 ms to 2 s; 1 s in the first round.
+fn round_wait(interval_s: f64) -> std::time::Duration {
+    match interval_s > 0.0 {
+        true => std::time::Duration::from_secs_f64((interval_s / 2.0).clamp(0.05, 2.0)),
+        false => std::time::Duration::from_secs(1),
     }
 }
 

@@ -181,11 +181,10 @@ fn hosts_total(sample: &Sample, this_host: &str) -> Option<Section> {
         } = layer_sample
         {
             let things = group(metrics, rates, &["device"]);
-            let disks: Vec<&Thing> = things
-                .iter()
-                .filter(|t| t.label("kind") == "disk")
-                .collect();
-            let total = match gaps.iter().next() {
+            let disks = whole_disks(&things);
+            let counted =
+                |thing: &&String| thing.contains("kind=disk") || thing.contains("kind=loop");
+            let total = match gaps.iter().find(|(thing, _)| counted(thing)) {
                 None => Ok(disk_total(&disks)),
                 Some((thing, why)) => Err(format!("{thing}: {why}")),
             };
@@ -259,16 +258,26 @@ fn section_of(layer: &str, metrics: &[Metric], rates: &BTreeMap<String, f64>) ->
     }
 }
 
+/// The devices a total counts, each I/O once: the whole disks, or the loop
+/// devices where there are none (an agent pointed at loop devices); never
+/// a partition, a device-mapper or md device over them.
+fn whole_disks(things: &[Thing]) -> Vec<&Thing> {
+    let of_kind =
+        |kind: &str| -> Vec<&Thing> { things.iter().filter(|t| t.label("kind") == kind).collect() };
+    let disks = of_kind("disk");
+    match disks.is_empty() {
+        true => of_kind("loop"),
+        false => disks,
+    }
+}
+
 fn device_rows(things: Vec<Thing>) -> Rows {
     let header = format!(
         "{:<12} {:<14} {:>9} {:>10} {:>7} {:>8} {:>8} {:>9} {:>10} {:>7} {:>8} {:>8} {:>7} {:>8} {:>7} {:>6}",
         "Device", "what", "r/s", "rkB/s", "rrqm/s", "r_await", "rareq-sz", "w/s", "wkB/s", "wrqm/s", "w_await",
         "wareq-sz", "f/s", "f_await", "aqu-sz", "%util"
     );
-    let disks: Vec<&Thing> = things
-        .iter()
-        .filter(|t| t.label("kind") == "disk")
-        .collect();
+    let disks = whole_disks(&things);
     let total = (disks.len() > 1 || things.len() > disks.len()).then(|| disk_total(&disks));
     let mut rows = Rows::of(header, things, |t| {
         device_row(t.label("device"), &describe_device(t), t)

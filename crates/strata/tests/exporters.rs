@@ -449,3 +449,57 @@ fn a_host_s_total_counts_its_whole_disks_once() {
         "{shown}"
     );
 }
+
+/// An agent that answers after 3 s beside one that answers at once: the
+/// 1 s interval holds for this machine's layers and the fast host's, which
+/// have values every sample; the slow host's layers say why they have
+/// none.
+#[test]
+fn a_slow_agent_holds_back_no_other_layer() {
+    let dir = scratch();
+    let answer = |n: usize, host: &str| {
+        format!(
+            "{}node_cpu_seconds_total{{cpu=\"0\",mode=\"idle\"}} {n}\n\
+             node_uname_info{{nodename=\"{host}\"}} 1\n",
+            node_disk("sda", &format!("{}", 10 * n), 0.0)
+        )
+    };
+    let slow = ScriptedServer::start(move |n, _| match n {
+        0 => Answer::ok(answer(n, "slow")),
+        _ => Answer::ok(answer(n, "slow")).after(std::time::Duration::from_secs(3)),
+    });
+    let fast = ScriptedServer::start(move |n, _| Answer::ok(answer(n, "fast")));
+    let (slow_url, fast_url) = (slow.url(), fast.url());
+    let args = [
+        "observe",
+        "--count",
+        "5",
+        "--interval",
+        "1s",
+        "--agent",
+        &slow_url,
+        "--agent",
+        &fast_url,
+        "--json",
+    ];
+    let output = run(&args, dir.path());
+    assert!(output.status.success(), "{}", everything(&output));
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 5);
+    for line in &lines {
+        let interval = line["interval_s"].as_f64().unwrap();
+        assert!(
+            (0.9..1.3).contains(&interval),
+            "interval {interval} s: {line}"
+        );
+        assert_eq!(line["layers"]["device@fast"]["status"], "values", "{line}");
+        assert_eq!(line["layers"]["cpu"]["status"], "values", "{line}");
+        let slow = &line["layers"]["device@slow"];
+        assert_eq!(slow["status"], "failed", "{line}");
+        let error = slow["error"].as_str().unwrap();
+        assert!(error.contains("goes without it"), "{error}");
+    }
+}

@@ -67,8 +67,10 @@ pub(crate) fn waits(timeline: &Timeline) -> Option<WaitSamples> {
 
 /// The devices an observe recording should count: disks that are not
 /// members of an md array in the samples, and the md arrays whose members
-/// they name (a strata agent's `md_members`).
+/// they name (a strata agent's `md_members`); the loop devices where there
+/// are none of those (an agent pointed at loop devices).
 pub(crate) fn physical_device_names(timeline: &Timeline) -> Vec<String> {
+    let mut loops = Vec::new();
     let mut disks = Vec::new();
     let mut members = Vec::new();
     for sample in timeline.layer(layer::DEVICE) {
@@ -82,12 +84,16 @@ pub(crate) fn physical_device_names(timeline: &Timeline) -> Vec<String> {
                 // An array whose members are not named (node_exporter's)
                 // is not counted: its disks are.
                 Some("md") if known_members => disks.push(name.clone()),
+                Some("loop") => loops.push(name.clone()),
                 _ => {}
             }
             if let Some(list) = series.labels.get(label::MD_MEMBERS) {
                 members.extend(list.split(',').map(str::to_string));
             }
         }
+    }
+    if disks.is_empty() {
+        disks = loops;
     }
     disks.sort();
     disks.dedup();
