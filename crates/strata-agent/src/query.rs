@@ -63,7 +63,29 @@ struct Matrix {
 #[derive(Deserialize)]
 struct MatrixSeries {
     metric: BTreeMap<String, String>,
-    values: Vec<(f64, String)>,
+    values: Vec<(f64, Value)>,
+}
+
+/// A sample's value as the query API writes it, a string ("1e+06",
+/// "NaN", "+Inf"), read without keeping the string.
+struct Value(f64);
+
+impl<'de> Deserialize<'de> for Value {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Value, D::Error> {
+        struct Text;
+        impl serde::de::Visitor<'_> for Text {
+            type Value = Value;
+            fn expecting(&self, formatter: &mut std::fmt::Formatter) -> std::fmt::Result {
+                formatter.write_str("a number as a string")
+            }
+            fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<Value, E> {
+                text.parse()
+                    .map(Value)
+                    .map_err(|_| E::custom(format!("value {text:?} is not a number")))
+            }
+        }
+        deserializer.deserialize_str(Text)
+    }
 }
 
 /// `--prometheus` as clap parses it: a Prometheus server's
@@ -122,75 +144,111 @@ fn matrix(body: &[u8]) -> anyhow::Result<Vec<RangeSeries>> {
     if matrix.result_type != "matrix" {
         bail!("a {} where a matrix was asked for", matrix.result_type);
     }
-    matrix
+    Ok(matrix
         .result
         .into_iter()
-        .map(|series| {
-            let points = series
+        .map(|series| RangeSeries {
+            labels: series.metric,
+            points: series
                 .values
                 .into_iter()
-                .map(|(time, value)| {
-                    let value = value
-                        .parse::<f64>()
-                        .with_context(|| format!("value {value:?}"))?;
-                    Ok((time, value))
-                })
-                .collect::<anyhow::Result<_>>()?;
-            Ok(RangeSeries {
-                labels: series.metric,
-                points,
-            })
+                .map(|(time, Value(value))| (time, value))
+                .collect(),
         })
-        .collect()
+        .collect())
 }
 
-/// The answer regrouped: for each step (in time order), one [`Scrape`] per
-/// scrape target (Prometheus's `instance` label, with its `job`) that has
-/// a value then, timed at the step. A target absent at a step (down, or
-/// not yet scraped) has no scrape there.
-pub fn scrapes_by_step(series: &[RangeSeries]) -> Vec<(f64, Vec<Scrape>)> {
-    let mut steps: BTreeMap<u64, BTreeMap<String, Vec<Series>>> = BTreeMap::new();
-    for one in series {
-        let Some(name) = one.labels.get("__name__") else {
-            continue;
-        };
-        let target = target_of(&one.labels);
-        let labels: BTreeMap<String, String> = one
-            .labels
-            .iter()
-            .filter(|(key, _)| key.as_str() != "__name__")
-            .map(|(key, value)| (key.clone(), value.clone()))
-            .collect();
-        for (time, value) in &one.points {
-            steps
-                .entry((time * 1e3).round() as u64)
-                .or_default()
-                .entry(target.clone())
-                .or_default()
-                .push(Series {
-                    name: name.clone(),
+/// The answer regrouped, one step at a time (in time order): at each, one
+/// [`Scrape`] per scrape target (Prometheus's `instance` label, with its
+/// `job`) that has a value then, timed at the step. A target absent at a
+/// step (down, or not yet scraped) has no scrape there. Only one step's
+/// scrapes are held at a time.
+pub struct Steps<'a> {
+    /// Each series with a name: its target, name, labels and points.
+    series: Vec<StepSeries<'a>>,
+    targets: Vec<String>,
+    /// Where each series' next point is.
+    cursors: Vec<usize>,
+    /// The steps' times, ms.
+    times: std::vec::IntoIter<u64>,
+}
+
+/// One series of [`Steps`]: its target's index, its name, its labels
+/// (without `__name__`) and its points.
+type StepSeries<'a> = (usize, &'a str, BTreeMap<String, String>, &'a [(f64, f64)]);
+
+impl<'a> Steps<'a> {
+    /// The scrape targets the answer holds, `job/instance`.
+    pub fn targets(&self) -> &[String] {
+        &self.targets
+    }
+
+    pub fn of(answer: &'a [RangeSeries]) -> Steps<'a> {
+        let mut targets: Vec<String> = Vec::new();
+        let mut index: std::collections::HashMap<String, usize> = Default::default();
+        let mut series = Vec::new();
+        let mut times = std::collections::BTreeSet::new();
+        for one in answer {
+            let Some(name) = one.labels.get("__name__") else {
+                continue;
+            };
+            let target = target_of(&one.labels);
+            let at = *index.entry(target.clone()).or_insert_with(|| {
+                targets.push(target);
+                targets.len() - 1
+            });
+            let mut labels = one.labels.clone();
+            labels.remove("__name__");
+            times.extend(one.points.iter().map(|(time, _)| milliseconds(*time)));
+            series.push((at, name.as_str(), labels, one.points.as_slice()));
+        }
+        Steps {
+            cursors: vec![0; series.len()],
+            series,
+            targets,
+            times: times.into_iter().collect::<Vec<_>>().into_iter(),
+        }
+    }
+}
+
+impl Iterator for Steps<'_> {
+    type Item = (f64, Vec<Scrape>);
+
+    fn next(&mut self) -> Option<(f64, Vec<Scrape>)> {
+        let time_ms = self.times.next()?;
+        let unix_s = time_ms as f64 / 1e3;
+        let mut by_target: Vec<Vec<Series>> = vec![Vec::new(); self.targets.len()];
+        for ((target, name, labels, points), cursor) in self.series.iter().zip(&mut self.cursors) {
+            let Some((time, value)) = points.get(*cursor) else {
+                continue;
+            };
+            if milliseconds(*time) == time_ms {
+                *cursor += 1;
+                by_target[*target].push(Series {
+                    name: name.to_string(),
                     labels: labels.clone(),
                     value: *value,
                 });
+            }
         }
+        let scrapes = by_target
+            .into_iter()
+            .zip(&self.targets)
+            .filter(|(series, _)| !series.is_empty())
+            .map(|(series, target)| Scrape {
+                url: target.clone(),
+                sent_unix_s: unix_s,
+                came_back_unix_s: unix_s,
+                series,
+                unread: None,
+            })
+            .collect();
+        Some((unix_s, scrapes))
     }
-    steps
-        .into_iter()
-        .map(|(time_ms, targets)| {
-            let unix_s = time_ms as f64 / 1e3;
-            let scrapes = targets
-                .into_iter()
-                .map(|(target, series)| Scrape {
-                    url: target,
-                    sent_unix_s: unix_s,
-                    came_back_unix_s: unix_s,
-                    series,
-                    unread: None,
-                })
-                .collect();
-            (unix_s, scrapes)
-        })
-        .collect()
+}
+
+fn milliseconds(unix_s: f64) -> u64 {
+    (unix_s * 1e3).round() as u64
 }
 
 /// `job/instance`: what Prometheus scraped a series from.
@@ -239,7 +297,7 @@ mod tests {
              "values":[[100,"5"],[101,"7"]]},
             {"metric":{"__name__":"node_procs_running","instance":"db2:9100","job":"node"},
              "values":[[101,"3"]]}]}}"#;
-        let steps = scrapes_by_step(&matrix(body).unwrap());
+        let steps: Vec<(f64, Vec<Scrape>)> = Steps::of(&matrix(body).unwrap()).collect();
         assert_eq!(steps.len(), 2);
         assert_eq!(steps[0].0, 100.0);
         assert_eq!(steps[0].1.len(), 1);

@@ -7,29 +7,26 @@
 //! same host (its strata agent and its node_exporter), the strata agent's
 //! figures are kept.
 //!
-//! Not for: querying Prometheus (strata-agent's `query`) or reporting
-//! (strata-report).
+//! Not for: the query itself (strata-agent's `query`) or reporting
+//! (strata-report, which takes the samples as they are made).
 
 use crate::sampler::{LayerSample, Rates, Sample};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use strata_agent::collector::{followed_disks, host_layer, Layer};
 use strata_agent::endpoint::Endpoint;
 use strata_agent::host::{database_layers, Dialect, HostCounters};
-use strata_agent::query::{query_range_blocking, Range, RangeSeries, FLEET_SELECTOR};
+use strata_agent::query::{query_range_blocking, Range, RangeSeries, Steps, FLEET_SELECTOR};
 use strata_agent::scrape::Scrape;
 use strata_core::metrics::Collected;
 use strata_recording::names::layer;
-use strata_recording::record::Record;
 use strata_recording::{Header, Kind, Recording};
 
 /// How long Prometheus may take to answer the range query.
 const QUERY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(120);
 
-/// The samples of a window and what they are made of.
+/// What a window's samples are made of.
 #[derive(Debug, Default)]
 pub struct Fleet {
-    /// One per step, `t_s` from the first step.
-    pub samples: Vec<Sample>,
     /// Each host and the target its figures come from.
     pub hosts: BTreeMap<String, FleetHost>,
     /// The targets that were not counted, and why.
@@ -45,16 +42,21 @@ pub struct FleetHost {
     pub missing_steps: usize,
 }
 
-/// The fleet over `range` as the Prometheus server at `prometheus` recorded it:
-/// an observe Recording of every host's layers, and who they are (the
-/// fleet, its samples moved into the Recording).
-pub fn fleet_recording(
+/// Every series the fleet's layers are made of over `range`, as the
+/// Prometheus server at `prometheus` recorded them.
+pub fn query(prometheus: &Endpoint, range: Range) -> anyhow::Result<Vec<RangeSeries>> {
+    query_range_blocking(prometheus, FLEET_SELECTOR, range, QUERY_TIMEOUT)
+}
+
+/// An observe Recording's header for the fleet's samples (the samples
+/// themselves go to their reader as they are made, [`fleet`]); an error
+/// when no host was found.
+pub fn recording(
     prometheus: &Endpoint,
     range: Range,
+    fleet: &Fleet,
     command: Vec<String>,
-) -> anyhow::Result<(Recording, Fleet)> {
-    let series = query_range_blocking(prometheus, FLEET_SELECTOR, range, QUERY_TIMEOUT)?;
-    let mut fleet = fleet(&series);
+) -> anyhow::Result<Recording> {
     if fleet.hosts.is_empty() {
         anyhow::bail!(
             "--prometheus {prometheus}: Prometheus holds no strata agent's or node_exporter's device \
@@ -72,33 +74,34 @@ pub fn fleet_recording(
             "host": host, "target": chosen.target, "agent_kind": chosen.agent_kind,
         })).collect::<Vec<_>>(),
     });
-    let records = std::mem::take(&mut fleet.samples)
-        .into_iter()
-        .map(Record::Layers)
-        .collect();
-    let recording = Recording::of(prometheus.to_string().into(), header, records)?;
-    Ok((recording, fleet))
+    Recording::of(prometheus.to_string().into(), header, Vec::new())
 }
 
-/// The fleet in `series`, a range query's answer over `FLEET_SELECTOR`.
-pub fn fleet(series: &[RangeSeries]) -> Fleet {
-    let steps = strata_agent::query::scrapes_by_step(series);
+/// The fleet in `series`, a range query's answer over `FLEET_SELECTOR`:
+/// each step's sample given to `sample` as it is made (`t_s` from the
+/// first step), so that no more than one step is held here.
+pub fn fleet(series: &[RangeSeries], sample: &mut dyn FnMut(Sample)) -> Fleet {
     let mut fleet = Fleet::default();
-    let named = host_names(&steps);
+    let named = host_names(Steps::of(series));
     choose_hosts(&named, &mut fleet);
-    let first_unix_s = steps.first().map_or(0.0, |(time, _)| *time);
+    let mut first_unix_s = None;
     let mut rates = Rates::default();
     let mut previous_unix_s: Option<f64> = None;
-    for (unix_s, scrapes) in &steps {
+    for (unix_s, scrapes) in Steps::of(series) {
+        let first_unix_s = *first_unix_s.get_or_insert(unix_s);
         let interval_s = previous_unix_s.map_or(0.0, |previous| unix_s - previous);
-        previous_unix_s = Some(*unix_s);
+        previous_unix_s = Some(unix_s);
+        let by_target: HashMap<&str, &Scrape> = scrapes
+            .iter()
+            .map(|scrape| (scrape.url.as_str(), scrape))
+            .collect();
         let mut layers = BTreeMap::new();
         for (host, chosen) in fleet.hosts.iter_mut() {
-            let scrape = scrapes.iter().find(|scrape| scrape.url == chosen.target);
+            let scrape = by_target.get(chosen.target.as_str()).copied();
             let counters = scrape.and_then(|scrape| HostCounters::of(scrape, &chosen.target));
             let Some(counters) = counters else {
                 chosen.missing_steps += 1;
-                for (layer, failed) in missing_layers(host, *unix_s) {
+                for (layer, failed) in missing_layers(host, unix_s) {
                     rates.forget(&layer);
                     layers.insert(layer, failed);
                 }
@@ -117,9 +120,9 @@ pub fn fleet(series: &[RangeSeries]) -> Fleet {
                 layers.insert(layer, sample);
             }
         }
-        fleet.samples.push(Sample {
+        sample(Sample {
             t_s: unix_s - first_unix_s,
-            unix_s: *unix_s,
+            unix_s,
             interval_s,
             layers,
         });
@@ -128,19 +131,30 @@ pub fn fleet(series: &[RangeSeries]) -> Fleet {
 }
 
 /// Each target's host name and agent, from the first step it answered.
-fn host_names(steps: &[(f64, Vec<Scrape>)]) -> BTreeMap<String, (String, Dialect)> {
+fn host_names(steps: Steps) -> BTreeMap<String, (String, Dialect)> {
     let mut named = BTreeMap::new();
-    for scrape in steps.iter().flat_map(|(_, scrapes)| scrapes) {
-        if named.contains_key(&scrape.url) {
-            continue;
+    let targets = steps.targets().len();
+    for (_, scrapes) in steps {
+        for scrape in scrapes {
+            name(scrape, &mut named);
         }
-        let instance = scrape.url.rsplit('/').next().unwrap_or_default();
-        let instance_host = instance.rsplit_once(':').map_or(instance, |(host, _)| host);
-        if let Some(counters) = HostCounters::of(scrape, instance_host) {
-            named.insert(scrape.url.clone(), (counters.host, counters.dialect));
+        if named.len() == targets {
+            break;
         }
     }
     named
+}
+
+/// `scrape`'s target named by its first answer, if it has none yet.
+fn name(scrape: Scrape, named: &mut BTreeMap<String, (String, Dialect)>) {
+    if named.contains_key(&scrape.url) {
+        return;
+    }
+    let instance = scrape.url.rsplit('/').next().unwrap_or_default();
+    let instance_host = instance.rsplit_once(':').map_or(instance, |(host, _)| host);
+    if let Some(counters) = HostCounters::of(&scrape, instance_host) {
+        named.insert(scrape.url, (counters.host, counters.dialect));
+    }
 }
 
 /// One target per host, a strata agent before node_exporter; the others
@@ -207,6 +221,13 @@ mod tests {
             labels: all,
             points: points.to_vec(),
         }
+    }
+
+    /// The fleet in `answer`, and its samples.
+    fn sampled(answer: &[RangeSeries]) -> (Fleet, Vec<Sample>) {
+        let mut samples = Vec::new();
+        let fleet = fleet(answer, &mut |sample| samples.push(sample));
+        (fleet, samples)
     }
 
     /// The series a disk must have beside its read requests, after the
@@ -278,7 +299,7 @@ mod tests {
                 answer.push(series(&format!("{name}{rest}"), labels, &points));
             }
         }
-        let fleet = fleet(&answer);
+        let (fleet, samples) = sampled(&answer);
         assert_eq!(fleet.hosts.len(), 2, "{:?}", fleet.hosts);
         assert_eq!(fleet.hosts["db1"].target, "strata/db1:9477");
         assert!(
@@ -286,7 +307,7 @@ mod tests {
             "{:?}",
             fleet.notes
         );
-        assert_eq!(fleet.samples.len(), 3);
+        assert_eq!(samples.len(), 3);
         let rate = |sample: &Sample, layer: &str| match &sample.layers[layer] {
             LayerSample::Values { rates, .. } => rates
                 .iter()
@@ -294,19 +315,19 @@ mod tests {
                 .map(|(_, rate)| *rate),
             _ => None,
         };
-        assert_eq!(rate(&fleet.samples[1], "device@db1"), Some(100.0));
-        assert_eq!(rate(&fleet.samples[2], "device@db1"), Some(200.0));
+        assert_eq!(rate(&samples[1], "device@db1"), Some(100.0));
+        assert_eq!(rate(&samples[2], "device@db1"), Some(200.0));
         assert!(matches!(
-            &fleet.samples[1].layers["device@db2"],
+            &samples[1].layers["device@db2"],
             LayerSample::Failed { error } if error.contains("db2")
         ));
         assert_eq!(
-            rate(&fleet.samples[2], "device@db2"),
+            rate(&samples[2], "device@db2"),
             None,
             "no rate across a gap"
         );
         assert_eq!(fleet.hosts["db2"].missing_steps, 1);
-        assert_eq!(fleet.samples[2].t_s, 4.0);
+        assert_eq!(samples[2].t_s, 4.0);
     }
 
     #[test]
@@ -329,10 +350,9 @@ mod tests {
                 &[(10.0, 1.0), (11.0, 1.5)],
             ),
         ];
-        let fleet = fleet(&answer);
-        let LayerSample::Values { metrics, rates, .. } = &fleet.samples[1].layers["postgres@db1"]
-        else {
-            panic!("{:?}", fleet.samples[1].layers);
+        let (_, samples) = sampled(&answer);
+        let LayerSample::Values { metrics, rates, .. } = &samples[1].layers["postgres@db1"] else {
+            panic!("{:?}", samples[1].layers);
         };
         assert_eq!(rates["database_blks_read{}"], 250.0);
         assert_eq!(rates["database_blk_read_time_ms{}"], 500.0);

@@ -26,6 +26,7 @@ mod sweep;
 mod time_series;
 
 pub use compare::{compare, compare_recordings};
+pub use samples::TimelineBuilder;
 
 use crate::findings::WindowFigures;
 use anyhow::bail;
@@ -71,10 +72,30 @@ pub fn report_with(path: &Path, options: &ReportOptions) -> anyhow::Result<Repor
     Ok(report)
 }
 
-/// The report of a Recording already read, or made in memory (from a
-/// Prometheus server's record of a fleet).
+/// The report of a Recording already read, or made in memory.
 pub fn report_of(recording: &Recording, options: &ReportOptions) -> anyhow::Result<Report> {
     let (timeline, length_s) = timeline_of(recording, options)?;
+    report_over(recording, timeline, length_s, options)
+}
+
+/// The report of `recording`'s header and the layer samples pushed into
+/// `samples` instead of its own (a fleet's, from what a Prometheus server
+/// recorded: pushed as they are made, none kept whole).
+pub fn report_of_samples(
+    recording: &Recording,
+    samples: TimelineBuilder,
+    options: &ReportOptions,
+) -> anyhow::Result<Report> {
+    let (timeline, length_s) = checked(recording, samples.timeline(), options)?;
+    report_over(recording, timeline, length_s, options)
+}
+
+fn report_over(
+    recording: &Recording,
+    timeline: Timeline,
+    length_s: f64,
+    options: &ReportOptions,
+) -> anyhow::Result<Report> {
     let mut report = match recording.header.kind {
         Kind::Run => run_report(recording, &timeline, options, length_s),
         Kind::Calibrate => calibrate_report(recording, &timeline, options, length_s),
@@ -126,7 +147,16 @@ fn measured_of(
 /// The recording's timeline and its length in seconds, once the options'
 /// window is known to lie within it.
 fn timeline_of(recording: &Recording, options: &ReportOptions) -> anyhow::Result<(Timeline, f64)> {
-    let timeline = Timeline::of(recording);
+    checked(recording, Timeline::of(recording), options)
+}
+
+/// `timeline` and its length, once `options`' window is checked to fall
+/// in it.
+fn checked(
+    recording: &Recording,
+    timeline: Timeline,
+    options: &ReportOptions,
+) -> anyhow::Result<(Timeline, f64)> {
     let length_s = length_s(recording, &timeline);
     if let Some(window) = options.window {
         check_window(window, length_s)?;

@@ -15,7 +15,9 @@ use strata_output::args::OutputArgs;
 use strata_output::document::{Fact, Window};
 use strata_output::Output;
 use strata_recording::merge::merge_files;
-use strata_report::recording::{compare_recordings, report_of, report_with, ReportOptions};
+use strata_report::recording::{
+    compare_recordings, report_of, report_of_samples, report_with, ReportOptions, TimelineBuilder,
+};
 
 #[derive(Args)]
 pub struct ReportArgs {
@@ -145,8 +147,15 @@ fn fleet_report(
     .apply(std::slice::from_mut(&mut prometheus))?;
     let range = prometheus_range(args)?;
     let command = crate::engines::redacted_command_line();
-    let (recording, fleet) = strata_observe::fleet::fleet_recording(&prometheus, range, command)?;
-    let mut report = report_of(&recording, options)?;
+    let series = strata_observe::fleet::query(&prometheus, range)?;
+    let (mut samples, mut steps) = (TimelineBuilder::default(), 0);
+    let fleet = strata_observe::fleet::fleet(&series, &mut |sample| {
+        samples.push(&sample);
+        steps += 1;
+    });
+    drop(series);
+    let recording = strata_observe::fleet::recording(&prometheus, range, &fleet, command)?;
+    let mut report = report_of_samples(&recording, samples, options)?;
     report.source.files = vec![prometheus.to_string()];
     let hosts: Vec<String> = fleet
         .hosts
@@ -154,10 +163,7 @@ fn fleet_report(
         .map(|(host, chosen)| {
             let missing = match chosen.missing_steps {
                 0 => String::new(),
-                steps => format!(
-                    ", no sample at {steps} of {} steps",
-                    recording.layers().count()
-                ),
+                missing => format!(", no sample at {missing} of {steps} steps"),
             };
             format!("{host} ({} {}{missing})", chosen.agent_kind, chosen.target)
         })

@@ -7,19 +7,38 @@
 //! write besides these (`window_device`, `workload`, `result`); their
 //! builders read those.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 use strata_output::document::Window;
 use strata_recording::layers::{LayerSample as RecordedLayer, Sample};
 use strata_recording::Recording;
 
-/// One series of one layer sample: the raw value and its rate per second
-/// since the previous sample (none in the first sample).
-#[derive(Debug, Clone)]
-pub(crate) struct SeriesValue {
+/// What a series is: its name and labels, held once for all its samples.
+#[derive(Debug)]
+pub(crate) struct SeriesId {
     pub name: String,
     pub labels: BTreeMap<String, String>,
+    /// `name{key=value,…}`, as the sampler keys its rates.
+    key: String,
+}
+
+/// One series of one layer sample: the raw value and its rate per second
+/// since the previous sample (none in the first sample). Its name and
+/// labels are its [`SeriesId`]'s, shared: a fleet's timeline holds
+/// millions of these.
+#[derive(Debug, Clone)]
+pub(crate) struct SeriesValue {
+    pub id: Arc<SeriesId>,
     pub value: f64,
     pub rate: Option<f64>,
+}
+
+impl std::ops::Deref for SeriesValue {
+    type Target = SeriesId;
+
+    fn deref(&self) -> &SeriesId {
+        &self.id
+    }
 }
 
 /// One layer's sample: the interval it covers ends at `t_s`.
@@ -85,8 +104,11 @@ impl Timeline {
     /// The observe-shaped samples of `recording` (those with a `t_s` and a
     /// `data` object); samples whose source was absent or failed are skipped.
     pub fn of(recording: &Recording) -> Timeline {
-        let samples = recording.layers().flat_map(layer_samples).collect();
-        Timeline { samples }
+        let mut timeline = TimelineBuilder::default();
+        for sample in recording.layers() {
+            timeline.push(sample);
+        }
+        timeline.timeline()
     }
 
     /// The last sample's end, seconds from the recording's start.
@@ -215,37 +237,71 @@ impl Timeline {
     }
 }
 
-/// Each layer of one moment that has values (absent and failed layers
-/// have none), with each series' rate.
-fn layer_samples(sample: &Sample) -> impl Iterator<Item = LayerSample> + '_ {
-    sample.layers.iter().filter_map(|(layer, recorded)| {
-        let RecordedLayer::Values {
-            metrics,
-            rates,
-            gaps,
-        } = recorded
-        else {
-            return None;
-        };
-        let series = metrics
-            .iter()
-            .map(|metric| SeriesValue {
-                name: metric.name.clone(),
-                labels: metric.labels.clone(),
-                value: metric.value,
-                rate: rates
-                    .get(&series_key(&metric.name, &metric.labels))
-                    .copied(),
-            })
-            .collect();
-        Some(LayerSample {
-            layer: layer.clone(),
-            t_s: sample.t_s,
-            interval_s: sample.interval_s,
-            series,
-            gaps: gaps.clone(),
-        })
-    })
+/// A timeline made sample by sample, each series' name and labels held
+/// once: a source of samples that are not kept (a fleet's, from
+/// Prometheus) pushes each as it is made.
+#[derive(Default)]
+pub struct TimelineBuilder {
+    samples: Vec<LayerSample>,
+    /// Each series seen, by its labels and then its name.
+    ids: HashMap<Labels, HashMap<String, Arc<SeriesId>>>,
+}
+
+impl TimelineBuilder {
+    /// Each layer of `sample` that has values (absent and failed layers
+    /// have none), with each series' rate.
+    pub fn push(&mut self, sample: &Sample) {
+        for (layer, recorded) in &sample.layers {
+            let RecordedLayer::Values {
+                metrics,
+                rates,
+                gaps,
+            } = recorded
+            else {
+                continue;
+            };
+            let series = metrics
+                .iter()
+                .map(|metric| {
+                    let id = self.id(&metric.name, &metric.labels);
+                    SeriesValue {
+                        rate: rates.get(&id.key).copied(),
+                        id,
+                        value: metric.value,
+                    }
+                })
+                .collect();
+            self.samples.push(LayerSample {
+                layer: layer.clone(),
+                t_s: sample.t_s,
+                interval_s: sample.interval_s,
+                series,
+                gaps: gaps.clone(),
+            });
+        }
+    }
+
+    fn id(&mut self, name: &str, labels: &Labels) -> Arc<SeriesId> {
+        if let Some(id) = self.ids.get(labels).and_then(|names| names.get(name)) {
+            return id.clone();
+        }
+        let id = Arc::new(SeriesId {
+            name: name.to_string(),
+            labels: labels.clone(),
+            key: series_key(name, labels),
+        });
+        self.ids
+            .entry(labels.clone())
+            .or_default()
+            .insert(name.to_string(), id.clone());
+        id
+    }
+
+    pub(crate) fn timeline(self) -> Timeline {
+        Timeline {
+            samples: self.samples,
+        }
+    }
 }
 
 /// `name{key=value,…}`, as the sampler keys its rates.
@@ -284,9 +340,11 @@ mod tests {
             sample(2.0, 1.0, 20.0),
             sample(2.5, 0.5, 40.0),
         ];
-        let timeline = Timeline {
-            samples: records.iter().flat_map(layer_samples).collect(),
-        };
+        let mut builder = TimelineBuilder::default();
+        for record in &records {
+            builder.push(record);
+        }
+        let timeline = builder.timeline();
         assert_eq!(timeline.total("device", "read_requests", &any), Some(50.0));
         let window = Window {
             from_s: 1.0,
