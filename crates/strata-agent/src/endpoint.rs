@@ -408,7 +408,14 @@ impl Endpoint {
                         .display()
                         .to_string())
             ),
-            (Some(own), None) => Some(own),
+            (Some(own), None) => bail!(
+                "{} {self}: the URL names the user {} and no password: give {}-basic-auth-file \
+                 FILE (USER:PASSWORD) or ${}",
+                access.option,
+                own.user,
+                access.option,
+                access.basic_auth_env
+            ),
             (None, given) => given,
         };
         Ok(())

@@ -219,7 +219,6 @@ pub fn account(
         deltas(&start.disks, &end.disks, run_devices.roles(), edge_seconds);
     let absorption = database
         .as_ref()
-        .filter(|_| device_gaps.is_empty())
         .map(|database| Absorption::of(database, &devices));
     let mut figures = RunFigures {
         window_s: seconds,
@@ -247,12 +246,11 @@ pub fn account(
     if let Some(why) = &run_devices.unobserved {
         figures.devices_not_observed(why.clone());
     }
+    if !device_gaps.is_empty() {
+        let gaps = device_gaps.join("; ");
+        figures.devices_not_observed(format!("{gaps}: no figure spans the window"));
+    }
     figures.warnings = warnings(&figures, end);
-    figures
-        .warnings
-        .extend(device_gaps.into_iter().map(|reset| {
-            format!("{reset}: no figure of it spans the window, nor what the page cache absorbed")
-        }));
     figures
         .warnings
         .extend(crate::edge::host_oom_warning(start, end));

@@ -46,9 +46,18 @@ impl Answer {
     }
 }
 
+/// A request as the script sees it.
+#[derive(Clone, Debug)]
+pub struct Request {
+    /// Its path with its query.
+    pub path: String,
+    /// Its head's header lines, as sent (`Authorization: Basic …`).
+    pub headers: Vec<String>,
+}
+
 /// What the script is given for each request: its number (from 0) and the
-/// request's path with its query.
-pub type Script = dyn Fn(usize, &str) -> Answer + Send + Sync;
+/// request.
+pub type Script = dyn Fn(usize, &Request) -> Answer + Send + Sync;
 
 /// The running server; it stops when dropped.
 pub struct ScriptedServer {
@@ -58,7 +67,9 @@ pub struct ScriptedServer {
 }
 
 impl ScriptedServer {
-    pub fn start(script: impl Fn(usize, &str) -> Answer + Send + Sync + 'static) -> ScriptedServer {
+    pub fn start(
+        script: impl Fn(usize, &Request) -> Answer + Send + Sync + 'static,
+    ) -> ScriptedServer {
         let listener = TcpListener::bind("127.0.0.1:0").expect("a free port");
         let port = listener.local_addr().expect("its address").port();
         listener.set_nonblocking(true).expect("non-blocking");
@@ -109,12 +120,17 @@ fn serve(stream: TcpStream, script: &Script, requests: &AtomicUsize) {
     if reader.read_line(&mut first).is_err() {
         return;
     }
+    let mut headers = Vec::new();
     let mut line = String::new();
     while reader.read_line(&mut line).is_ok_and(|read| read > 2) {
+        headers.push(line.trim_end().to_string());
         line.clear();
     }
-    let path = first.split_whitespace().nth(1).unwrap_or("/").to_string();
-    let answer = script(requests.fetch_add(1, Ordering::Relaxed), &path);
+    let request = Request {
+        path: first.split_whitespace().nth(1).unwrap_or("/").to_string(),
+        headers,
+    };
+    let answer = script(requests.fetch_add(1, Ordering::Relaxed), &request);
     std::thread::sleep(answer.delay);
     let head = format!(
         "HTTP/1.1 {} Scripted\r\nContent-Type: text/plain; version=0.0.4\r\n\

@@ -8,10 +8,14 @@
 
 mod common;
 
+use base64::Engine as _;
 use common::*;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use strata_testkit::http::{Answer, ScriptedServer};
+
+/// The password of the scripted Prometheus server's Basic auth.
+const PROMETHEUS_PASSWORD: &str = "prom-SECRET-pw";
 
 /// node_exporter's device series of one disk: `reads` read requests (4 KiB
 /// each, 0.1 ms each) and `busy_s` seconds busy; `reads` as text, so it can
@@ -270,7 +274,9 @@ fn matrix(series: &[RangeSeries], start: f64) -> String {
 /// `report --prometheus` over a range in which edge2 rebooted (sda's
 /// counters go down at the fourth step), sdb's reads are NaN and +Inf,
 /// and sdc has no write series: the interval across the reboot is a gap,
-/// never a 32-bit wrap; NaN and +Inf are gaps; sdc is absent with why.
+/// never a 32-bit wrap; NaN and +Inf are gaps; sdc is absent with why. The
+/// server wants Basic auth: its password comes from a file and is shown
+/// nowhere.
 #[test]
 fn a_prometheus_range_with_a_reset_nan_inf_and_missing_series_reads_as_gaps() {
     let dir = scratch();
@@ -324,17 +330,57 @@ fn a_prometheus_range_with_a_reset_nan_inf_and_missing_series_reads_as_gaps() {
         some(&["1", "1", "1", "1", "1"]),
     ));
     let body = matrix(&series, start);
-    let prometheus =
-        ScriptedServer::start(
-            move |_, path| match path.starts_with("/api/v1/query_range") {
-                true => Answer::ok(body.clone()),
-                false => Answer::status(404),
-            },
-        );
+    // Behind Basic auth, as a Prometheus server with web-config.yml is.
+    let expected = format!(
+        "authorization: Basic {}",
+        base64::engine::general_purpose::STANDARD.encode(format!("prom:{PROMETHEUS_PASSWORD}"))
+    );
+    let prometheus = ScriptedServer::start(move |_, request| {
+        let authorized = request
+            .headers
+            .iter()
+            .any(|header| header.eq_ignore_ascii_case(&expected));
+        match (authorized, request.path.starts_with("/api/v1/query_range")) {
+            (false, _) => Answer::status(401),
+            (true, true) => Answer::ok(body.clone()),
+            (true, false) => Answer::status(404),
+        }
+    });
     let (from, to) = (format!("{start}"), format!("{}", start + 4.0));
-    let url = prometheus.url();
+    let auth = dir.path().join("prometheus.auth");
+    std::fs::write(&auth, format!("prom:{PROMETHEUS_PASSWORD}\n")).unwrap();
+    let url = format!("http://prom@127.0.0.1:{}", prometheus.port);
+    let refused = run(
+        &["report", "--prometheus", &url, "--from", &from, "--to", &to],
+        dir.path(),
+    );
+    let said = everything(&refused);
+    assert_eq!(refused.status.code(), Some(2), "{said}");
+    assert!(
+        said.contains("names the user prom and no password")
+            && said.contains("--prometheus-basic-auth-file"),
+        "{said}"
+    );
+    assert_eq!(prometheus.requests(), 0, "refused before any query");
+    let wrong = format!("http://prom:wrong@127.0.0.1:{}", prometheus.port);
+    let refused = run(
+        &[
+            "report",
+            "--prometheus",
+            &wrong,
+            "--from",
+            &from,
+            "--to",
+            &to,
+        ],
+        dir.path(),
+    );
+    let said = everything(&refused);
+    assert!(said.contains("401") && !said.contains("wrong"), "{said}");
     let args = [
         "report",
+        "--prometheus-basic-auth-file",
+        auth.to_str().unwrap(),
         "--prometheus",
         &url,
         "--from",
@@ -345,6 +391,17 @@ fn a_prometheus_range_with_a_reset_nan_inf_and_missing_series_reads_as_gaps() {
         "1s",
     ];
     let report = run_json(&args, dir.path());
+    assert!(
+        !report.to_string().contains(PROMETHEUS_PASSWORD),
+        "{report}"
+    );
+    assert!(
+        report["about"]
+            .to_string()
+            .contains("http://prom:***@127.0.0.1"),
+        "{}",
+        report["about"]
+    );
     let hosts = report["sections"]
         .as_array()
         .unwrap()

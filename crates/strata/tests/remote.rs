@@ -447,3 +447,74 @@ fn an_agent_that_fails_at_the_edges_leaves_a_named_gap_and_a_recording_that_read
         result.devices_unobserved
     );
 }
+
+/// An agent whose counters go down between the window's edges (a host
+/// that restarted, an exporter that went back): no device figure and no
+/// CPU share spans the reset, no 32-bit wrap's billions are shown, and the
+/// run is not called CPU-bound for it.
+#[test]
+fn counters_that_go_down_between_the_edges_are_a_gap_not_a_wrap() {
+    let dir = scratch();
+    let mut host = NamespaceHost::create(6);
+    let server = HostedPostgres::start(&mut host, &debian_bin_dir());
+    let going_down = |n: usize| {
+        let value = 1_000_000_000 - 1_000 * n;
+        let disk: String = [
+            "reads_completed_total",
+            "read_bytes_total",
+            "read_time_seconds_total",
+            "writes_completed_total",
+            "written_bytes_total",
+            "write_time_seconds_total",
+            "io_now",
+            "io_time_seconds_total",
+            "io_time_weighted_seconds_total",
+        ]
+        .iter()
+        .map(|name| format!("node_disk_{name}{{device=\"vda\"}} {value}\n"))
+        .collect();
+        format!(
+            "{disk}node_cpu_seconds_total{{cpu=\"0\",mode=\"idle\"}} {value}\n\
+             node_cpu_seconds_total{{cpu=\"0\",mode=\"user\"}} {value}\n\
+             node_filesystem_size_bytes{{device=\"/dev/vda\",mountpoint=\"/\"}} 1\n\
+             node_uname_info{{nodename=\"rebooting\"}} 1\n"
+        )
+    };
+    let agent = strata_testkit::http::ScriptedServer::start(move |n, _| {
+        strata_testkit::http::Answer::ok(going_down(n))
+    });
+    let url = server.url();
+    let plan = ["--schemas", "1", "--scale", "4MiB"];
+    let mut setup = vec!["setup", "--db", url.as_str()];
+    setup.extend(plan);
+    run_json(&setup, dir.path());
+    let agent_url = agent.url();
+    let mut args = vec!["run", "--db", url.as_str(), "--agent", agent_url.as_str()];
+    args.extend(["--duration", "2s", "--warmup", "0s"]);
+    args.extend(plan);
+    let text = run(&args, dir.path());
+    let shown = everything(&text);
+    assert!(text.status.success(), "{shown}");
+    assert!(
+        shown.contains("vda's read_requests went down from"),
+        "the reset is named: {shown}"
+    );
+    assert!(
+        !shown.contains("4294") && !shown.contains("CPU-bound"),
+        "{shown}"
+    );
+    let document = run_json(&args, dir.path());
+    let result = &document["result"];
+    assert_eq!(result["devices"], serde_json::json!([]), "{result}");
+    assert!(result["absorption"].is_null(), "{result}");
+    assert!(result["cpu"]["host_idle_pct"].is_null(), "{result}");
+    let codes = result["verdict"]["reasons"].to_string();
+    assert!(
+        !codes.contains("cpu_bound") && !codes.contains("too_few_device_requests"),
+        "{codes}"
+    );
+    assert!(
+        codes.contains("devices_not_observed") && codes.contains("went down"),
+        "{codes}"
+    );
+}
