@@ -101,6 +101,21 @@ const REQUIRED: [Field; 9] = [
     Field::WeightedMs,
 ];
 
+/// The device series a disk must have to be counted, as `dialect` names
+/// them (`node_disk_reads_completed_total`, …): one without any of them is
+/// left out, named in [`HostCounters::unreadable`].
+pub fn required_device_series(dialect: Dialect) -> Vec<String> {
+    let (prefix, names) = match dialect {
+        Dialect::Strata => ("strata_device_", &STRATA_DEVICE),
+        Dialect::NodeExporter => ("node_disk_", &NODE_DEVICE),
+    };
+    names
+        .iter()
+        .filter(|(_, field)| REQUIRED.contains(field))
+        .map(|(name, _)| format!("{prefix}{name}"))
+        .collect()
+}
+
 impl Field {
     /// Puts `value` (in the series' unit) into `stat`; a value no counter
     /// can hold (NaN, an infinity, below 0, past 2^64) is an error.

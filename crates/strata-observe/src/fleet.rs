@@ -230,31 +230,14 @@ mod tests {
         (fleet, samples)
     }
 
-    /// The series a disk must have beside its read requests, after the
-    /// dialect's prefix.
-    fn other_disk_series(prefix: &str) -> [&'static str; 8] {
-        match prefix {
-            "strata_device_" => [
-                "read_bytes_total",
-                "read_seconds_total",
-                "write_requests_total",
-                "write_bytes_total",
-                "write_seconds_total",
-                "in_flight",
-                "busy_seconds_total",
-                "weighted_seconds_total",
-            ],
-            _ => [
-                "read_bytes_total",
-                "read_time_seconds_total",
-                "writes_completed_total",
-                "written_bytes_total",
-                "write_time_seconds_total",
-                "io_now",
-                "io_time_seconds_total",
-                "io_time_weighted_seconds_total",
-            ],
-        }
+    /// The series a disk must have beside its read requests.
+    fn other_disk_series(dialect: Dialect) -> Vec<String> {
+        strata_agent::host::required_device_series(dialect)
+            .into_iter()
+            .filter(|name| {
+                !name.ends_with("read_requests_total") && !name.ends_with("reads_completed_total")
+            })
+            .collect()
     }
 
     #[test]
@@ -290,13 +273,13 @@ mod tests {
         ];
         let vda = [strata.as_slice(), &[("device", "vda"), ("kind", "disk")]].concat();
         let sdb = [("job", "node"), ("instance", "db2:9100"), ("device", "sdb")];
-        for (name, labels, times) in [
-            ("strata_device_", &vda[..], &[10.0, 12.0, 14.0][..]),
-            ("node_disk_", &sdb[..], &[10.0, 14.0][..]),
+        for (dialect, labels, times) in [
+            (Dialect::Strata, &vda[..], &[10.0, 12.0, 14.0][..]),
+            (Dialect::NodeExporter, &sdb[..], &[10.0, 14.0][..]),
         ] {
             let points: Vec<(f64, f64)> = times.iter().map(|time| (*time, 0.0)).collect();
-            for rest in other_disk_series(name) {
-                answer.push(series(&format!("{name}{rest}"), labels, &points));
+            for name in other_disk_series(dialect) {
+                answer.push(series(&name, labels, &points));
             }
         }
         let (fleet, samples) = sampled(&answer);

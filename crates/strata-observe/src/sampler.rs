@@ -30,7 +30,8 @@ pub fn counter_change(before: f64, after: f64) -> Result<f64, String> {
     match after >= before {
         true => Ok(after - before),
         false => Err(format!(
-            "went down from {before} to {after}: a reset (the host or its exporter restarted)"
+            "went down from {before} to {after}: a reset (the host or its exporter restarted, or \
+             what it counts was made again: a device, a process)"
         )),
     }
 }

@@ -447,18 +447,21 @@ fn a_host_s_total_counts_its_whole_disks_once() {
     let dir = scratch();
     let exporter = ScriptedServer::start(|n, _| {
         let reads = |per: usize| format!("{}", per * n);
-        Answer::ok(format!(
-            "{}{}{}{}{}node_disk_device_mapper_info{{device=\"dm-0\",name=\"vg0-root\"}} 1\n\
+        Answer::ok(
+            format!(
+                "{}{}{}{}{}node_disk_device_mapper_info{{device=\"dm-0\",name=\"vg0-root\"}} 1\n\
              node_cpu_seconds_total{{cpu=\"0\",mode=\"idle\"}} {n}\n\
              node_uname_info{{nodename=\"stack\"}} 1\n",
-            node_disk("sda", &reads(100), 0.0),
-            node_disk("sda1", &reads(100), 0.0),
-            node_disk("dm-0", &reads(100), 0.0),
-            node_disk("mmcblk0", &reads(10), 0.0),
-            node_disk("mmcblk0p1", &reads(10), 0.0),
-        ))
+                node_disk("sda", &reads(100), 0.0),
+                node_disk("sda1", &reads(100), 0.0),
+                node_disk("dm-0", &reads(100), 0.0),
+                node_disk("mmcblk0", &reads(10), 0.0),
+                node_disk("mmcblk0p1", &reads(10), 0.0),
+            ) + &node_disk("md0", &reads(50), 0.0),
+        )
     });
     let agent = exporter.url();
+    let record = dir.path().join("stack.strata");
     let args = [
         "observe",
         "--count",
@@ -468,6 +471,8 @@ fn a_host_s_total_counts_its_whole_disks_once() {
         "--all",
         "--agent",
         &agent,
+        "--record",
+        record.to_str().unwrap(),
     ];
     let output = run(&args, dir.path());
     let shown = everything(&output);
@@ -504,6 +509,26 @@ fn a_host_s_total_counts_its_whole_disks_once() {
     assert!(
         shown.contains("part of") && shown.contains(" dm "),
         "{shown}"
+    );
+    let report = run_json(&["report", record.to_str().unwrap()], dir.path());
+    let hosts = report["sections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|section| section["id"] == "hosts")
+        .unwrap_or_else(|| panic!("{report}"));
+    let rows = hosts["blocks"][0]["rows"].as_array().unwrap();
+    let devices: Vec<&str> = rows
+        .iter()
+        .filter(|row| row[0]["text"] == "stack")
+        .map(|row| row[1]["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(devices, ["mmcblk0", "sda"], "whole disks only: {hosts}");
+    assert!(
+        hosts
+            .to_string()
+            .contains("does not name the members of md0"),
+        "{hosts}"
     );
 }
 

@@ -204,6 +204,7 @@ fn run_through(agent: &str, others: &[&str], url: &str, plan: &[&str], dir: &std
     );
     let agent = &agent.replace(AGENT_PASSWORD, "***");
     let document = run_json(&args, dir);
+    assert!(!document.to_string().contains(AGENT_PASSWORD), "{document}");
     assert_secret_nowhere_in_recording_or_reports(AGENT_PASSWORD, &record, dir);
     assert_matches_the_run_schema(&document);
     let environment = &document["environment"];
@@ -352,6 +353,14 @@ fn an_agent_lost_mid_run_leaves_a_named_gap_and_the_run_completes() {
     );
 }
 
+/// node_exporter's series of a disk `vda`, every one `value`.
+fn vda_series(value: usize) -> String {
+    strata_agent::host::required_device_series(strata_agent::host::Dialect::NodeExporter)
+        .iter()
+        .map(|name| format!("{name}{{device=\"vda\"}} {value}\n"))
+        .collect()
+}
+
 /// An agent that answers once and then fails (HTTP 500, as an exporter
 /// behind a broken proxy does): the run completes and says once, in its
 /// verdict, that the server host's devices are not in its figures; no NaN
@@ -362,20 +371,7 @@ fn an_agent_that_fails_at_the_edges_leaves_a_named_gap_and_a_recording_that_read
     let dir = scratch();
     let mut host = NamespaceHost::create(5);
     let server = HostedPostgres::start(&mut host, &debian_bin_dir());
-    let disk: String = [
-        "reads_completed_total",
-        "read_bytes_total",
-        "read_time_seconds_total",
-        "writes_completed_total",
-        "written_bytes_total",
-        "write_time_seconds_total",
-        "io_now",
-        "io_time_seconds_total",
-        "io_time_weighted_seconds_total",
-    ]
-    .iter()
-    .map(|name| format!("node_disk_{name}{{device=\"vda\"}} 1\n"))
-    .collect();
+    let disk = vda_series(1);
     let first = format!(
         "{disk}node_cpu_seconds_total{{cpu=\"0\",mode=\"idle\"}} 5\n\
          node_filesystem_size_bytes{{device=\"/dev/vda\",mountpoint=\"/\"}} 1\n\
@@ -459,20 +455,7 @@ fn counters_that_go_down_between_the_edges_are_a_gap_not_a_wrap() {
     let server = HostedPostgres::start(&mut host, &debian_bin_dir());
     let going_down = |n: usize| {
         let value = 1_000_000_000 - 1_000 * n;
-        let disk: String = [
-            "reads_completed_total",
-            "read_bytes_total",
-            "read_time_seconds_total",
-            "writes_completed_total",
-            "written_bytes_total",
-            "write_time_seconds_total",
-            "io_now",
-            "io_time_seconds_total",
-            "io_time_weighted_seconds_total",
-        ]
-        .iter()
-        .map(|name| format!("node_disk_{name}{{device=\"vda\"}} {value}\n"))
-        .collect();
+        let disk = vda_series(value);
         format!(
             "{disk}node_cpu_seconds_total{{cpu=\"0\",mode=\"idle\"}} {value}\n\
              node_cpu_seconds_total{{cpu=\"0\",mode=\"user\"}} {value}\n\

@@ -42,6 +42,15 @@ pub(crate) fn section(within: &Timeline) -> Option<Section> {
     let mut section = laid_out(&hosts)?.note(SAMPLED);
     for host in &hosts {
         let timeline = within.of_host(&host.host);
+        let unnamed_arrays = layers::md_arrays_without_members(&timeline);
+        if !unnamed_arrays.is_empty() {
+            section = section.note(format!(
+                "{}: its agent does not name the members of {}: those arrays are not counted, \
+                 the disks under them are",
+                host.host,
+                unnamed_arrays.join(", ")
+            ));
+        }
         for layer in [layer::DEVICE, layer::CPU] {
             for (thing, gaps) in timeline.gaps(layer) {
                 let thing = match thing.is_empty() {

@@ -65,6 +65,31 @@ pub(crate) fn waits(timeline: &Timeline) -> Option<WaitSamples> {
     })
 }
 
+/// The md arrays of the device layer whose members its source does not
+/// name (node_exporter's): a total counts the disks under them instead.
+pub(crate) fn md_arrays_without_members(timeline: &Timeline) -> Vec<String> {
+    let mut named = Vec::new();
+    let mut arrays = Vec::new();
+    for series in timeline
+        .layer(layer::DEVICE)
+        .flat_map(|sample| sample.series.iter())
+    {
+        let Some(name) = series.labels.get(label::DEVICE) else {
+            continue;
+        };
+        if series.labels.get(label::KIND).map(String::as_str) == Some("md") {
+            match series.labels.contains_key(label::MD_MEMBERS) {
+                true => named.push(name.clone()),
+                false => arrays.push(name.clone()),
+            }
+        }
+    }
+    arrays.sort();
+    arrays.dedup();
+    arrays.retain(|array| !named.contains(array));
+    arrays
+}
+
 /// The devices an observe recording should count: disks that are not
 /// members of an md array in the samples, and the md arrays whose members
 /// they name (a strata agent's `md_members`); the loop devices where there
