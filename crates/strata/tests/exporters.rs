@@ -72,6 +72,16 @@ fn rebooting_exporter(n: usize) -> String {
     )
 }
 
+/// The JSON lines of `strata observe ARGS… --json`, once it succeeded.
+fn observed(args: &[&str], dir: &std::path::Path) -> Vec<serde_json::Value> {
+    let output = run(args, dir);
+    assert!(output.status.success(), "{}", everything(&output));
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect()
+}
+
 /// The rate of `key` in every sample of `layer` of `lines` (observe's
 /// JSON).
 fn rates(lines: &[serde_json::Value], layer: &str, key: &str) -> Vec<f64> {
@@ -112,12 +122,7 @@ fn a_reboot_a_nan_and_a_negative_run_queue_are_named_gaps_never_numbers() {
         record,
         "--json",
     ];
-    let output = run(&args, dir.path());
-    assert!(output.status.success(), "{}", everything(&output));
-    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&output.stdout)
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect();
+    let lines = observed(&args, dir.path());
     assert!(exporter.requests() >= 6, "{} scrapes", exporter.requests());
     let sda = rates(
         &lines,
@@ -564,12 +569,7 @@ fn a_slow_agent_holds_back_no_other_layer() {
         &fast_url,
         "--json",
     ];
-    let output = run(&args, dir.path());
-    assert!(output.status.success(), "{}", everything(&output));
-    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&output.stdout)
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect();
+    let lines = observed(&args, dir.path());
     assert_eq!(lines.len(), 5);
     for line in &lines {
         let interval = line["interval_s"].as_f64().unwrap();
