@@ -77,8 +77,16 @@ impl Access {
     /// wrong is an error naming its option, before any work.
     pub fn apply(&self, endpoints: &mut [Endpoint]) -> anyhow::Result<()> {
         self.check_used(endpoints)?;
+        if endpoints.is_empty() {
+            return Ok(());
+        }
+        let given = self.basic_auth()?;
+        let tls = match endpoints.iter().any(|endpoint| endpoint.tls.is_some()) {
+            true => Some(self.tls()?),
+            false => None,
+        };
         for endpoint in endpoints.iter_mut() {
-            endpoint.configure(self)?;
+            endpoint.configure(self, given.as_ref(), tls.as_ref())?;
         }
         Ok(())
     }
@@ -385,15 +393,20 @@ impl Endpoint {
         })
     }
 
-    /// The credentials and TLS of `access`, where the URL has none of its
-    /// own: a password in the URL wins; a URL with a user and no password
-    /// takes the password of `access` when its user is the same.
-    pub fn configure(&mut self, access: &Access) -> anyhow::Result<()> {
+    /// The credentials `given` by `access` (its file or environment) and
+    /// its TLS, where the URL has none of its own: a password in the URL
+    /// wins; a URL with a user and no password takes the password given
+    /// when its user is the same.
+    fn configure(
+        &mut self,
+        access: &Access,
+        given: Option<&Credentials>,
+        tls: Option<&Tls>,
+    ) -> anyhow::Result<()> {
         if self.tls.is_some() {
-            self.tls = Some(access.tls()?);
+            self.tls = tls.cloned();
         }
-        let given = access.basic_auth()?;
-        self.credentials = match (self.credentials.take(), given) {
+        self.credentials = match (self.credentials.take(), given.cloned()) {
             (Some(own), _) if !own.password.is_empty() => Some(own),
             (Some(own), Some(given)) if own.user == given.user => Some(given),
             (Some(own), Some(given)) => bail!(
