@@ -169,12 +169,7 @@ fn a_reboot_a_nan_and_a_negative_run_queue_are_named_gaps_never_numbers() {
         "{shown}"
     );
     let report = run_json(&["report", record], dir.path());
-    let hosts = report["sections"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|section| section["id"] == "hosts")
-        .unwrap_or_else(|| panic!("{report}"));
+    let hosts = section(&report, "hosts");
     let row = hosts["blocks"][0]["rows"]
         .as_array()
         .unwrap()
@@ -407,12 +402,7 @@ fn a_prometheus_range_with_a_reset_nan_inf_and_missing_series_reads_as_gaps() {
         "{}",
         report["about"]
     );
-    let hosts = report["sections"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|section| section["id"] == "hosts")
-        .unwrap_or_else(|| panic!("{report}"));
+    let hosts = section(&report, "hosts");
     let rows = hosts["blocks"][0]["rows"].as_array().unwrap();
     let row = |device: &str| {
         rows.iter()
@@ -516,12 +506,7 @@ fn a_host_s_total_counts_its_whole_disks_once() {
         "{shown}"
     );
     let report = run_json(&["report", record.to_str().unwrap()], dir.path());
-    let hosts = report["sections"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|section| section["id"] == "hosts")
-        .unwrap_or_else(|| panic!("{report}"));
+    let hosts = section(&report, "hosts");
     let rows = hosts["blocks"][0]["rows"].as_array().unwrap();
     let devices: Vec<&str> = rows
         .iter()

@@ -105,12 +105,7 @@ fn read_direct(device: &LoopDevice, block: &str, count: u32) -> u64 {
 
 /// The read requests of `device` on `host` in a report's hosts section.
 fn host_read_requests(report: &serde_json::Value, host: &str, device: &str) -> f64 {
-    let section = report["sections"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|section| section["id"] == "hosts")
-        .unwrap_or_else(|| panic!("no hosts section in {report}"));
+    let section = section(report, "hosts");
     let table = &section["blocks"][0];
     let row = table["rows"]
         .as_array()
@@ -123,12 +118,7 @@ fn host_read_requests(report: &serde_json::Value, host: &str, device: &str) -> f
 
 /// The blocks read of `host`'s database in a report's hosts section.
 fn host_blocks_read(report: &serde_json::Value, host: &str) -> f64 {
-    let section = report["sections"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|section| section["id"] == "hosts")
-        .unwrap();
+    let section = section(report, "hosts");
     let title = format!("{host}: Reads at each layer");
     let table = section["blocks"]
         .as_array()

@@ -143,6 +143,17 @@ pub fn recording_fixture(name: &str) -> String {
         .into_owned()
 }
 
+/// The section `id` of a report's JSON document; panics, showing the
+/// document, without one.
+pub fn section<'a>(report: &'a serde_json::Value, id: &str) -> &'a serde_json::Value {
+    report["sections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|section| section["id"] == id)
+        .unwrap_or_else(|| panic!("no {id} section in {report}"))
+}
+
 /// The first answer of the agent at `url` (a strata agent or node_exporter
 /// that is starting), scraping until it answers; panics after 20 s.
 pub fn scrape_until_up(url: &str) -> strata_agent::scrape::Scrape {
