@@ -20,7 +20,7 @@ use strata_io::EngineKind;
 use strata_observe::background::BackgroundSampler;
 use strata_probe::blockdev::{self, BlockDevice};
 use strata_probe::collectors::{all_os_collectors, DeviceFilter};
-use strata_recording::{Header, Kind, Record, RecordingWriter};
+use strata_recording::{Existing, Header, Kind, Record, RecordingWriter};
 
 /// What to measure.
 #[derive(Clone, Debug)]
@@ -72,6 +72,8 @@ pub struct CalibrationConfig {
     pub allow_write_device: bool,
     pub seed: u64,
     pub record: Option<PathBuf>,
+    /// Whether the Recording may replace a file at `record`.
+    pub record_existing: Existing,
     /// The command line, for the Recording's header.
     pub command: Vec<String>,
     /// Every resolved option, for the Recording's header.
@@ -121,6 +123,24 @@ pub struct Calibration {
     temporary: Option<TemporaryFile>,
 }
 
+/// The hidden temporary files an earlier calibrate left in `dir` (killed
+/// before it could remove them): named by a strata whose pid is gone and
+/// marked as strata's (`user.strata.target`), or empty; removed, each named.
+fn remove_abandoned_temporaries(dir: &Path) {
+    let what = "an abandoned calibrate temporary file";
+    let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+    for leftover in strata_db::leftovers::abandoned(&dir, ".strata-calibrate-") {
+        let empty = std::fs::metadata(&leftover.path).is_ok_and(|meta| meta.len() == 0);
+        if !target::created_by_strata(&leftover.path) && !empty {
+            continue;
+        }
+        strata_core::note::note(&match std::fs::remove_file(&leftover.path) {
+            Ok(()) => leftover.removed_note(what),
+            Err(error) => leftover.kept_note(what, &error.into()),
+        });
+    }
+}
+
 impl Calibration {
     /// Every check that needs no I/O to the target: names, sizes, alignment,
     /// permission to write, O_DIRECT support, free space.
@@ -142,6 +162,7 @@ impl Calibration {
         }
         let (path, size_bytes, kind, temporary) = match &config.target {
             TargetChoice::Temporary { dir, size_bytes } => {
+                remove_abandoned_temporaries(dir);
                 target::check_free_space(dir, *size_bytes)?;
                 let temporary = TemporaryFile::new_in(dir)?;
                 (
@@ -354,7 +375,11 @@ impl Calibration {
         let mut header = Header::new(Kind::Calibrate, self.config.command.clone());
         header.options = self.config.options.clone();
         header.environment = serde_json::json!({ "target": description });
-        Ok(Some(RecordingWriter::create(path, &header)?))
+        Ok(Some(RecordingWriter::create(
+            path,
+            &header,
+            self.config.record_existing,
+        )?))
     }
 }
 

@@ -140,9 +140,14 @@ pub struct CalibrateRequest {
     #[arg(long, value_name = "DIR")]
     pub csv: Option<PathBuf>,
 
-    /// Write the whole result as a Recording (docs/recording.md)
+    /// Write the whole result as a Recording (docs/recording.md); a file
+    /// already there is refused before any work
     #[arg(long, value_name = "FILE")]
     pub record: Option<PathBuf>,
+
+    /// Replace the --record file when it exists
+    #[arg(long, requires = "record")]
+    pub overwrite: bool,
 
     /// Allow write workloads on a block device (its contents are destroyed); refused
     /// anyway while it or a partition is mounted, in use, or carries a filesystem,

@@ -20,6 +20,7 @@ use strata_core::units::{format_duration, format_size, GIB, KIB};
 use strata_db::workdir::{WorkDir, WorkDirRequest};
 use strata_io::target::{kind_of, TargetKind};
 use strata_io::EngineKind;
+use strata_recording::Existing;
 
 /// Every option resolved to its final value, as the Recording keeps it.
 #[derive(Serialize)]
@@ -79,6 +80,10 @@ pub fn resolve(
         lat_target_us: options.lat_target_us,
         allow_write_device: request.allow_write_device,
         seed: options.seed,
+        record_existing: match request.overwrite || request.record.is_none() {
+            true => Existing::Replace,
+            false => Existing::Refuse,
+        },
         record,
         command,
         options: serde_json::to_value(&options)?,

@@ -124,3 +124,26 @@ fn become_account(uid: u32, gid: u32) -> std::io::Result<()> {
     }
     Ok(())
 }
+
+/// Makes the child receive `signal` when the thread that starts it ends
+/// (strata exiting any way, SIGKILL included), so that a throwaway server
+/// cannot outlive the strata that owns it. Register it after [`run_as`]:
+/// changing the account clears the setting, so it must come after. A
+/// strata already gone before the child is set up sends the signal at once.
+/// Start the child from a thread that lives as long as the server is
+/// needed (the kernel watches the thread, not the process).
+pub fn die_with_parent(command: &mut Command, signal: libc::c_int) {
+    let parent = unsafe { libc::getpid() };
+    let child_setup = move || {
+        if unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, signal as libc::c_ulong) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        if unsafe { libc::getppid() } != parent {
+            unsafe { libc::raise(signal) };
+        }
+        Ok(())
+    };
+    // SAFETY: prctl, getppid and raise are async-signal-safe; nothing is
+    // allocated.
+    unsafe { command.pre_exec(child_setup) };
+}

@@ -2,13 +2,15 @@
 //!
 //! For: the OS account and cgroup a throwaway server's programs run as
 //! (`account`), keeping the OS page cache from holding a data set
-//! (`pagecache`), where a throwaway server's files live (`workdir`), and
-//! masking passwords in connection strings that did not parse (`secrets`).
+//! (`pagecache`), where a throwaway server's files live (`workdir`), what
+//! a killed strata left behind (`leftovers`), and masking passwords in
+//! connection strings that did not parse (`secrets`).
 //!
 //! Not for: any one engine (strata-postgres, strata-sqlite, strata-mariadb),
 //! turning counters into rates or findings, or generating load.
 
 pub mod account;
+pub mod leftovers;
 pub mod pagecache;
 pub mod secrets;
 pub mod workdir;

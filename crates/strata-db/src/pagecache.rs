@@ -234,6 +234,22 @@ impl MemoryCgroup {
     }
 }
 
+/// Removes the memory cgroups named `<prefix><pid>-…` whose strata is gone
+/// and that hold no process (a cgroup still in use, a kept server's, stays),
+/// in the v2 and v1 hierarchies; returns those removed.
+pub fn remove_abandoned_cgroups(prefix: &str) -> Vec<crate::leftovers::Leftover> {
+    let Ok(mounts) = CgroupMounts::read() else {
+        return Vec::new();
+    };
+    let roots = [mounts.v2, mounts.v1_memory];
+    roots
+        .iter()
+        .flatten()
+        .flat_map(|root| crate::leftovers::abandoned(root, prefix))
+        .filter(|leftover| std::fs::remove_dir(&leftover.path).is_ok())
+        .collect()
+}
+
 impl CgroupFiles {
     pub fn path(&self) -> &Path {
         &self.dir

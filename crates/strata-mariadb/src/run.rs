@@ -34,7 +34,7 @@ use crate::target::MariaDbTarget;
 use crate::window::{MariaDbWindow, Windows};
 use strata_recording::record::SweepPoint;
 use strata_recording::sweep::SweepSummary;
-use strata_run::output::{write_run_recording, RunRecording};
+use strata_run::recorder::{RunEnd, RunRecorder};
 use strata_run::sweep::SweepRequest;
 
 /// Which server the run uses.
@@ -54,7 +54,8 @@ pub struct MariaDbRunConfig {
     pub replace: bool,
     pub driver: DriverOptions,
     pub setup_only: bool,
-    pub record: Option<PathBuf>,
+    /// The run's Recording, open since before any work.
+    pub record: Option<RunRecorder>,
     pub command: Vec<String>,
     pub options: serde_json::Value,
     /// `--agent`: the server's host seen through its agent.
@@ -109,6 +110,9 @@ pub fn run(
         MariaDbServer::External(target) => run_on(config, target, None, observer, interrupt),
         MariaDbServer::Throwaway(options) => {
             observer.phase("starting a throwaway MariaDB server (mariadb-install-db, mariadbd)");
+            for removed in crate::server::remove_abandoned(&options.work_dir.path) {
+                strata_core::note::note(&removed);
+            }
             let server = ThrowawayServer::start(options, interrupt)?;
             let target = server.target(DEFAULT_DATABASE);
             let result = run_on(config, &target, Some(&server), observer, interrupt);
@@ -172,10 +176,15 @@ fn run_on(
             sweep: None,
         });
     }
-    let sampler = config
-        .record
-        .as_ref()
-        .map(|_| layer_sampler(&environment, target, agent.as_deref(), others.collectors));
+    let sampler = match &config.record {
+        Some(recorder) => {
+            recorder.begin(&environment, Some(&setup.load))?;
+            let each = recorder.sample_writer();
+            let sources = (target, agent.as_deref(), others.collectors);
+            Some(layer_sampler(&environment, sources, each))
+        }
+        None => None,
+    };
     let edges = EdgeTaker {
         collector: MariaDbCollector::connect(target.url())
             .map_err(|error| anyhow::anyhow!(target.scrub(format!("{error:#}"))))?,
@@ -205,17 +214,11 @@ fn run_on(
         }
     };
     drop(windows);
-    let samples = sampler.map(BackgroundSampler::finish).unwrap_or_default();
+    sampler.map(BackgroundSampler::finish);
     let (window, sweep) = measured?;
     let histograms = Histograms::of(&window.outcome);
-    if let Some(record) = &config.record {
-        write_recording(
-            record,
-            config,
-            (&environment, &setup),
-            (&window, &samples),
-            sweep.as_ref(),
-        )?;
+    if let Some(recorder) = &config.record {
+        write_recording(recorder, &environment, &window, sweep.as_ref())?;
     }
     Ok(MariaDbOutcome {
         environment,
@@ -227,26 +230,21 @@ fn run_on(
     })
 }
 
-/// The run's Recording: the window of its result with InnoDB's figures,
-/// and a sweep's points and curve.
+/// The end of the run's Recording: the window of its result with InnoDB's
+/// figures, and a sweep's points and curve.
 fn write_recording(
-    path: &std::path::Path,
-    config: &MariaDbRunConfig,
-    (environment, setup): (&MariaDbEnvironment, &SetupReport),
-    (window, samples): (&MariaDbWindow, &[strata_observe::sampler::Sample]),
+    recorder: &RunRecorder,
+    environment: &MariaDbEnvironment,
+    window: &MariaDbWindow,
     sweep: Option<&(Vec<SweepPoint>, SweepSummary)>,
 ) -> Result<()> {
     let figures = &window.figures;
-    let recording = RunRecording {
-        command: &config.command,
-        options: &config.options,
+    recorder.finish(&RunEnd {
         environment: serde_json::to_value(environment)?,
-        load: Some(setup.load.clone()),
         database_counters: figures
             .innodb
             .as_ref()
             .map(|innodb| innodb.counters.clone()),
-        samples,
         engine_figures: Some(serde_json::json!({
             "innodb": figures.innodb,
             "reads": figures.reads,
@@ -254,8 +252,7 @@ fn write_recording(
         figures: &figures.run,
         outcome: &window.outcome,
         sweep: sweep.map(|(points, summary)| (points.as_slice(), summary)),
-    };
-    write_run_recording(path, &recording)
+    })
 }
 
 /// The server's host through `--agent`: its devices replace those of this
@@ -286,9 +283,12 @@ fn reach_agent(
 /// second.
 fn layer_sampler(
     environment: &MariaDbEnvironment,
-    target: &MariaDbTarget,
-    agent: Option<&ServerHostAgent>,
-    other_hosts: Vec<Box<dyn Collector>>,
+    (target, agent, other_hosts): (
+        &MariaDbTarget,
+        Option<&ServerHostAgent>,
+        Vec<Box<dyn Collector>>,
+    ),
+    each: Box<dyn FnMut(&strata_observe::sampler::Sample) + Send>,
 ) -> BackgroundSampler {
     let mut collectors: Vec<Box<dyn Collector>> = match agent {
         Some(agent) => agent.collectors(),
@@ -302,5 +302,5 @@ fn layer_sampler(
         collectors.push(Box::new(collector));
     }
     collectors.extend(other_hosts);
-    BackgroundSampler::start(collectors, Duration::from_secs(1))
+    BackgroundSampler::start_writing(collectors, Duration::from_secs(1), each)
 }

@@ -11,7 +11,6 @@
 
 use anyhow::{bail, Context, Result};
 use serde::Serialize;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -29,6 +28,8 @@ pub const DEFAULT_BUFFER_POOL_BYTES: u64 = 16 << 20;
 const START_LIMIT: Duration = Duration::from_secs(60);
 const STOP_LIMIT: Duration = Duration::from_secs(60);
 const SOCKET_PATH_MAX: usize = 100;
+/// A throwaway server's directory is `<work dir>/.strata-mariadb-<pid>-<random>`.
+const LEFTOVER_PREFIX: &str = ".strata-mariadb-";
 /// Where Debian and most distributions put the server.
 const SERVER_PATHS: &[&str] = &[
     "/usr/sbin/mariadbd",
@@ -55,6 +56,37 @@ pub struct ThrowawayInfo {
     pub pid: u32,
 }
 
+/// Removes the throwaway servers an earlier strata left in `work_dir` when
+/// it was killed (the directory's strata pid no longer runs): the mariadbd
+/// still running there is killed first. Returns a note for each.
+pub fn remove_abandoned(work_dir: &Path) -> Vec<String> {
+    let what = "an abandoned throwaway MariaDB server's directory";
+    strata_db::leftovers::abandoned(work_dir, LEFTOVER_PREFIX)
+        .into_iter()
+        .map(|leftover| {
+            let pid_file = leftover.path.join("mariadbd.pid");
+            let running = std::fs::read_to_string(pid_file)
+                .ok()
+                .and_then(|text| text.trim().parse::<u32>().ok())
+                .filter(|&pid| {
+                    std::fs::read_link(format!("/proc/{pid}/exe"))
+                        .is_ok_and(|exe| exe.to_string_lossy().contains("mariadbd"))
+                });
+            if let Some(pid) = running {
+                unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+                let deadline = Instant::now() + STOP_LIMIT;
+                while is_running(pid) && Instant::now() < deadline {
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+            }
+            match std::fs::remove_dir_all(&leftover.path) {
+                Ok(()) => leftover.removed_note(what),
+                Err(error) => leftover.kept_note(what, &error.into()),
+            }
+        })
+        .collect()
+}
+
 pub struct ThrowawayServer {
     child: Child,
     dir: Option<tempfile::TempDir>,
@@ -66,7 +98,7 @@ impl ThrowawayServer {
     /// Everything made is removed again when this fails.
     pub fn start(options: &ServerOptions, interrupt: &AtomicBool) -> Result<ThrowawayServer> {
         let dir = tempfile::Builder::new()
-            .prefix("strata-mariadb-")
+            .prefix(&format!("{LEFTOVER_PREFIX}{}-", std::process::id()))
             .tempdir_in(&options.work_dir.path)
             .with_context(|| {
                 format!("making a directory in {}", options.work_dir.path.display())
@@ -281,12 +313,15 @@ fn spawn(dir: &Path, socket: &Path, account: &Account, options: &ServerOptions) 
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null());
-    unsafe {
-        command.pre_exec(|| {
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-            Ok(())
-        });
+    if account.uid != unsafe { libc::geteuid() } {
+        let account = ServerAccount {
+            name: account.name.clone(),
+            uid: account.uid,
+            gid: account.gid,
+        };
+        strata_db::account::run_as(&mut command, Some(&account), None)?;
     }
+    strata_db::account::die_with_parent(&mut command, libc::SIGKILL);
     command
         .spawn()
         .with_context(|| format!("starting {}", binary.display()))

@@ -13,7 +13,7 @@ use std::sync::atomic::AtomicBool;
 use strata_recording::record::SweepPoint;
 use strata_recording::sweep::{PredictedPoint, SweepSummary};
 use strata_run::outcome::RunObserver;
-use strata_run::output::histograms;
+use strata_run::recorder::histograms;
 use strata_run::sweep::{self, DatabaseWork, Storage, SweepRequest, WindowBlocks};
 use strata_slob::session::DriverOptions;
 

@@ -33,7 +33,15 @@ fn a_read_run_on_a_throwaway_server_reads_one_page_per_key_from_the_device() {
         MariaDbServer::Throwaway(server_options(&parent)),
         driver(plan(2, 2048), 0.0, 1),
     );
-    config.record = Some(recording.path().to_path_buf());
+    config.record = Some(
+        strata_run::recorder::RunRecorder::create(
+            recording.path(),
+            &config.command,
+            &config.options,
+            strata_recording::Existing::Replace,
+        )
+        .unwrap(),
+    );
     let outcome = run(&config, &mut Quiet, &AtomicBool::new(false)).expect("the run");
 
     let setup = outcome.setup.as_ref().unwrap();

@@ -71,9 +71,14 @@ pub struct ObserveRequest {
     #[arg(long, value_name = "N", value_parser = top_count, allow_hyphen_values = true)]
     pub top: Option<u32>,
 
-    /// Write every sample to this Recording
+    /// Write every sample to this Recording, as it is taken; a file already
+    /// there is refused
     #[arg(long, value_name = "FILE")]
     pub record: Option<PathBuf>,
+
+    /// Replace the --record file when it exists
+    #[arg(long, requires = "record")]
+    pub overwrite: bool,
 
     /// Show a Recording made with --record again, instead of sampling
     #[arg(long, value_name = "FILE", conflicts_with_all = ["record", "prometheus", "db", "mariadb", "pid", "device", "path", "count", "interval", "top"])]

@@ -54,6 +54,48 @@ impl OutputArgs {
         self.html.as_ref().or(self.output.as_ref())
     }
 
+    /// Refuses, before any work, an output file that could not be written
+    /// at the end: its directory missing, not writable, or the file itself
+    /// read-only. Nothing is left behind by the check.
+    pub fn check_writable(&self) -> anyhow::Result<()> {
+        let Some(file) = self.file() else {
+            return Ok(());
+        };
+        let option = match self.html {
+            Some(_) => "--html",
+            None => "--output",
+        };
+        if file.exists() {
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open(file)
+                .with_context(|| format!("{option} {}: cannot be written", file.display()))?;
+            return Ok(());
+        }
+        let dir = match file.parent() {
+            Some(parent) if !parent.as_os_str().is_empty() => parent,
+            _ => std::path::Path::new("."),
+        };
+        if !dir.is_dir() {
+            anyhow::bail!(
+                "{option} {}: its directory {} does not exist",
+                file.display(),
+                dir.display()
+            );
+        }
+        tempfile::Builder::new()
+            .prefix(".strata-check-")
+            .tempfile_in(dir)
+            .map(drop)
+            .with_context(|| {
+                format!(
+                    "{option} {}: no file can be created in {}",
+                    file.display(),
+                    dir.display()
+                )
+            })
+    }
+
     /// Whether the text for a terminal is what goes to standard output
     /// (live progress and tables may then be drawn there).
     pub fn text_to_stdout(&self) -> bool {

@@ -9,7 +9,9 @@
 //! [`super::connect`]), or tuning PostgreSQL beyond the settings passed in.
 
 mod install;
+mod leftovers;
 mod processes;
+pub use leftovers::remove_abandoned;
 pub(crate) use processes::process_tree;
 mod settings;
 
@@ -66,6 +68,9 @@ pub struct ClusterOptions {
     /// Else `$STRATA_PG_BIN`, else `pg_config --bindir`, else the highest
     /// `/usr/lib/postgresql/*/bin`.
     pub bin_dir: Option<PathBuf>,
+    /// The server may outlive strata (`--keep`); else it gets SIGQUIT
+    /// (immediate shutdown) when strata exits any way, SIGKILL included.
+    pub survives_strata: bool,
 }
 
 impl Default for ClusterOptions {
@@ -77,6 +82,7 @@ impl Default for ClusterOptions {
             settings: Vec::new(),
             page_cache_limit_bytes: None,
             bin_dir: None,
+            survives_strata: false,
         }
     }
 }
@@ -247,6 +253,7 @@ impl ThrowawayCluster {
             ..
         } = self;
         postmaster.detach();
+        let _ = std::fs::write(workspace.data_dir.join(leftovers::KEPT_MARK), b"");
         KeptCluster {
             connection_string: connection_string(&workspace.socket_dir, port),
             data_dir: workspace.data_dir.clone(),
@@ -524,7 +531,7 @@ fn launch(
             write_server_settings(install, account, workspace, options, port)?;
         }
         let log_start = log.len();
-        let mut postmaster = spawn_postmaster(install, account, workspace, &log)?;
+        let mut postmaster = spawn_postmaster(install, account, workspace, options, &log)?;
         match wait_until_ready(
             &mut postmaster,
             &workspace.socket_dir,
@@ -552,6 +559,7 @@ fn spawn_postmaster(
     install: &PgInstall,
     account: Option<&ServerAccount>,
     workspace: &Workspace,
+    options: &ClusterOptions,
     log: &ServerLog,
 ) -> Result<Postmaster> {
     let postgres = install.binary("postgres");
@@ -565,6 +573,9 @@ fn spawn_postmaster(
         .stderr(log.writer()?);
     let cgroup_procs = workspace.cgroup.as_ref().map(MemoryCgroup::procs_file);
     account::run_as(&mut command, account, cgroup_procs)?;
+    if !options.survives_strata {
+        account::die_with_parent(&mut command, libc::SIGQUIT);
+    }
     let child = command.spawn().with_context(|| {
         format!(
             "starting {} -D {}",

@@ -36,8 +36,8 @@ use strata_run::edge::Edge;
 use strata_run::outcome::{
     data_set_bytes, KeptInfo, PageCacheChoice, RunEnvironment, RunObserver, SlobOutcome,
 };
-use strata_run::output::histograms;
-use strata_run::output::{write_run_recording, RunRecording};
+use strata_run::recorder::histograms;
+use strata_run::recorder::{RunEnd, RunRecorder};
 use strata_run::request::ShardRequest;
 use strata_run::server_host::{OtherHostEdges, ServerHostAgent};
 use strata_run::sweep::{self, DatabaseWork, Storage, SweepRequest, WindowBlocks};
@@ -72,7 +72,8 @@ pub struct SlobConfig {
     /// `--io-method`, `--direct-io`.
     pub read_path: ReadPathRequest,
     pub setup_only: bool,
-    pub record: Option<PathBuf>,
+    /// The run's Recording, open since before any work.
+    pub record: Option<RunRecorder>,
     pub command: Vec<String>,
     pub options: serde_json::Value,
     /// `--agent`: the server's host seen through its agent.
@@ -250,7 +251,8 @@ fn needed_bytes(plan: &SchemaPlan) -> u64 {
 
 /// A server error that says its filesystem filled up (PostgreSQL's
 /// SQLSTATE 53100, or ENOSPC), given the figures the user needs: what was
-/// free when the run started and what the data set needs.
+/// free when the run started and what the data set needs. The Recording's
+/// own full filesystem is named by its writer, not blamed on this one.
 fn name_a_full_filesystem(
     error: anyhow::Error,
     dir: &Path,
@@ -258,7 +260,8 @@ fn name_a_full_filesystem(
     plan: &SchemaPlan,
 ) -> anyhow::Error {
     let text = format!("{error:#}");
-    if !(text.contains("53100") || text.contains("No space left on device")) {
+    let servers = text.contains("53100") || text.contains("No space left on device");
+    if !servers || text.contains("writing recording ") {
         return error;
     }
     error.context(format!(
@@ -289,6 +292,9 @@ pub fn run_slob(
             keep,
             bin_dir,
         } => {
+            for removed in crate::cluster::remove_abandoned(&work_dir.path) {
+                strata_core::note::note(&removed);
+            }
             let free_at_start = check_free_space(&work_dir.path, &plan)?;
             let binaries = binaries_version_num(bin_dir.as_deref())?;
             crate::read_path::check_version(binaries, &config.read_path)?;
@@ -308,6 +314,7 @@ pub fn run_slob(
                     config.load_parallel,
                 ),
                 bin_dir: bin_dir.clone(),
+                survives_strata: *keep,
             })?;
             let read_settings =
                 runtime.block_on(read_path::cluster_settings(&cluster, &config.read_path))?;
@@ -478,10 +485,11 @@ async fn drive(
         true => PageCacheMethod::OtherHost,
         false => keep_cache_out(config.page_cache, &server.page_cache, observer)?,
     };
-    let sampler = match config.record {
-        Some(_) => {
+    let sampler = match &config.record {
+        Some(recorder) => {
+            recorder.begin(&environment, load.as_ref())?;
             let kinds = backend_types(&client).await.unwrap_or_default();
-            Some(layer_sampler(server, &environment.devices, kinds))
+            Some(layer_sampler(server, &environment.devices, kinds, recorder))
         }
         None => None,
     };
@@ -510,16 +518,9 @@ async fn drive(
     if let Some(method) = window.page_cache.take() {
         environment.page_cache = method;
     }
-    if let Some(path) = &config.record {
-        let samples = sampler.map(BackgroundSampler::finish).unwrap_or_default();
-        write_recording(
-            path,
-            config,
-            (&environment, load.as_ref()),
-            &window,
-            &samples,
-            sweep.as_ref(),
-        )?;
+    sampler.map(BackgroundSampler::finish);
+    if let Some(recorder) = &config.record {
+        write_recording(recorder, &environment, &window, sweep.as_ref())?;
     }
     Ok(SlobOutcome {
         environment,
@@ -555,30 +556,23 @@ async fn follow_hosts(
     Ok(())
 }
 
-/// The run's Recording, in the shape every engine writes: the window of
-/// its result, and a sweep's points and curve.
+/// The end of the run's Recording, in the shape every engine writes: the
+/// window of its result, and a sweep's points and curve.
 fn write_recording(
-    path: &Path,
-    config: &SlobConfig,
-    (environment, load): (&RunEnvironment, Option<&LoadReport>),
+    recorder: &RunRecorder,
+    environment: &RunEnvironment,
     window: &Window,
-    samples: &[strata_observe::sampler::Sample],
     sweep: Option<&(Vec<SweepPoint>, SweepSummary)>,
 ) -> anyhow::Result<()> {
     let figures = &window.figures;
-    let recording = RunRecording {
-        command: &config.command,
-        options: &config.options,
+    recorder.finish(&RunEnd {
         environment: serde_json::to_value(environment)?,
-        load: load.cloned(),
         database_counters: figures.database.as_ref().map(|d| d.counters.clone()),
-        samples,
         engine_figures: None,
         figures,
         outcome: &window.outcome,
         sweep: sweep.map(|(points, summary)| (points.as_slice(), summary)),
-    };
-    write_run_recording(path, &recording)
+    })
 }
 
 /// Every layer sampled each second during the run, for the Recording: the
@@ -591,6 +585,7 @@ fn layer_sampler(
     server: &Server<'_>,
     devices: &RunDevices,
     backend_types: BTreeMap<u32, String>,
+    recorder: &RunRecorder,
 ) -> BackgroundSampler {
     let mut collectors = match server.agent.get() {
         Some(agent) => agent.collectors(),
@@ -619,7 +614,7 @@ fn layer_sampler(
             .lock()
             .unwrap_or_else(PoisonError::into_inner),
     );
-    BackgroundSampler::start(collectors, Duration::from_secs(1))
+    BackgroundSampler::start_writing(collectors, Duration::from_secs(1), recorder.sample_writer())
 }
 
 async fn environment(

@@ -9,7 +9,7 @@ use anyhow::{bail, Context};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 pub const FORMAT_NAME: &str = "strata-recording";
@@ -130,22 +130,84 @@ impl Header {
     }
 }
 
-/// Writes a recording record by record.
+/// Whether a Recording may replace a file already at its path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Existing {
+    /// The file is left alone and the Recording refused (the default of
+    /// every command: a Recording is never lost to another).
+    Refuse,
+    /// `--overwrite`: the file is replaced.
+    Replace,
+}
+
+/// Writes a recording record by record, each line whole with one write: a
+/// line that cannot be written whole (a full filesystem) is cut off again,
+/// so the file stays readable up to its last complete record, and every
+/// later write is refused with the same error.
 pub struct RecordingWriter {
     path: PathBuf,
-    out: BufWriter<File>,
+    out: File,
+    complete_bytes: u64,
+    failed: Option<String>,
+}
+
+/// Refuses, before any work, a Recording path that [`RecordingWriter::create`]
+/// would refuse at the end: a file already there (unless replaced), or a
+/// directory that does not exist.
+pub fn check_path(path: &Path, existing: Existing) -> anyhow::Result<()> {
+    if existing == Existing::Refuse && path.exists() {
+        bail!(
+            "recording {} already exists: strata does not replace it (give another path, or \
+             --overwrite to replace it)",
+            path.display()
+        );
+    }
+    let dir = match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    };
+    if !dir.is_dir() {
+        bail!(
+            "creating recording {}: its directory does not exist",
+            path.display()
+        );
+    }
+    Ok(())
 }
 
 impl RecordingWriter {
-    pub fn create(path: &Path, header: &Header) -> anyhow::Result<Self> {
-        let file =
-            File::create(path).with_context(|| format!("creating recording {}", path.display()))?;
+    /// Creates the file and writes the header: refused when a file is
+    /// already there unless `existing` is [`Existing::Replace`].
+    pub fn create(path: &Path, header: &Header, existing: Existing) -> anyhow::Result<Self> {
+        let mut options = std::fs::OpenOptions::new();
+        match existing {
+            Existing::Refuse => options.write(true).create_new(true),
+            Existing::Replace => options.write(true).create(true).truncate(true),
+        };
+        let file = options.open(path).map_err(|error| match error.kind() {
+            std::io::ErrorKind::AlreadyExists | std::io::ErrorKind::NotFound => {
+                check_path(path, existing)
+                    .err()
+                    .unwrap_or_else(|| error.into())
+            }
+            _ => anyhow::Error::new(error).context(format!(
+                "creating recording {} ({})",
+                path.display(),
+                crate::filesystem::describe(path)
+            )),
+        })?;
         let mut writer = RecordingWriter {
             path: path.to_path_buf(),
-            out: BufWriter::new(file),
+            out: file,
+            complete_bytes: 0,
+            failed: None,
         };
         writer.write_line(header)?;
         Ok(writer)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
     }
 
     pub fn write(&mut self, record: &Record) -> anyhow::Result<()> {
@@ -153,11 +215,33 @@ impl RecordingWriter {
     }
 
     fn write_line(&mut self, value: &impl Serialize) -> anyhow::Result<()> {
-        serde_json::to_writer(&mut self.out, value)?;
-        self.out.write_all(b"\n")?;
-        self.out
-            .flush()
-            .with_context(|| format!("writing recording {}", self.path.display()))
+        if let Some(failed) = &self.failed {
+            bail!("{failed}");
+        }
+        let mut line = serde_json::to_vec(value)?;
+        line.push(b'\n');
+        match self.out.write_all(&line) {
+            Ok(()) => {
+                self.complete_bytes += line.len() as u64;
+                Ok(())
+            }
+            Err(error) => {
+                let kept = match self.out.set_len(self.complete_bytes) {
+                    Ok(()) => format!(
+                        "the {} bytes of complete records before it are kept, readable",
+                        self.complete_bytes
+                    ),
+                    Err(_) => "its last line may be cut short".to_string(),
+                };
+                let failed = format!(
+                    "writing recording {}: {error} ({}); {kept}",
+                    self.path.display(),
+                    crate::filesystem::describe(&self.path)
+                );
+                self.failed = Some(failed.clone());
+                bail!("{failed}")
+            }
+        }
     }
 }
 

@@ -10,6 +10,7 @@
 pub mod calibrate;
 pub mod device;
 pub mod environment;
+mod filesystem;
 pub mod format;
 pub mod layers;
 pub mod merge;
@@ -23,7 +24,7 @@ pub mod top;
 mod v1;
 
 pub use environment::{Environment, Options};
-pub use format::{Header, HostInfo, Kind, RecordingWriter, FORMAT_NAME, FORMAT_VERSION};
+pub use format::{Existing, Header, HostInfo, Kind, RecordingWriter, FORMAT_NAME, FORMAT_VERSION};
 pub use parse::Line;
 pub use read::Recording;
 pub use record::Record;

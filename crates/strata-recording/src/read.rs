@@ -8,7 +8,7 @@
 
 use crate::calibrate::Summary;
 use crate::environment::{Environment, Options};
-use crate::format::{header_version, Header, Kind, RecordingWriter};
+use crate::format::{header_version, Existing, Header, Kind, RecordingWriter};
 use crate::layers::Sample;
 use crate::parse::{field_error, parse_lines, Line};
 use crate::record::{
@@ -17,11 +17,98 @@ use crate::record::{
 use crate::run::{LoadReport, SecondCounts, StatementOutlier};
 use anyhow::{bail, Context};
 use std::fs::File;
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
 /// How a version 2 `layers` record begins, as the writer writes it.
 const LAYERS_LINE: &str = "{\"type\":\"layers\"";
+/// A header is a few KiB; a file whose first line is longer is no
+/// Recording, and is said to be without reading on (`/dev/zero`).
+const MAX_HEADER_BYTES: u64 = 1 << 20;
+/// The longest record strata writes (a sweep's, or a result with its
+/// histograms) is a few MiB.
+const MAX_LINE_BYTES: u64 = 64 << 20;
+
+/// One line of the file, without its newline.
+struct FileLine {
+    text: String,
+    /// It ended with a newline (only a file's last line may not).
+    whole: bool,
+}
+
+/// The next line, read no further than `most` bytes: a longer one, or one
+/// that is not UTF-8, is an error; `None` at the end of the file.
+fn next_line(reader: &mut impl BufRead, most: u64) -> anyhow::Result<Option<FileLine>> {
+    let mut bytes = Vec::new();
+    let read = reader
+        .by_ref()
+        .take(most + 1)
+        .read_until(b'\n', &mut bytes)?;
+    if read == 0 {
+        return Ok(None);
+    }
+    let whole = bytes.last() == Some(&b'\n');
+    if whole {
+        bytes.pop();
+    } else if read as u64 > most {
+        bail!(
+            "a line longer than {}: not a strata Recording",
+            strata_core::units::format_size(most)
+        );
+    }
+    let text = String::from_utf8(bytes)
+        .map_err(|_| anyhow::anyhow!("a line that is not UTF-8 text: not a strata Recording"))?;
+    Ok(Some(FileLine { text, whole }))
+}
+
+/// The numbered lines after the header, and why a cut-off last one was
+/// left out.
+type LaterLines = (Vec<(usize, String)>, Option<String>);
+
+/// The lines after the header, numbered, those `skipped` says left out;
+/// a last line cut off mid-record (no newline, no complete JSON) is left
+/// out too, and said so.
+fn later_lines(
+    reader: &mut impl BufRead,
+    path: &Path,
+    skipped: &dyn Fn(&str) -> bool,
+) -> anyhow::Result<LaterLines> {
+    let mut numbered = Vec::new();
+    let mut number = 1;
+    while let Some(line) = next_line(reader, MAX_LINE_BYTES)
+        .with_context(|| format!("{}: line {}", path.display(), number + 1))?
+    {
+        number += 1;
+        let cut_off =
+            !line.whole && serde_json::from_str::<serde::de::IgnoredAny>(&line.text).is_err();
+        if cut_off {
+            let truncated = format!(
+                "line {number} of {} ends mid-record (its writer stopped while writing it: \
+                 killed, or its filesystem full); read up to line {}",
+                path.display(),
+                number - 1
+            );
+            return Ok((numbered, Some(truncated)));
+        }
+        if !skipped(&line.text) {
+            numbered.push((number, line.text));
+        }
+    }
+    Ok((numbered, None))
+}
+
+/// The last `environment` record becomes the header's environment; the
+/// records themselves are not kept.
+fn fold_environment(header: &mut Header, lines: &mut Vec<Line>) {
+    let last = lines.iter().rev().find_map(|line| match &line.record {
+        Record::Environment(record) => Some(record.environment.clone()),
+        _ => None,
+    });
+    if let Some(environment) = last {
+        header.environment = environment;
+        lines.retain(|line| !matches!(line.record, Record::Environment(_)));
+    }
+}
 
 #[derive(Debug)]
 pub struct Recording {
@@ -30,6 +117,9 @@ pub struct Recording {
     pub environment: Environment,
     pub options: Options,
     pub lines: Vec<Line>,
+    /// Why the file's last line was left out: cut off mid-line (the writer
+    /// killed while writing it); `None` when every line was whole.
+    pub truncated: Option<String>,
 }
 
 impl Recording {
@@ -47,19 +137,16 @@ impl Recording {
     fn read_keeping(path: &Path, layers: bool) -> anyhow::Result<Self> {
         let file =
             File::open(path).with_context(|| format!("opening recording {}", path.display()))?;
-        let mut lines = BufReader::new(file).lines();
-        let first = lines
-            .next()
-            .with_context(|| format!("{}: empty file, not a recording", path.display()))??;
+        let mut reader = BufReader::new(file);
         let at_header = || format!("{}: line 1 (the header)", path.display());
+        let first = match next_line(&mut reader, MAX_HEADER_BYTES).with_context(at_header)? {
+            Some(line) => line.text,
+            None => bail!("{}: empty file, not a recording", path.display()),
+        };
         let version = header_version(&first).with_context(at_header)?;
         let skipped = |line: &str| !layers && version >= 2 && line.starts_with(LAYERS_LINE);
-        let numbered = lines
-            .enumerate()
-            .map(|(index, line)| Ok((index + 2, line?)))
-            .filter(|line| !matches!(line, Ok((_, text)) if skipped(text)))
-            .collect::<anyhow::Result<Vec<(usize, String)>>>()?;
-        let (header, lines) = match version {
+        let (numbered, truncated) = later_lines(&mut reader, path, &skipped)?;
+        let (mut header, mut lines) = match version {
             1 => crate::v1::upgrade(&first, &numbered).map_err(|error| {
                 error.context(format!("{}: a version 1 Recording", path.display()))
             })?,
@@ -70,6 +157,7 @@ impl Recording {
                 (header, parse_lines(&numbered, path)?)
             }
         };
+        fold_environment(&mut header, &mut lines);
         check_order(header.kind, &lines).with_context(|| path.display().to_string())?;
         let environment = typed_part(&header.environment)
             .with_context(|| format!("{}: line 1, the header's environment", path.display()))?;
@@ -81,6 +169,7 @@ impl Recording {
             environment,
             options,
             lines,
+            truncated,
         })
     }
 
@@ -103,13 +192,14 @@ impl Recording {
             path,
             header,
             lines,
+            truncated: None,
         })
     }
 
     /// Writes the Recording again in the current version: its header and
     /// every record in order (a version 1 file comes out upgraded).
     pub fn write_to(&self, path: &Path) -> anyhow::Result<()> {
-        let mut writer = RecordingWriter::create(path, &self.header)?;
+        let mut writer = RecordingWriter::create(path, &self.header, Existing::Refuse)?;
         self.records().try_for_each(|record| writer.write(record))
     }
 

@@ -19,6 +19,11 @@ use std::collections::BTreeMap;
 #[serde(tag = "type", rename_all = "snake_case")]
 #[allow(clippy::large_enum_variant)]
 pub enum Record {
+    /// What was measured, once it is known: a run writes its header before
+    /// any work (so a run killed any way leaves a Recording) and its
+    /// environment once its server is up, again at its end. The last one
+    /// is the header's environment when the file is read back.
+    Environment(EnvironmentRecord),
     /// Every layer at one moment (each command samples each second).
     Layers(Sample),
     /// The busiest processes over the interval that ended at the `layers`
@@ -58,6 +63,7 @@ impl Record {
     /// The record's `"type"`.
     pub fn type_name(&self) -> &'static str {
         match self {
+            Record::Environment(_) => "environment",
             Record::Layers(_) => "layers",
             Record::Top(_) => "top",
             Record::RunSecond(_) => "run_second",
@@ -75,6 +81,12 @@ impl Record {
             Record::Summary(_) => "summary",
         }
     }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct EnvironmentRecord {
+    /// The header's `environment`, as the command describes it.
+    pub environment: serde_json::Value,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]

@@ -3,7 +3,9 @@
 
 use std::path::{Path, PathBuf};
 use strata_recording::record::Stopped;
-use strata_recording::{Header, Kind, Record, Recording, RecordingWriter, FORMAT_VERSION};
+use strata_recording::{
+    Existing, Header, Kind, Record, Recording, RecordingWriter, FORMAT_VERSION,
+};
 
 fn stopped() -> Record {
     Record::Stopped(Stopped {
@@ -21,7 +23,7 @@ fn write_then_read_round_trip() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("r.strata");
     let header = Header::new(Kind::Run, vec!["strata".into(), "run".into()]);
-    let mut writer = RecordingWriter::create(&path, &header).unwrap();
+    let mut writer = RecordingWriter::create(&path, &header, Existing::Refuse).unwrap();
     writer.write(&stopped()).unwrap();
     drop(writer);
     let recording = Recording::read(&path).unwrap();
@@ -44,7 +46,7 @@ fn newer_version_truncation_and_missing_fields_are_named_by_line_and_file() {
     );
 
     header["version"] = FORMAT_VERSION.into();
-    std::fs::write(&path, format!("{header}\n{{\"type\":\"sto")).unwrap();
+    std::fs::write(&path, format!("{header}\n{{\"type\":\"sto\n")).unwrap();
     let error = error_of(&path);
     assert!(
         error.contains("line 2") && error.contains("truncated"),
@@ -133,4 +135,95 @@ fn version_one_recordings_upgrade_to_typed_records() {
     assert!(observe
         .layers()
         .all(|sample| sample.values("postgres").is_some()));
+}
+
+/// A writer killed mid-line (SIGKILL, a full filesystem) leaves a last
+/// line without its newline: the records before it are read, and the cut
+/// is named.
+#[test]
+fn a_last_line_cut_off_mid_record_leaves_the_records_before_it_readable() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("r.strata");
+    let header = Header::new(Kind::Run, vec![]);
+    let mut writer = RecordingWriter::create(&path, &header, Existing::Refuse).unwrap();
+    writer.write(&stopped()).unwrap();
+    drop(writer);
+    let mut text = std::fs::read_to_string(&path).unwrap();
+    text.push_str("{\"type\":\"layers\",\"t_s\":1.0,\"unix");
+    std::fs::write(&path, text).unwrap();
+    let recording = Recording::read(&path).unwrap();
+    assert_eq!(recording.stopped().unwrap().phase, "loading");
+    let truncated = recording.truncated.unwrap();
+    assert!(truncated.starts_with("line 3 of "), "{truncated}");
+    assert!(truncated.contains("read up to line 2"), "{truncated}");
+}
+
+/// The environment written after the header (a run's, once its server is
+/// up) is the header's when read back: the last one wins.
+#[test]
+fn the_last_environment_record_is_the_headers_environment() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("r.strata");
+    let header = Header::new(Kind::Run, vec![]);
+    let mut writer = RecordingWriter::create(&path, &header, Existing::Refuse).unwrap();
+    for engine in ["postgresql", "mariadb"] {
+        let environment = serde_json::json!({ "engine": engine });
+        writer
+            .write(&Record::Environment(
+                strata_recording::record::EnvironmentRecord { environment },
+            ))
+            .unwrap();
+    }
+    writer.write(&stopped()).unwrap();
+    drop(writer);
+    let recording = Recording::read(&path).unwrap();
+    assert_eq!(recording.environment.engine.as_deref(), Some("mariadb"));
+    assert_eq!(recording.header.environment["engine"], "mariadb");
+    assert_eq!(recording.lines.len(), 1);
+}
+
+/// A file that is no Recording is said to be one at once, however large:
+/// `/dev/zero` has no end and no newline.
+#[test]
+fn an_endless_file_is_refused_at_once_in_bounded_memory() {
+    let began = std::time::Instant::now();
+    let error = error_of(Path::new("/dev/zero"));
+    assert!(error.contains("line 1"), "{error}");
+    assert!(error.contains("not a strata Recording"), "{error}");
+    assert!(began.elapsed() < std::time::Duration::from_secs(1));
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("r.strata");
+    let header = serde_json::to_string(&Header::new(Kind::Observe, vec![])).unwrap();
+    let mut file = std::fs::File::create(&path).unwrap();
+    use std::io::Write;
+    writeln!(file, "{header}").unwrap();
+    let long = vec![b'x'; (64 << 20) + 2];
+    file.write_all(&long).unwrap();
+    drop(file);
+    let error = error_of(&path);
+    assert!(error.contains("line 2"), "{error}");
+    assert!(error.contains("longer than 64 MiB"), "{error}");
+}
+
+#[test]
+fn an_existing_file_is_never_replaced_unless_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("r.strata");
+    std::fs::write(&path, "mine").unwrap();
+    let header = Header::new(Kind::Observe, vec![]);
+    let refused = RecordingWriter::create(&path, &header, Existing::Refuse);
+    let error = format!("{:#}", refused.err().unwrap());
+    assert!(error.contains("already exists"), "{error}");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "mine");
+    RecordingWriter::create(&path, &header, Existing::Replace).unwrap();
+    assert!(Recording::read(&path).is_ok());
+    let missing = dir.path().join("no/such/dir.strata");
+    let error = format!(
+        "{:#}",
+        RecordingWriter::create(&missing, &header, Existing::Refuse)
+            .err()
+            .unwrap()
+    );
+    assert!(error.contains("its directory does not exist"), "{error}");
 }

@@ -101,6 +101,7 @@ fn report_over(
         Kind::Calibrate => calibrate_report(recording, &timeline, options, length_s),
         Kind::Observe => observe_report(recording, &timeline, options, length_s),
     };
+    report.problems.extend(recording.truncated.clone());
     let verdict_first = usize::from(
         report
             .about
@@ -362,7 +363,7 @@ fn run_report(
     window_fact(
         &mut report,
         &measured,
-        &run_window_meaning(recording, options),
+        &run_window_meaning(recording, options, whole),
     );
     report.about.extend(run_facts(&recording.environment));
     let within = timeline.within(measured.window);
@@ -418,10 +419,13 @@ fn run_measured(
     }
 }
 
-fn run_window_meaning(recording: &Recording, options: &ReportOptions) -> String {
+fn run_window_meaning(recording: &Recording, options: &ReportOptions, whole: bool) -> String {
     let samples = "the layer samples whose interval's middle falls in it";
     match (options.window, run::measured_window(recording)) {
-        (None, _) => "the run's measured window, figures from its result record".to_string(),
+        (None, _) if whole => {
+            "the run's measured window, figures from its result record".to_string()
+        }
+        (None, _) => format!("the whole recording (no result record), {samples}"),
         (Some(_), Some(run_window)) => format!(
             "{samples}; the run measured {}",
             span_text(run_window.from_s, run_window.to_s)

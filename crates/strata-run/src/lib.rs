@@ -18,6 +18,7 @@ pub mod outliers;
 pub mod output;
 pub mod processes;
 pub mod read_path;
+pub mod recorder;
 pub mod request;
 pub mod server_host;
 pub mod sweep;

@@ -222,9 +222,15 @@ pub struct WorkloadRequest {
     #[arg(long)]
     pub strict: bool,
 
-    /// Write the Recording here [default: strata-run-<UTC time>.strata in the current directory]
+    /// Write the Recording here, as the run goes; a file already there is
+    /// refused before any work [default: strata-run-<UTC time>.strata in
+    /// the current directory, never an existing name]
     #[arg(long, value_name = "FILE")]
     pub record: Option<PathBuf>,
+
+    /// Replace the --record file when it exists
+    #[arg(long, requires = "record")]
+    pub overwrite: bool,
 
     /// Seed for the sessions' random keys [default: random; with --shard,
     /// one derived from --run-id, the same in every shard]

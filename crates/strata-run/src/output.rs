@@ -1,8 +1,7 @@
-//! How a run is shown and kept: the human report (workload, database,
-//! devices, page cache, CPU, warnings), the versioned JSON document, and the
-//! Recording (`docs/recording.md`).
+//! How a run is shown: the human report (workload, database, devices, page
+//! cache, CPU, warnings) and the versioned JSON document.
 //!
-//! Not for: computing figures (`accounting`).
+//! Not for: computing figures (`accounting`) or the Recording (`recorder`).
 
 use crate::accounting::RunFigures;
 use crate::engine::EngineKind;
@@ -10,15 +9,10 @@ use crate::outcome::{KeptInfo, RunEnvironment, SlobOutcome};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::path::Path;
 use strata_core::units::{format_latency_ns, format_size};
 use strata_probe::diskstats::IostatFigures;
-use strata_recording::record::SweepPoint;
-use strata_recording::record::{RunHistograms, RunResult, Stopped, WindowDatabase, WindowDevice};
 use strata_recording::sweep::SweepSummary;
-use strata_recording::{Header, Kind, Record, RecordingWriter};
 use strata_slob::load::LoadReport;
-use strata_slob::session::RunOutcome;
 
 pub const JSON_SCHEMA: &str = "strata.run";
 pub const JSON_SCHEMA_VERSION: u32 = 2;
@@ -56,125 +50,6 @@ pub fn json_document(outcome: &SlobOutcome, options: &serde_json::Value) -> Stri
         sweep: outcome.sweep.as_ref(),
     };
     serde_json::to_string_pretty(&document).expect("results serialize")
-}
-
-/// Everything a run's Recording holds, from any engine: the shape
-/// `docs/recording.md` gives for `run`.
-pub struct RunRecording<'a> {
-    pub command: &'a [String],
-    pub options: &'a serde_json::Value,
-    /// The environment as the engine describes it (its `engine` field says
-    /// which).
-    pub environment: serde_json::Value,
-    /// The data set the run loaded or kept.
-    pub load: Option<LoadReport>,
-    /// Every database counter's change over the window (`window_database`);
-    /// `None` for an engine without counters.
-    pub database_counters: Option<BTreeMap<String, f64>>,
-    /// The layers sampled each second over the whole run.
-    pub samples: &'a [strata_observe::sampler::Sample],
-    pub figures: &'a RunFigures,
-    /// What only this engine counts, as it serializes it.
-    pub engine_figures: Option<serde_json::Value>,
-    pub outcome: &'a RunOutcome,
-    /// `--sweep-sessions`: every point, whole, and the curve.
-    pub sweep: Option<(&'a [SweepPoint], &'a SweepSummary)>,
-}
-
-/// Writes a run's Recording: header, load, per-second workload, window
-/// device and database records, the layers, the statement outliers, and
-/// the result with the latency histograms.
-pub fn write_run_recording(path: &Path, recording: &RunRecording<'_>) -> anyhow::Result<()> {
-    let mut header = Header::new(Kind::Run, recording.command.to_vec());
-    header.options = recording.options.clone();
-    header.environment = recording.environment.clone();
-    let mut writer = RecordingWriter::create(path, &header)?;
-    if let Some(load) = &recording.load {
-        writer.write(&Record::Load(load.clone()))?;
-    }
-    let figures = recording.figures;
-    for second in &figures.per_second {
-        writer.write(&Record::RunSecond(second.clone()))?;
-    }
-    for device in &figures.devices {
-        writer.write(&Record::WindowDevice(WindowDevice {
-            point: None,
-            interval_s: figures.window_s,
-            device: device.clone(),
-        }))?;
-    }
-    if let Some(counters) = &recording.database_counters {
-        writer.write(&Record::WindowDatabase(WindowDatabase {
-            interval_s: figures.window_s,
-            counters: counters.clone(),
-        }))?;
-    }
-    for sample in recording.samples {
-        strata_observe::record::write_sample(&mut writer, sample)?;
-    }
-    for outlier in &recording.outcome.outliers {
-        writer.write(&Record::StatementOutlier(outlier.clone()))?;
-    }
-    if let Some((points, summary)) = recording.sweep {
-        for point in points {
-            writer.write(&Record::SweepPoint(point.clone()))?;
-        }
-        writer.write(&Record::Sweep(summary.clone()))?;
-    }
-    writer.write(&Record::RunResult(RunResult {
-        figures: figures.clone(),
-        engine_figures: recording.engine_figures.clone(),
-        histograms: histograms(recording.outcome),
-    }))
-}
-
-/// The Recording of a run stopped before its sessions ran (during the
-/// server's start or the load): the header, and one `stopped` record that
-/// says in which phase and why, so that `strata report` says so instead of
-/// finding no file.
-pub fn write_stopped_recording(
-    path: &Path,
-    command: &[String],
-    options: &serde_json::Value,
-    phase: &str,
-    reason: &str,
-) -> anyhow::Result<()> {
-    let mut header = Header::new(Kind::Run, command.to_vec());
-    header.options = options.clone();
-    let mut writer = RecordingWriter::create(path, &header)?;
-    writer.write(&Record::Stopped(Stopped {
-        phase: phase.to_string(),
-        reason: reason.to_string(),
-    }))
-}
-
-/// Writes the stopped run's Recording to `record` unless it was not to
-/// write one or has already, and says on stderr where it went or why not.
-pub fn record_the_stop(
-    record: Option<&Path>,
-    command: &[String],
-    options: &serde_json::Value,
-    phase: &str,
-    reason: &str,
-) {
-    let Some(path) = record.filter(|path| !path.exists()) else {
-        return;
-    };
-    let note = match write_stopped_recording(path, command, options, phase, reason) {
-        Ok(()) => format!("strata: recording written to {}", path.display()),
-        Err(error) => format!("strata: the Recording could not be written: {error:#}"),
-    };
-    strata_core::note::note(&note);
-}
-
-/// The sessions' latency histograms: HdrHistogram V2, base64, nanoseconds.
-pub fn histograms(outcome: &RunOutcome) -> RunHistograms {
-    RunHistograms {
-        select_lat_ns_hdr: outcome.select.to_base64(),
-        update_lat_ns_hdr: outcome.update.to_base64(),
-        commit_lat_ns_hdr: outcome.commit.to_base64(),
-        scan_lat_ns_hdr: outcome.scan.to_base64(),
-    }
 }
 
 /// Whose bytes the devices moved: the server's processes, strata, others.

@@ -43,7 +43,8 @@ pub struct EngineRequest {
     pub driver: DriverOptions,
     pub read_path: ReadPathRequest,
     pub setup_only: bool,
-    pub record: Option<PathBuf>,
+    /// The run's Recording, created before any work.
+    pub record: Option<crate::recorder::RunRecorder>,
     pub options: serde_json::Value,
     /// The command line, without passwords, for the Recording.
     pub command: Vec<String>,

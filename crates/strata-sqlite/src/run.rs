@@ -24,7 +24,7 @@ use strata_probe::collectors::all_os_collectors;
 use strata_run::accounting::RunDevices;
 use strata_run::outcome::data_set_bytes_in_blocks_of;
 use strata_run::outcome::{PageCacheChoice, RunObserver, SlobOutcome};
-use strata_run::output::{write_run_recording, RunRecording};
+use strata_run::recorder::{RunEnd, RunRecorder};
 use strata_run::verdict::{judge, CacheFit, VerdictFacts};
 use strata_slob::load::LoadReport;
 use strata_slob::session::{validate_options, DriverOptions};
@@ -64,7 +64,8 @@ pub struct SqliteRunConfig {
     pub replace: bool,
     pub driver: DriverOptions,
     pub setup_only: bool,
-    pub record: Option<PathBuf>,
+    /// The run's Recording, open since before any work.
+    pub record: Option<RunRecorder>,
     pub command: Vec<String>,
     pub options: serde_json::Value,
 }
@@ -189,10 +190,13 @@ fn run_on(
             Some(Evictor::start(path)?)
         }
     };
-    let sampler = config
-        .record
-        .as_ref()
-        .map(|_| layer_sampler(&environment.devices));
+    let sampler = match &config.record {
+        Some(recorder) => {
+            recorder.begin(&environment, Some(&load))?;
+            Some(layer_sampler(&environment.devices, recorder))
+        }
+        None => None,
+    };
     let opener = SqliteOpener {
         path,
         cache_kib: config.session_cache_bytes / 1024,
@@ -202,7 +206,7 @@ fn run_on(
     };
     let measured = measure(&opener, &config.driver, interrupt, observer, &mut edges);
     evictor.map(Evictor::finish);
-    let samples = sampler.map(BackgroundSampler::finish).unwrap_or_default();
+    sampler.map(BackgroundSampler::finish);
     let measured = measured?;
     let mut figures = sqlite_figures(
         &measured.start,
@@ -224,20 +228,15 @@ fn run_on(
             ..VerdictFacts::default()
         },
     );
-    if let Some(record) = &config.record {
-        let recording = RunRecording {
-            command: &config.command,
-            options: &config.options,
+    if let Some(recorder) = &config.record {
+        recorder.finish(&RunEnd {
             environment: serde_json::to_value(&environment)?,
-            load: Some(load.clone()),
             database_counters: None,
-            samples: &samples,
             engine_figures: None,
             sweep: None,
             figures: &figures,
             outcome: &measured.outcome,
-        };
-        write_run_recording(record, &recording)?;
+        })?;
     }
     Ok(SlobOutcome {
         environment,
@@ -270,8 +269,8 @@ fn load(
 }
 
 /// The devices under the file and the host's CPU and memory, every second.
-fn layer_sampler(devices: &RunDevices) -> BackgroundSampler {
+fn layer_sampler(devices: &RunDevices, recorder: &RunRecorder) -> BackgroundSampler {
     let collectors = all_os_collectors(strata_run::accounting::sampler_filter(devices), Vec::new())
         .unwrap_or_default();
-    BackgroundSampler::start(collectors, Duration::from_secs(1))
+    BackgroundSampler::start_writing(collectors, Duration::from_secs(1), recorder.sample_writer())
 }

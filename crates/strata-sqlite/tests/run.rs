@@ -140,7 +140,15 @@ fn bad_options_are_refused_before_any_file_is_made() {
 fn an_interrupt_ends_the_run_early_and_still_removes_the_file() {
     let parent = tempfile::tempdir().unwrap();
     let mut config = config(temporary_in(&parent), plan(2, 512), 0.0, timed(100, 60_000));
-    config.record = Some(parent.path().join("run.strata"));
+    config.record = Some(
+        strata_run::recorder::RunRecorder::create(
+            &parent.path().join("run.strata"),
+            &config.command,
+            &config.options,
+            strata_recording::Existing::Refuse,
+        )
+        .unwrap(),
+    );
     let interrupt = AtomicBool::new(false);
     let began = std::time::Instant::now();
     let outcome = std::thread::scope(|scope| {

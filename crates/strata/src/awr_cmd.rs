@@ -7,6 +7,7 @@ use anyhow::{bail, Context};
 use clap::Args;
 use std::path::{Path, PathBuf};
 use strata_awr::AwrReport;
+use strata_core::units::format_size;
 use strata_output::args::OutputArgs;
 use strata_output::Output;
 
@@ -109,8 +110,45 @@ fn is_report_name(path: &Path) -> bool {
     )
 }
 
+/// The largest report read: AWR and STATSPACK reports of a busy database
+/// over a day are tens of MiB.
+const MAX_REPORT_BYTES: u64 = 256 << 20;
+/// How much of a file says whether it is text at all.
+const SNIFF_BYTES: usize = 64 << 10;
+
+/// The report's text, read no further than [`MAX_REPORT_BYTES`]; a file
+/// whose start is not text (NUL bytes: a binary file, `/dev/zero`) is
+/// refused after its first [`SNIFF_BYTES`].
 fn read(file: &Path) -> anyhow::Result<AwrReport> {
-    let bytes = std::fs::read(file).with_context(|| format!("reading {}", show(file)))?;
+    use std::io::Read;
+    let opened = std::fs::File::open(file).with_context(|| format!("reading {}", show(file)))?;
+    let mut reader = opened.take(MAX_REPORT_BYTES + 1);
+    let mut bytes = vec![0; SNIFF_BYTES];
+    let mut sniffed = 0;
+    while sniffed < SNIFF_BYTES {
+        match reader.read(&mut bytes[sniffed..])? {
+            0 => break,
+            read => sniffed += read,
+        }
+    }
+    bytes.truncate(sniffed);
+    if bytes.contains(&0) {
+        anyhow::bail!(
+            "{}: binary data (NUL bytes in its first {} bytes): not an AWR or STATSPACK report",
+            show(file),
+            bytes.len()
+        );
+    }
+    reader
+        .read_to_end(&mut bytes)
+        .with_context(|| format!("reading {}", show(file)))?;
+    if bytes.len() as u64 > MAX_REPORT_BYTES {
+        anyhow::bail!(
+            "{}: larger than {}: not an AWR or STATSPACK report",
+            show(file),
+            format_size(MAX_REPORT_BYTES)
+        );
+    }
     let text = String::from_utf8_lossy(&bytes);
     strata_awr::parse(&text, &show(file))
 }

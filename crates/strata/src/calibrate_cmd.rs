@@ -6,7 +6,7 @@
 
 use crate::{interrupt, progress::CalibrateProgress};
 use clap::Args;
-use strata_calibrate::calibration::{Calibration, CalibrationOutcome};
+use strata_calibrate::calibration::{Calibration, CalibrationConfig, CalibrationOutcome};
 use strata_calibrate::options::CalibrateRequest;
 use strata_calibrate::output;
 use strata_calibrate::request;
@@ -42,6 +42,7 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<i32> {
     for note in &resolved.notes {
         crate::note!("strata: {note}");
     }
+    check_outputs(&args, &resolved.config)?;
     let options_json = resolved.config.options.clone();
     let stop_rule = resolved.config.stop_rule;
     let mut calibration = Calibration::check(resolved.config)?;
@@ -66,6 +67,30 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<i32> {
         recording.path().as_deref(),
     )?;
     Ok(exit_code(&outcome, args.request.strict))
+}
+
+/// Every file the calibration writes at its end, checked before any work:
+/// `--record`, `--output`/`--html`, `--csv`'s directory.
+fn check_outputs(args: &CalibrateArgs, config: &CalibrationConfig) -> anyhow::Result<()> {
+    args.output.check_writable()?;
+    if let (Some(path), Some(_)) = (&config.record, &args.request.record) {
+        strata_recording::format::check_path(path, config.record_existing)
+            .map_err(|error| error.context("--record"))?;
+    }
+    let Some(csv) = &args.request.csv else {
+        return Ok(());
+    };
+    let nearest = csv
+        .ancestors()
+        .find(|dir| dir.as_os_str().is_empty() || dir.exists());
+    match nearest {
+        Some(dir) if !dir.as_os_str().is_empty() && !dir.is_dir() => anyhow::bail!(
+            "--csv {}: {} is not a directory",
+            csv.display(),
+            dir.display()
+        ),
+        _ => Ok(()),
+    }
 }
 
 fn exit_code(outcome: &CalibrationOutcome, strict: bool) -> i32 {

@@ -18,7 +18,7 @@ use strata_output::render::Format;
 use strata_postgres::connect::ConnectionTarget;
 use strata_probe::collectors::{all_os_collectors, DeviceFilter};
 use strata_recording::environment::ServerHost;
-use strata_recording::{Header, Kind, RecordingWriter};
+use strata_recording::{Existing, Header, Kind, RecordingWriter};
 
 #[derive(Args, Debug)]
 pub struct ObserveArgs {
@@ -45,6 +45,7 @@ pub fn run(mut args: ObserveArgs) -> anyhow::Result<i32> {
         return Ok(0);
     }
     let interval = args.request.interval()?;
+    args.output.check_writable()?;
     let agents = &mut args.request.agents;
     args.request.agent_access.apply(agents)?;
     let mut collectors = collectors(&args.request)?;
@@ -52,11 +53,19 @@ pub fn run(mut args: ObserveArgs) -> anyhow::Result<i32> {
     collectors.extend(other_hosts.collectors);
     let interrupt = interrupt::install();
     let recording = Recording::for_output(args.request.record.clone(), args.output.chosen())?;
+    let existing = match (&recording, args.request.overwrite) {
+        (Recording::Asked(_), false) => Existing::Refuse,
+        _ => Existing::Replace,
+    };
     let writer = match recording.path() {
-        Some(path) => Some(RecordingWriter::create(
-            &path,
-            &header(&args.request, interval, &other_hosts.hosts),
-        )?),
+        Some(path) => Some(
+            RecordingWriter::create(
+                &path,
+                &header(&args.request, interval, &other_hosts.hosts),
+                existing,
+            )
+            .map_err(|error| error.context("--record"))?,
+        ),
         None => None,
     };
     let live = args.output.text_to_stdout() && std::io::stdout().is_terminal();

@@ -12,10 +12,12 @@ use clap::Args;
 use std::path::PathBuf;
 use strata_output::args::OutputArgs;
 use strata_output::render::Format;
+use strata_recording::Existing;
 use strata_run::engine::EngineKind;
 use strata_run::options::{DataRequest, WorkloadRequest};
 use strata_run::outcome::{PageCacheChoice, SlobOutcome};
 use strata_run::read_path::ReadPathRequest;
+use strata_run::recorder::RunRecorder;
 use strata_run::request::{self, EngineRequest, ResolvedOptions, ShardRequest};
 use strata_run::sweep::{self, SweepRequest};
 use strata_slob::conf_file::Defaults;
@@ -86,10 +88,13 @@ pub fn run(mut args: RunArgs) -> anyhow::Result<i32> {
     request::refuse_a_data_set_in_the_cache(&args.data, &conf, &driver.plan, &defaults)?;
     let engine = (kind, defaults.block_bytes);
     let sweep = sweep_request(engine, &args.data, &args.workload, &driver)?;
-    let record = args.workload.record.clone().unwrap_or_else(|| {
-        let stamp = strata_core::time::utc_now_rfc3339().replace([':', '-'], "");
-        PathBuf::from(format!("strata-run-{stamp}.strata"))
-    });
+    let record = RecordRequest {
+        path: args.workload.record.clone(),
+        existing: match args.workload.overwrite {
+            true => Existing::Replace,
+            false => Existing::Refuse,
+        },
+    };
     let job = Job {
         kind,
         conf,
@@ -172,6 +177,27 @@ fn prepare(data: &DataRequest) -> anyhow::Result<(EngineKind, Defaults)> {
     Ok((engines::engine_kind(data), conf))
 }
 
+/// `--record` and `--overwrite`: where the run's Recording goes.
+struct RecordRequest {
+    /// `None`: a new name in the current directory.
+    path: Option<PathBuf>,
+    existing: Existing,
+}
+
+impl RecordRequest {
+    /// The Recording, created with its header before any work.
+    fn open(&self, command: &[String], options: &serde_json::Value) -> anyhow::Result<RunRecorder> {
+        match &self.path {
+            Some(path) => RunRecorder::create(path, command, options, self.existing)
+                .map_err(|error| error.context("--record")),
+            None => {
+                let stamp = strata_core::time::utc_now_rfc3339().replace([':', '-'], "");
+                RunRecorder::create_unique(std::path::Path::new(""), &stamp, command, options)
+            }
+        }
+    }
+}
+
 /// One resolved `run` or `setup`.
 struct Job {
     kind: EngineKind,
@@ -179,7 +205,7 @@ struct Job {
     driver: DriverOptions,
     read_path: ReadPathRequest,
     setup_only: bool,
-    record: Option<PathBuf>,
+    record: Option<RecordRequest>,
     strict: bool,
     shard: Option<ShardRequest>,
     sweep: Option<SweepRequest>,
@@ -204,36 +230,59 @@ fn execute(data: &DataRequest, output: &OutputArgs, job: Job) -> anyhow::Result<
         job.strict,
     ))?;
     let command = engines::redacted_command_line();
+    output.check_writable()?;
+    let recorder = match &job.record {
+        Some(record) => Some(record.open(&command, &options)?),
+        None => None,
+    };
     let request = EngineRequest {
         page_cache: data.page_cache_limit.unwrap_or(PageCacheChoice::Auto),
         driver: job.driver,
         read_path: job.read_path,
         setup_only: job.setup_only,
-        record: job.record.clone(),
+        record: recorder.clone(),
         options: options.clone(),
         command: command.clone(),
         shard: job.shard.clone(),
         sweep: job.sweep,
     };
-    let engine = engines::build(job.kind, &data, request)?;
+    let engine = match engines::build(job.kind, &data, request) {
+        Ok(engine) => engine,
+        Err(error) => {
+            if let Some(recorder) = recorder {
+                recorder.discard();
+            }
+            return Err(error);
+        }
+    };
     let mut progress = RunProgress::new();
     let outcome = engine.run(interrupt, &mut progress);
     progress.finish();
     let interrupted = interrupt.load(std::sync::atomic::Ordering::Relaxed);
+    let stop = |reason: &str| {
+        if let Some(recorder) = &recorder {
+            recorder.stop(progress.phase(), reason);
+        }
+    };
     let outcome = match outcome {
         Err(error) if interrupted => {
             crate::note!(
                 "strata: interrupted ({error:#}); the throwaway cluster or temporary file, if \
                  any, was removed"
             );
-            let reason = format!("stopped by {}", interrupt::signal_name());
-            let (record, phase) = (job.record.as_deref(), progress.phase());
-            strata_run::output::record_the_stop(record, &command, &options, phase, &reason);
+            stop(&format!("stopped by {}", interrupt::signal_name()));
             return Ok(interrupt::exit_code());
         }
-        outcome => outcome?,
+        Err(error) => {
+            stop(&format!("{error:#}"));
+            return Err(error);
+        }
+        Ok(outcome) => outcome,
     };
-    print_outcome(output, &outcome, &options, job.record.as_ref())?;
+    let record = recorder
+        .as_ref()
+        .map(|recorder| recorder.path().to_path_buf());
+    print_outcome(output, &outcome, &options, record.as_ref())?;
     let interrupted = interrupt.load(std::sync::atomic::Ordering::Relaxed);
     Ok(exit_code(&outcome, job.strict, interrupted))
 }

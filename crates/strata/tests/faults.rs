@@ -20,6 +20,11 @@ struct Tmpfs {
 
 impl Tmpfs {
     fn new(size_mib: u64) -> Tmpfs {
+        Tmpfs::of_size(&format!("{size_mib}m"))
+    }
+
+    /// `size` as mount(8) takes it: `64k`, `32m`.
+    fn of_size(size: &str) -> Tmpfs {
         let dir = tempfile::Builder::new()
             .prefix("strata-tmpfs-")
             .tempdir()
@@ -27,7 +32,7 @@ impl Tmpfs {
         let point = dir.path().join("full");
         std::fs::create_dir(&point).unwrap();
         let status = Command::new("mount")
-            .args(["-t", "tmpfs", "-o", &format!("size={size_mib}m,mode=0755")])
+            .args(["-t", "tmpfs", "-o", &format!("size={size},mode=0755")])
             .arg("tmpfs")
             .arg(&point)
             .status()
@@ -322,4 +327,61 @@ fn a_db_server_restarted_in_the_window_fails_the_run_by_its_start_time() {
         "{}",
         document["result"]["database"]
     );
+}
+
+/// A Recording's own full filesystem is named (its mount point, type and
+/// space), not the work directory's; what was written before stays
+/// readable, whole records only.
+#[test]
+fn a_recording_on_a_full_filesystem_is_named_by_its_own_filesystem_and_stays_readable() {
+    let full = Tmpfs::of_size("64k");
+    let dir = scratch();
+    let record = full.point.join("run.strata");
+    let record = record.to_str().unwrap();
+    let args = [
+        "run",
+        "--scale",
+        "64MiB",
+        "--duration",
+        "3s",
+        "--record",
+        record,
+    ];
+    let output = run(&args, dir.path());
+    let stderr = stderr_of(&output);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    let named = format!(
+        "writing recording {record}: No space left on device (os error 28) (the filesystem \
+         mounted at {} (tmpfs): ",
+        full.point.display()
+    );
+    assert!(stderr.contains(&named), "{stderr}");
+    assert!(stderr.contains(" free of 64 KiB); the "), "{stderr}");
+    assert!(!stderr.contains("is full: it had"), "{stderr}");
+    assert_nothing_left_behind(dir.path());
+    let report = run(&["report", record], dir.path());
+    assert!(report.status.success(), "{}", stderr_of(&report));
+
+    let observed = full.point.join("observe.strata");
+    std::fs::remove_file(record).unwrap();
+    let observed = observed.to_str().unwrap();
+    let args = [
+        "observe",
+        "--count",
+        "20",
+        "--interval",
+        "0.1s",
+        "--record",
+        observed,
+    ];
+    let output = run(&args, dir.path());
+    let stderr = stderr_of(&output);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(&format!("writing recording {observed}: No space left")),
+        "{stderr}"
+    );
+    assert!(stderr.contains(" free of 64 KiB); the "), "{stderr}");
+    let report = run(&["report", observed], dir.path());
+    assert!(report.status.success(), "{}", stderr_of(&report));
 }

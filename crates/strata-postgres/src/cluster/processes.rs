@@ -116,7 +116,7 @@ impl Drop for Postmaster {
     }
 }
 
-fn send_signal(pid: u32, signal: libc::c_int) {
+pub(super) fn send_signal(pid: u32, signal: libc::c_int) {
     if let Ok(pid) = libc::pid_t::try_from(pid) {
         unsafe { libc::kill(pid, signal) };
     }
@@ -169,7 +169,7 @@ fn parent_pid(pid: u32) -> Option<u32> {
 
 /// Live processes of `owner_uid` whose working directory is `dir`: the
 /// postmaster changes into its data directory and its children inherit it.
-fn processes_working_in(dir: &Path, owner_uid: u32) -> Vec<u32> {
+pub(super) fn processes_working_in(dir: &Path, owner_uid: u32) -> Vec<u32> {
     let own_pid = std::process::id();
     all_pids()
         .filter(|&pid| pid != own_pid)

@@ -28,6 +28,7 @@ pub fn start_server(shared_buffers_bytes: u64, settings: &[(&str, &str)]) -> Tes
             .collect(),
         page_cache_limit_bytes: None,
         bin_dir: None,
+        survives_strata: false,
     };
     let cluster = ThrowawayCluster::start(&options).expect("starting a throwaway cluster");
     let config = cluster
