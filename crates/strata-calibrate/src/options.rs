@@ -51,8 +51,9 @@ pub struct CalibrateRequest {
     pub range: Option<RangeSpec>,
 
     /// I/O engine: io_uring (many requests in flight per thread) or psync
-    /// (pread/pwrite, one thread per outstanding request). [default: io_uring
-    /// when the kernel allows it, else psync]
+    /// (pread/pwrite, one thread per outstanding request). [default: psync
+    /// for log-write (pwrite then fdatasync, as a database's log writer
+    /// does), else io_uring when the kernel allows it, else psync]
     #[arg(long, value_name = "ENGINE", value_parser = |s: &str| input::one_of(s, EngineKind::NAMES, EngineKind::parse))]
     pub engine: Option<EngineKind>,
 

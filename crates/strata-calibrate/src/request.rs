@@ -11,7 +11,7 @@ use crate::calibration::{CalibrationConfig, RangeSpec, TargetChoice};
 use crate::options::CalibrateRequest;
 use crate::plan::{self, GroupOverrides, SweepOptions, Workload};
 use crate::point::OUTLIER_FLOOR_NS;
-use crate::spec::{PointSpec, StopRule};
+use crate::spec::{PointSpec, StopRule, SyncMode};
 use anyhow::bail;
 use serde::Serialize;
 use std::path::PathBuf;
@@ -56,7 +56,6 @@ pub fn resolve(
     command: Vec<String>,
 ) -> anyhow::Result<Resolved> {
     let mut notes = Vec::new();
-    let engine = choose_engine(request.engine, &mut notes)?;
     let target = target_choice(request)?;
     let writable = match &target {
         TargetChoice::Device { .. } => request.allow_write_device,
@@ -66,6 +65,7 @@ pub fn resolve(
         TargetChoice::Temporary { .. } => true,
     };
     let points = plan_points(request, writable)?;
+    let engine = choose_engine(request.engine, only_durable_writes(&points), &mut notes)?;
     validate_groups(&points, engine)?;
     let stop_rule = stop_rule(request)?;
     let options = resolved_options(request, engine, stop_rule, points.clone());
@@ -157,12 +157,28 @@ fn mode_name(request: &CalibrateRequest) -> String {
     }
 }
 
-fn choose_engine(asked: Option<EngineKind>, notes: &mut Vec<String>) -> anyhow::Result<EngineKind> {
+/// Whether every group of every point writes with a sync after each write
+/// (`log-write`): a database's log writer's I/O.
+fn only_durable_writes(points: &[PointSpec]) -> bool {
+    let mut groups = points.iter().flat_map(|point| &point.groups).peekable();
+    groups.peek().is_some() && groups.all(|group| group.sync != SyncMode::None)
+}
+
+/// The engine asked for; else psync for durable log writes (pwrite then
+/// fdatasync, as PostgreSQL's WAL writer and InnoDB's log writer do: io_uring
+/// with each write linked to its fdatasync does fewer of them per second);
+/// else io_uring where the kernel allows it.
+fn choose_engine(
+    asked: Option<EngineKind>,
+    durable_writes: bool,
+    notes: &mut Vec<String>,
+) -> anyhow::Result<EngineKind> {
     match (asked, strata_io::uring::probe()) {
         (Some(EngineKind::IoUring), Err(error)) => {
             bail!("--engine io_uring: this kernel refuses io_uring ({error}); use --engine psync")
         }
         (Some(engine), _) => Ok(engine),
+        (None, _) if durable_writes => Ok(EngineKind::Psync),
         (None, Ok(())) => Ok(EngineKind::IoUring),
         (None, Err(error)) => {
             notes.push(format!(

@@ -181,6 +181,14 @@ impl fmt::Display for Size {
     }
 }
 
+/// `count` and the noun in its number: "1 process", "3 processes".
+pub fn counted(count: u64, one: &str, many: &str) -> String {
+    match count {
+        1 => format!("1 {one}"),
+        count => format!("{count} {many}"),
+    }
+}
+
 /// Prints a size in the largest IEC unit it reaches: exact sizes print
 /// without decimals (`8 KiB`, `1 MiB`), others with two (`1.50 GiB`).
 pub fn format_size(bytes: u64) -> String {

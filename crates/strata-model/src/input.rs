@@ -22,7 +22,12 @@ pub fn fractions(input: &str) -> Result<Vec<f64>, String> {
     list_of(input, fraction)
 }
 
-/// A finite number, 0 or more.
+/// The largest number a model's option takes: beyond any storage's IOPS,
+/// any link's Gb/s or any distance on Earth, and far from where the
+/// arithmetic would overflow to infinity.
+const LARGEST: f64 = 1e12;
+
+/// A finite number, 0 to [`LARGEST`].
 pub fn non_negative(input: &str) -> Result<f64, String> {
     let value: f64 = input
         .trim()
@@ -32,6 +37,11 @@ pub fn non_negative(input: &str) -> Result<f64, String> {
         .ok_or_else(|| format!("'{input}' is not a finite number"))?;
     if value < 0.0 {
         return Err(format!("must not be negative, got {input}"));
+    }
+    if value > LARGEST {
+        return Err(format!(
+            "'{input}' is larger than any model here takes (at most {LARGEST:e})"
+        ));
     }
     Ok(value)
 }
@@ -141,6 +151,17 @@ mod tests {
             .unwrap_err()
             .ends_with("(there must be at least 1 disk)"));
         assert_eq!(fractions("50,95"), Ok(vec![0.5, 0.95]));
+    }
+
+    #[test]
+    fn numbers_past_any_storage_are_refused_before_they_overflow() {
+        let error = non_negative("1e308").unwrap_err();
+        assert!(
+            error.contains("larger than any model here takes"),
+            "{error}"
+        );
+        assert!(number_range("1e13").is_err());
+        assert_eq!(non_negative("1e12"), Ok(1e12));
     }
 
     #[test]

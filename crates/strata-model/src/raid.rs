@@ -35,6 +35,51 @@ impl RaidLevel {
         }
     }
 
+    /// The fewest disks the level is made of, and what they hold.
+    pub fn fewest_disks(self) -> (u32, &'static str) {
+        match self {
+            Self::Raid0 => (1, "a stripe of one disk or more"),
+            Self::Raid1 => (2, "a mirror of two disks or more"),
+            Self::Raid10 => (4, "mirrored pairs, striped: an even count of four or more"),
+            Self::Raid5 => (3, "at least two disks of data and one of parity"),
+            Self::Raid6 => (4, "at least two disks of data and two of parity"),
+        }
+    }
+
+    /// Refuses a disk count this level cannot be made of, naming `--disks`.
+    pub fn check_disks(self, disks: u32) -> Result<(), ModelError> {
+        let (fewest, made_of) = self.fewest_disks();
+        let odd = self == Self::Raid10 && disks % 2 == 1;
+        if disks < fewest || odd {
+            return Err(invalid(
+                "disks",
+                format!("{disks} cannot make {}: it is {made_of}", self.label()),
+            ));
+        }
+        Ok(())
+    }
+
+    /// `disks`, or more where the level needs more (its fewest; an even
+    /// count for RAID 10).
+    pub fn at_least(self, disks: u32) -> u32 {
+        let disks = disks.max(self.fewest_disks().0);
+        match self {
+            Self::Raid10 => disks.next_multiple_of(2),
+            _ => disks,
+        }
+    }
+
+    /// "RAID 5".
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Raid0 => "RAID 0",
+            Self::Raid1 => "RAID 1",
+            Self::Raid10 => "RAID 10",
+            Self::Raid5 => "RAID 5",
+            Self::Raid6 => "RAID 6",
+        }
+    }
+
     /// Back-end I/Os per front-end write: RAID 5 reads data and parity and
     /// writes both (4); RAID 6 has two parities (6); mirrors write twice (2).
     pub fn write_penalty(self) -> f64 {
@@ -146,6 +191,21 @@ mod tests {
         .unwrap();
         assert!((load.back_end_iops - 1600.0).abs() < 1e-9);
         assert!((load.back_end_iops_per_disk - 160.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_level_is_refused_on_fewer_disks_than_it_is_made_of() {
+        let error = RaidLevel::Raid5.check_disks(2).unwrap_err().to_string();
+        assert!(error.contains("--disks"), "{error}");
+        assert!(error.contains("2 cannot make RAID 5"), "{error}");
+        assert!(RaidLevel::Raid6.check_disks(3).is_err());
+        assert!(RaidLevel::Raid10.check_disks(5).is_err());
+        assert!(RaidLevel::Raid1.check_disks(1).is_err());
+        assert!(RaidLevel::Raid5.check_disks(3).is_ok());
+        assert!(RaidLevel::Raid0.check_disks(1).is_ok());
+        assert_eq!(RaidLevel::Raid6.at_least(1), 4);
+        assert_eq!(RaidLevel::Raid10.at_least(5), 6);
+        assert_eq!(RaidLevel::Raid5.at_least(11), 11);
     }
 
     #[test]

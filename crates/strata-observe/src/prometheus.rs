@@ -45,6 +45,33 @@ const MAX_CONNECTIONS: usize = 64;
 /// Connections of one peer (IP address) served at once.
 const MAX_PER_PEER: usize = 16;
 
+/// `HOST:PORT` (`[::1]:9100` for IPv6, `0.0.0.0:9100` for every address)
+/// as an address to listen on, or an error naming the option and what it
+/// takes: a port of 0 to 65535, an IP address.
+pub fn parse_listen_address(address: &str) -> anyhow::Result<SocketAddr> {
+    let accepted = "give HOST:PORT with an IP address and a port of 0 to 65535 (127.0.0.1:9464, \
+                    [::1]:9464, 0.0.0.0:9464)";
+    let Some((host, port)) = address.rsplit_once(':') else {
+        anyhow::bail!("--prometheus {address}: no port: {accepted}");
+    };
+    let Ok(port) = port.parse::<u16>() else {
+        anyhow::bail!("--prometheus {address}: {port:?} is not a port: {accepted}");
+    };
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    if let Ok(ip) = host.parse::<std::net::IpAddr>() {
+        return Ok(SocketAddr::new(ip, port));
+    }
+    let resolved = std::net::ToSocketAddrs::to_socket_addrs(&(host, port))
+        .ok()
+        .and_then(|mut addresses| addresses.next());
+    resolved.ok_or_else(|| {
+        anyhow::anyhow!(
+            "--prometheus {address}: {host:?} is neither an IP address nor a name this host \
+             resolves: {accepted}"
+        )
+    })
+}
+
 /// What a scrape gets, made when it comes (on a blocking thread: it may
 /// query a database).
 pub type Metrics = Arc<dyn Fn() -> String + Send + Sync>;
@@ -54,7 +81,8 @@ pub type Metrics = Arc<dyn Fn() -> String + Send + Sync>;
 /// synchronous). Every connection is served concurrently and bounded in
 /// time and memory, so a slow or hostile client cannot stall the others.
 pub fn serve(address: &str, metrics: Metrics, host: &str) -> anyhow::Result<SocketAddr> {
-    let listener = std::net::TcpListener::bind(address).with_context(|| {
+    let parsed = parse_listen_address(address)?;
+    let listener = std::net::TcpListener::bind(parsed).with_context(|| {
         format!(
             "--prometheus {address}: cannot listen there (is the port taken by another program?)"
         )
@@ -250,6 +278,19 @@ async fn answer<B>(request: Request<B>, metrics: Metrics, host: &str) -> Respons
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_listen_address_is_refused_by_its_part_that_is_wrong() {
+        let error =
+            |address: &str| format!("{:#}", super::parse_listen_address(address).unwrap_err());
+        let port = error("127.0.0.1:99999");
+        assert!(port.contains("\"99999\" is not a port"), "{port}");
+        assert!(port.contains("0 to 65535"), "{port}");
+        assert!(error("127.0.0.1").contains("no port"));
+        assert!(error("no.such.host.invalid:9100").contains("neither an IP address"));
+        let ipv6 = super::parse_listen_address("[::1]:9464").unwrap();
+        assert_eq!(ipv6.to_string(), "[::1]:9464");
+    }
+
     use super::*;
 
     fn exchange(address: SocketAddr, request: &[u8]) -> String {

@@ -31,6 +31,9 @@ pub fn read_samples(path: &Path) -> anyhow::Result<Vec<(Sample, Option<TopProces
             recording.header.kind
         );
     }
+    if let Some(truncated) = &recording.truncated {
+        strata_core::note::note(&format!("strata: {truncated}"));
+    }
     Ok(recording
         .layers_with_top()
         .into_iter()

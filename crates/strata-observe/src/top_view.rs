@@ -31,8 +31,9 @@ pub fn section(top: &TopProcesses) -> Section {
     let mut rows = Vec::new();
     if top.io_unreadable > 0 {
         rows.push(format!(
-            "I/O of {} of {} processes could not be read (run as root or with CAP_SYS_PTRACE): shown as —",
-            top.io_unreadable, top.processes_seen
+            "I/O of {} of {} could not be read (run as root or with CAP_SYS_PTRACE): shown as —",
+            top.io_unreadable,
+            strata_core::units::counted(top.processes_seen as u64, "process", "processes")
         ));
     }
     rows.extend(top.processes.iter().map(row));

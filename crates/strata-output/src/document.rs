@@ -179,6 +179,11 @@ pub enum ChartKind {
     Line,
     Scatter,
     Bars,
+    /// Bars of buckets: each point's x is its bucket's upper edge, and its
+    /// bar spans from the edge before it (half its own for the first on a
+    /// log axis) to its own; the x ticks are the edges, so every bar sits
+    /// between two labels.
+    Histogram,
 }
 
 /// A chart axis: what it shows and in which unit.

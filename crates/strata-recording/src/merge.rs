@@ -570,11 +570,11 @@ fn merged_verdict(results: &[&RunResult], shards: &MergedShards) -> Verdict {
     if !shards.missing.is_empty() {
         let missing: Vec<String> = shards.missing.iter().map(u32::to_string).collect();
         causes.push(format!(
-            "shards {} of {} of run {} are missing: these totals are of {} shards' sessions only",
+            "shards {} of {} of run {} are missing: these totals are of {}' sessions only",
             missing.join(", "),
             shards.shards,
             shards.run_id,
-            shards.merged.len()
+            strata_core::units::counted(shards.merged.len() as u64, "shard", "shards")
         ));
     }
     Verdict::of(causes, reasons)

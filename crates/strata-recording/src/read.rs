@@ -159,6 +159,7 @@ impl Recording {
         };
         fold_environment(&mut header, &mut lines);
         check_order(header.kind, &lines).with_context(|| path.display().to_string())?;
+        check_spans(&lines).with_context(|| path.display().to_string())?;
         let environment = typed_part(&header.environment)
             .with_context(|| format!("{}: line 1, the header's environment", path.display()))?;
         let options = typed_part(&header.options)
@@ -186,6 +187,7 @@ impl Recording {
             })
             .collect();
         check_order(header.kind, &lines)?;
+        check_spans(&lines)?;
         Ok(Recording {
             environment: typed_part(&header.environment).context("the header's environment")?,
             options: typed_part(&header.options).context("the header's options")?,
@@ -337,6 +339,33 @@ fn typed_part<T: serde::de::DeserializeOwned + Default>(
 
 /// A Recording is one run of one command: nothing follows the record that
 /// ends it (a run's result, a calibration's summary).
+/// Refuses a time no clock gives: a window, interval or moment that is
+/// negative, not a number or infinite (a window of 0 s is a run stopped
+/// before its window began). Each error names the line, the record and
+/// the field.
+fn check_spans(lines: &[Line]) -> anyhow::Result<()> {
+    for line in lines {
+        let spans: [(&str, f64); 2] = match &line.record {
+            Record::RunResult(result) => [("figures.window_s", result.figures.window_s); 2],
+            Record::SweepPoint(point) => [("figures.window_s", point.figures.window_s); 2],
+            Record::WindowDevice(window) => [("interval_s", window.interval_s); 2],
+            Record::WindowDatabase(window) => [("interval_s", window.interval_s); 2],
+            Record::Layers(sample) => [("t_s", sample.t_s), ("interval_s", sample.interval_s)],
+            _ => continue,
+        };
+        for (field, value) in spans {
+            if !(value.is_finite() && value >= 0.0) {
+                bail!(
+                    "line {}: the {} record's {field} is {value}: it must be 0 s or more",
+                    line.number,
+                    line.record.type_name()
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
 fn check_order(kind: Kind, lines: &[Line]) -> anyhow::Result<()> {
     let Some(last) = kind.final_record() else {
         return Ok(());

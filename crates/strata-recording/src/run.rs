@@ -163,6 +163,11 @@ pub struct CpuFigures {
     /// (`/proc/pressure/cpu`'s `some`), percent; `None` without PSI.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host_cpu_pressure_pct: Option<f64>,
+    /// Seconds between the two edges the CPU times were read at: every
+    /// share of the CPUs below is over this interval, not the sessions'
+    /// window (0 in Recordings made before it was kept: the window then).
+    #[serde(default)]
+    pub interval_s: f64,
     /// CPU seconds of the server's processes.
     pub server_cpu_s: f64,
     /// CPU seconds of strata itself (all threads).
@@ -174,6 +179,24 @@ pub struct CpuFigures {
 }
 
 impl CpuFigures {
+    /// CPUs busy on average for `cpu_s` over the interval the CPU times
+    /// were read over (`window_s` for a Recording without it); `None` when
+    /// that is more than the host has: a figure that cannot be, never shown.
+    pub fn cpus_used(&self, cpu_s: f64, window_s: f64) -> Option<f64> {
+        let interval_s = match self.interval_s > 0.0 {
+            true => self.interval_s,
+            false => window_s,
+        };
+        let used = cpu_s / interval_s;
+        (interval_s > 0.0 && used.is_finite() && used <= self.most_cpus()).then_some(used)
+    }
+
+    /// What the host's CPUs can give, with the clock tick's rounding of
+    /// each process's CPU time (1%).
+    fn most_cpus(&self) -> f64 {
+        self.cpus as f64 * 1.01
+    }
+
     /// CPU seconds of the server's processes and of strata together.
     pub fn server_and_driver_cpu_s(&self) -> f64 {
         self.server_cpu_s + self.strata_cpu_s
@@ -460,6 +483,31 @@ impl LoadReport {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// 2.37 CPUs were once shown on a 2-CPU host: CPU seconds read over
+    /// edges 5 s apart divided by a 2 s window. Shares are over the edges'
+    /// interval, and one beyond the host is none.
+    #[test]
+    fn cpu_shares_are_over_the_edges_interval_and_never_beyond_the_host() {
+        let cpu = CpuFigures {
+            cpus: 2,
+            host_idle_pct: None,
+            host_iowait_pct: None,
+            host_cpu_pressure_pct: None,
+            interval_s: 5.0,
+            server_cpu_s: 9.0,
+            strata_cpu_s: 0.5,
+            server_processes: Vec::new(),
+        };
+        assert_eq!(cpu.cpus_used(9.0, 2.0), Some(1.8));
+        assert_eq!(cpu.cpus_used(10.5, 2.0), None);
+        let before = CpuFigures {
+            interval_s: 0.0,
+            ..cpu
+        };
+        assert_eq!(before.cpus_used(3.0, 2.0), Some(1.5));
+        assert_eq!(before.cpus_used(3.0, 0.0), None);
+    }
 
     fn seconds(loops: &[u64]) -> Vec<SecondCounts> {
         (loops.iter().enumerate())

@@ -227,3 +227,26 @@ fn an_existing_file_is_never_replaced_unless_asked() {
     );
     assert!(error.contains("its directory does not exist"), "{error}");
 }
+
+/// A window that lasts no time, or less than none, is refused by line and
+/// field, never reported ("1–-4 s").
+#[test]
+fn a_negative_window_is_refused_by_its_line_and_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("r.strata");
+    let mut recording = Recording::read(&fixture("run-scan.strata")).unwrap();
+    let mut changed = 0;
+    for line in &mut recording.lines {
+        if let Record::RunResult(result) = &mut line.record {
+            result.figures.window_s = -5.0;
+            changed += 1;
+        }
+    }
+    assert_eq!(changed, 1);
+    recording.write_to(&path).unwrap();
+    let error = error_of(&path);
+    assert!(
+        error.contains("the run_result record's figures.window_s is -5: it must be 0 s or more"),
+        "{error}"
+    );
+}

@@ -180,7 +180,8 @@ fn mutated_recording(seed: &[u8], rng: &mut FastRng) -> Vec<u8> {
 
 /// The bytes of `fixture` (version 1) read and written again as version 2.
 fn version_two_of(fixture: &Path, scratch: &Path) -> Vec<u8> {
-    let path = scratch.join("version-2.strata");
+    let name = fixture.file_name().unwrap().to_string_lossy();
+    let path = scratch.join(format!("version-2-{name}"));
     let recording = strata_recording::Recording::read(fixture).unwrap();
     recording.write_to(&path).unwrap();
     let bytes = std::fs::read(&path).unwrap();

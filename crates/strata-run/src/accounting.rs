@@ -127,6 +127,7 @@ fn cpu(start: &Edge, end: &Edge, edge_seconds: f64) -> CpuFigures {
         host_cpu_pressure_pct: end
             .host_cpu
             .pressure_pct_since(&start.host_cpu, edge_seconds),
+        interval_s: edge_seconds,
         server_cpu_s: server_ticks_between(&start.server, &end.server) as f64
             / strata_probe::cpu::ticks_per_second(),
         strata_cpu_s: end.own_cpu_s - start.own_cpu_s,

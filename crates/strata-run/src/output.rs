@@ -9,7 +9,7 @@ use crate::outcome::{KeptInfo, RunEnvironment, SlobOutcome};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use strata_core::units::{format_latency_ns, format_size};
+use strata_core::units::{counted, format_latency_ns, format_size};
 use strata_probe::diskstats::IostatFigures;
 use strata_recording::sweep::SweepSummary;
 use strata_slob::load::LoadReport;
@@ -67,6 +67,18 @@ fn tenants_text(figures: &RunFigures) -> String {
         tenants.other_share_pct,
         mb(tenants.device_bytes)
     );
+    let processes = tenants.server_bytes + tenants.strata_bytes + tenants.other_bytes;
+    if processes > tenants.device_bytes {
+        let _ = writeln!(
+            out,
+            "  the processes' {:.1} MB are more than the devices' {:.1} MB: /proc/PID/io \
+             counts reads and writes on every device, not only the run's, and a \
+             write when its page is dirtied, which the kernel may write later, merged, or \
+             never (a file removed first)",
+            mb(processes),
+            mb(tenants.device_bytes)
+        );
+    }
     if !tenants.top_others.is_empty() {
         let _ = writeln!(out, "  largest others: {}", tenants.named_others());
     }
@@ -527,13 +539,13 @@ fn device_lines(out: &mut String, second: &str, devices: &[IostatFigures]) {
 
 fn cpu_text(figures: &RunFigures, engine: EngineKind) -> String {
     let cpu = &figures.cpu;
-    let cpus = |seconds: f64| {
-        let share = if figures.window_s > 0.0 {
-            seconds / figures.window_s
-        } else {
-            0.0
-        };
-        format!("{seconds:.1} CPU-s ({share:.2} CPUs)")
+    let cpus = |seconds: f64| match cpu.cpus_used(seconds, figures.window_s) {
+        Some(used) => format!("{seconds:.1} CPU-s ({used:.2} CPUs)"),
+        None => format!(
+            "{seconds:.1} CPU-s (more than the host's {} CPUs give over the {:.1} s its CPU \
+             times were read over: not a figure to trust)",
+            cpu.cpus, cpu.interval_s
+        ),
     };
     let server = match engine.has_server() {
         true => format!("{} server {}, ", engine.label(), cpus(cpu.server_cpu_s)),
@@ -557,7 +569,7 @@ fn cpu_text(figures: &RunFigures, engine: EngineKind) -> String {
         };
         let _ = writeln!(
             out,
-            "  {:<34} {:>3} processes: CPU {:.2} s, run-queue delay {}, read from devices {}",
+            "  {:<34} {:>13}: CPU {:.2} s, run-queue delay {}, read from devices {}",
             if group.exited && group.backend_type == "client backend" {
                 "client backend (the sessions', closed at the window's end)".to_string()
             } else if group.exited {
@@ -565,7 +577,7 @@ fn cpu_text(figures: &RunFigures, engine: EngineKind) -> String {
             } else {
                 group.backend_type.clone()
             },
-            group.processes,
+            counted(group.processes as u64, "process", "processes"),
             group.cpu_s,
             optional(group.run_delay_ms, "ms"),
             optional(group.device_read_bytes.map(|bytes| bytes / 1e6), "MB")

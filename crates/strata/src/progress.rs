@@ -159,6 +159,8 @@ pub struct RunProgress {
     /// When the load was first seen, and its rows done then: the rate
     /// counts from there, not from rows loaded before the bar appeared.
     load_seen: Option<(Instant, u64)>,
+    /// The warm-up before the measured window: the bar says which it is in.
+    warmup: Duration,
 }
 
 /// Whole rows per second over `elapsed`; `None` under half a second, when a
@@ -169,12 +171,14 @@ fn rows_per_second(rows: u64, elapsed: Duration) -> Option<u64> {
 }
 
 impl RunProgress {
-    pub fn new() -> Self {
+    /// `warmup`: the sessions' time before the measured window.
+    pub fn new(warmup: Duration) -> Self {
         RunProgress {
             bar: TerminalBar::new(),
             last: (Instant::now(), 0),
             phase: "starting".into(),
             load_seen: None,
+            warmup,
         }
     }
 
@@ -218,7 +222,7 @@ impl strata_run::outcome::RunObserver for RunProgress {
                 progress.rows_done.saturating_sub(rows_then),
                 since.elapsed(),
             ) {
-                bar.set_message(format!("{rate} rows/s"));
+                bar.set_message(format!("{} rows/s", indicatif::HumanCount(rate)));
             }
         }
     }
@@ -239,10 +243,23 @@ impl strata_run::outcome::RunObserver for RunProgress {
         self.last = (now, loops);
         let rate = loops.saturating_sub(loops_then) as f64 / interval;
         let length = expected.map_or(0, |expected| expected.as_millis() as u64);
-        let left = expected.map_or(String::new(), |expected| {
-            format!(" · {}s left", expected.saturating_sub(elapsed).as_secs())
+        let in_warmup = elapsed < self.warmup;
+        let left = expected.map_or(String::new(), |expected| match in_warmup {
+            true => format!(
+                " · {}s of warm-up left, then a {}s window",
+                (self.warmup - elapsed).as_secs(),
+                expected.saturating_sub(self.warmup).as_secs()
+            ),
+            false => format!(
+                " · {}s of the window left",
+                expected.saturating_sub(elapsed).as_secs()
+            ),
         });
-        if let Some(bar) = self.bar.show(length, "running {bar:30} {msg}") {
+        let template = match in_warmup {
+            true => "warm-up {bar:30} {msg}",
+            false => "window  {bar:30} {msg}",
+        };
+        if let Some(bar) = self.bar.show(length, template) {
             bar.set_position(elapsed.as_millis() as u64);
             bar.set_message(format!(
                 "{rate:>8.1} loops/s · {sessions_alive} sessions{left}"

@@ -21,7 +21,7 @@ use strata_run::recorder::RunRecorder;
 use strata_run::request::{self, EngineRequest, ResolvedOptions, ShardRequest};
 use strata_run::sweep::{self, SweepRequest};
 use strata_slob::conf_file::Defaults;
-use strata_slob::session::DriverOptions;
+use strata_slob::session::{DriverOptions, StopAfter};
 
 #[derive(Args, Debug)]
 pub struct SetupArgs {
@@ -88,6 +88,19 @@ pub fn run(mut args: RunArgs) -> anyhow::Result<i32> {
     request::refuse_a_data_set_in_the_cache(&args.data, &conf, &driver.plan, &defaults)?;
     let engine = (kind, defaults.block_bytes);
     let sweep = sweep_request(engine, &args.data, &args.workload, &driver)?;
+    let swept = sweep
+        .as_ref()
+        .and_then(|sweep| sweep.sessions.iter().max().copied());
+    let sessions = driver
+        .sessions
+        .unwrap_or(driver.plan.schemas * driver.threads_per_schema);
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
+    request::refuse_more_sessions_than_the_cache_can_hold(
+        &args.data,
+        kind,
+        sessions.max(swept.unwrap_or(0)),
+        cpus,
+    )?;
     let record = RecordRequest {
         path: args.workload.record.clone(),
         existing: match args.workload.overwrite {
@@ -235,6 +248,10 @@ fn execute(data: &DataRequest, output: &OutputArgs, job: Job) -> anyhow::Result<
         Some(record) => Some(record.open(&command, &options)?),
         None => None,
     };
+    let warmup = match job.driver.stop_after {
+        StopAfter::Duration { warmup, .. } => warmup,
+        StopAfter::WorkLoops(_) => std::time::Duration::ZERO,
+    };
     let request = EngineRequest {
         page_cache: data.page_cache_limit.unwrap_or(PageCacheChoice::Auto),
         driver: job.driver,
@@ -255,7 +272,7 @@ fn execute(data: &DataRequest, output: &OutputArgs, job: Job) -> anyhow::Result<
             return Err(error);
         }
     };
-    let mut progress = RunProgress::new();
+    let mut progress = RunProgress::new(warmup);
     let outcome = engine.run(interrupt, &mut progress);
     progress.finish();
     let interrupted = interrupt.load(std::sync::atomic::Ordering::Relaxed);

@@ -162,7 +162,11 @@ fn contradictions_and_empty_work_are_refused_before_any_work() {
     for (args, expected) in [
         (
             vec!["run", "--duration", "0s"],
-            "--duration must be more than 0 s",
+            "--duration must be at least 1 s, got 0",
+        ),
+        (
+            vec!["run", "--duration", "0.0001s"],
+            "--duration must be at least 1 s, got 100",
         ),
         (
             vec!["run", "--outlier-threshold", "0s"],
@@ -434,4 +438,25 @@ fn observe_top_counts_and_output_options() {
         &["observe", "--json", "--html", "o.html"],
         &["--html", "--json"],
     );
+}
+
+/// More sessions than the host can run while the throwaway server's page
+/// cache is held to its limit are refused before any work, naming the
+/// most it can and the ways out; `--page-cache-limit unlimited` is one.
+#[test]
+fn more_sessions_than_the_page_cache_limit_can_hold_are_refused_before_any_work() {
+    let dir = scratch();
+    let cpus = std::thread::available_parallelism().unwrap().get();
+    let most = 250 * cpus;
+    let sessions = (most + 1).to_string();
+    let args = ["run", "--single-schema", "--sessions", &sessions];
+    let output = run(&args, dir.path());
+    let stderr = stderr_of(&output);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    let named = format!("{sessions} sessions on this host's {cpus} CPUs: past {most}");
+    assert!(stderr.contains(&named), "{stderr}");
+    assert!(stderr.contains("--page-cache-limit unlimited"), "{stderr}");
+    assert!(!stderr.contains("starting"), "{stderr}");
+    assert!(cluster_dirs_in(dir.path()).is_empty());
+    assert!(!dir.path().read_dir().unwrap().any(|_| true), "files left");
 }

@@ -242,6 +242,10 @@ fn log_writes_are_durable_and_reach_the_device() {
         ],
         dir.path(),
     );
+    assert_eq!(
+        document["options"]["engine"], "psync",
+        "pwrite then fdatasync, as a database's log writer does"
+    );
     let group = first_group(&document);
     assert_eq!(group["sync"], "fdatasync");
     assert_eq!(group["rw"], "write");

@@ -39,16 +39,21 @@ fn mounts_have_volumes(workload: &Value) {
     }
 }
 
-/// The container's `sh -c` script run here with `env`, strata on PATH; its
-/// stderr.
+/// The container's `sh -c` script run here with `env`, strata on PATH and
+/// its `/recordings/` volume under `dir`; its stderr.
 fn run_script(workload: &Value, env: &[(&str, &str)], dir: &Path) -> String {
     let container = container(workload);
     assert_eq!(container["command"], serde_json::json!(["sh", "-c"]));
-    let script = container["args"][0].as_str().unwrap();
+    let recordings = dir.join("recordings");
+    std::fs::create_dir_all(&recordings).unwrap();
+    let script = container["args"][0]
+        .as_str()
+        .unwrap()
+        .replace("/recordings/", &format!("{}/", recordings.display()));
     let bin = Path::new(env!("CARGO_BIN_EXE_strata")).parent().unwrap();
     let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
     let output = std::process::Command::new("sh")
-        .args(["-c", script])
+        .args(["-c", &script])
         .env("PATH", path)
         .envs(env.iter().copied())
         .current_dir(dir)
@@ -96,6 +101,10 @@ fn the_shards_job_is_an_indexed_job_whose_pods_strata_accepts() {
         "strata refused the pod's options: {stderr}"
     );
     assert!(stderr.contains("cannot connect to PostgreSQL"), "{stderr}");
+    let recording = dir.path().join("recordings/strata-run-1-1.strata");
+    let report = run(&["report", recording.to_str().unwrap()], dir.path());
+    let text = String::from_utf8_lossy(&report.stdout);
+    assert!(text.contains("cannot connect to PostgreSQL"), "{text}");
 }
 
 #[test]
@@ -106,10 +115,7 @@ fn the_merge_job_and_the_agents_daemonset_are_well_formed() {
     let dir = scratch();
     let stderr = run_script(&merge, &[], dir.path());
     assert!(!stderr.contains("Usage:"), "{stderr}");
-    assert!(
-        stderr.contains("opening recording /recordings/strata-run-1-*"),
-        "{stderr}"
-    );
+    assert!(stderr.contains("recordings/strata-run-1-*"), "{stderr}");
 
     let agents = manifest("strata-agent-daemonset.yaml");
     assert_eq!(agents["kind"], "DaemonSet");

@@ -41,6 +41,7 @@ fn private_clone() -> (tempfile::TempDir, PathBuf) {
 /// 32 MiB: more than each engine's cache of a throwaway server (16 MiB
 /// of shared_buffers here, InnoDB's 16 MiB pool, SQLite's 2 MiB).
 fn short_run(engine: &str, clone: &Path) -> serde_json::Value {
+    let record = format!("{engine}.strata");
     let mut args = vec![
         "run",
         "--engine",
@@ -54,7 +55,7 @@ fn short_run(engine: &str, clone: &Path) -> serde_json::Value {
         "--duration",
         "2s",
         "--record",
-        "first.strata",
+        &record,
     ];
     if engine == "postgresql" {
         args.extend(["--shared-buffers", "16MiB"]);
@@ -86,7 +87,7 @@ fn the_readme_run_works_from_a_clone_under_a_private_directory() {
         assert!(data.starts_with(path.to_str().unwrap()), "{data}");
         assert!(!Path::new(data).exists(), "{engine}: {data} left behind");
         assert!(document["result"]["workload"]["loops"].as_u64().unwrap() > 0);
-        let recording = std::fs::read_to_string(clone.join("first.strata")).unwrap();
+        let recording = std::fs::read_to_string(clone.join(format!("{engine}.strata"))).unwrap();
         assert!(recording.contains("\"work_directory\""), "{engine}");
     }
     let document = short_run("sqlite", &clone);

@@ -320,10 +320,10 @@ fn a_run_prints_its_seconds_as_csv_and_its_recording_as_html() {
         "{csv}"
     );
 
-    let output = run(
-        &[&base[..], &["--html", page.to_str().unwrap()]].concat(),
-        dir.path(),
-    );
+    let again = [&base[..], &["--html", page.to_str().unwrap()]].concat();
+    let refused = run(&again, dir.path());
+    assert_eq!(refused.status.code(), Some(2), "a Recording replaced");
+    let output = run(&[&again[..], &["--overwrite"]].concat(), dir.path());
     assert_eq!(stdout_of(&output), "");
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(

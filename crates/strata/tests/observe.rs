@@ -305,7 +305,7 @@ fn bad_input_is_refused_by_name() {
                 "--record",
                 "missing/dir/o.strata",
             ],
-            "creating recording missing/dir/o.strata: No such file or directory",
+            "creating recording missing/dir/o.strata: its directory does not exist",
         ),
     ] {
         let output = run(&args, dir.path());
@@ -344,10 +344,24 @@ fn truncated_and_newer_replays_name_the_line() {
         &["observe", "--replay", record.to_str().unwrap()],
         dir.path(),
     );
-    assert!(!output.status.success());
+    assert!(output.status.success(), "{}", stderr_of(&output));
     let lines = text.lines().count();
+    let named = format!("line {lines} of {} ends mid-record", record.display());
     assert!(
-        stderr_of(&output).contains(&format!("line {lines}")),
+        stderr_of(&output).contains(&named),
+        "{}",
+        stderr_of(&output)
+    );
+    let mut cut = text.clone();
+    cut.insert_str(text.find('\n').unwrap() + 1, "{\"type\":\"lay\n");
+    std::fs::write(&record, cut).unwrap();
+    let output = run(
+        &["observe", "--replay", record.to_str().unwrap()],
+        dir.path(),
+    );
+    assert!(!output.status.success());
+    assert!(
+        stderr_of(&output).contains("line 2: not a complete record"),
         "{}",
         stderr_of(&output)
     );

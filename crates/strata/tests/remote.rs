@@ -194,6 +194,7 @@ fn run_through(agent: &str, others: &[&str], url: &str, plan: &[&str], dir: &std
     }
     args.extend(["--duration", "3s", "--warmup", "1s", "--record"]);
     args.push(record.to_str().unwrap());
+    args.push("--overwrite");
     args.extend(plan);
     let text = run(&args, dir);
     assert!(text.status.success(), "{}", everything(&text));
@@ -395,6 +396,7 @@ fn an_agent_that_fails_at_the_edges_leaves_a_named_gap_and_a_recording_that_read
         let mut args = vec!["run", "--db", url.as_str(), "--agent", agent];
         args.extend(["--duration", "2s", "--warmup", "0s", "--record"]);
         args.push(record.to_str().unwrap());
+        args.push("--overwrite");
         args.extend(more);
         args.extend(plan);
         run(&args, dir.path())

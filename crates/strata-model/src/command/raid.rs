@@ -90,6 +90,11 @@ pub fn run(request: &RaidRequest) -> anyhow::Result<Output> {
         .or(measured.map(|load| load.read_pct))
         .context("--read-pct: give the read percentage")?;
     anyhow::ensure!(!front_end.is_empty(), "--iops: give the front-end IOPS");
+    if let (Some(level), false) = (request.raid, request.min_disks) {
+        for &disks in &request.disks {
+            level.check_disks(disks)?;
+        }
+    }
     let shape = Shape {
         penalty,
         ceiling,
@@ -196,6 +201,9 @@ fn min_disks(request: &RaidRequest, front_end: &[f64], shape: &Shape) -> anyhow:
         .iter()
         .map(|&iops| {
             let min_disks = raid::min_disks(iops, read_fraction, penalty, ceiling)?;
+            let min_disks = request
+                .raid
+                .map_or(min_disks, |level| level.at_least(min_disks));
             Ok(MinDisksRow {
                 front_end_iops: iops,
                 min_disks,

@@ -107,9 +107,14 @@ pub fn with_unit(number: &str, unit: &str) -> String {
     }
 }
 
-/// An axis label with its unit: `latency (ms)`.
+/// An axis label with its unit: `latency (ms)`; the label alone when it
+/// already ends with its unit (`select statements`, not `select statements
+/// (statements)`).
 pub fn axis_title(label: &str, unit: &str) -> String {
-    if unit.is_empty() {
+    let says_its_unit = label == unit
+        || label.ends_with(&format!(" {unit}"))
+        || label.contains(&format!("({unit})"));
+    if unit.is_empty() || says_its_unit {
         label.to_string()
     } else {
         format!("{label} ({unit})")

@@ -90,12 +90,15 @@ fn axis_values(chart: &Chart, coordinate: usize) -> Vec<f64> {
 impl Frame {
     fn for_chart(chart: &Chart) -> Frame {
         let y_values = axis_values(chart, 1);
-        let bars = chart.kind == ChartKind::Bars;
+        let bars = matches!(chart.kind, ChartKind::Bars | ChartKind::Histogram);
         let y_from_zero = bars || y_values.iter().all(|value| *value >= 0.0);
         let y_ticks = ticks(&y_values, chart.y.log, y_from_zero, 6);
         let (left, right) = margins(chart, &y_ticks);
         let plot_width = WIDTH - left - right;
-        let (x_ticks, bar_gap) = x_ticks_fitting(chart, plot_width);
+        let (x_ticks, bar_gap) = match chart.kind {
+            ChartKind::Histogram => (bucket_edges_fitting(chart, plot_width), 0.0),
+            _ => x_ticks_fitting(chart, plot_width),
+        };
         let x = Scale {
             low: x_ticks[0],
             high: x_ticks[x_ticks.len() - 1],
@@ -130,6 +133,7 @@ impl Frame {
             ChartKind::Line => "line",
             ChartKind::Scatter => "scatter",
             ChartKind::Bars => "bars",
+            ChartKind::Histogram => "histogram",
         };
         format!(
             "<svg class=\"chart\" role=\"img\" \
@@ -210,10 +214,17 @@ impl Frame {
         match chart.kind {
             ChartKind::Line => svg.push_str(&self.polylines(series)),
             ChartKind::Bars => svg.push_str(&self.bars(series, self.bar_offset(chart, index))),
+            ChartKind::Histogram => {
+                svg.push_str(&self.bucket_bars(series, (index, chart.series.len())))
+            }
             ChartKind::Scatter => {}
         }
         let offset = self.bar_offset(chart, index);
-        for [x, y] in finite_points(&series.points) {
+        for (low, [x, y]) in self.bucket_lows(series) {
+            let offset = match chart.kind {
+                ChartKind::Histogram => self.bucket_middle(low, x) - self.x.position(x),
+                _ => offset,
+            };
             svg.push_str(&self.point(chart, &series.name, x, y, offset));
         }
         svg.push_str("</g>");
@@ -260,6 +271,51 @@ impl Frame {
                 px(left),
                 px(top.min(base)),
                 px(self.bar_width.max(1.0)),
+                px((base - top).abs())
+            ));
+        }
+        svg
+    }
+
+    /// Each drawable point with the lower edge of its bucket: the point
+    /// before it, or for the first, half its x on a log axis (the axis's
+    /// first tick) and one gap below on a linear one.
+    fn bucket_lows(&self, series: &Series) -> Vec<(f64, [f64; 2])> {
+        let mut points: Vec<[f64; 2]> = finite_points(&series.points).collect();
+        points.sort_by(|a, b| a[0].total_cmp(&b[0]));
+        let first_low = self.x.low;
+        let mut low = first_low;
+        points
+            .into_iter()
+            .map(|point| {
+                let this = (low, point);
+                low = point[0];
+                this
+            })
+            .collect()
+    }
+
+    /// The pixel halfway across a bucket.
+    fn bucket_middle(&self, low: f64, high: f64) -> f64 {
+        (self.x.position(low) + self.x.position(high)) / 2.0
+    }
+
+    /// One bar per bucket, from its lower edge to its upper one; of
+    /// `count` series side by side, series `index` takes its share of it.
+    fn bucket_bars(&self, series: &Series, (index, count): (usize, usize)) -> String {
+        let baseline = if self.y.log { self.y.low } else { 0.0 };
+        let base = self.y.position(baseline);
+        let mut svg = String::new();
+        for (low, [x, y]) in self.bucket_lows(series) {
+            let top = self.y.position(y);
+            let (low, high) = (self.x.position(low), self.x.position(x));
+            let share = (high - low) / count.max(1) as f64;
+            let (left, right) = (low + share * index as f64, low + share * (index + 1) as f64);
+            svg.push_str(&format!(
+                "<rect class=\"bar\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" stroke=\"none\" fill-opacity=\"0.75\"/>",
+                px(left + 1.0),
+                px(top.min(base)),
+                px((right - left - 2.0).max(1.0)),
                 px((base - top).abs())
             ));
         }
@@ -422,6 +478,39 @@ fn x_ticks_fitting(chart: &Chart, plot_width: f64) -> (Vec<f64>, f64) {
         }
     }
     unreachable!("the loop returns at target 2")
+}
+
+/// A histogram's x ticks: its buckets' edges (every point's x, and below
+/// the first, half it on a log axis or one gap on a linear one), every
+/// other one or fewer when their labels would not fit, the first and last
+/// always kept.
+fn bucket_edges_fitting(chart: &Chart, plot_width: f64) -> Vec<f64> {
+    let mut edges = axis_values(chart, 0);
+    edges.sort_by(f64::total_cmp);
+    edges.dedup();
+    edges.retain(|edge| edge.is_finite() && (!chart.x.log || *edge > 0.0));
+    let Some(&first) = edges.first() else {
+        return ticks(&[], chart.x.log, false, 2);
+    };
+    let below = match (chart.x.log, smallest_gap(&edges)) {
+        (true, _) => first / 2.0,
+        (false, gap) if gap > 0.0 => first - gap,
+        (false, _) => first - 1.0,
+    };
+    edges.insert(0, below);
+    let widest = edges
+        .iter()
+        .map(|edge| text_width(&tick_label(*edge, &chart.x)) + 16.0)
+        .fold(0.0, f64::max);
+    let fit = ((plot_width / widest).floor() as usize).max(2);
+    let stride = edges.len().div_ceil(fit).max(1);
+    let last = edges.len() - 1;
+    edges
+        .iter()
+        .enumerate()
+        .filter(|(index, _)| index % stride == 0 || *index == last)
+        .map(|(_, edge)| *edge)
+        .collect()
 }
 
 /// The smallest distance between two distinct finite values.

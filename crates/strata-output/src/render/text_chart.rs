@@ -23,6 +23,7 @@ pub fn chart_lines(chart: &Chart, width: usize) -> Vec<String> {
         ChartKind::Line => "line chart",
         ChartKind::Scatter => "scatter chart",
         ChartKind::Bars => "bar chart",
+        ChartKind::Histogram => "histogram (each bar: its bucket, up to its x)",
     };
     let axes = format!(
         "{kind}; x: {}; y: {}",
@@ -33,7 +34,9 @@ pub fn chart_lines(chart: &Chart, width: usize) -> Vec<String> {
     for series in &chart.series {
         let series_lines = match chart.kind {
             ChartKind::Scatter => scatter_lines(series, chart, width),
-            ChartKind::Line | ChartKind::Bars => sparkline_lines(series, chart, width),
+            ChartKind::Line | ChartKind::Bars | ChartKind::Histogram => {
+                sparkline_lines(series, chart, width)
+            }
         };
         lines.extend(series_lines);
     }

@@ -3,9 +3,10 @@
 //! (`per s (requests/s)`, wrapped onto more heading lines when narrow).
 //!
 //! A table wider than the page first gives up room in its text columns
-//! (whose cells wrap), then in its headings; when even the numbers cannot
-//! fit side by side, each row is printed as a list of `heading: value`
-//! lines. No line is ever wider than the width asked for.
+//! (whose cells wrap), then in its headings, always between words; when
+//! the numbers and whole words cannot fit side by side, each row is
+//! printed as a list of `heading: value` lines. No line is ever wider than
+//! the width asked for, and no word is cut to fit one.
 //!
 //! Not for: the table's title or anything around the table.
 
@@ -16,6 +17,9 @@ use crate::document::{Cell, Column, Table};
 const GAP: &str = "  ";
 /// Text columns keep at least this many characters while headings shrink.
 const TEXT_COLUMN_FLOOR: usize = 6;
+/// A text cell's word up to this long is never cut in a column (a longer
+/// one, a path, may be).
+const LONGEST_UNCUT_WORD: usize = 24;
 
 /// The lines of `table`, each at most `width` characters.
 pub fn layout_table(table: &Table, width: usize) -> Vec<String> {
@@ -76,7 +80,8 @@ struct ColumnFit {
     unwrapped_cells: usize,
     /// Text cells wrap too, down to a readable floor.
     wrapped_text: usize,
-    /// Numbers still fit whole; everything else is cut as needed.
+    /// Numbers and words still fit whole (a word is never cut: a table
+    /// that cannot keep them is printed row by row instead).
     tightest: usize,
 }
 
@@ -91,10 +96,18 @@ impl ColumnFit {
         let heading_word = longest_word(&headings[index]);
         let natural = widest_cell.max(columns(&headings[index])).max(1);
         let unwrapped_cells = widest_cell.max(heading_word).max(1);
+        let cell_word = table
+            .rows
+            .iter()
+            .map(|row| longest_word(cell_at(row, index)))
+            .max()
+            .unwrap_or(0)
+            .min(LONGEST_UNCUT_WORD);
         let (wrapped_text, tightest) = if table.columns[index].numeric {
-            (unwrapped_cells, widest_cell.max(1))
+            (unwrapped_cells, unwrapped_cells)
         } else {
-            (heading_word.max(TEXT_COLUMN_FLOOR), TEXT_COLUMN_FLOOR)
+            let floor = heading_word.max(cell_word).max(TEXT_COLUMN_FLOOR);
+            (floor, floor)
         };
         ColumnFit {
             natural,

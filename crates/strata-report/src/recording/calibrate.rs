@@ -255,12 +255,13 @@ pub(crate) fn section(recording: &Recording, points: &[Point]) -> Section {
                 "MB/s of the large I/O (workload layer, 10^6 bytes/s)",
                 "MB/s",
                 |p| p.large_mb_per_s(),
-            ));
+            ))
+            .note("Rows: large streams; columns: small outstanding I/Os (ORION's matrix).");
     }
     if let Some(table) = summary_table(recording) {
         section = section.table(table);
     }
-    section.note("Rows: large streams; columns: small outstanding I/Os (ORION's matrix).")
+    section
 }
 
 fn knee_point(recording: &Recording) -> Option<String> {
@@ -430,6 +431,25 @@ fn summary_table(recording: &Recording) -> Option<Table> {
             Cell::text(&best.point),
         ]);
     }
+    let target = &summary.iops_under_latency_target;
+    let label = format!(
+        "max IOPS with p99 ≤ {}",
+        strata_core::units::format_latency_ns(target.lat_target_us * 1e3)
+    );
+    table.push(match &target.best {
+        Some(best) => vec![
+            Cell::text(label),
+            number(best.value, &best.unit),
+            Cell::text(&best.unit),
+            Cell::text(&best.point),
+        ],
+        None => vec![
+            Cell::text(label),
+            Cell::empty(),
+            Cell::text("no point met the target"),
+            Cell::empty(),
+        ],
+    });
     Some(table)
 }
 
@@ -470,7 +490,8 @@ pub(crate) fn latency_section(points: &[Point]) -> Section {
     Section::new("latency", "Latency").table(table)
 }
 
-/// Calibrate's per-second latency on the timeline, for [time_series].
+/// Calibrate's per-second latency on the timeline, for [time_series]: one
+/// line per point, never one point's seconds joined to the next's.
 pub(crate) fn latency_over_time(recording: &Recording, points: &[Point]) -> Chart {
     let mut mean = Vec::new();
     let mut max = Vec::new();
@@ -484,6 +505,9 @@ pub(crate) fn latency_over_time(recording: &Recording, points: &[Point]) -> Char
             mean.push([t_s, second.lat_mean_us / 1e3]);
             max.push([t_s, second.lat_max_us / 1e3]);
         }
+        // A gap between points: each point's seconds are a line of their own.
+        mean.push([f64::NAN, f64::NAN]);
+        max.push([f64::NAN, f64::NAN]);
     }
     line(
         "calibrate_latency_over_time",

@@ -100,10 +100,10 @@ fn histogram_chart(operation: &str, histogram: &LatencyHistogram) -> Chart {
     Chart {
         id: format!("{operation}_latency_histogram"),
         title: format!(
-            "{operation} latency histogram (workload layer; bar at x = count under x ms, \
-             doubling buckets like Oracle's wait histograms)"
+            "{operation} latency histogram (workload layer; each bar: the statements between \
+             its two edges, in ms, doubling buckets like Oracle's wait histograms)"
         ),
-        kind: ChartKind::Bars,
+        kind: ChartKind::Histogram,
         x: Axis {
             label: "latency under".to_string(),
             unit: "ms".to_string(),

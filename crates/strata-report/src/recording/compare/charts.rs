@@ -101,10 +101,10 @@ fn histograms(sides: &[Side]) -> Vec<Chart> {
         charts.push(chart(
             &format!("compare_{operation}_latency_histogram"),
             &format!(
-                "{operation} latency histograms (workload layer; bar at x = count under x ms, \
-                 doubling buckets), one series per run"
+                "{operation} latency histograms (workload layer; each bar: the statements \
+                 between its two edges, in ms, doubling buckets), one series per run"
             ),
-            ChartKind::Bars,
+            ChartKind::Histogram,
             axis("latency under", "ms", true),
             axis(&format!("{operation} statements"), "statements", false),
             series,

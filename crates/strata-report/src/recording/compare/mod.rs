@@ -55,11 +55,15 @@ fn check_one_kind(recordings: &[Recording]) -> anyhow::Result<Kind> {
         .iter()
         .enumerate()
         .map(|(index, recording)| {
+            let kind = recording.header.kind;
+            let article = match kind {
+                Kind::Observe => "an",
+                Kind::Run | Kind::Calibrate => "a",
+            };
             format!(
-                "{} {} is a {} Recording",
+                "{} {} is {article} {kind} Recording",
                 mark(index),
                 recording.path.display(),
-                recording.header.kind
             )
         })
         .collect();
