@@ -1,7 +1,9 @@
 //! The HTML page as a browser sees it: headless Chromium loads a rich
 //! report and the reports of real recordings (the fixtures); its DOM must hold one chart per chart with every finite point
 //! drawn, its console must stay silent (the page's content security policy
-//! turns any script or external resource into a console error), and a
+//! turns any script or external resource into a console error), a latency
+//! histogram's bars must sit between the tick labels of their buckets'
+//! edges, a calibration sweep's ORION matrices must be there, and a
 //! screenshot is kept in `target/ci-artifacts/` for a person to look at.
 //!
 //! Chromium comes from scripts/install-test-deps; without it this test
@@ -138,14 +140,85 @@ fn chromium_draws_the_reports_of_real_recordings() {
             .join(fixture);
         let report = report_from_recording(&path, None).unwrap();
         assert!(report.charts().count() >= 3, "{fixture}: too few charts");
-        check_in_chromium(&report, name);
+        let dom = check_in_chromium(&report, name);
+        match name {
+            "run-report" => assert_bars_sit_between_their_edges(&dom, "select_latency_histogram"),
+            _ => assert_the_orion_matrix_is_drawn(&dom),
+        }
     }
+}
+
+/// The `x` attributes of the `class="tick x"` labels and the `(x, width)`
+/// of the `class="bar"` rectangles in `svg`.
+fn ticks_and_bars(svg: &str) -> (Vec<f64>, Vec<(f64, f64)>) {
+    let attribute = |tag: &str, name: &str| -> Option<f64> {
+        let start = tag.find(&format!(" {name}=\""))? + name.len() + 3;
+        tag[start..].split('"').next()?.parse().ok()
+    };
+    let ticks = svg
+        .split("<text class=\"tick x\"")
+        .skip(1)
+        .filter_map(|tag| attribute(tag, "x"))
+        .collect();
+    let bars = svg
+        .split("<rect class=\"bar\"")
+        .skip(1)
+        .filter_map(|tag| Some((attribute(tag, "x")?, attribute(tag, "width")?)))
+        .collect();
+    (ticks, bars)
+}
+
+/// A doubling-bucket histogram as Chromium drew it: every bar spans from
+/// one tick label to the next (its bucket's two edges, 1 px of gap each
+/// side), none straddles a label or the axis.
+fn assert_bars_sit_between_their_edges(dom: &str, id: &str) {
+    let (svg, _) = chart_markup(dom, id);
+    let svg = svg.unwrap_or_else(|| panic!("no chart {id}"));
+    assert!(
+        svg.contains("data-kind=\"histogram\""),
+        "{id} is no histogram"
+    );
+    let (ticks, bars) = ticks_and_bars(svg);
+    assert!(
+        bars.len() >= 2 && ticks.len() == bars.len() + 1,
+        "{ticks:?} {bars:?}"
+    );
+    let on_a_tick = |at: f64| ticks.iter().any(|tick| (tick - at).abs() < 0.6);
+    for (x, width) in &bars {
+        assert!(
+            on_a_tick(x - 1.0),
+            "bar at {x} starts off its edge: {ticks:?}"
+        );
+        assert!(
+            on_a_tick(x + width + 1.0),
+            "bar at {x} ends off its edge: {ticks:?}"
+        );
+    }
+}
+
+/// A calibration sweep's report, as Chromium drew it, holds ORION's
+/// matrices (a row per large-stream count, a column per small outstanding
+/// count) under their caption, and the latency target's line.
+fn assert_the_orion_matrix_is_drawn(dom: &str) {
+    for title in [
+        "IOPS of the small I/O (workload layer, requests/s)",
+        "MB/s of the large I/O (workload layer, 10^6 bytes/s)",
+    ] {
+        assert!(dom.contains(title), "no matrix {title}");
+    }
+    assert!(dom.contains("large streams \\ small outstanding"));
+    assert!(dom.contains("ORION&#39;s matrix") || dom.contains("ORION's matrix"));
+    assert!(
+        dom.contains("max IOPS with p99 ≤"),
+        "no latency target's line"
+    );
 }
 
 /// Renders `report`, loads it in headless Chromium and checks one svg per
 /// chart with every finite point drawn and no console error; saves the
-/// page and a screenshot as `target/ci-artifacts/NAME{.html,-screenshot.png}`.
-fn check_in_chromium(report: &Report, name: &str) {
+/// page and a screenshot as `target/ci-artifacts/NAME{.html,-screenshot.png}`;
+/// returns the DOM as Chromium made it.
+fn check_in_chromium(report: &Report, name: &str) -> String {
     let scratch = tempfile::tempdir().unwrap();
     let page = scratch.path().join(format!("{name}.html"));
     std::fs::write(&page, HtmlRenderer.render(report)).unwrap();
@@ -171,6 +244,7 @@ fn check_in_chromium(report: &Report, name: &str) {
         );
     }
     save_screenshot(&profile, &page, name);
+    dom
 }
 
 fn save_screenshot(profile: &Path, page: &Path, name: &str) {
