@@ -157,6 +157,7 @@ fn warnings(figures: &RunFigures, end: &Edge) -> Vec<String> {
                 .to_string(),
         ),
     }
+    warnings.extend(writes_without_wal(figures));
     if let Some(error) = &end.database_error {
         warnings.push(format!(
             "database counters at the end of the window are missing: {error}"
@@ -169,6 +170,49 @@ fn warnings(figures: &RunFigures, end: &Edge) -> Vec<String> {
         ));
     }
     warnings
+}
+
+/// A run that updated nothing while its devices wrote: said, with where
+/// the writes came from when PostgreSQL counts it (its backends writing
+/// dirty buffers out to make room, `buffers_backend`), since a read-only
+/// result should not carry another workload's writes unnamed.
+fn writes_without_wal(figures: &RunFigures) -> Option<String> {
+    let database = figures.database.as_ref()?;
+    let written: u64 = figures
+        .devices
+        .iter()
+        .map(|device| device.write_bytes)
+        .sum();
+    let requests: u64 = figures
+        .devices
+        .iter()
+        .map(|device| device.write_requests)
+        .sum();
+    let read_only = figures.workload.rows_updated == 0;
+    if !read_only || written < 1 << 20 || database.wal_bytes * 100.0 > written as f64 {
+        return None;
+    }
+    let backend_writes = database
+        .counters
+        .get("bgwriter.buffers_backend")
+        .copied()
+        .unwrap_or(0.0);
+    let whose = match backend_writes > 0.0 {
+        true => format!(
+            "PostgreSQL's backends wrote {backend_writes:.0} dirty buffers out themselves to \
+             make room (buffers_backend): pages dirtied without WAL (hint bits) and evicted"
+        ),
+        false => "not the database's WAL: another process, or the kernel writing back dirty \
+                  pages"
+            .to_string(),
+    };
+    Some(format!(
+        "the run updated nothing, yet its devices wrote {:.1} MB in {requests} requests \
+         ({:.0}/s) with {:.1} MB of WAL: {whose}; the device's read figures carry these writes",
+        written as f64 / 1e6,
+        per_s(requests as f64, figures.window_s),
+        database.wal_bytes / 1e6
+    ))
 }
 
 /// Who did the devices' I/O: the server's processes seen at either edge,

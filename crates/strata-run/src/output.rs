@@ -104,8 +104,15 @@ pub fn report_text(outcome: &SlobOutcome) -> String {
         out += "\n";
         out += &crate::sweep::text(sweep);
         out += &format!(
-            "\nThe last point ({} sessions), in full:\n",
-            sweep.points.last().map_or(0, |point| point.sessions)
+            "\nThe last point ({}), in full:\n",
+            counted(
+                sweep
+                    .points
+                    .last()
+                    .map_or(0, |point| u64::from(point.sessions)),
+                "session",
+                "sessions"
+            )
         );
     }
     if let Some(figures) = &outcome.figures {

@@ -27,7 +27,14 @@ pub struct ProcessUse {
 }
 
 impl ProcessUse {
+    /// `None` for a process gone or a zombie: an exited process's time is
+    /// counted once, in its parent's reaped totals, when it is reaped (read
+    /// alive as well while hundreds of backends exit at a window's end, it
+    /// was counted twice: 2.3 CPUs on a 2-CPU host).
     fn read(pid: u32) -> Option<ProcessUse> {
+        if !strata_probe::collectors::is_running(pid) {
+            return None;
+        }
         let (user, system) = process_cpu_ticks(pid)?;
         let run_delay_ns = std::fs::read_to_string(format!("/proc/{pid}/schedstat"))
             .ok()

@@ -64,6 +64,12 @@ fn read_only_run_with_a_limited_page_cache_reaches_the_device() {
         "{}",
         result["absorption"]
     );
+    let written = devices[0]["write_bytes"].as_u64().unwrap();
+    let warnings = result["warnings"].to_string();
+    assert!(
+        written < 1 << 20 || warnings.contains("the run updated nothing, yet its devices wrote"),
+        "a read-only window wrote {written} bytes unnamed: {warnings}"
+    );
     let method = &document["environment"]["page_cache"]["method"];
     assert!(method == "cgroup_v1" || method == "cgroup_v2", "{method}");
     let held = &result["page_cache_held"];

@@ -9,6 +9,7 @@
 //! arithmetic (strata-run's `sweep`).
 
 use super::sections::{number, optional};
+use strata_core::units::counted;
 use strata_output::document::{
     Axis, Cell, Chart, ChartKind, Column, Fact, Mark, Section, Series, Table,
 };
@@ -30,8 +31,8 @@ pub(crate) fn facts(sweep: &SweepSummary) -> Vec<Fact> {
     let mut facts = vec![Fact::new(
         "sweep",
         format!(
-            "{} windows, at {} sessions",
-            sweep.points.len(),
+            "{}, at {} sessions",
+            counted(sweep.points.len() as u64, "window", "windows"),
             sessions.join(", ")
         ),
     )];
@@ -39,7 +40,10 @@ pub(crate) fn facts(sweep: &SweepSummary) -> Vec<Fact> {
         let reads = device(knee);
         facts.push(Fact::new(
             "knee",
-            format!("{knee} sessions, {reads:.0} device read requests/s"),
+            format!(
+                "{}, {reads:.0} device read requests/s",
+                counted(u64::from(knee), "session", "sessions")
+            ),
         ));
     }
     let target = sweep.latency_target_ms;
@@ -47,8 +51,9 @@ pub(crate) fn facts(sweep: &SweepSummary) -> Vec<Fact> {
         "under the latency target",
         match sweep.best_under_target {
             Some(best) => format!(
-                "{:.0} device read requests/s at {best} sessions (statement p99 ≤ {target:.1} ms)",
-                device(best)
+                "{:.0} device read requests/s at {} (statement p99 ≤ {target:.1} ms)",
+                device(best),
+                counted(u64::from(best), "session", "sessions")
             ),
             None => format!("no point's statement p99 was ≤ {target:.1} ms"),
         },
@@ -97,9 +102,10 @@ pub(crate) fn section(sweep: &SweepSummary) -> Section {
     for point in &sweep.points {
         if let (Some(share), Some(why)) = (point.storage_share_pct, &point.shortfall) {
             section = section.note(format!(
-                "{} sessions reached {share:.0}% of the storage's rate at {} outstanding; the \
+                "{} reached {share:.0}% of the storage's rate at {} outstanding; the \
                  rest: {why}",
-                point.sessions, point.sessions
+                counted(u64::from(point.sessions), "session", "sessions"),
+                point.sessions
             ));
         }
     }
@@ -231,7 +237,7 @@ fn curves(sweep: &SweepSummary) -> Chart {
         Some(Mark {
             x: f64::from(knee),
             y: point.device_read_requests_per_s?,
-            label: format!("knee: {knee} sessions"),
+            label: format!("knee: {}", counted(u64::from(knee), "session", "sessions")),
         })
     });
     let axis = |label: &str, unit: &str| Axis {
