@@ -51,15 +51,7 @@ pub fn owner_pid(name: &str, prefix: &str) -> Option<u32> {
 
 /// Whether a process with this pid exists (a zombie counts as gone). A pid
 /// reused by another program counts as running: the leftover is kept.
-pub fn is_alive(pid: u32) -> bool {
-    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-        return false;
-    };
-    let state = stat
-        .rsplit_once(')')
-        .and_then(|(_, rest)| rest.split_whitespace().next());
-    !matches!(state, None | Some("Z") | Some("X"))
-}
+pub use strata_probe::collectors::is_running as is_alive;
 
 /// Every entry of `dir` named `<prefix><pid>-…` whose pid no longer runs
 /// (and is not this process), oldest name first; none when `dir` cannot be
