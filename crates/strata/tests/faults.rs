@@ -126,15 +126,6 @@ fn a_killed_mariadbd_is_a_clear_error_and_nothing_is_left_behind() {
     assert!(strata_processes_in(server_dir).is_empty());
 }
 
-/// The directory of the first stderr line, `strata: work directory DIR (why)`.
-fn work_directory_of(stderr: &str) -> PathBuf {
-    let line = stderr
-        .lines()
-        .find_map(|line| line.strip_prefix("strata: work directory "))
-        .unwrap_or_else(|| panic!("no work directory line: {stderr}"));
-    PathBuf::from(line.split(" (").next().unwrap())
-}
-
 /// The pids of `parent`'s children whose command is `name`.
 fn children_named(parent: u32, name: &str) -> Vec<u32> {
     let stats = std::fs::read_dir("/proc").unwrap().filter_map(|entry| {

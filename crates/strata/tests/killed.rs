@@ -42,17 +42,20 @@ fn a_run_killed_in_its_window_leaves_its_recording_and_the_next_run_clears_the_r
     ];
     let (child, lines) = spawn_with_stderr_lines(&args, dir.path());
     let pid = child.id();
-    wait_for_phase(&lines, "running");
+    let seen = wait_for_phase(&lines, "running");
+    // A clone under a 0700 directory puts the server elsewhere on its
+    // filesystem (`/var/tmp`): the leftovers are there.
+    let work_dir = work_directory_of(&seen);
     std::thread::sleep(Duration::from_secs(3));
     kill_9(child);
 
     assert!(
-        eventually(Duration::from_secs(10), || strata_processes_in(dir.path())
+        eventually(Duration::from_secs(10), || strata_processes_in(&work_dir)
             .is_empty()),
         "the throwaway server outlived the strata that owned it: {:?}",
-        strata_processes_in(dir.path())
+        strata_processes_in(&work_dir)
     );
-    let left = cluster_dirs_in(dir.path());
+    let left = cluster_dirs_in(&work_dir);
     assert!(
         left.iter()
             .any(|name| name.starts_with(&format!(".strata-pg-{pid}-"))),
@@ -68,13 +71,14 @@ fn a_run_killed_in_its_window_leaves_its_recording_and_the_next_run_clears_the_r
     let stderr = stderr_of(&next);
     assert!(next.status.success(), "{stderr}");
     for name in &left {
-        let removed = format!("strata: removed {}", dir.path().join(name).display());
+        let removed = format!("strata: removed {}", work_dir.join(name).display());
         assert!(stderr.contains(&removed), "{name} not named: {stderr}");
     }
     assert!(
         stderr.contains(&format!("left by strata pid {pid}, which no longer runs")),
         "{stderr}"
     );
+    assert_nothing_left_behind(&work_dir);
     assert_nothing_left_behind(dir.path());
 }
 

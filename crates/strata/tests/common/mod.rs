@@ -269,3 +269,12 @@ impl KeptCluster {
         }
     }
 }
+
+/// The directory of the first stderr line, `strata: work directory DIR (why)`.
+pub fn work_directory_of(stderr: &str) -> std::path::PathBuf {
+    let line = stderr
+        .lines()
+        .find_map(|line| line.strip_prefix("strata: work directory "))
+        .unwrap_or_else(|| panic!("no work directory line: {stderr}"));
+    std::path::PathBuf::from(line.split(" (").next().unwrap())
+}
