@@ -177,7 +177,8 @@ pub fn check_path(path: &Path, existing: Existing) -> anyhow::Result<()> {
 
 impl RecordingWriter {
     /// Creates the file and writes the header: refused when a file is
-    /// already there unless `existing` is [`Existing::Replace`].
+    /// already there unless `existing` is [`Existing::Replace`]. A new file
+    /// whose header cannot be written is removed again.
     pub fn create(path: &Path, header: &Header, existing: Existing) -> anyhow::Result<Self> {
         let mut options = std::fs::OpenOptions::new();
         match existing {
@@ -202,7 +203,12 @@ impl RecordingWriter {
             complete_bytes: 0,
             failed: None,
         };
-        writer.write_line(header)?;
+        if let Err(error) = writer.write_line(header) {
+            if existing == Existing::Refuse {
+                let _ = std::fs::remove_file(path);
+            }
+            return Err(error);
+        }
         Ok(writer)
     }
 
