@@ -939,7 +939,7 @@ impl WindowContext<'_> {
         let joined = match &config.shard {
             Some(shard) => {
                 observer.phase("waiting for the other shards at the rendezvous");
-                let warmup = warmup_of(&stop_after);
+                let warmup = stop_after.warmup();
                 Some(
                     crate::rendezvous::join(client, &server.target, shard, warmup, interrupt)
                         .await?,
@@ -1085,13 +1085,6 @@ async fn prefetches(client: &tokio_postgres::Client) -> bool {
 }
 
 /// The warm-up before the measured window (none in batch mode).
-fn warmup_of(stop_after: &StopAfter) -> Duration {
-    match stop_after {
-        StopAfter::Duration { warmup, .. } => *warmup,
-        StopAfter::WorkLoops(_) => Duration::ZERO,
-    }
-}
-
 async fn measure(
     driver: Driver,
     (client, version_num): (&tokio_postgres::Client, u32),

@@ -21,7 +21,7 @@ use strata_run::recorder::RunRecorder;
 use strata_run::request::{self, EngineRequest, ResolvedOptions, ShardRequest};
 use strata_run::sweep::{self, SweepRequest};
 use strata_slob::conf_file::Defaults;
-use strata_slob::session::{DriverOptions, StopAfter};
+use strata_slob::session::DriverOptions;
 
 #[derive(Args, Debug)]
 pub struct SetupArgs {
@@ -248,10 +248,7 @@ fn execute(data: &DataRequest, output: &OutputArgs, job: Job) -> anyhow::Result<
         Some(record) => Some(record.open(&command, &options)?),
         None => None,
     };
-    let warmup = match job.driver.stop_after {
-        StopAfter::Duration { warmup, .. } => warmup,
-        StopAfter::WorkLoops(_) => std::time::Duration::ZERO,
-    };
+    let warmup = job.driver.stop_after.warmup();
     let request = EngineRequest {
         page_cache: data.page_cache_limit.unwrap_or(PageCacheChoice::Auto),
         driver: job.driver,

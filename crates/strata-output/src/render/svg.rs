@@ -264,14 +264,12 @@ impl Frame {
         let base = self.y.position(baseline);
         let mut svg = String::new();
         for [x, y] in finite_points(&series.points) {
-            let top = self.y.position(y);
             let left = self.x.position(x) + offset - self.bar_width / 2.0;
-            svg.push_str(&format!(
-                "<rect class=\"bar\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" stroke=\"none\" fill-opacity=\"0.75\"/>",
-                px(left),
-                px(top.min(base)),
-                px(self.bar_width.max(1.0)),
-                px((base - top).abs())
+            svg.push_str(&bar_rect(
+                left,
+                self.bar_width.max(1.0),
+                self.y.position(y),
+                base,
             ));
         }
         svg
@@ -307,17 +305,11 @@ impl Frame {
         let base = self.y.position(baseline);
         let mut svg = String::new();
         for (low, [x, y]) in self.bucket_lows(series) {
-            let top = self.y.position(y);
             let (low, high) = (self.x.position(low), self.x.position(x));
             let share = (high - low) / count.max(1) as f64;
-            let (left, right) = (low + share * index as f64, low + share * (index + 1) as f64);
-            svg.push_str(&format!(
-                "<rect class=\"bar\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" stroke=\"none\" fill-opacity=\"0.75\"/>",
-                px(left + 1.0),
-                px(top.min(base)),
-                px((right - left - 2.0).max(1.0)),
-                px((base - top).abs())
-            ));
+            let left = low + share * index as f64;
+            let width = (share - 2.0).max(1.0);
+            svg.push_str(&bar_rect(left + 1.0, width, self.y.position(y), base));
         }
         svg
     }
@@ -478,6 +470,18 @@ fn x_ticks_fitting(chart: &Chart, plot_width: f64) -> (Vec<f64>, f64) {
         }
     }
     unreachable!("the loop returns at target 2")
+}
+
+/// One bar: `width` pixels from `left`, between the pixels `top` and
+/// `base` of the y axis.
+fn bar_rect(left: f64, width: f64, top: f64, base: f64) -> String {
+    format!(
+        "<rect class=\"bar\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" stroke=\"none\" fill-opacity=\"0.75\"/>",
+        px(left),
+        px(top.min(base)),
+        px(width),
+        px((base - top).abs())
+    )
 }
 
 /// A histogram's x ticks: its buckets' edges (every point's x, and below

@@ -105,10 +105,15 @@ fn stop(postmaster: u32, dir: &Path, owner_uid: u32) -> anyhow::Result<()> {
     }
 }
 
-/// The pid on the first line of `postmaster.pid` (or of a socket's
-/// `.s.PGSQL.<port>.lock`, which has the same first line).
+/// The postmaster's pid in a data directory's `postmaster.pid`.
 fn postmaster_pid_of(dir: &Path) -> Option<u32> {
-    let text = std::fs::read_to_string(dir.join("postmaster.pid")).ok()?;
+    first_line_pid(&dir.join("postmaster.pid"))
+}
+
+/// The pid on the first line of `postmaster.pid` or of a socket's
+/// `.s.PGSQL.<port>.lock` (both start with it).
+fn first_line_pid(file: &Path) -> Option<u32> {
+    let text = std::fs::read_to_string(file).ok()?;
     text.lines().next()?.trim().parse().ok()
 }
 
@@ -123,9 +128,6 @@ fn server_running_in(dir: &Path) -> bool {
         let lock = name.to_string_lossy();
         lock.starts_with(".s.PGSQL.")
             && lock.ends_with(".lock")
-            && std::fs::read_to_string(entry.path())
-                .ok()
-                .and_then(|text| text.lines().next()?.trim().parse::<u32>().ok())
-                .is_some_and(leftovers::is_alive)
+            && first_line_pid(&entry.path()).is_some_and(leftovers::is_alive)
     })
 }

@@ -83,6 +83,17 @@ pub enum StopAfter {
     WorkLoops(u64),
 }
 
+impl StopAfter {
+    /// The time the sessions run before the measured window (none in batch
+    /// mode).
+    pub fn warmup(&self) -> Duration {
+        match self {
+            StopAfter::Duration { warmup, .. } => *warmup,
+            StopAfter::WorkLoops(_) => Duration::ZERO,
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct DriverOptions {
     pub plan: SchemaPlan,
