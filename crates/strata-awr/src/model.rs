@@ -207,7 +207,7 @@ impl WaitEvent {
                 let resolution = self.avg_resolution_ms.unwrap_or(0.001);
                 Some(Average {
                     ms: printed,
-                    decimals: decimals_for(resolution),
+                    decimals: decimals_for(resolution).min(decimals_supported(printed, 0.0)),
                     computed: false,
                     oracle_ms: None,
                     uncertainty_ms: resolution / 2.0,
@@ -229,7 +229,7 @@ impl WaitEvent {
             if rounding > 0.0 && rounding < uncertainty_ms {
                 return Average {
                     ms: printed,
-                    decimals: decimals_for(rounding * 2.0),
+                    decimals: decimals_for(rounding * 2.0).min(decimals_supported(printed, 0.0)),
                     computed: false,
                     oracle_ms: None,
                     uncertainty_ms: rounding,
@@ -246,16 +246,24 @@ impl WaitEvent {
     }
 }
 
-/// Decimals that show every significant digit a value of this relative
-/// uncertainty has (at least one, at most four decimals).
+/// The most significant digits an average is shown with: a column of
+/// averages reads alike (1.43, 0.102, 0.842), not 1.43 beside 0.1016.
+const MOST_SIGNIFICANT_DIGITS: f64 = 3.0;
+
+/// Decimals that show the significant digits a value of this relative
+/// uncertainty has, at most [`MOST_SIGNIFICANT_DIGITS`] and four decimals;
+/// none where even the units digit is uncertain.
 pub fn decimals_supported(value: f64, relative: f64) -> usize {
     let significant = if relative > 0.0 {
-        (1.0 / relative).log10().floor().clamp(1.0, 6.0)
+        (1.0 / relative)
+            .log10()
+            .floor()
+            .clamp(1.0, MOST_SIGNIFICANT_DIGITS)
     } else {
-        6.0
+        MOST_SIGNIFICANT_DIGITS
     };
     let magnitude = value.abs().max(1e-9).log10().floor();
-    (significant - 1.0 - magnitude).clamp(1.0, 4.0) as usize
+    (significant - 1.0 - magnitude).clamp(0.0, 4.0) as usize
 }
 
 /// Decimals that show a value printed with this resolution.
@@ -382,4 +390,23 @@ fn find_event<'a>(events: &'a [WaitEvent], name: &str) -> Option<&'a WaitEvent> 
                     && name.starts_with(event.name.as_str())
             })
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn averages_show_three_significant_digits_at_most_and_none_they_lack() {
+        let shown =
+            |value: f64, relative: f64| format!("{value:.*}", decimals_supported(value, relative));
+        assert_eq!(shown(1.4321, 1e-5), "1.43");
+        assert_eq!(shown(0.101_63, 1e-5), "0.102");
+        assert_eq!(shown(0.842, 1e-5), "0.842");
+        assert_eq!(shown(20.79, 1e-5), "20.8");
+        assert_eq!(shown(1_327.1, 1e-5), "1327");
+        // 21 ms − 2 ms, each printed to the ms: the rest has no decimal.
+        assert_eq!(shown(19.0, 1.0 / 19.0), "19");
+        assert_eq!(shown(7.51, 0.055 / 7.51), "7.5");
+    }
 }

@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
 use strata_core::units::{format_latency_ns, format_size};
+use strata_recording::device::rotation_as_served;
 
 /// Name and version of the `--json` document.
 pub const JSON_SCHEMA: &str = "strata.calibrate";
@@ -211,7 +212,9 @@ pub fn summary_text(summary: &Summary) -> String {
     out
 }
 
-pub fn describe_target(target: &TargetDescription) -> String {
+/// The target and its device; `peak_requests_per_s` (the most the devices
+/// served at any point) tells a device flagged rotational that cannot be.
+pub fn describe_target(target: &TargetDescription, peak_requests_per_s: f64) -> String {
     let device = match (&target.device, &target.device_note) {
         (Some(device), _) => {
             let physical: Vec<&str> = target
@@ -219,11 +222,7 @@ pub fn describe_target(target: &TargetDescription) -> String {
                 .iter()
                 .map(|d| d.name.as_str())
                 .collect();
-            let rotational = match device.rotational {
-                Some(true) => "rotational",
-                Some(false) => "non-rotational",
-                None => "rotation unknown",
-            };
+            let rotational = rotation_as_served(device.rotational, peak_requests_per_s);
             format!(
                 "on {} ({rotational}; physical: {})",
                 device.name,
@@ -400,7 +399,10 @@ pub fn report_text(outcome: &CalibrationOutcome, outlier_us: f64) -> String {
         let _ = writeln!(out, "{line}");
     }
     out.push('\n');
-    out.push_str(&describe_target(&outcome.target));
+    out.push_str(&describe_target(
+        &outcome.target,
+        peak_requests_per_s(&outcome.points),
+    ));
     if outcome.interrupted {
         let _ = writeln!(
             out,
@@ -437,6 +439,15 @@ pub fn report_text(outcome: &CalibrationOutcome, outlier_us: f64) -> String {
     out.push('\n');
     out.push_str(&outliers_text(&outcome.points, outlier_us, 20));
     out
+}
+
+/// The most requests per second any device served at any point.
+fn peak_requests_per_s(points: &[PointResult]) -> f64 {
+    points
+        .iter()
+        .flat_map(|point| &point.devices)
+        .map(|device| device.r_per_s + device.w_per_s)
+        .fold(0.0, f64::max)
 }
 
 /// The calibration's outputs: its text, its JSON document and, as CSV,

@@ -189,6 +189,19 @@ pub fn counted(count: u64, one: &str, many: &str) -> String {
     }
 }
 
+/// `count` with a comma between each group of three digits: "57,012".
+pub fn thousands(count: u64) -> String {
+    let digits = count.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (index, digit) in digits.chars().enumerate() {
+        if index > 0 && (digits.len() - index).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    out
+}
+
 /// Prints a size in the largest IEC unit it reaches: exact sizes print
 /// without decimals (`8 KiB`, `1 MiB`), others with two (`1.50 GiB`).
 pub fn format_size(bytes: u64) -> String {
@@ -250,6 +263,15 @@ pub fn format_duration(duration: Duration) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn thousands_are_grouped_by_three_digits() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1000), "1,000");
+        assert_eq!(thousands(57_012), "57,012");
+        assert_eq!(thousands(1_234_567), "1,234,567");
+    }
 
     #[test]
     fn bare_letters_are_binary_and_b_suffixes_decimal() {

@@ -279,13 +279,27 @@ fn device_rows(things: Vec<Thing>) -> Rows {
     );
     let disks = whole_disks(&things);
     let total = (disks.len() > 1 || things.len() > disks.len()).then(|| disk_total(&disks));
+    let flagged: Vec<String> = things.iter().filter_map(rotation_contradicted).collect();
     let mut rows = Rows::of(header, things, |t| {
         device_row(t.label("device"), &describe_device(t), t)
     });
     if let Some(total) = total {
         rows.rows.push(device_row("total", "disks, once", &total));
     }
+    rows.rows.extend(flagged);
     rows
+}
+
+/// A note for a disk sysfs calls rotational that served more requests per
+/// second than a rotating disk can.
+fn rotation_contradicted(thing: &Thing) -> Option<String> {
+    use strata_recording::device::{rotation_as_served, rotation_contradicted};
+    let requests_per_s = thing.rate("read_requests") + thing.rate("write_requests");
+    let rotational = (thing.label("rotational") == "true").then_some(true);
+    rotation_contradicted(rotational, requests_per_s).then(|| {
+        let rotation = rotation_as_served(rotational, requests_per_s);
+        format!("{}: {rotation}", thing.label("device"))
+    })
 }
 
 /// What a device is: a disk (rotational or not), a partition of a disk, a
@@ -747,6 +761,24 @@ mod tests {
             .rows
             .iter()
             .any(|row| row.contains("part of") || row.starts_with("vda1")));
+    }
+
+    #[test]
+    fn a_disk_flagged_rotational_beyond_a_spindles_rate_gets_a_note() {
+        let rotational = |name: &str, reads: f64| {
+            let (metric, (_, rate)) = device(name, "disk", reads);
+            let metric = metric.with_label("rotational", "true");
+            let key = metric.series_key();
+            (metric, (key, rate))
+        };
+        let (metrics, rates): (Vec<Metric>, BTreeMap<String, f64>) =
+            [rotational("vda", 57_000.0), rotational("sdb", 120.0)]
+                .into_iter()
+                .unzip();
+        let rows = device_rows(group(&metrics, &rates, &["device"])).rows;
+        let notes: Vec<&String> = rows.iter().filter(|row| row.contains("flagged")).collect();
+        assert_eq!(notes.len(), 1, "{rows:#?}");
+        assert!(notes[0].starts_with("vda: ") && notes[0].contains("57,000 requests/s"));
     }
 
     #[test]

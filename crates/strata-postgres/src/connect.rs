@@ -89,10 +89,17 @@ impl fmt::Display for ConnectionTarget {
     }
 }
 
-/// Connects without TLS and spawns the connection task on the current
-/// tokio runtime. Fails within 5 s for an unreachable server.
+/// The `application_name` of strata's own connections (edges, samplers,
+/// settings), so that `pg_stat_activity` and strata's process groups tell
+/// them from the sessions'.
+pub const MONITOR_APPLICATION_NAME: &str = "strata monitor";
+
+/// Connects without TLS, as [`MONITOR_APPLICATION_NAME`], and spawns the
+/// connection task on the current tokio runtime. Fails within 5 s for an
+/// unreachable server.
 pub async fn connect(target: &ConnectionTarget) -> Result<tokio_postgres::Client> {
-    let config = target.config();
+    let mut config = target.config();
+    config.application_name(MONITOR_APPLICATION_NAME);
     let attempt = config.connect(tokio_postgres::NoTls);
     let (client, connection) = match tokio::time::timeout(CONNECT_TIMEOUT, attempt).await {
         Ok(Ok(pair)) => pair,

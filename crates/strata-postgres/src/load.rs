@@ -629,7 +629,13 @@ where
     Ok(())
 }
 
-/// Index, VACUUM (ANALYZE), then the completion mark, last.
+/// Index, VACUUM (ANALYZE), then the completion mark, last. The index is
+/// built with a synchronous commit, which flushes the WAL of every chunk's
+/// asynchronous commit before it: VACUUM sets no hint bit (and marks no
+/// page all-visible) for a row whose commit is not yet flushed, and every
+/// such page would be dirtied by the run's first read of it, and written
+/// by the backends without WAL (32,574 buffers in a 10 s read-only window
+/// of 500 sessions on a 512 MiB schema).
 async fn finish_schema(
     client: &Client,
     job: &LoadJob<'_>,
@@ -638,6 +644,7 @@ async fn finish_schema(
     let schema = &job.schemas[schema_index];
     let slob = qualified(schema, "slob");
     let mut steps = vec![
+        "SET synchronous_commit = on".to_string(),
         format!("CREATE INDEX slob_key ON {slob} (key)"),
         format!("VACUUM (ANALYZE) {slob}"),
     ];
@@ -657,6 +664,10 @@ async fn finish_schema(
         .execute(&mark, &[schema])
         .await
         .map_err(pg::context(format!("marking schema {schema} complete")))?;
+    client
+        .batch_execute("SET synchronous_commit = off")
+        .await
+        .map_err(pg::context(format!("finishing schema {schema}")))?;
     Ok(())
 }
 

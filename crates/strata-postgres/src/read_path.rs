@@ -146,13 +146,19 @@ pub fn version_text(version_num: u32) -> String {
     format!("{}.{}", version_num / 10_000, version_num % 10_000)
 }
 
+/// The role of strata's own connections among the server's processes.
+pub const MONITOR_ROLE: &str = "client backend (strata's own monitoring)";
+
 /// Every server process PostgreSQL lists (`pg_stat_activity`, all backend
-/// types: client backend, io worker, checkpointer, …) by PID.
+/// types: client backend, io worker, checkpointer, …) by PID; strata's own
+/// connections as [`MONITOR_ROLE`].
 pub async fn backend_types(client: &Client) -> Result<BTreeMap<u32, String>> {
     let rows = client
         .query(
-            "SELECT pid, backend_type FROM pg_stat_activity WHERE backend_type IS NOT NULL",
-            &[],
+            "SELECT pid, CASE WHEN backend_type = 'client backend' AND application_name = $1 \
+                    THEN $2::text ELSE backend_type END \
+             FROM pg_stat_activity WHERE backend_type IS NOT NULL",
+            &[&crate::connect::MONITOR_APPLICATION_NAME, &MONITOR_ROLE],
         )
         .await
         .context("reading backend types from pg_stat_activity")?;

@@ -6,7 +6,7 @@ mod common;
 
 use common::*;
 use strata_postgres::cluster::ThrowawayCluster;
-use strata_postgres::read_path::{backend_types, ReadPathRequest, ReadPathSettings};
+use strata_postgres::read_path::{backend_types, ReadPathRequest, ReadPathSettings, MONITOR_ROLE};
 use strata_testkit::process::is_running;
 
 async fn settings_of(cluster: &ThrowawayCluster) -> ReadPathSettings {
@@ -41,6 +41,12 @@ async fn postgresql_18_restarts_with_sync_reads_and_direct_io_for_data() {
     let client = client_for(&cluster.connection_string()).await;
     let kinds = backend_types(&client).await.unwrap();
     assert!(kinds.values().any(|kind| kind == "io worker"), "{kinds:?}");
+    let own_pid: i32 = client
+        .query_one("SELECT pg_backend_pid()", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(kinds[&(own_pid as u32)], MONITOR_ROLE, "{kinds:?}");
     drop(client);
 
     let request = ReadPathRequest {

@@ -64,6 +64,29 @@ async fn setup_lays_out_one_row_per_block_with_shuffled_random_data() {
     );
 }
 
+/// A schema loaded in chunks by parallel loaders (asynchronous commits),
+/// with a WAL writer that flushes only every 10 s: VACUUM still finds
+/// every commit flushed, so every page is all-visible and the first read
+/// through the index dirties nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_chunked_load_leaves_every_page_all_visible_and_hinted() {
+    let server = start_server(32 << 20, &[("wal_writer_delay", "10s")]);
+    let plan = plan(1, 8192);
+    let report = load(&server.config, &plan, 2).await;
+    assert_eq!(actions(&report), [LoadAction::Loaded]);
+    let db = client(&server.config).await;
+    db.batch_execute("CREATE EXTENSION pg_visibility")
+        .await
+        .unwrap();
+    let all_visible = number(
+        &db,
+        "SELECT all_visible FROM pg_visibility_map_summary('strata_slob_1.slob')",
+    )
+    .await;
+    assert_eq!(all_visible, 8192, "pages VACUUM left not all-visible");
+    assert_first_read_dirties_nothing(&db, "strata_slob_1", 8192).await;
+}
+
 /// Key order is not block order (by the rows' ctids and by ANALYZE), and
 /// no two rows share their pad.
 async fn assert_keys_shuffled_and_pads_unique(

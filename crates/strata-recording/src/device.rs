@@ -43,6 +43,34 @@ pub struct BlockDevice {
     pub max_sectors_kib: Option<u64>,
 }
 
+/// Random requests per second a single rotating disk can serve at most
+/// (15k rpm with a deep queue).
+pub const ROTATING_DISK_IOPS_CEILING: f64 = 450.0;
+
+/// Whether a device flagged rotational served more requests per second
+/// than a rotating disk can: the flag is then the driver's word, not the
+/// hardware's.
+pub fn rotation_contradicted(rotational: Option<bool>, requests_per_s: f64) -> bool {
+    rotational == Some(true) && requests_per_s > ROTATING_DISK_IOPS_CEILING
+}
+
+/// How a device's rotation reads beside the most requests per second it
+/// was seen serving: sysfs's `queue/rotational` is what the driver said,
+/// and a virtual disk often says rotational, so a "rotational" device
+/// faster than any spindle is named as such rather than taken at its word.
+pub fn rotation_as_served(rotational: Option<bool>, requests_per_s: f64) -> String {
+    match rotational {
+        Some(true) if rotation_contradicted(rotational, requests_per_s) => format!(
+            "flagged rotational by the kernel, yet it served {} requests/s, more than any \
+             rotating disk can ({ROTATING_DISK_IOPS_CEILING:.0}): a virtual disk or an array",
+            strata_core::units::thousands(requests_per_s.round() as u64)
+        ),
+        Some(true) => "rotational".to_string(),
+        Some(false) => "non-rotational".to_string(),
+        None => "rotation unknown".to_string(),
+    }
+}
+
 /// The iostat -x view of one device over an interval, ready to print or
 /// serialize: raw counts and the derived rates side by side.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

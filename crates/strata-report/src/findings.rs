@@ -10,7 +10,7 @@
 //! `commit_waits_decomposed`, `blocks_not_requests`, `buffered_not_physical`,
 //! `slow_ios`, `device_saturation`, `storage_on_network`,
 //! `small_sync_writes_on_stripe`, `request_smaller_than_stripe`,
-//! `temp_spills`, `not_steady`, `cpu_bound`.
+//! `temp_spills`, `not_steady`, `cpu_bound`, `rotation_flag_contradicted`.
 //!
 //! Not for: reading sources, or formatting beyond the evidence's own text.
 
@@ -178,15 +178,14 @@ pub use strata_recording::run::{ABSORBED_WARNING_PCT, CPU_BOUND_IDLE_PCT};
 pub const BLOCKS_PER_REQUEST_NOTICE: f64 = 1.25;
 /// Utilization from which a device counts as saturated.
 pub const SATURATED_UTIL_PCT: f64 = 90.0;
-/// Random IOPS a single rotating disk can give at most (15k rpm, deep queue).
-pub const ROTATING_DISK_IOPS_CEILING: f64 = 450.0;
+pub use strata_recording::device::ROTATING_DISK_IOPS_CEILING;
 /// How far the first or last tenth of a window may stray from its middle.
 pub const STEADY_TOLERANCE_PCT: f64 = 20.0;
 
 /// The findings whose evidence is present in `figures`, in the order of
 /// the ids above.
 pub fn evaluate(figures: &WindowFigures) -> Vec<Finding> {
-    let rules: [fn(&WindowFigures) -> Option<Finding>; 11] = [
+    let rules: [fn(&WindowFigures) -> Option<Finding>; 12] = [
         commit_waits_decomposed,
         blocks_not_requests,
         buffered_not_physical,
@@ -198,6 +197,7 @@ pub fn evaluate(figures: &WindowFigures) -> Vec<Finding> {
         temp_spills,
         not_steady,
         cpu_bound,
+        rotation_flag_contradicted,
     ];
     rules.iter().filter_map(|rule| rule(figures)).collect()
 }
@@ -554,6 +554,43 @@ fn device_saturation(figures: &WindowFigures) -> Option<Finding> {
         title,
         evidence,
         why,
+    ))
+}
+
+/// Finding 12: a device sysfs calls rotational served more requests per
+/// second than a rotating disk can, so the flag is the driver's word (a
+/// virtual disk's), not the hardware: the figures are not a spindle's.
+fn rotation_flag_contradicted(figures: &WindowFigures) -> Option<Finding> {
+    let (device, requests_per_s) = figures
+        .devices
+        .iter()
+        .map(|device| {
+            let requests = device.read_requests + device.write_requests;
+            (device, per_s(requests, figures.window_s))
+        })
+        .filter(|(device, requests_per_s)| {
+            strata_recording::device::rotation_contradicted(device.rotational, *requests_per_s)
+        })
+        .max_by(|a, b| a.1.total_cmp(&b.1))?;
+    Some(finding(
+        "rotation_flag_contradicted",
+        Severity::Info,
+        format!(
+            "{} is flagged rotational, yet served more requests than a rotating disk can",
+            device.name
+        ),
+        vec![
+            Evidence::new("requests", requests_per_s, 0, "requests/s"),
+            Evidence::new(
+                "a rotating disk's random-IOPS ceiling",
+                ROTATING_DISK_IOPS_CEILING,
+                0,
+                "requests/s",
+            ),
+        ],
+        "sysfs's queue/rotational is what the driver reports, and virtual disks often report \
+         rotational: this device is a virtual disk or an array, so read its figures as that, \
+         not as one spindle's (the flag still steers the I/O scheduler and readahead).",
     ))
 }
 
@@ -1001,6 +1038,31 @@ mod tests {
             ..WindowFigures::default()
         };
         assert!(ids(&idle_queue).is_empty());
+    }
+
+    #[test]
+    fn a_rotational_flag_beyond_a_spindle_is_named_as_the_drivers_word() {
+        let mut flagged = device("data", 4_000.0, 4_000.0 * 8192.0);
+        flagged.rotational = Some(true);
+        let spindle_speed = WindowFigures {
+            window_s: 10.0,
+            devices: vec![flagged.clone()],
+            ..WindowFigures::default()
+        };
+        assert!(ids(&spindle_speed).is_empty());
+        flagged.read_requests = 570_000.0;
+        let flash_speed = WindowFigures {
+            devices: vec![flagged.clone()],
+            ..spindle_speed.clone()
+        };
+        let finding = fires(&flash_speed, "rotation_flag_contradicted");
+        assert_eq!(finding.evidence[0].value, 57_000.0);
+        flagged.rotational = Some(false);
+        let honest = WindowFigures {
+            devices: vec![flagged],
+            ..spindle_speed
+        };
+        assert!(ids(&honest).is_empty());
     }
 
     #[test]

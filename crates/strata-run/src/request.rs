@@ -287,11 +287,12 @@ pub fn plan(data: &DataRequest, conf: &Defaults, engine: &EngineDefaults) -> Sch
 
 /// Sessions per CPU past which a throwaway PostgreSQL's page cache cannot
 /// be held to its target: the cgroup's limit, set again each second, is set
-/// seconds apart while the sessions' reads refill what it reclaims
-/// (measured on 2 CPUs: 200 sessions held 34 MiB for a 25.6 MiB target,
-/// 2.8% of block reads absorbed; 1,000 held 59 MiB, 47% absorbed, and the
-/// window's start edge came 3 s late).
-pub const MOST_SESSIONS_PER_CPU_WITH_A_LIMITED_CACHE: u32 = 250;
+/// seconds apart while the sessions' reads refill what it reclaims.
+/// Measured on 2 CPUs, a 512 MiB single schema, 25.6 MiB target, 10 s
+/// windows: 64 sessions held 29.4 MiB, 8.4% of block reads absorbed; 100
+/// held 29.9 MiB, 11.3%; 250 held 31.7 MiB, 18.1%, and the window's start
+/// edge came 1.2 s late; 500 held 100 MiB, 47.6%, 5.2 s late.
+pub const MOST_SESSIONS_PER_CPU_WITH_A_LIMITED_CACHE: u32 = 32;
 
 /// Refuses, before any work, more sessions than this host can run on a
 /// throwaway PostgreSQL while holding its page cache to the limit: the

@@ -18,6 +18,7 @@ use strata_output::render::Format;
 use strata_postgres::connect::ConnectionTarget;
 use strata_probe::collectors::{all_os_collectors, DeviceFilter};
 use strata_recording::environment::ServerHost;
+use strata_recording::format::check_path;
 use strata_recording::{Existing, Header, Kind, RecordingWriter};
 
 #[derive(Args, Debug)]
@@ -46,17 +47,20 @@ pub fn run(mut args: ObserveArgs) -> anyhow::Result<i32> {
     }
     let interval = args.request.interval()?;
     args.output.check_writable()?;
+    let recording = Recording::for_output(args.request.record.clone(), args.output.chosen())?;
+    let existing = match (&recording, args.request.overwrite) {
+        (Recording::Asked(_), false) => Existing::Refuse,
+        _ => Existing::Replace,
+    };
+    if let Some(path) = recording.path() {
+        check_path(&path, existing).map_err(|error| error.context("--record"))?;
+    }
     let agents = &mut args.request.agents;
     args.request.agent_access.apply(agents)?;
     let mut collectors = collectors(&args.request)?;
     let other_hosts = strata_run::server_host::follow_others(&args.request.agents)?;
     collectors.extend(other_hosts.collectors);
     let interrupt = interrupt::install();
-    let recording = Recording::for_output(args.request.record.clone(), args.output.chosen())?;
-    let existing = match (&recording, args.request.overwrite) {
-        (Recording::Asked(_), false) => Existing::Refuse,
-        _ => Existing::Replace,
-    };
     let writer = match recording.path() {
         Some(path) => Some(
             RecordingWriter::create(

@@ -447,7 +447,7 @@ fn observe_top_counts_and_output_options() {
 fn more_sessions_than_the_page_cache_limit_can_hold_are_refused_before_any_work() {
     let dir = scratch();
     let cpus = std::thread::available_parallelism().unwrap().get();
-    let most = 250 * cpus;
+    let most = strata_run::request::MOST_SESSIONS_PER_CPU_WITH_A_LIMITED_CACHE as usize * cpus;
     let sessions = (most + 1).to_string();
     let args = ["run", "--single-schema", "--sessions", &sessions];
     let output = run(&args, dir.path());

@@ -307,6 +307,18 @@ fn bad_input_is_refused_by_name() {
             ],
             "creating recording missing/dir/o.strata: its directory does not exist",
         ),
+        (
+            vec![
+                "observe",
+                "--count",
+                "1",
+                "--agent",
+                "http://127.0.0.1:1",
+                "--record",
+                "missing/dir/o.strata",
+            ],
+            "--record: creating recording missing/dir/o.strata: its directory does not exist",
+        ),
     ] {
         let output = run(&args, dir.path());
         assert!(!output.status.success(), "{args:?}");

@@ -111,7 +111,10 @@ pub fn top_waits(awr: &AwrReport) -> Section {
             "Avg wait is time ÷ waits, with the digits the printed time and count support, \
              or Oracle's printed average where that agrees and is the more precise (Oracle \
              rounds its own to whole ms in 11g and STATSPACK; it is shown beside where it \
-             disagrees beyond that rounding). Share is a share of what 'Share of'              names: DB time for foreground events, background time for background ones.              Sessions says which of Oracle's lists the row is from; log file parallel write              is the log writer's own I/O.",
+             disagrees beyond that rounding). Share is a share of what 'Share of' \
+             names: DB time for foreground events, background time for background ones. \
+             Sessions says which of Oracle's lists the row is from; log file parallel write \
+             is the log writer's own I/O.",
         )
 }
 

@@ -53,7 +53,8 @@ fn settle_block_size(report: &mut AwrReport) {
     report.header.block_size_bytes = Some(8192.0);
     report.header.block_size_source = Some("assumed".to_string());
     report.problems.push(
-        "block size not found (no 'Std Block Size', 'Block Size' or db_block_size):          8192 bytes assumed for blocks-to-bytes figures"
+        "block size not found (no 'Std Block Size', 'Block Size' or db_block_size): \
+         8192 bytes assumed for blocks-to-bytes figures"
             .to_string(),
     );
 }
