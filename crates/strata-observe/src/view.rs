@@ -279,7 +279,7 @@ fn device_rows(things: Vec<Thing>) -> Rows {
     );
     let disks = whole_disks(&things);
     let total = (disks.len() > 1 || things.len() > disks.len()).then(|| disk_total(&disks));
-    let flagged: Vec<String> = things.iter().filter_map(rotation_contradicted).collect();
+    let flagged: Vec<String> = things.iter().filter_map(rotation_note).collect();
     let mut rows = Rows::of(header, things, |t| {
         device_row(t.label("device"), &describe_device(t), t)
     });
@@ -292,7 +292,7 @@ fn device_rows(things: Vec<Thing>) -> Rows {
 
 /// A note for a disk sysfs calls rotational that served more requests per
 /// second than a rotating disk can.
-fn rotation_contradicted(thing: &Thing) -> Option<String> {
+fn rotation_note(thing: &Thing) -> Option<String> {
     use strata_recording::device::{rotation_as_served, rotation_contradicted};
     let requests_per_s = thing.rate("read_requests") + thing.rate("write_requests");
     let rotational = (thing.label("rotational") == "true").then_some(true);
