@@ -3,7 +3,8 @@
 //! For: the OS account and cgroup a throwaway server's programs run as
 //! (`account`), keeping the OS page cache from holding a data set
 //! (`pagecache`), where a throwaway server's files live (`workdir`), what
-//! a killed strata left behind (`leftovers`), and masking passwords in
+//! a killed strata left behind (`leftovers`), a server's shared memory
+//! charged before a window (`shared_memory`), and masking passwords in
 //! connection strings that did not parse (`secrets`).
 //!
 //! Not for: any one engine (strata-postgres, strata-sqlite, strata-mariadb),
@@ -13,4 +14,5 @@ pub mod account;
 pub mod leftovers;
 pub mod pagecache;
 pub mod secrets;
+pub mod shared_memory;
 pub mod workdir;

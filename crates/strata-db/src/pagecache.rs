@@ -310,6 +310,13 @@ impl CgroupFiles {
         Some(self.cache_in(&stat)?.saturating_sub(self.shmem_in(&stat)))
     }
 
+    /// Shared memory charged to the cgroup now (touched; kept in the page
+    /// cache, never reclaimed without swap).
+    pub fn shmem_bytes(&self) -> Option<u64> {
+        let stat = std::fs::read_to_string(self.dir.join("memory.stat")).ok()?;
+        Some(self.shmem_in(&stat))
+    }
+
     fn cache_in(&self, stat: &str) -> Option<u64> {
         self.version
             .page_cache_keys()

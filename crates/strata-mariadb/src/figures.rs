@@ -49,6 +49,8 @@ pub(crate) struct EdgeTaker {
     pub agent: Option<std::sync::Arc<strata_run::server_host::ServerHostAgent>>,
     /// The other hosts' agents (`--agent` after the first).
     pub others: strata_run::server_host::OtherHostEdges,
+    /// The layer sampler's, when it runs: each edge is a sample's end too.
+    pub sample_clock: Option<strata_observe::background::SampleClock>,
 }
 
 impl EdgeTaker {
@@ -103,6 +105,9 @@ impl Watcher<u32> for EdgeTaker {
     type Edge = WindowEdge;
 
     fn take_edge(&mut self) -> WindowEdge {
+        if let Some(clock) = &self.sample_clock {
+            clock.sample_now();
+        }
         let mut innodb = self.innodb_counters();
         let deadline = std::time::Instant::now() + RECONNECT_LIMIT;
         let throwaway_died = self

@@ -194,6 +194,7 @@ fn run_on(
         server_pids: environment.server_pid.into_iter().collect(),
         agent,
         others: others.edges,
+        sample_clock: sampler.as_ref().map(BackgroundSampler::clock),
     };
     let mut windows = Windows {
         server,

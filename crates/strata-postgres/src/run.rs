@@ -25,7 +25,7 @@ use strata_core::metrics::Collector;
 use strata_core::units::format_size;
 use strata_db::pagecache::{drop_caches, CgroupFiles, PageCacheMethod};
 use strata_db::workdir::WorkDir;
-use strata_observe::background::BackgroundSampler;
+use strata_observe::background::{BackgroundSampler, SampleClock};
 use strata_probe::blockdev::{device_of_path, physical_devices, BlockDevice};
 use strata_probe::collectors::{all_os_collectors, ProcessDelayCollector};
 use strata_recording::environment::ShardRecord;
@@ -99,18 +99,18 @@ fn allowed_page_cache(choice: PageCacheChoice, plan: &SchemaPlan) -> Option<u64>
 /// session count, and the server's own memory always has room (a backend
 /// past the limit is killed by the kernel, which takes the server down).
 ///
-/// Once the sessions are connected (for the warm-up): what the cgroup holds
-/// that is not page cache (the processes' private memory and the kernel's
-/// memory for them), plus all the shared memory PostgreSQL allocated
-/// (`pg_shmem_allocations`, touched or not), plus the page cache allowed,
-/// plus 16 MiB and 512 KiB per session.
+/// Once the sessions are connected (for the warm-up), every page of the
+/// server's shared memory is touched, so that the cgroup holds all of it;
+/// then the limit is what the cgroup holds that is not the page cache of
+/// files (the processes' private memory, the kernel's memory for them, the
+/// shared memory), plus any shared memory PostgreSQL allocated
+/// (`pg_shmem_allocations`) and has not touched, plus the page cache
+/// allowed, plus 16 MiB and 512 KiB per session.
 ///
-/// From the window's start, every second, from a thread of its own: what
-/// the cgroup holds that is not the page cache of files (private and
-/// touched shared memory), plus the shared memory PostgreSQL allocated and
-/// has not touched yet (touching shared memory can never be what the limit
-/// refuses: shared memory cannot be reclaimed, so the kernel would kill),
-/// plus the page cache allowed (at least 16 MiB), and nothing per session.
+/// From the window's start, every second, from a thread of its own: the
+/// same with the page cache allowed (at least 16 MiB) and nothing per
+/// session (touching shared memory can never be what the limit refuses:
+/// shared memory cannot be reclaimed, so the kernel would kill).
 /// The page cache is the room a backend that grows takes (the kernel
 /// reclaims it before it kills), until the next second gives it back: so
 /// it is never less than what a server may add in a second (an autovacuum
@@ -147,6 +147,9 @@ impl CacheLimit<'_> {
         let Some(cgroup) = self.cluster.memory_cgroup() else {
             return Ok(());
         };
+        let postmaster = self.cluster.postmaster_pid();
+        strata_db::shared_memory::touch_shared_memory(postmaster)
+            .context("faulting in the server's shared memory")?;
         let row = client
             .query_one(
                 "SELECT sum(allocated_size)::bigint FROM pg_shmem_allocations",
@@ -170,16 +173,17 @@ impl CacheLimit<'_> {
         self.allowed_bytes.max(Self::WINDOW_HEADROOM)
     }
 
-    /// Holds the page cache at its target from now to the window's end:
-    /// once at once, then every second from a thread of its own, so that a
-    /// runtime busy with a thousand sessions never delays it.
-    fn hold_through_the_window(&self) -> Option<PageCacheHolder> {
+    /// Holds the page cache at its target from `from` (the window's start)
+    /// to the window's end: once at `from`, then every second, from a
+    /// thread of its own, so that a runtime busy with hundreds of sessions
+    /// (which takes the start edge late) never delays it.
+    fn hold_through_the_window(&self, from: std::time::Instant) -> Option<PageCacheHolder> {
         let cgroup = self.cluster.memory_cgroup()?;
         let limit = WindowLimit {
             allocated_shared_bytes: self.allocated_shared_bytes.get(),
             allowed_bytes: self.window_target_bytes(),
         };
-        Some(PageCacheHolder::start(cgroup.files(), limit))
+        Some(PageCacheHolder::start(cgroup.files(), limit, from))
     }
 
     /// The page cache the window held beside its target.
@@ -193,6 +197,7 @@ impl CacheLimit<'_> {
             max_bytes,
             samples: samples.len(),
             first_oom_kill_s: held.first_oom_kill_s,
+            per_second_bytes: samples.clone(),
         })
     }
 
@@ -329,6 +334,7 @@ pub fn run_slob(
                 agent: OnceLock::new(),
                 other_hosts: Mutex::new(Vec::new()),
                 other_edges: OnceLock::new(),
+                sample_clock: OnceLock::new(),
             };
             let mut outcome = runtime
                 .block_on(drive(&config, &server, interrupt, observer))
@@ -361,6 +367,7 @@ pub fn run_slob(
                 agent: OnceLock::new(),
                 other_hosts: Mutex::new(Vec::new()),
                 other_edges: OnceLock::new(),
+                sample_clock: OnceLock::new(),
             };
             runtime.block_on(drive(&config, &server, interrupt, observer))
         }
@@ -396,6 +403,9 @@ struct Server<'a> {
     other_hosts: Mutex<Vec<Box<dyn Collector>>>,
     /// The other hosts' agents, for the window's edges.
     other_edges: OnceLock<OtherHostEdges>,
+    /// The layer sampler's, once it runs: the window's start, each of its
+    /// seconds and its end are samples' ends too.
+    sample_clock: OnceLock<SampleClock>,
 }
 
 impl Server<'_> {
@@ -487,7 +497,9 @@ async fn drive(
         Some(recorder) => {
             recorder.begin(&environment, load.as_ref())?;
             let kinds = backend_types(&client).await.unwrap_or_default();
-            Some(layer_sampler(server, &environment.devices, kinds, recorder))
+            let sampler = layer_sampler(server, &environment.devices, kinds, recorder);
+            let _ = server.sample_clock.set(sampler.clock());
+            Some(sampler)
         }
         None => None,
     };
@@ -1098,14 +1110,19 @@ async fn measure(
         StopAfter::Duration { warmup, duration } => (start + *warmup, Some(*warmup + *duration)),
         StopAfter::WorkLoops(_) => (start, None),
     };
+    let clock = server.sample_clock.get();
+    if let (Some(clock), Some(expected)) = (clock, expected) {
+        clock.sample_at(window_start.into_std());
+        clock.sample_at((start + expected).into_std());
+    }
     let stop = Arc::new(AtomicBool::new(false));
     let progress = Arc::new(Progress::default());
-    let mut holder = None;
+    let holder =
+        cache_limit.and_then(|limit| limit.hold_through_the_window(window_start.into_std()));
     let mut start_edge = match stop_after {
         StopAfter::WorkLoops(_) => {
-            let edge = server.take_edge(client, version_num).await;
-            holder = cache_limit.and_then(CacheLimit::hold_through_the_window);
-            Some(edge)
+            clock.inspect(|clock| clock.sample_now());
+            Some(server.take_edge(client, version_num).await)
         }
         StopAfter::Duration { .. } => None,
     };
@@ -1118,7 +1135,6 @@ async fn measure(
             outcome = &mut run => break outcome,
             _ = tokio::time::sleep_until(window_start), if start_edge.is_none() => {
                 start_edge = Some(server.take_edge(client, version_num).await);
-                holder = cache_limit.and_then(CacheLimit::hold_through_the_window);
             }
             _ = tick.tick() => {
                 if interrupt.load(Ordering::Relaxed) {
@@ -1130,6 +1146,9 @@ async fn measure(
             }
         }
     };
+    if let (Some(clock), None) = (clock, expected) {
+        clock.sample_now();
+    }
     if let (Some(holder), Some(limit)) = (holder, cache_limit) {
         *limit.held_window.borrow_mut() = holder.finish();
     }
@@ -1175,19 +1194,18 @@ impl WindowLimit {
 }
 
 /// A cgroup limit that leaves `room_bytes` for the page cache of files:
-/// what the cgroup holds besides its page cache (private memory and the
-/// kernel's memory for it), plus all the shared memory PostgreSQL
-/// allocated, touched or not (the kernel keeps touched shared memory in
-/// the page cache but cannot reclaim it, so untouched shared memory must
-/// have room too), plus `room_bytes`. Until it is touched, that room is
-/// page cache (3.5 MiB at 32 sessions: 29.0 MiB for a 25.6 MiB target);
-/// counting only the shared memory touched held the target there, but at
-/// 100 sessions let the window's first second outgrow the limit and the
-/// OOM killer end the server.
+/// what the cgroup holds besides that page cache (private memory, the
+/// kernel's memory for it, and the shared memory touched), plus the shared
+/// memory PostgreSQL allocated and has not touched (touching it can never
+/// be what the limit refuses: the kernel cannot reclaim shared memory, so
+/// it would kill), plus `room_bytes`. [`CacheLimit::apply`] touches all of
+/// it first, so that no untouched room becomes page cache (it did: 29.0 MiB
+/// for a 25.6 MiB target at 32 sessions).
 fn server_limit(cgroup: &CgroupFiles, allocated_shared_bytes: u64, room_bytes: u64) -> u64 {
     let usage_bytes = cgroup.usage_bytes().unwrap_or(0);
-    let private_bytes = usage_bytes.saturating_sub(cgroup.page_cache_bytes().unwrap_or(0));
-    private_bytes + allocated_shared_bytes + room_bytes
+    let held_bytes = usage_bytes.saturating_sub(cgroup.file_cache_bytes().unwrap_or(0));
+    let untouched_bytes = allocated_shared_bytes.saturating_sub(cgroup.shmem_bytes().unwrap_or(0));
+    held_bytes + untouched_bytes + room_bytes
 }
 
 /// Applies `limit` and keeps the page cache it holds; says once when it
@@ -1221,30 +1239,39 @@ struct HeldWindow {
 }
 
 impl PageCacheHolder {
-    /// Applies the limit at once, then every second until `finish`, all
-    /// from its own thread: lowering a cgroup v1 limit below what the
-    /// cgroup holds reclaims in the writer until it wins the race with the
-    /// sessions' reads (seconds, seen here), which must never hold up the
-    /// runtime that takes the window's edges.
-    fn start(cgroup: CgroupFiles, limit: WindowLimit) -> PageCacheHolder {
+    /// Applies the limit at `from`, then each second after it until
+    /// `finish`, all from its own thread: lowering a cgroup v1 limit below
+    /// what the cgroup holds reclaims in the writer until it wins the race
+    /// with the sessions' reads (seconds, seen here), which must never hold
+    /// up the runtime that takes the window's edges.
+    fn start(cgroup: CgroupFiles, limit: WindowLimit, from: std::time::Instant) -> PageCacheHolder {
         let stop = Arc::new(AtomicBool::new(false));
         let stopped = Arc::clone(&stop);
-        let started = std::time::Instant::now();
-        let kills_at_start = cgroup.oom_kills();
-        let mut held = HeldWindow::default();
-        let mut warned = false;
         let thread = std::thread::spawn(move || {
             // Ahead of a thousand sessions on two CPUs, or the limit is set
             // seconds apart and the page cache fills what they free between.
             unsafe { libc::setpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t, -20) };
-            hold_once(&limit, &cgroup, &mut held.file_cache_samples, &mut warned);
-            std::thread::park_timeout(Duration::from_secs(1));
-            while !stopped.load(Ordering::Relaxed) {
+            let wait_until = |moment: std::time::Instant| {
+                while std::time::Instant::now() < moment && !stopped.load(Ordering::Relaxed) {
+                    std::thread::park_timeout(
+                        moment.saturating_duration_since(std::time::Instant::now()),
+                    );
+                }
+                !stopped.load(Ordering::Relaxed)
+            };
+            let mut held = HeldWindow::default();
+            let mut warned = false;
+            let mut next = from;
+            if !wait_until(next) {
+                return held;
+            }
+            let kills_at_start = cgroup.oom_kills();
+            while wait_until(next) {
                 hold_once(&limit, &cgroup, &mut held.file_cache_samples, &mut warned);
                 if held.first_oom_kill_s.is_none() && cgroup.oom_kills() > kills_at_start {
-                    held.first_oom_kill_s = Some(started.elapsed().as_secs_f64());
+                    held.first_oom_kill_s = Some(from.elapsed().as_secs_f64());
                 }
-                std::thread::park_timeout(Duration::from_secs(1));
+                next += Duration::from_secs(1);
             }
             held
         });

@@ -244,6 +244,11 @@ pub struct RunFigures {
     /// nor what the page cache absorbed, is made up.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub devices_unobserved: Option<String>,
+    /// When the sessions' measured window began, Unix seconds: where it
+    /// lies among the layer samples (its start edge may be taken late). Absent in Recordings before it was written
+    /// (their window is taken to begin `warmup_s` after the first sample).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_start_unix_s: Option<f64>,
 }
 
 impl RunFigures {
@@ -311,6 +316,10 @@ pub struct PageCacheHeld {
     /// (to the second).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub first_oom_kill_s: Option<f64>,
+    /// The page cache of the server's files at each second of the window,
+    /// in order (the first at the window's start).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub per_second_bytes: Vec<u64>,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]

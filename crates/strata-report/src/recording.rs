@@ -367,7 +367,11 @@ fn run_report(
     );
     report.about.extend(run_facts(&recording.environment));
     let within = timeline.within(measured.window);
-    let series = time_series::section(&within, &measured, Vec::new());
+    let held = run::result(recording)
+        .filter(|_| whole)
+        .and_then(|result| result.page_cache_held.as_ref())
+        .and_then(|held| time_series::page_cache_held(held, measured.window.from_s));
+    let series = time_series::section(&within, &measured, held.into_iter().collect());
     let latency = run_latency(recording, options);
     let exact_hosts = run::result(recording)
         .filter(|result| whole && !result.other_hosts.is_empty())

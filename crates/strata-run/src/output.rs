@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use strata_core::units::{counted, format_latency_ns, format_size};
 use strata_probe::diskstats::IostatFigures;
+use strata_recording::run::CpuFigures;
 use strata_recording::sweep::SweepSummary;
 use strata_slob::load::LoadReport;
 
@@ -281,7 +282,7 @@ fn figures_text(figures: &RunFigures, outcome: &SlobOutcome) -> String {
     out += &devices_text(figures);
     out += &other_hosts_text(figures);
     out += &tenants_text(figures);
-    out += &cpu_text(figures, engine);
+    out += &cpu_text(&figures.cpu, figures.window_s, engine);
     if !figures.warnings.is_empty() {
         out += "\nWARNINGS\n";
         for warning in &figures.warnings {
@@ -544,15 +545,20 @@ fn device_lines(out: &mut String, second: &str, devices: &[IostatFigures]) {
     }
 }
 
-fn cpu_text(figures: &RunFigures, engine: EngineKind) -> String {
-    let cpu = &figures.cpu;
-    let cpus = |seconds: f64| match cpu.cpus_used(seconds, figures.window_s) {
+/// A CPU time that adds up to more than the host's CPUs can give over the
+/// interval it was read over: never printed as a figure.
+fn beyond_the_host(cpu: &CpuFigures) -> String {
+    format!(
+        "CPU not known (its CPU times add up to more than the host's {} CPUs give over the \
+         {:.1} s they were read over: a host too busy to read them in time)",
+        cpu.cpus, cpu.interval_s
+    )
+}
+
+fn cpu_text(cpu: &CpuFigures, window_s: f64, engine: EngineKind) -> String {
+    let cpus = |seconds: f64| match cpu.cpus_used(seconds, window_s) {
         Some(used) => format!("{seconds:.1} CPU-s ({used:.2} CPUs)"),
-        None => format!(
-            "{seconds:.1} CPU-s (more than the host's {} CPUs give over the {:.1} s its CPU \
-             times were read over: not a figure to trust)",
-            cpu.cpus, cpu.interval_s
-        ),
+        None => beyond_the_host(cpu),
     };
     let server = match engine.has_server() {
         true => format!("{} server {}, ", engine.label(), cpus(cpu.server_cpu_s)),
@@ -574,9 +580,13 @@ fn cpu_text(figures: &RunFigures, engine: EngineKind) -> String {
         let optional = |value: Option<f64>, unit: &str| {
             value.map_or("n/a".to_string(), |v| format!("{v:.1} {unit}"))
         };
+        let group_cpu = match cpu.cpus_used(group.cpu_s, window_s) {
+            Some(_) => format!("{:.2} s", group.cpu_s),
+            None => "n/a (more than the host gives)".to_string(),
+        };
         let _ = writeln!(
             out,
-            "  {:<34} {:>13}: CPU {:.2} s, run-queue delay {}, read from devices {}",
+            "  {:<34} {:>13}: CPU {group_cpu}, run-queue delay {}, read from devices {}",
             if group.exited && group.backend_type == "client backend" {
                 "client backend (the sessions', closed at the window's end)".to_string()
             } else if group.exited {
@@ -585,10 +595,45 @@ fn cpu_text(figures: &RunFigures, engine: EngineKind) -> String {
                 group.backend_type.clone()
             },
             counted(group.processes as u64, "process", "processes"),
-            group.cpu_s,
             optional(group.run_delay_ms, "ms"),
             optional(group.device_read_bytes.map(|bytes| bytes / 1e6), "MB")
         );
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use strata_recording::run::ProcessGroupFigures;
+
+    #[test]
+    fn a_cpu_time_beyond_the_host_is_never_printed() {
+        let sessions = ProcessGroupFigures {
+            backend_type: "client backend".to_string(),
+            processes: 1000,
+            exited: true,
+            cpu_s: 19.4,
+            run_delay_ms: None,
+            device_read_bytes: None,
+        };
+        let cpu = CpuFigures {
+            cpus: 2,
+            host_idle_pct: Some(0.5),
+            host_iowait_pct: Some(0.1),
+            host_cpu_pressure_pct: None,
+            interval_s: 5.8,
+            server_cpu_s: 19.6,
+            strata_cpu_s: 0.4,
+            server_processes: vec![sessions],
+        };
+        let text = cpu_text(&cpu, 10.0, EngineKind::Postgresql);
+        assert!(!text.contains("19.6") && !text.contains("19.4"), "{text}");
+        assert!(text.contains("PostgreSQL server CPU not known (its CPU times add up to more than the host's 2 CPUs give over the 5.8 s"), "{text}");
+        assert!(
+            text.contains("CPU n/a (more than the host gives)"),
+            "{text}"
+        );
+        assert!(text.contains("strata 0.4 CPU-s (0.07 CPUs)"), "{text}");
+    }
 }

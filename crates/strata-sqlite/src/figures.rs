@@ -11,6 +11,7 @@
 //! (strata-run's `output`).
 
 use rusqlite::InterruptHandle;
+use strata_observe::background::SampleClock;
 use strata_probe::collectors::parse_proc_io;
 use strata_probe::cpu::{own_cpu_seconds, HostCpu};
 use strata_probe::diskstats::read_diskstats;
@@ -61,12 +62,17 @@ pub fn take_edge(version_num: u32) -> SqliteEdge {
 /// interrupts the sessions' statements in flight.
 pub(crate) struct EdgeTaker {
     pub version_num: u32,
+    /// The layer sampler's, when it runs: each edge is a sample's end too.
+    pub sample_clock: Option<SampleClock>,
 }
 
 impl Watcher<InterruptHandle> for EdgeTaker {
     type Edge = SqliteEdge;
 
     fn take_edge(&mut self) -> SqliteEdge {
+        if let Some(clock) = &self.sample_clock {
+            clock.sample_now();
+        }
         take_edge(self.version_num)
     }
 

@@ -203,6 +203,7 @@ fn run_on(
     };
     let mut edges = EdgeTaker {
         version_num: sqlite_version_num(),
+        sample_clock: sampler.as_ref().map(BackgroundSampler::clock),
     };
     let measured = measure(&opener, &config.driver, interrupt, observer, &mut edges);
     evictor.map(Evictor::finish);

@@ -18,9 +18,9 @@ use strata_recording::device::IostatFigures;
 use strata_recording::run::RunFigures;
 use strata_recording::{Environment, Recording};
 
-/// The run's measured window on the recording's timeline: the layer
-/// samples start with the sessions, the window after the warmup; a
-/// sweep's is its last point's, where its start says.
+/// The run's measured window on the recording's timeline, from when its
+/// start edge was taken (a sweep's: its last point's); Recordings that do
+/// not say are taken to begin the window `warmup_s` after the first sample.
 pub(crate) fn measured_window(recording: &Recording) -> Option<Window> {
     let window_s = result(recording)?.window_s;
     let from_s = window_start_s(recording);
@@ -33,9 +33,12 @@ pub(crate) fn measured_window(recording: &Recording) -> Option<Window> {
 /// Where the window of the run's result begins on the timeline.
 fn window_start_s(recording: &Recording) -> f64 {
     let last_point = recording.sweep().and_then(|sweep| sweep.points.last());
+    let start_unix_s = result(recording)
+        .and_then(|figures| figures.window_start_unix_s)
+        .or(last_point.map(|point| point.window_start_unix_s));
     let first_sample = recording.layers().next();
-    match (last_point, first_sample) {
-        (Some(point), Some(sample)) => point.window_start_unix_s - sample.unix_s,
+    match (start_unix_s, first_sample) {
+        (Some(start_unix_s), Some(sample)) => start_unix_s - sample.unix_s,
         _ => recording.options.warmup_s(),
     }
 }

@@ -1,13 +1,16 @@
 //! [time_series]: each layer's rates second by second as line charts —
 //! device requests/s and MB/s, database blocks read/s, workload loops/s,
-//! and calibrate's per-second latency.
+//! calibrate's per-second latency, and a run's page cache held beside its
+//! target.
 //!
 //! Not for: window totals (`sections`).
 
 use super::measured::Measured;
 use super::samples::{Labels, Timeline};
+use strata_core::units::MIB;
 use strata_output::document::{Axis, Chart, ChartKind, Section, Series};
 use strata_recording::names::{device, label, layer};
+use strata_recording::run::PageCacheHeld;
 
 pub(crate) fn line(
     id: &str,
@@ -58,6 +61,35 @@ pub(crate) fn device_series(
             }
         })
         .collect()
+}
+
+/// The page cache of the server's files that strata's memory cgroup held
+/// at each second of a window beginning at `from_s`, beside its target.
+pub(crate) fn page_cache_held(held: &PageCacheHeld, from_s: f64) -> Option<Chart> {
+    let held_points: Vec<[f64; 2]> = held
+        .per_second_bytes
+        .iter()
+        .enumerate()
+        .map(|(second, bytes)| [from_s + second as f64, *bytes as f64 / MIB as f64])
+        .collect();
+    let last_s = held_points.last()?[0];
+    let target_mib = held.target_bytes as f64 / MIB as f64;
+    Some(line(
+        "page_cache_held_over_time",
+        "Page cache of the server's files, strata's memory cgroup (page cache layer)",
+        "page cache",
+        "MiB",
+        vec![
+            Series {
+                name: "held".to_string(),
+                points: held_points,
+            },
+            Series {
+                name: "target".to_string(),
+                points: vec![[from_s, target_mib], [last_s, target_mib]],
+            },
+        ],
+    ))
 }
 
 /// The section, from the timeline already cut to the window; `extra`

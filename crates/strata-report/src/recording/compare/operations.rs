@@ -235,7 +235,6 @@ fn device_rows(sides: &[Side]) -> Vec<Compared> {
 }
 
 fn cpu_rows(sides: &[Side]) -> Vec<Compared> {
-    let per_window = |seconds: f64, window_s: f64| (window_s > 0.0).then(|| seconds / window_s);
     vec![
         Compared::new(
             "host CPU busy",
@@ -254,7 +253,7 @@ fn cpu_rows(sides: &[Side]) -> Vec<Compared> {
             "process",
             "CPUs",
             each(sides, |s| {
-                cpu(s).and_then(|(cpu, w)| per_window(cpu.server_cpu_s, w))
+                cpu(s).and_then(|(cpu, w)| cpu.cpus_used(cpu.server_cpu_s, w))
             }),
         ),
         Compared::new(
@@ -262,7 +261,7 @@ fn cpu_rows(sides: &[Side]) -> Vec<Compared> {
             "process",
             "CPUs",
             each(sides, |s| {
-                cpu(s).and_then(|(cpu, w)| per_window(cpu.strata_cpu_s, w))
+                cpu(s).and_then(|(cpu, w)| cpu.cpus_used(cpu.strata_cpu_s, w))
             }),
         ),
         Compared::new(
