@@ -8,11 +8,14 @@
 //! - [`cpu`]: host and process CPU time from `/proc`.
 //! - [`top`]: every process's I/O and CPU counters in one pass over
 //!   `/proc`, for `strata observe --top`.
+//! - [`blocktrace`]: every block request's queue and device time, counted
+//!   in the kernel by BPF programs on the block tracepoints.
 //!
 //! This crate never writes to a device and never issues I/O for measurement;
 //! load generation lives elsewhere.
 
 pub mod blockdev;
+pub mod blocktrace;
 pub mod collectors;
 pub mod cpu;
 pub mod diskstats;

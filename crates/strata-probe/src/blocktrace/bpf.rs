@@ -1,0 +1,398 @@
+//! The few parts of Linux's BPF interface the block tracer needs, written
+//! in Rust against the kernel's ABI: maps, programs built instruction by
+//! instruction, and their attachment to tracepoints through perf events.
+//!
+//! For: a program strata assembles itself (no compiler, no object file:
+//! a fresh machine has gcc but no clang). Not for: BTF, CO-RE, or any
+//! program type but tracepoints.
+
+use anyhow::{bail, Context, Result};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+
+const BPF_MAP_CREATE: i64 = 0;
+const BPF_MAP_LOOKUP_ELEM: i64 = 1;
+const BPF_MAP_GET_NEXT_KEY: i64 = 4;
+const BPF_PROG_LOAD: i64 = 5;
+
+pub const MAP_TYPE_HASH: u32 = 1;
+pub const MAP_TYPE_ARRAY: u32 = 2;
+const PROG_TYPE_TRACEPOINT: u32 = 5;
+
+/// One instruction, as the kernel reads it.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Insn {
+    pub code: u8,
+    /// Destination register in the low four bits, source in the high four.
+    pub regs: u8,
+    pub off: i16,
+    pub imm: i32,
+}
+
+/// Registers: r0 the return value, r1–r5 a call's arguments (lost by the
+/// call), r6–r9 kept across calls, r10 the frame pointer (read-only).
+pub type Reg = u8;
+
+/// Sizes of a load or store.
+#[derive(Clone, Copy, Debug)]
+pub enum Size {
+    B = 0x10,
+    H = 0x08,
+    W = 0x00,
+    DW = 0x18,
+}
+
+/// 64-bit arithmetic operations.
+#[derive(Clone, Copy, Debug)]
+pub enum Alu {
+    Add = 0x00,
+    Sub = 0x10,
+    Or = 0x40,
+    And = 0x50,
+    Lsh = 0x60,
+    Rsh = 0x70,
+    Mov = 0xb0,
+}
+
+/// Conditional jumps (unsigned comparisons).
+#[derive(Clone, Copy, Debug)]
+pub enum Cond {
+    Eq = 0x10,
+    Ne = 0x50,
+    Lt = 0xa0,
+}
+
+/// Kernel helpers the programs call.
+#[derive(Clone, Copy, Debug)]
+pub enum Helper {
+    MapLookupElem = 1,
+    MapUpdateElem = 2,
+    MapDeleteElem = 3,
+    KtimeGetNs = 5,
+}
+
+fn insn(code: u8, dst: Reg, src: Reg, off: i16, imm: i32) -> Insn {
+    Insn {
+        code,
+        regs: (src << 4) | (dst & 0x0f),
+        off,
+        imm,
+    }
+}
+
+const CLASS_LDX: u8 = 0x01;
+const CLASS_ST: u8 = 0x02;
+const CLASS_STX: u8 = 0x03;
+const CLASS_JMP: u8 = 0x05;
+const CLASS_ALU64: u8 = 0x07;
+const MODE_MEM: u8 = 0x60;
+const MODE_ATOMIC: u8 = 0xc0;
+const SOURCE_REG: u8 = 0x08;
+
+/// A program being assembled, with labels for forward jumps.
+#[derive(Default)]
+pub struct Program {
+    insns: Vec<Insn>,
+    /// (instruction index, label) of each jump not yet resolved.
+    jumps: Vec<(usize, &'static str)>,
+    labels: Vec<(&'static str, usize)>,
+}
+
+impl Program {
+    pub fn alu_imm(&mut self, op: Alu, dst: Reg, imm: i32) {
+        self.insns
+            .push(insn(CLASS_ALU64 | op as u8, dst, 0, 0, imm));
+    }
+
+    pub fn alu_reg(&mut self, op: Alu, dst: Reg, src: Reg) {
+        self.insns
+            .push(insn(CLASS_ALU64 | op as u8 | SOURCE_REG, dst, src, 0, 0));
+    }
+
+    /// `dst = *(size *)(src + off)`
+    pub fn load(&mut self, size: Size, dst: Reg, src: Reg, off: i16) {
+        self.insns
+            .push(insn(CLASS_LDX | MODE_MEM | size as u8, dst, src, off, 0));
+    }
+
+    /// `*(size *)(dst + off) = src`
+    pub fn store_reg(&mut self, size: Size, dst: Reg, off: i16, src: Reg) {
+        self.insns
+            .push(insn(CLASS_STX | MODE_MEM | size as u8, dst, src, off, 0));
+    }
+
+    /// `*(size *)(dst + off) = imm`
+    pub fn store_imm(&mut self, size: Size, dst: Reg, off: i16, imm: i32) {
+        self.insns
+            .push(insn(CLASS_ST | MODE_MEM | size as u8, dst, 0, off, imm));
+    }
+
+    /// `*(u64 *)(dst + off) += src`, atomically.
+    pub fn atomic_add(&mut self, dst: Reg, off: i16, src: Reg) {
+        let code = CLASS_STX | MODE_ATOMIC | Size::DW as u8;
+        self.insns.push(insn(code, dst, src, off, 0));
+    }
+
+    /// `dst = the map whose descriptor is fd` (a 16-byte instruction).
+    pub fn load_map(&mut self, dst: Reg, map: &Map) {
+        const PSEUDO_MAP_FD: Reg = 1;
+        let fd = map.fd.as_raw_fd();
+        self.insns.push(insn(0x18, dst, PSEUDO_MAP_FD, 0, fd));
+        self.insns.push(Insn::default());
+    }
+
+    pub fn call(&mut self, helper: Helper) {
+        self.insns
+            .push(insn(CLASS_JMP | 0x80, 0, 0, 0, helper as i32));
+    }
+
+    pub fn exit(&mut self) {
+        self.insns.push(insn(CLASS_JMP | 0x90, 0, 0, 0, 0));
+    }
+
+    /// `if dst <cond> imm goto label`
+    pub fn jump_imm(&mut self, cond: Cond, dst: Reg, imm: i32, label: &'static str) {
+        self.jumps.push((self.insns.len(), label));
+        self.insns
+            .push(insn(CLASS_JMP | cond as u8, dst, 0, 0, imm));
+    }
+
+    pub fn jump(&mut self, label: &'static str) {
+        self.jumps.push((self.insns.len(), label));
+        self.insns.push(insn(CLASS_JMP, 0, 0, 0, 0));
+    }
+
+    pub fn label(&mut self, label: &'static str) {
+        self.labels.push((label, self.insns.len()));
+    }
+
+    /// The instructions, every jump resolved; fails on a label never set.
+    pub fn finish(mut self) -> Result<Vec<Insn>> {
+        for (at, label) in std::mem::take(&mut self.jumps) {
+            let Some(target) = self.labels.iter().rev().find(|(name, _)| *name == label) else {
+                bail!("BPF program: no label {label}");
+            };
+            let offset = target.1 as i64 - at as i64 - 1;
+            self.insns[at].off =
+                i16::try_from(offset).with_context(|| format!("jump to {label} too far"))?;
+        }
+        Ok(self.insns)
+    }
+}
+
+fn bpf(command: i64, attr: &mut [u64]) -> i64 {
+    let size = std::mem::size_of_val(attr);
+    unsafe { libc::syscall(libc::SYS_bpf, command, attr.as_mut_ptr(), size) }
+}
+
+/// A BPF map, closed when dropped.
+pub struct Map {
+    fd: OwnedFd,
+    key_size: usize,
+    value_size: usize,
+}
+
+impl Map {
+    pub fn create(map_type: u32, key_size: u32, value_size: u32, entries: u32) -> Result<Map> {
+        let mut attr = [0u64; 8];
+        attr[0] = u64::from(map_type) | (u64::from(key_size) << 32);
+        attr[1] = u64::from(value_size) | (u64::from(entries) << 32);
+        let fd = bpf(BPF_MAP_CREATE, &mut attr);
+        if fd < 0 {
+            let error = std::io::Error::last_os_error();
+            bail!("creating a BPF map (bpf(BPF_MAP_CREATE)): {error}");
+        }
+        Ok(Map {
+            fd: unsafe { OwnedFd::from_raw_fd(fd as RawFd) },
+            key_size: key_size as usize,
+            value_size: value_size as usize,
+        })
+    }
+
+    /// The value under `key`, when there is one.
+    pub fn lookup(&self, key: &[u8]) -> Option<Vec<u8>> {
+        let mut value = vec![0u8; self.value_size];
+        let mut attr = [0u64; 4];
+        attr[0] = self.fd.as_raw_fd() as u64;
+        attr[1] = key.as_ptr() as u64;
+        attr[2] = value.as_mut_ptr() as u64;
+        (bpf(BPF_MAP_LOOKUP_ELEM, &mut attr) == 0).then_some(value)
+    }
+
+    /// Every key and its value, in the map's order.
+    pub fn entries(&self) -> Vec<(Vec<u8>, Vec<u8>)> {
+        let mut entries = Vec::new();
+        let mut key: Option<Vec<u8>> = None;
+        loop {
+            let mut next = vec![0u8; self.key_size];
+            let mut attr = [0u64; 3];
+            attr[0] = self.fd.as_raw_fd() as u64;
+            attr[1] = key.as_ref().map_or(0, |key| key.as_ptr() as u64);
+            attr[2] = next.as_mut_ptr() as u64;
+            if bpf(BPF_MAP_GET_NEXT_KEY, &mut attr) != 0 {
+                return entries;
+            }
+            if let Some(value) = self.lookup(&next) {
+                entries.push((next.clone(), value));
+            }
+            key = Some(next);
+        }
+    }
+}
+
+/// A loaded program, closed when dropped.
+pub struct LoadedProgram {
+    fd: OwnedFd,
+}
+
+impl LoadedProgram {
+    /// Loads a tracepoint program; the verifier's log is in the error.
+    pub fn load_tracepoint(name: &str, insns: &[Insn]) -> Result<LoadedProgram> {
+        let license = c"GPL";
+        let mut log = vec![0u8; 1 << 20];
+        let mut attr = [0u64; 8];
+        attr[0] = u64::from(PROG_TYPE_TRACEPOINT) | ((insns.len() as u64) << 32);
+        attr[1] = insns.as_ptr() as u64;
+        attr[2] = license.as_ptr() as u64;
+        attr[3] = 1 | ((log.len() as u64) << 32);
+        attr[4] = log.as_mut_ptr() as u64;
+        let fd = bpf(BPF_PROG_LOAD, &mut attr);
+        if fd < 0 {
+            let error = std::io::Error::last_os_error();
+            let end = log.iter().position(|byte| *byte == 0).unwrap_or(log.len());
+            let verifier = String::from_utf8_lossy(&log[..end]);
+            let last: Vec<&str> = verifier.lines().rev().take(12).collect();
+            let last: Vec<&str> = last.into_iter().rev().collect();
+            bail!(
+                "loading the BPF program {name}: {error}; the verifier said: {}",
+                last.join(" | ")
+            );
+        }
+        Ok(LoadedProgram {
+            fd: unsafe { OwnedFd::from_raw_fd(fd as RawFd) },
+        })
+    }
+}
+
+/// A program attached to a tracepoint; detached when dropped.
+pub struct Attachment {
+    _event: OwnedFd,
+    _program: LoadedProgram,
+}
+
+/// Attaches `program` to the tracepoint whose id tracefs gives: a perf
+/// event on CPU 0 carries it, and the kernel runs it for the tracepoint on
+/// every CPU.
+pub fn attach(program: LoadedProgram, tracepoint_id: u64) -> Result<Attachment> {
+    const PERF_TYPE_TRACEPOINT: u64 = 2;
+    const PERF_EVENT_IOC_ENABLE: libc::c_ulong = 0x2400;
+    const PERF_EVENT_IOC_SET_BPF: libc::c_ulong = 0x4004_2408;
+    const PERF_FLAG_FD_CLOEXEC: libc::c_ulong = 1 << 3;
+    let mut attr = [0u64; 16];
+    attr[0] = PERF_TYPE_TRACEPOINT | ((std::mem::size_of_val(&attr) as u64) << 32);
+    attr[1] = tracepoint_id;
+    attr[2] = 1;
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_perf_event_open,
+            attr.as_ptr(),
+            -1 as libc::pid_t,
+            0 as libc::c_int,
+            -1 as libc::c_int,
+            PERF_FLAG_FD_CLOEXEC,
+        )
+    };
+    if fd < 0 {
+        let error = std::io::Error::last_os_error();
+        bail!("opening a perf event on tracepoint {tracepoint_id}: {error}");
+    }
+    let event = unsafe { OwnedFd::from_raw_fd(fd as RawFd) };
+    let set = unsafe {
+        libc::ioctl(
+            event.as_raw_fd(),
+            PERF_EVENT_IOC_SET_BPF,
+            program.fd.as_raw_fd(),
+        )
+    };
+    if set != 0 {
+        let error = std::io::Error::last_os_error();
+        bail!("attaching a BPF program to tracepoint {tracepoint_id}: {error}");
+    }
+    if unsafe { libc::ioctl(event.as_raw_fd(), PERF_EVENT_IOC_ENABLE, 0) } != 0 {
+        let error = std::io::Error::last_os_error();
+        bail!("enabling tracepoint {tracepoint_id}: {error}");
+    }
+    Ok(Attachment {
+        _event: event,
+        _program: program,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn instructions_are_encoded_as_the_kernel_reads_them() {
+        let mut program = Program::default();
+        program.alu_imm(Alu::Mov, 0, 0);
+        program.jump_imm(Cond::Eq, 1, 0, "out");
+        program.load(Size::W, 2, 1, 8);
+        program.atomic_add(0, 0, 1);
+        program.label("out");
+        program.exit();
+        let insns = program.finish().unwrap();
+        assert_eq!(
+            insns[0],
+            Insn {
+                code: 0xb7,
+                regs: 0x00,
+                off: 0,
+                imm: 0
+            }
+        );
+        assert_eq!(
+            insns[1],
+            Insn {
+                code: 0x15,
+                regs: 0x01,
+                off: 2,
+                imm: 0
+            }
+        );
+        assert_eq!(
+            insns[2],
+            Insn {
+                code: 0x61,
+                regs: 0x12,
+                off: 8,
+                imm: 0
+            }
+        );
+        assert_eq!(
+            insns[3],
+            Insn {
+                code: 0xdb,
+                regs: 0x10,
+                off: 0,
+                imm: 0
+            }
+        );
+        assert_eq!(
+            insns[4],
+            Insn {
+                code: 0x95,
+                regs: 0x00,
+                off: 0,
+                imm: 0
+            }
+        );
+    }
+
+    #[test]
+    fn a_jump_to_no_label_is_refused() {
+        let mut program = Program::default();
+        program.jump("nowhere");
+        assert!(program.finish().is_err());
+    }
+}

@@ -1,0 +1,341 @@
+//! The three programs of the block tracer, assembled for this kernel's
+//! tracepoint layouts: a request's start (`block_io_start`), its issue to
+//! the driver (`block_rq_issue`) and its end (`block_io_done`). Each
+//! request is found again by its device and sector; at its end its queue
+//! time (start → issue), device time (issue → end) and total are counted
+//! into log-linear buckets in a map, with their sums. Nothing is sent to
+//! user space per event.
+//!
+//! Not for: reading the maps (`super`), or any other tracepoint.
+
+use super::bpf::{Alu, Cond, Helper, Map, Program, Reg, Size};
+use super::{Kind, Op, BUCKET_SUM_KEY, SUB_BUCKET_BITS};
+use anyhow::{bail, Result};
+
+/// Where a tracepoint's fields lie in its record (from tracefs' `format`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Layout {
+    pub dev: (i16, usize),
+    pub sector: (i16, usize),
+    pub rwbs: i16,
+}
+
+impl Layout {
+    /// The fields of a tracepoint's `format` file.
+    pub fn parse(format: &str) -> Result<Layout> {
+        let field = |name: &str| -> Option<(i16, usize)> {
+            format.lines().find_map(|line| {
+                let declared = line.trim().strip_prefix("field:")?;
+                let (declaration, rest) = declared.split_once(';')?;
+                let field_name = declaration.split_whitespace().last()?;
+                let field_name = field_name.split('[').next()?;
+                if field_name != name {
+                    return None;
+                }
+                let number = |key: &str| -> Option<usize> {
+                    let (_, after) = rest.split_once(key)?;
+                    after.split(';').next()?.trim().parse().ok()
+                };
+                Some((i16::try_from(number("offset:")?).ok()?, number("size:")?))
+            })
+        };
+        let (Some(dev), Some(sector), Some(rwbs)) = (field("dev"), field("sector"), field("rwbs"))
+        else {
+            bail!("the tracepoint's format lacks dev, sector or rwbs");
+        };
+        if dev.1 != 4 || sector.1 != 8 || rwbs.1 < 2 {
+            bail!("the tracepoint's dev, sector or rwbs has an unexpected size: {dev:?} {sector:?} {rwbs:?}");
+        }
+        Ok(Layout {
+            dev,
+            sector,
+            rwbs: rwbs.0,
+        })
+    }
+}
+
+/// Registers kept across helper calls.
+const CTX: Reg = 6;
+const NOW: Reg = 7;
+const VALUE: Reg = 8;
+const OP: Reg = 9;
+const FP: Reg = 10;
+
+/// Stack slots (offsets from the frame pointer).
+const START_KEY: i16 = -16;
+const START_VALUE: i16 = -32;
+const STARTED_NS: i16 = -40;
+const ISSUED_NS: i16 = -48;
+const DELTA: i16 = -56;
+const BUCKET_KEY: i16 = -64;
+const ZERO: i16 = -72;
+
+/// Lost-event counters: index in the `lost` array map.
+pub const ISSUED_UNSTARTED: u32 = 0;
+pub const ENDED_UNSEEN: u32 = 1;
+pub const STARTS_DROPPED: u32 = 2;
+
+/// r6 = ctx, r7 = now, the start key (device, sector) on the stack.
+fn prologue(program: &mut Program, layout: &Layout) {
+    program.alu_reg(Alu::Mov, CTX, 1);
+    program.call(Helper::KtimeGetNs);
+    program.alu_reg(Alu::Mov, NOW, 0);
+    program.load(Size::W, 1, CTX, layout.dev.0);
+    program.store_reg(Size::W, FP, START_KEY, 1);
+    program.store_imm(Size::W, FP, START_KEY + 4, 0);
+    program.load(Size::DW, 1, CTX, layout.sector.0);
+    program.store_reg(Size::DW, FP, START_KEY + 8, 1);
+}
+
+fn stack_pointer(program: &mut Program, register: Reg, offset: i16) {
+    program.alu_reg(Alu::Mov, register, FP);
+    program.alu_imm(Alu::Add, register, i32::from(offset));
+}
+
+/// `lost[index] += 1`
+fn count_lost(program: &mut Program, lost: &Map, index: u32) {
+    program.store_imm(Size::W, FP, ZERO, index as i32);
+    program.load_map(1, lost);
+    stack_pointer(program, 2, ZERO);
+    program.call(Helper::MapLookupElem);
+    program.jump_imm(Cond::Eq, 0, 0, "lost_counted");
+    program.alu_imm(Alu::Mov, 1, 1);
+    program.atomic_add(0, 0, 1);
+    program.label("lost_counted");
+}
+
+fn epilogue(program: &mut Program) {
+    program.label("out");
+    program.alu_imm(Alu::Mov, 0, 0);
+    program.exit();
+}
+
+/// `block_io_start`: starts[(dev, sector)] = (now, 0).
+pub fn start(layout: &Layout, starts: &Map, lost: &Map) -> Result<Vec<super::bpf::Insn>> {
+    let mut program = Program::default();
+    prologue(&mut program, layout);
+    program.store_reg(Size::DW, FP, START_VALUE, NOW);
+    program.store_imm(Size::DW, FP, START_VALUE + 8, 0);
+    program.load_map(1, starts);
+    stack_pointer(&mut program, 2, START_KEY);
+    stack_pointer(&mut program, 3, START_VALUE);
+    program.alu_imm(Alu::Mov, 4, 0);
+    program.call(Helper::MapUpdateElem);
+    program.jump_imm(Cond::Eq, 0, 0, "out");
+    count_lost(&mut program, lost, STARTS_DROPPED);
+    epilogue(&mut program);
+    program.finish()
+}
+
+/// `block_rq_issue`: the start's issue time is now; a request whose start
+/// was not seen (started before tracing) gets start 0 and is counted.
+pub fn issue(layout: &Layout, starts: &Map, lost: &Map) -> Result<Vec<super::bpf::Insn>> {
+    let mut program = Program::default();
+    prologue(&mut program, layout);
+    program.load_map(1, starts);
+    stack_pointer(&mut program, 2, START_KEY);
+    program.call(Helper::MapLookupElem);
+    program.jump_imm(Cond::Eq, 0, 0, "unstarted");
+    program.store_reg(Size::DW, 0, 8, NOW);
+    program.jump("out");
+    program.label("unstarted");
+    program.store_imm(Size::DW, FP, START_VALUE, 0);
+    program.store_reg(Size::DW, FP, START_VALUE + 8, NOW);
+    program.load_map(1, starts);
+    stack_pointer(&mut program, 2, START_KEY);
+    stack_pointer(&mut program, 3, START_VALUE);
+    program.alu_imm(Alu::Mov, 4, 0);
+    program.call(Helper::MapUpdateElem);
+    count_lost(&mut program, lost, ISSUED_UNSTARTED);
+    epilogue(&mut program);
+    program.finish()
+}
+
+/// `block_io_done`: the request's times into the histograms, and its start
+/// forgotten.
+pub fn done(
+    layout: &Layout,
+    starts: &Map,
+    buckets: &Map,
+    lost: &Map,
+) -> Result<Vec<super::bpf::Insn>> {
+    let mut program = Program::default();
+    prologue(&mut program, layout);
+    program.load_map(1, starts);
+    stack_pointer(&mut program, 2, START_KEY);
+    program.call(Helper::MapLookupElem);
+    program.jump_imm(Cond::Ne, 0, 0, "found");
+    count_lost(&mut program, lost, ENDED_UNSEEN);
+    program.jump("out");
+    program.label("found");
+    program.alu_reg(Alu::Mov, VALUE, 0);
+    program.load(Size::DW, 1, VALUE, 0);
+    program.store_reg(Size::DW, FP, STARTED_NS, 1);
+    program.load(Size::DW, 1, VALUE, 8);
+    program.store_reg(Size::DW, FP, ISSUED_NS, 1);
+    program.load_map(1, starts);
+    stack_pointer(&mut program, 2, START_KEY);
+    program.call(Helper::MapDeleteElem);
+    operation(&mut program, layout);
+    // Device time: issue → done; a request never seen issued has none.
+    program.load(Size::DW, 1, FP, ISSUED_NS);
+    program.jump_imm(Cond::Eq, 1, 0, "device_done");
+    program.alu_reg(Alu::Mov, 2, NOW);
+    program.alu_reg(Alu::Sub, 2, 1);
+    record(&mut program, layout, buckets, Kind::Device, "device");
+    program.label("device_done");
+    // Queue time and total: from a start seen.
+    program.load(Size::DW, 1, FP, STARTED_NS);
+    program.jump_imm(Cond::Eq, 1, 0, "out");
+    program.alu_reg(Alu::Mov, 2, NOW);
+    program.alu_reg(Alu::Sub, 2, 1);
+    record(&mut program, layout, buckets, Kind::Total, "total");
+    program.load(Size::DW, 1, FP, ISSUED_NS);
+    program.jump_imm(Cond::Eq, 1, 0, "out");
+    program.load(Size::DW, 2, FP, STARTED_NS);
+    program.alu_reg(Alu::Sub, 1, 2);
+    program.alu_reg(Alu::Mov, 2, 1);
+    record(&mut program, layout, buckets, Kind::Queue, "queue");
+    epilogue(&mut program);
+    program.finish()
+}
+
+/// r9 = the request's operation from its `rwbs` flags: a leading `F` is a
+/// flush before a write or read (that operation), or a flush alone.
+fn operation(program: &mut Program, layout: &Layout) {
+    program.load(Size::B, 1, CTX, layout.rwbs);
+    program.jump_imm(Cond::Ne, 1, i32::from(b'F'), "op_char");
+    program.load(Size::B, 1, CTX, layout.rwbs + 1);
+    program.alu_imm(Alu::Mov, OP, Op::Flush as i32);
+    for (letter, op) in [(b'R', Op::Read), (b'W', Op::Write), (b'D', Op::Discard)] {
+        program.jump_imm(
+            Cond::Ne,
+            1,
+            i32::from(letter),
+            leak(format!("f_not_{letter}")),
+        );
+        program.alu_imm(Alu::Mov, OP, op as i32);
+        program.label(leak(format!("f_not_{letter}")));
+    }
+    program.jump("op_known");
+    program.label("op_char");
+    program.alu_imm(Alu::Mov, OP, Op::Other as i32);
+    for (letter, op) in [(b'R', Op::Read), (b'W', Op::Write), (b'D', Op::Discard)] {
+        program.jump_imm(
+            Cond::Ne,
+            1,
+            i32::from(letter),
+            leak(format!("not_{letter}")),
+        );
+        program.alu_imm(Alu::Mov, OP, op as i32);
+        program.label(leak(format!("not_{letter}")));
+    }
+    program.label("op_known");
+}
+
+/// A label made at run time; the programs are assembled once per tracer.
+fn leak(label: String) -> &'static str {
+    Box::leak(label.into_boxed_str())
+}
+
+/// Counts r2 (nanoseconds) into `kind`'s bucket of (device, r9), and adds
+/// it to the sum (the bucket [`BUCKET_SUM_KEY`]).
+fn record(program: &mut Program, layout: &Layout, buckets: &Map, kind: Kind, name: &str) {
+    let label = |what: &str| leak(format!("{name}_{what}"));
+    program.store_reg(Size::DW, FP, DELTA, 2);
+    bucket_of(program, name);
+    // r1 = the bucket: the key (dev u32, op u8, kind u8, bucket u16).
+    program.load(Size::W, 2, CTX, layout.dev.0);
+    program.store_reg(Size::W, FP, BUCKET_KEY, 2);
+    program.store_reg(Size::B, FP, BUCKET_KEY + 4, OP);
+    program.store_imm(Size::B, FP, BUCKET_KEY + 5, kind as i32);
+    for (key, add) in [(None, None), (Some(BUCKET_SUM_KEY), Some(DELTA))] {
+        match key {
+            None => program.store_reg(Size::H, FP, BUCKET_KEY + 6, 1),
+            Some(key) => program.store_imm(Size::H, FP, BUCKET_KEY + 6, i32::from(key)),
+        }
+        let done = label(&format!("added_{}", key.unwrap_or(0)));
+        add_to(program, buckets, add, done);
+        program.label(done);
+    }
+}
+
+/// `buckets[key on the stack] += 1` (or the stack slot `add`), making the
+/// entry when it is new.
+fn add_to(program: &mut Program, buckets: &Map, add: Option<i16>, done: &'static str) {
+    let found = leak(format!("{done}_found"));
+    program.load_map(1, buckets);
+    stack_pointer(program, 2, BUCKET_KEY);
+    program.call(Helper::MapLookupElem);
+    program.jump_imm(Cond::Ne, 0, 0, found);
+    program.store_imm(Size::DW, FP, ZERO, 0);
+    program.load_map(1, buckets);
+    stack_pointer(program, 2, BUCKET_KEY);
+    stack_pointer(program, 3, ZERO);
+    program.alu_imm(Alu::Mov, 4, 1);
+    program.call(Helper::MapUpdateElem);
+    program.load_map(1, buckets);
+    stack_pointer(program, 2, BUCKET_KEY);
+    program.call(Helper::MapLookupElem);
+    program.jump_imm(Cond::Eq, 0, 0, done);
+    program.label(found);
+    match add {
+        Some(slot) => program.load(Size::DW, 1, FP, slot),
+        None => program.alu_imm(Alu::Mov, 1, 1),
+    }
+    program.atomic_add(0, 0, 1);
+}
+
+/// r1 = the log-linear bucket of the value in the stack slot DELTA: exact
+/// below 2^(bits+1), then 2^bits buckets per power of two.
+fn bucket_of(program: &mut Program, name: &str) {
+    let label = |what: &str| leak(format!("{name}_{what}"));
+    let bits = SUB_BUCKET_BITS as i32;
+    program.load(Size::DW, 1, FP, DELTA);
+    program.jump_imm(Cond::Lt, 1, 1 << (bits + 1), label("bucketed"));
+    // r3 = the highest bit set, by halving r4.
+    program.alu_imm(Alu::Mov, 3, 0);
+    program.alu_reg(Alu::Mov, 4, 1);
+    for shift in [32, 16, 8, 4, 2, 1] {
+        let skip = label(&format!("msb_{shift}"));
+        program.alu_reg(Alu::Mov, 5, 4);
+        program.alu_imm(Alu::Rsh, 5, shift);
+        program.jump_imm(Cond::Eq, 5, 0, skip);
+        program.alu_reg(Alu::Mov, 4, 5);
+        program.alu_imm(Alu::Add, 3, shift);
+        program.label(skip);
+    }
+    // bucket = (msb - bits + 1) << bits | (value >> (msb - bits)) & (2^bits - 1)
+    program.alu_reg(Alu::Mov, 4, 3);
+    program.alu_imm(Alu::Sub, 4, bits);
+    program.alu_reg(Alu::Rsh, 1, 4);
+    program.alu_imm(Alu::And, 1, (1 << bits) - 1);
+    program.alu_imm(Alu::Sub, 3, bits - 1);
+    program.alu_imm(Alu::Lsh, 3, bits);
+    program.alu_reg(Alu::Or, 1, 3);
+    program.label(label("bucketed"));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tracepoint_format_gives_its_fields_offsets() {
+        let format = "name: block_io_done\nID: 2101\nformat:\n\
+            \tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\
+            \tfield:dev_t dev;\toffset:8;\tsize:4;\tsigned:0;\n\
+            \tfield:sector_t sector;\toffset:16;\tsize:8;\tsigned:0;\n\
+            \tfield:char rwbs[10];\toffset:34;\tsize:10;\tsigned:0;\n";
+        let layout = Layout::parse(format).unwrap();
+        assert_eq!(
+            layout,
+            Layout {
+                dev: (8, 4),
+                sector: (16, 8),
+                rwbs: 34
+            }
+        );
+        assert!(Layout::parse("field:dev_t dev;\toffset:8;\tsize:4;").is_err());
+    }
+}
