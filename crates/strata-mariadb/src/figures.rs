@@ -129,6 +129,7 @@ impl Watcher<u32> for EdgeTaker {
             version_num: 0,
             database: None,
             database_error: None,
+            block_trace: strata_run::block_trace::snapshot(),
             disks: read_diskstats().unwrap_or_default(),
             host_cpu: HostCpu::read().unwrap_or_default(),
             server: self.server_processes(),

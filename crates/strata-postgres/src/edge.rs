@@ -49,6 +49,7 @@ pub async fn take(client: &tokio_postgres::Client, version_num: u32, server_pids
         database_error,
         server_start,
         oom_kills: strata_probe::collectors::host_oom_kills(),
+        block_trace: strata_run::block_trace::snapshot(),
         disks: read_diskstats().unwrap_or_default(),
         host_cpu: HostCpu::read().unwrap_or_default(),
         server: ServerProcesses::read(server_pids, kinds),

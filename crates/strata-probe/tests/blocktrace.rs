@@ -64,11 +64,12 @@ fn traced_requests_are_the_kernels_own_count_and_time() {
     );
     let tracer = BlockTracer::start().expect("tracing the block layer as root");
     std::thread::sleep(std::time::Duration::from_millis(200));
-    let (before, traced_before) = (stat_of(&device), tracer.snapshot());
+    // The tracer's counts last before diskstats, as a run's edges read them.
+    let (traced_before, before) = (tracer.snapshot(), stat_of(&device));
     direct_io(&device, 4096, 3000, false);
     direct_io(&device, 65536, 500, false);
     direct_io(&device, 4096, 1000, true);
-    let (after, traced_after) = (stat_of(&device), tracer.snapshot());
+    let (traced_after, after) = (tracer.snapshot(), stat_of(&device));
     let snapshot = traced_after.since(&traced_before);
 
     let reads = after.read_requests - before.read_requests;

@@ -244,6 +244,10 @@ pub struct RunFigures {
     /// nor what the page cache absorbed, is made up.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub devices_unobserved: Option<String>,
+    /// Each block request of the run's devices over the window, traced
+    /// (BPF on the block tracepoints); `None` in Recordings before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block_trace: Option<BlockTraceFigures>,
     /// When the sessions' measured window began, Unix seconds: where it
     /// lies among the layer samples (its start edge may be taken late). Absent in Recordings before it was written
     /// (their window is taken to begin `warmup_s` after the first sample).
@@ -258,6 +262,10 @@ impl RunFigures {
         self.devices.clear();
         self.absorption = None;
         self.tenants = None;
+        self.block_trace = Some(BlockTraceFigures {
+            unavailable: Some(why.clone()),
+            ..BlockTraceFigures::default()
+        });
         self.devices_unobserved.get_or_insert(why);
     }
 
@@ -320,6 +328,78 @@ pub struct PageCacheHeld {
     /// in order (the first at the window's start).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub per_second_bytes: Vec<u64>,
+}
+
+/// The run's devices' block requests, traced one by one over the window:
+/// their queue and device times as percentiles, their count beside
+/// /proc/diskstats'.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct BlockTraceFigures {
+    /// Why nothing was traced (not root, no BPF, a kernel before 6.5, the
+    /// devices on another host); `devices` is then empty.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unavailable: Option<String>,
+    #[serde(default)]
+    pub devices: Vec<TracedDevice>,
+    /// Requests the tracer could not follow over the window.
+    #[serde(default)]
+    pub unfollowed: UnfollowedRequests,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct UnfollowedRequests {
+    /// Issued with no start seen: their device time only.
+    pub issued_unstarted: u64,
+    /// Ended with no start seen (in flight when tracing began, or moved by
+    /// a front merge): not in the figures.
+    pub ended_unseen: u64,
+    /// Starts dropped with 65,536 requests in flight: not in the figures.
+    pub starts_dropped: u64,
+    /// Ends the kernel did not trace (a BPF program was already running on
+    /// that CPU, as when a completion interrupts an issue): requests
+    /// /proc/diskstats counts and these figures do not.
+    #[serde(default)]
+    pub ends_skipped_by_kernel: u64,
+    /// Issues the kernel did not trace: those requests' total time is
+    /// counted, their device time not.
+    #[serde(default)]
+    pub issues_skipped_by_kernel: u64,
+}
+
+/// One device's traced requests, by operation.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct TracedDevice {
+    pub device: String,
+    pub role: String,
+    pub operations: Vec<TracedOperation>,
+}
+
+/// One operation's requests on one device.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct TracedOperation {
+    /// `read`, `write`, `flush`, `discard` or `other`.
+    pub operation: String,
+    /// Requests that ended in the window and whose issue was seen.
+    pub requests: u64,
+    /// The same operation's completed requests by /proc/diskstats, where it
+    /// counts them (read, write, flush, discard).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diskstats_requests: Option<u64>,
+    /// Issue to the driver → end (blktrace's D2C).
+    pub device_time: LatencyPercentiles,
+    /// Start → issue: the host's block layer and scheduler (Q2D).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue_time: Option<LatencyPercentiles>,
+}
+
+/// A latency distribution's summary, milliseconds.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct LatencyPercentiles {
+    pub mean_ms: f64,
+    pub p50_ms: f64,
+    pub p99_ms: f64,
+    pub p999_ms: f64,
+    pub max_ms: f64,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]

@@ -286,10 +286,12 @@ pub fn account(
             .as_secs_f64(),
         other_hosts: other_host_figures(&start.other_hosts, &end.other_hosts, edge_seconds),
         devices_unobserved: None,
+        block_trace: None,
         window_start_unix_s: Some(
             strata_core::time::unix_now_s() - outcome.window_start.elapsed().as_secs_f64(),
         ),
     };
+    figures.block_trace = Some(crate::block_trace::figures(start, end, &figures.devices));
     figures.tenants = tenants(start, end, &figures.devices);
     if let Some(why) = &run_devices.unobserved {
         figures.devices_not_observed(why.clone());

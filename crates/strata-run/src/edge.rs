@@ -57,6 +57,10 @@ pub struct Edge {
     /// Other hosts' counters (`--agent` after the first), from their
     /// agents now.
     pub other_hosts: Vec<HostEdge>,
+    /// Every block request traced on this host so far, read beside `disks`
+    /// ([`crate::block_trace`]); `None` without tracing, or with the disks
+    /// of another host.
+    pub block_trace: Option<strata_probe::blocktrace::TraceSnapshot>,
 }
 
 /// Another host's counters at one edge, as its agent gave them.

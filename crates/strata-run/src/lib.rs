@@ -1,7 +1,8 @@
 //! strata-run: the SLOB method end to end for every database engine, behind
 //! the database-engine plug-in point (`engine`): the two edges of the
 //! measured window, accounting for every I/O across the layers (database,
-//! block devices, page cache, CPU of the host, the server and strata), the
+//! block devices and each of their requests traced, page cache, CPU of the
+//! host, the server and strata), the
 //! run's verdict, and its JSON document, text and Recording.
 //!
 //! Not for: any one engine (strata-postgres, strata-sqlite, strata-mariadb
@@ -9,6 +10,7 @@
 //! printing to a terminal (the binary).
 
 pub mod accounting;
+pub mod block_trace;
 pub mod edge;
 pub mod engine;
 pub mod formats;

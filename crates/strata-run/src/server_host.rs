@@ -154,6 +154,7 @@ impl ServerHostAgent {
 
     fn put(&self, scraped: anyhow::Result<Scrape>, edge: &mut Edge) {
         edge.processes_io = Default::default();
+        edge.block_trace = None;
         match answered(scraped, &self.endpoint) {
             Ok(counters) => {
                 let mut gaps = self.gaps();

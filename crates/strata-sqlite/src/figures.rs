@@ -43,6 +43,7 @@ pub fn take_edge(version_num: u32) -> SqliteEdge {
         version_num,
         database: None,
         database_error: None,
+        block_trace: strata_run::block_trace::snapshot(),
         disks: read_diskstats().unwrap_or_default(),
         host_cpu: HostCpu::read().unwrap_or_default(),
         server: ServerProcesses::default(),

@@ -269,6 +269,8 @@ fn execute(data: &DataRequest, output: &OutputArgs, job: Job) -> anyhow::Result<
             return Err(error);
         }
     };
+    // Where it cannot start, the run's figures say why (block_trace).
+    let _ = strata_run::block_trace::start();
     let mut progress = RunProgress::new(warmup);
     let outcome = engine.run(interrupt, &mut progress);
     progress.finish();

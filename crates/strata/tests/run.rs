@@ -29,6 +29,48 @@ fn run_in(dir: &Path, extra: &[&str]) -> serde_json::Value {
     run_json(&args, dir)
 }
 
+/// The data device's read requests, traced one by one over the window, are
+/// /proc/diskstats' own (within 0.1%), less those the trace names as not
+/// followed (ends the kernel skipped, requests in flight when it began),
+/// and carry device and queue time percentiles in order.
+fn assert_every_read_request_traced_or_named(result: &serde_json::Value, device_reads: u64) {
+    let traced = &result["block_trace"];
+    assert!(traced["unavailable"].is_null(), "{traced}");
+    let reads = &traced["devices"][0]["operations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|op| op["operation"] == "read")
+        .unwrap_or_else(|| panic!("no traced reads: {traced}"))
+        .clone();
+    assert_eq!(reads["diskstats_requests"].as_u64(), Some(device_reads));
+    let requests = reads["requests"].as_u64().unwrap();
+    let unfollowed = &traced["unfollowed"];
+    let named = unfollowed["ends_skipped_by_kernel"].as_u64().unwrap()
+        + unfollowed["ended_unseen"].as_u64().unwrap()
+        + unfollowed["starts_dropped"].as_u64().unwrap();
+    // The trace is read just before diskstats at each edge: a request that
+    // ends between the two reads is on one side of an edge in each.
+    let slack = device_reads / 1000 + 2;
+    assert!(
+        requests <= device_reads + slack && requests + named + slack >= device_reads,
+        "{requests} traced and {named} named of {device_reads} read requests: {traced}"
+    );
+    for time in ["device_time", "queue_time"] {
+        let figures = &reads[time];
+        let (p50, p99, p999, max) = (
+            figures["p50_ms"].as_f64().unwrap(),
+            figures["p99_ms"].as_f64().unwrap(),
+            figures["p999_ms"].as_f64().unwrap(),
+            figures["max_ms"].as_f64().unwrap(),
+        );
+        assert!(
+            0.0 <= p50 && p50 <= p99 && p99 <= p999 && p999 <= max,
+            "{time}: {figures}"
+        );
+    }
+}
+
 /// The report of a run's Recording places its window where the sessions
 /// ran it, and draws every layer's per-second chart over that window: each
 /// ends with the window, and the page cache held is drawn beside its target.
@@ -123,6 +165,7 @@ fn read_only_run_with_a_limited_page_cache_reaches_the_device() {
         held["max_bytes"].as_f64().unwrap() <= target * 1.02,
         "the page cache went past its target in a second of the window: {held}"
     );
+    assert_every_read_request_traced_or_named(result, device_reads);
     let per_second = held["per_second_bytes"].as_array().unwrap();
     assert_eq!(per_second.len() as u64, held["samples"].as_u64().unwrap());
     let outliers = &result["outliers"];

@@ -13,9 +13,12 @@ const BPF_MAP_CREATE: i64 = 0;
 const BPF_MAP_LOOKUP_ELEM: i64 = 1;
 const BPF_MAP_GET_NEXT_KEY: i64 = 4;
 const BPF_PROG_LOAD: i64 = 5;
+const BPF_OBJ_GET_INFO_BY_FD: i64 = 15;
 
 pub const MAP_TYPE_HASH: u32 = 1;
 pub const MAP_TYPE_ARRAY: u32 = 2;
+/// A hash map that evicts its least recently used entries when full.
+pub const MAP_TYPE_LRU_HASH: u32 = 9;
 const PROG_TYPE_TRACEPOINT: u32 = 5;
 
 /// One instruction, as the kernel reads it.
@@ -274,10 +277,38 @@ impl LoadedProgram {
     }
 }
 
+impl LoadedProgram {
+    /// Times the kernel skipped this program because a BPF program was
+    /// already running on that CPU (`bpf_prog_info.recursion_misses`,
+    /// Linux 5.12 and later); `None` where the kernel does not say.
+    pub fn recursion_misses(&self) -> Option<u64> {
+        const RECURSION_MISSES_OFFSET: usize = 208;
+        let mut info = [0u8; 256];
+        let mut attr = [0u64; 2];
+        attr[0] = self.fd.as_raw_fd() as u64 | ((info.len() as u64) << 32);
+        attr[1] = info.as_mut_ptr() as u64;
+        if bpf(BPF_OBJ_GET_INFO_BY_FD, &mut attr) != 0 {
+            return None;
+        }
+        let returned_len = (attr[0] >> 32) as usize;
+        let end = RECURSION_MISSES_OFFSET + 8;
+        (returned_len >= end).then(|| {
+            let bytes = &info[RECURSION_MISSES_OFFSET..end];
+            u64::from_ne_bytes(bytes.try_into().unwrap_or_default())
+        })
+    }
+}
+
 /// A program attached to a tracepoint; detached when dropped.
 pub struct Attachment {
     _event: OwnedFd,
-    _program: LoadedProgram,
+    program: LoadedProgram,
+}
+
+impl Attachment {
+    pub fn program(&self) -> &LoadedProgram {
+        &self.program
+    }
 }
 
 /// Attaches `program` to the tracepoint whose id tracefs gives: a perf
@@ -324,7 +355,7 @@ pub fn attach(program: LoadedProgram, tracepoint_id: u64) -> Result<Attachment> 
     }
     Ok(Attachment {
         _event: event,
-        _program: program,
+        program,
     })
 }
 

@@ -25,11 +25,10 @@ use std::path::{Path, PathBuf};
 /// Sub-buckets per power of two, as bits: 128, so a bucket is at most
 /// 1/128 (0.78%) of its value wide.
 pub const SUB_BUCKET_BITS: u32 = 7;
-/// The bucket number under which a series' sum of nanoseconds is kept.
-const BUCKET_SUM_KEY: u16 = 0xffff;
 
 const STARTS_IN_FLIGHT: u32 = 65_536;
 const BUCKET_ENTRIES: u32 = 262_144;
+const SERIES_ENTRIES: u32 = 16_384;
 
 /// What a request was asked to do (from the tracepoint's `rwbs`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -102,10 +101,12 @@ pub struct SeriesKey {
     pub kind: Kind,
 }
 
-/// A histogram of request times: counts by bucket, and their exact sum.
+/// A histogram of request times: counts by bucket, and the exact count
+/// and sum, read apart from the buckets right beside /proc/diskstats.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Buckets {
     pub counts: BTreeMap<u16, u64>,
+    pub requests: u64,
     pub sum_ns: u64,
 }
 
@@ -133,19 +134,19 @@ pub fn bucket_of(value_ns: u64) -> u16 {
 }
 
 impl Buckets {
+    /// The requests counted, as read beside /proc/diskstats.
     pub fn count(&self) -> u64 {
-        self.counts.values().sum()
+        self.requests
     }
 
     pub fn mean_ns(&self) -> Option<f64> {
-        let count = self.count();
-        (count > 0).then(|| self.sum_ns as f64 / count as f64)
+        (self.requests > 0).then(|| self.sum_ns as f64 / self.requests as f64)
     }
 
     /// The value under which `quantile` (0–1) of the requests fell: the
     /// middle of the bucket that holds it.
     pub fn quantile_ns(&self, quantile: f64) -> Option<f64> {
-        let count = self.count();
+        let count: u64 = self.counts.values().sum();
         if count == 0 {
             return None;
         }
@@ -159,6 +160,13 @@ impl Buckets {
             }
         }
         None
+    }
+
+    /// The top of the highest bucket counted: no request took longer.
+    pub fn max_ns(&self) -> Option<u64> {
+        let (bucket, _) = self.counts.iter().next_back()?;
+        let (low, width) = bucket_range(*bucket);
+        Some(low + width - 1)
     }
 
     /// The counts since `earlier` (a histogram read before from the same
@@ -178,12 +186,15 @@ impl Buckets {
             .collect();
         Buckets {
             counts,
+            requests: self.requests.saturating_sub(earlier.requests),
             sum_ns: self.sum_ns.saturating_sub(earlier.sum_ns),
         }
     }
 }
 
 /// Requests the programs could not follow, since the tracer started.
+/// The misses are read after the counts, so a miss is never behind a
+/// count it explains.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Unfollowed {
     /// Issued with no start seen (started before tracing began): device
@@ -194,10 +205,15 @@ pub struct Unfollowed {
     pub ended_unseen: u64,
     /// Starts dropped because the table of requests in flight was full.
     pub starts_dropped: u64,
+    /// Events of each tracepoint (start, issue, end) the kernel did not
+    /// run its program for, because a BPF program was already running on
+    /// that CPU (a completion interrupting an issue): a skipped end is a
+    /// request missing from the counts.
+    pub skipped_by_kernel: [u64; 3],
 }
 
 /// Everything the tracer counted since it started.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct TraceSnapshot {
     pub series: BTreeMap<SeriesKey, Buckets>,
     pub unfollowed: Unfollowed,
@@ -219,6 +235,9 @@ impl TraceSnapshot {
                 issued_unstarted: now.issued_unstarted.saturating_sub(before.issued_unstarted),
                 ended_unseen: now.ended_unseen.saturating_sub(before.ended_unseen),
                 starts_dropped: now.starts_dropped.saturating_sub(before.starts_dropped),
+                skipped_by_kernel: std::array::from_fn(|at| {
+                    now.skipped_by_kernel[at].saturating_sub(before.skipped_by_kernel[at])
+                }),
             },
         }
     }
@@ -238,8 +257,9 @@ impl TraceSnapshot {
 /// it lives.
 pub struct BlockTracer {
     buckets: bpf::Map,
+    totals: bpf::Map,
     lost: bpf::Map,
-    _attachments: Vec<bpf::Attachment>,
+    attachments: Vec<bpf::Attachment>,
 }
 
 const TRACEPOINTS: [&str; 3] = ["block_io_start", "block_rq_issue", "block_io_done"];
@@ -264,15 +284,18 @@ impl BlockTracer {
                 program::Layout::parse(&format).with_context(|| format!("block:{name}"))?;
             layouts.push((name, id, layout));
         }
-        let starts = bpf::Map::create(bpf::MAP_TYPE_HASH, 16, 16, STARTS_IN_FLIGHT)?;
+        // Least recently used starts make way: a request whose end the
+        // kernel skipped is never taken out.
+        let starts = bpf::Map::create(bpf::MAP_TYPE_LRU_HASH, 16, 16, STARTS_IN_FLIGHT)?;
         let buckets = bpf::Map::create(bpf::MAP_TYPE_HASH, 8, 8, BUCKET_ENTRIES)?;
+        let totals = bpf::Map::create(bpf::MAP_TYPE_HASH, 8, 16, SERIES_ENTRIES)?;
         let lost = bpf::Map::create(bpf::MAP_TYPE_ARRAY, 4, 8, 3)?;
         let mut attachments = Vec::new();
         for (name, id, layout) in &layouts {
             let insns = match *name {
                 "block_io_start" => program::start(layout, &starts, &lost)?,
                 "block_rq_issue" => program::issue(layout, &starts, &lost)?,
-                _ => program::done(layout, &starts, &buckets, &lost)?,
+                _ => program::done(layout, &starts, (&buckets, &totals), &lost)?,
             };
             let loaded = bpf::LoadedProgram::load_tracepoint(name, &insns)?;
             attachments.push(bpf::attach(loaded, *id)?);
@@ -280,38 +303,36 @@ impl BlockTracer {
         drop(starts);
         Ok(BlockTracer {
             buckets,
+            totals,
             lost,
-            _attachments: attachments,
+            attachments,
         })
     }
 
-    /// Everything counted since the tracer started.
+    /// Everything counted since the tracer started: the buckets first,
+    /// then the counts and sums, so that these are read last, right before
+    /// a caller reads /proc/diskstats.
     pub fn snapshot(&self) -> TraceSnapshot {
         let mut snapshot = TraceSnapshot::default();
         for (key, value) in self.buckets.entries() {
-            let (Ok(key), Ok(value)) = (<[u8; 8]>::try_from(key), <[u8; 8]>::try_from(value))
+            let Some((series_key, bucket)) = series_key(&key) else {
+                continue;
+            };
+            let Ok(value) = <[u8; 8]>::try_from(value) else {
+                continue;
+            };
+            let series = snapshot.series.entry(series_key).or_default();
+            series.counts.insert(bucket, u64::from_ne_bytes(value));
+        }
+        for (key, value) in self.totals.entries() {
+            let (Some((series_key, _)), Ok(value)) =
+                (series_key(&key), <[u8; 16]>::try_from(value))
             else {
                 continue;
             };
-            let dev = u32::from_ne_bytes([key[0], key[1], key[2], key[3]]);
-            let Some(kind) = Kind::of(key[5]) else {
-                continue;
-            };
-            let series_key = SeriesKey {
-                major: dev >> 20,
-                minor: dev & ((1 << 20) - 1),
-                op: Op::of(key[4]),
-                kind,
-            };
-            let bucket = u16::from_ne_bytes([key[6], key[7]]);
-            let value = u64::from_ne_bytes(value);
             let series = snapshot.series.entry(series_key).or_default();
-            match bucket {
-                BUCKET_SUM_KEY => series.sum_ns = value,
-                bucket => {
-                    series.counts.insert(bucket, value);
-                }
-            }
+            series.requests = u64::from_ne_bytes(value[..8].try_into().unwrap_or_default());
+            series.sum_ns = u64::from_ne_bytes(value[8..].try_into().unwrap_or_default());
         }
         let lost = |index: u32| {
             self.lost
@@ -323,9 +344,28 @@ impl BlockTracer {
             issued_unstarted: lost(program::ISSUED_UNSTARTED),
             ended_unseen: lost(program::ENDED_UNSEEN),
             starts_dropped: lost(program::STARTS_DROPPED),
+            skipped_by_kernel: std::array::from_fn(|at| {
+                self.attachments
+                    .get(at)
+                    .and_then(|attached| attached.program().recursion_misses())
+                    .unwrap_or(0)
+            }),
         };
         snapshot
     }
+}
+
+/// A map key's series (device, operation, span) and bucket.
+fn series_key(key: &[u8]) -> Option<(SeriesKey, u16)> {
+    let key = <[u8; 8]>::try_from(key).ok()?;
+    let dev = u32::from_ne_bytes([key[0], key[1], key[2], key[3]]);
+    let series = SeriesKey {
+        major: dev >> 20,
+        minor: dev & ((1 << 20) - 1),
+        op: Op::of(key[4]),
+        kind: Kind::of(key[5])?,
+    };
+    Some((series, u16::from_ne_bytes([key[6], key[7]])))
 }
 
 /// tracefs' block events, mounting tracefs at /sys/kernel/tracing when it
@@ -398,6 +438,7 @@ mod tests {
         let mut buckets = Buckets::default();
         buckets.counts.insert(bucket_of(100), 98);
         buckets.counts.insert(bucket_of(1_000_000), 2);
+        buckets.requests = 100;
         buckets.sum_ns = 98 * 100 + 2 * 1_000_000;
         assert_eq!(buckets.quantile_ns(0.5), Some(100.0));
         let p99 = buckets.quantile_ns(0.99).unwrap();
@@ -405,6 +446,7 @@ mod tests {
         assert_eq!(buckets.mean_ns(), Some(20_098.0));
         let earlier = Buckets {
             counts: BTreeMap::from([(bucket_of(100), 90)]),
+            requests: 90,
             sum_ns: 9000,
         };
         let since = buckets.since(Some(&earlier));

@@ -9,7 +9,7 @@
 //! Not for: reading the maps (`super`), or any other tracepoint.
 
 use super::bpf::{Alu, Cond, Helper, Map, Program, Reg, Size};
-use super::{Kind, Op, BUCKET_SUM_KEY, SUB_BUCKET_BITS};
+use super::{Kind, Op, SUB_BUCKET_BITS};
 use anyhow::{bail, Result};
 
 /// Where a tracepoint's fields lie in its record (from tracefs' `format`).
@@ -68,7 +68,8 @@ const STARTED_NS: i16 = -40;
 const ISSUED_NS: i16 = -48;
 const DELTA: i16 = -56;
 const BUCKET_KEY: i16 = -64;
-const ZERO: i16 = -72;
+/// 16 bytes of zeros for a new map entry (and the lost counter's index).
+const ZERO: i16 = -80;
 
 /// Lost-event counters: index in the `lost` array map.
 pub const ISSUED_UNSTARTED: u32 = 0;
@@ -156,7 +157,7 @@ pub fn issue(layout: &Layout, starts: &Map, lost: &Map) -> Result<Vec<super::bpf
 pub fn done(
     layout: &Layout,
     starts: &Map,
-    buckets: &Map,
+    (buckets, totals): (&Map, &Map),
     lost: &Map,
 ) -> Result<Vec<super::bpf::Insn>> {
     let mut program = Program::default();
@@ -182,20 +183,38 @@ pub fn done(
     program.jump_imm(Cond::Eq, 1, 0, "device_done");
     program.alu_reg(Alu::Mov, 2, NOW);
     program.alu_reg(Alu::Sub, 2, 1);
-    record(&mut program, layout, buckets, Kind::Device, "device");
+    record(
+        &mut program,
+        layout,
+        (buckets, totals),
+        Kind::Device,
+        "device",
+    );
     program.label("device_done");
     // Queue time and total: from a start seen.
     program.load(Size::DW, 1, FP, STARTED_NS);
     program.jump_imm(Cond::Eq, 1, 0, "out");
     program.alu_reg(Alu::Mov, 2, NOW);
     program.alu_reg(Alu::Sub, 2, 1);
-    record(&mut program, layout, buckets, Kind::Total, "total");
+    record(
+        &mut program,
+        layout,
+        (buckets, totals),
+        Kind::Total,
+        "total",
+    );
     program.load(Size::DW, 1, FP, ISSUED_NS);
     program.jump_imm(Cond::Eq, 1, 0, "out");
     program.load(Size::DW, 2, FP, STARTED_NS);
     program.alu_reg(Alu::Sub, 1, 2);
     program.alu_reg(Alu::Mov, 2, 1);
-    record(&mut program, layout, buckets, Kind::Queue, "queue");
+    record(
+        &mut program,
+        layout,
+        (buckets, totals),
+        Kind::Queue,
+        "queue",
+    );
     epilogue(&mut program);
     program.finish()
 }
@@ -238,52 +257,58 @@ fn leak(label: String) -> &'static str {
     Box::leak(label.into_boxed_str())
 }
 
-/// Counts r2 (nanoseconds) into `kind`'s bucket of (device, r9), and adds
-/// it to the sum (the bucket [`BUCKET_SUM_KEY`]).
-fn record(program: &mut Program, layout: &Layout, buckets: &Map, kind: Kind, name: &str) {
+/// Counts r2 (nanoseconds) into `kind`'s bucket of (device, r9), and into
+/// its totals (count, sum) in `totals`: a small map strata reads right
+/// beside /proc/diskstats.
+fn record(program: &mut Program, layout: &Layout, maps: (&Map, &Map), kind: Kind, name: &str) {
+    let (buckets, totals) = maps;
     let label = |what: &str| leak(format!("{name}_{what}"));
     program.store_reg(Size::DW, FP, DELTA, 2);
     bucket_of(program, name);
-    // r1 = the bucket: the key (dev u32, op u8, kind u8, bucket u16).
+    // The key (dev u32, op u8, kind u8, bucket u16); the bucket is in r1.
     program.load(Size::W, 2, CTX, layout.dev.0);
     program.store_reg(Size::W, FP, BUCKET_KEY, 2);
     program.store_reg(Size::B, FP, BUCKET_KEY + 4, OP);
     program.store_imm(Size::B, FP, BUCKET_KEY + 5, kind as i32);
-    for (key, add) in [(None, None), (Some(BUCKET_SUM_KEY), Some(DELTA))] {
-        match key {
-            None => program.store_reg(Size::H, FP, BUCKET_KEY + 6, 1),
-            Some(key) => program.store_imm(Size::H, FP, BUCKET_KEY + 6, i32::from(key)),
-        }
-        let done = label(&format!("added_{}", key.unwrap_or(0)));
-        add_to(program, buckets, add, done);
-        program.label(done);
-    }
+    program.store_reg(Size::H, FP, BUCKET_KEY + 6, 1);
+    add_to(program, buckets, &[(0, None)], label("bucket_added"));
+    program.store_imm(Size::H, FP, BUCKET_KEY + 6, 0);
+    add_to(
+        program,
+        totals,
+        &[(0, None), (8, Some(DELTA))],
+        label("totals_added"),
+    );
 }
 
-/// `buckets[key on the stack] += 1` (or the stack slot `add`), making the
-/// entry when it is new.
-fn add_to(program: &mut Program, buckets: &Map, add: Option<i16>, done: &'static str) {
+/// `map[key on the stack] += 1` (or the stack slot given) at each offset
+/// of the value, making the entry (zeros) when it is new.
+fn add_to(program: &mut Program, map: &Map, adds: &[(i16, Option<i16>)], done: &'static str) {
     let found = leak(format!("{done}_found"));
-    program.load_map(1, buckets);
+    program.load_map(1, map);
     stack_pointer(program, 2, BUCKET_KEY);
     program.call(Helper::MapLookupElem);
     program.jump_imm(Cond::Ne, 0, 0, found);
     program.store_imm(Size::DW, FP, ZERO, 0);
-    program.load_map(1, buckets);
+    program.store_imm(Size::DW, FP, ZERO + 8, 0);
+    program.load_map(1, map);
     stack_pointer(program, 2, BUCKET_KEY);
     stack_pointer(program, 3, ZERO);
     program.alu_imm(Alu::Mov, 4, 1);
     program.call(Helper::MapUpdateElem);
-    program.load_map(1, buckets);
+    program.load_map(1, map);
     stack_pointer(program, 2, BUCKET_KEY);
     program.call(Helper::MapLookupElem);
     program.jump_imm(Cond::Eq, 0, 0, done);
     program.label(found);
-    match add {
-        Some(slot) => program.load(Size::DW, 1, FP, slot),
-        None => program.alu_imm(Alu::Mov, 1, 1),
+    for (offset, slot) in adds {
+        match slot {
+            Some(slot) => program.load(Size::DW, 1, FP, *slot),
+            None => program.alu_imm(Alu::Mov, 1, 1),
+        }
+        program.atomic_add(0, *offset, 1);
     }
-    program.atomic_add(0, 0, 1);
+    program.label(done);
 }
 
 /// r1 = the log-linear bucket of the value in the stack slot DELTA: exact
