@@ -1,10 +1,10 @@
 //! The few parts of Linux's BPF interface the block tracer needs, written
 //! in Rust against the kernel's ABI: maps, programs built instruction by
-//! instruction, and their attachment to tracepoints through perf events.
+//! instruction, and their attachment to raw tracepoints.
 //!
 //! For: a program strata assembles itself (no compiler, no object file:
-//! a fresh machine has gcc but no clang). Not for: BTF, CO-RE, or any
-//! program type but tracepoints.
+//! a fresh machine has gcc but no clang). Not for: reading BTF (`btf`), or
+//! any program type but raw tracepoints.
 
 use anyhow::{bail, Context, Result};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
@@ -14,12 +14,13 @@ const BPF_MAP_LOOKUP_ELEM: i64 = 1;
 const BPF_MAP_GET_NEXT_KEY: i64 = 4;
 const BPF_PROG_LOAD: i64 = 5;
 const BPF_OBJ_GET_INFO_BY_FD: i64 = 15;
+const BPF_RAW_TRACEPOINT_OPEN: i64 = 17;
 
 pub const MAP_TYPE_HASH: u32 = 1;
 pub const MAP_TYPE_ARRAY: u32 = 2;
 /// A hash map that evicts its least recently used entries when full.
 pub const MAP_TYPE_LRU_HASH: u32 = 9;
-const PROG_TYPE_TRACEPOINT: u32 = 5;
+const PROG_TYPE_RAW_TRACEPOINT: u32 = 17;
 
 /// One instruction, as the kernel reads it.
 #[repr(C)]
@@ -72,6 +73,7 @@ pub enum Helper {
     MapUpdateElem = 2,
     MapDeleteElem = 3,
     KtimeGetNs = 5,
+    ProbeReadKernel = 113,
 }
 
 fn insn(code: u8, dst: Reg, src: Reg, off: i16, imm: i32) -> Insn {
@@ -249,12 +251,12 @@ pub struct LoadedProgram {
 }
 
 impl LoadedProgram {
-    /// Loads a tracepoint program; the verifier's log is in the error.
-    pub fn load_tracepoint(name: &str, insns: &[Insn]) -> Result<LoadedProgram> {
+    /// Loads a raw tracepoint program; the verifier's log is in the error.
+    pub fn load_raw_tracepoint(name: &str, insns: &[Insn]) -> Result<LoadedProgram> {
         let license = c"GPL";
         let mut log = vec![0u8; 1 << 20];
         let mut attr = [0u64; 8];
-        attr[0] = u64::from(PROG_TYPE_TRACEPOINT) | ((insns.len() as u64) << 32);
+        attr[0] = u64::from(PROG_TYPE_RAW_TRACEPOINT) | ((insns.len() as u64) << 32);
         attr[1] = insns.as_ptr() as u64;
         attr[2] = license.as_ptr() as u64;
         attr[3] = 1 | ((log.len() as u64) << 32);
@@ -301,7 +303,7 @@ impl LoadedProgram {
 
 /// A program attached to a tracepoint; detached when dropped.
 pub struct Attachment {
-    _event: OwnedFd,
+    _link: OwnedFd,
     program: LoadedProgram,
 }
 
@@ -311,50 +313,22 @@ impl Attachment {
     }
 }
 
-/// Attaches `program` to the tracepoint whose id tracefs gives: a perf
-/// event on CPU 0 carries it, and the kernel runs it for the tracepoint on
-/// every CPU.
-pub fn attach(program: LoadedProgram, tracepoint_id: u64) -> Result<Attachment> {
-    const PERF_TYPE_TRACEPOINT: u64 = 2;
-    const PERF_EVENT_IOC_ENABLE: libc::c_ulong = 0x2400;
-    const PERF_EVENT_IOC_SET_BPF: libc::c_ulong = 0x4004_2408;
-    const PERF_FLAG_FD_CLOEXEC: libc::c_ulong = 1 << 3;
-    let mut attr = [0u64; 16];
-    attr[0] = PERF_TYPE_TRACEPOINT | ((std::mem::size_of_val(&attr) as u64) << 32);
-    attr[1] = tracepoint_id;
-    attr[2] = 1;
-    let fd = unsafe {
-        libc::syscall(
-            libc::SYS_perf_event_open,
-            attr.as_ptr(),
-            -1 as libc::pid_t,
-            0 as libc::c_int,
-            -1 as libc::c_int,
-            PERF_FLAG_FD_CLOEXEC,
-        )
-    };
+/// Attaches `program` to the raw tracepoint `name` (its arguments are the
+/// tracepoint's own: a `struct request *` for the block ones). The kernel
+/// keeps a raw tracepoint's program from nesting only in itself, where a
+/// tracepoint's is kept from running inside any other BPF program.
+pub fn attach_raw(program: LoadedProgram, name: &str) -> Result<Attachment> {
+    let name_c = std::ffi::CString::new(name)?;
+    let mut attr = [0u64; 2];
+    attr[0] = name_c.as_ptr() as u64;
+    attr[1] = program.fd.as_raw_fd() as u64;
+    let fd = bpf(BPF_RAW_TRACEPOINT_OPEN, &mut attr);
     if fd < 0 {
         let error = std::io::Error::last_os_error();
-        bail!("opening a perf event on tracepoint {tracepoint_id}: {error}");
-    }
-    let event = unsafe { OwnedFd::from_raw_fd(fd as RawFd) };
-    let set = unsafe {
-        libc::ioctl(
-            event.as_raw_fd(),
-            PERF_EVENT_IOC_SET_BPF,
-            program.fd.as_raw_fd(),
-        )
-    };
-    if set != 0 {
-        let error = std::io::Error::last_os_error();
-        bail!("attaching a BPF program to tracepoint {tracepoint_id}: {error}");
-    }
-    if unsafe { libc::ioctl(event.as_raw_fd(), PERF_EVENT_IOC_ENABLE, 0) } != 0 {
-        let error = std::io::Error::last_os_error();
-        bail!("enabling tracepoint {tracepoint_id}: {error}");
+        bail!("attaching to the raw tracepoint {name}: {error} (Linux 6.5 and later have the block_io_start and block_io_done tracepoints)");
     }
     Ok(Attachment {
-        _event: event,
+        _link: unsafe { OwnedFd::from_raw_fd(fd as RawFd) },
         program,
     })
 }

@@ -16,11 +16,11 @@
 //! counts into a Recording's layer (the callers).
 
 mod bpf;
+mod btf;
 mod program;
 
-use anyhow::{bail, Context, Result};
+use anyhow::Result;
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
 
 /// Sub-buckets per power of two, as bits: 128, so a bucket is at most
 /// 1/128 (0.78%) of its value wide.
@@ -193,8 +193,6 @@ impl Buckets {
 }
 
 /// Requests the programs could not follow, since the tracer started.
-/// The misses are read after the counts, so a miss is never behind a
-/// count it explains.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Unfollowed {
     /// Issued with no start seen (started before tracing began): device
@@ -266,39 +264,24 @@ const TRACEPOINTS: [&str; 3] = ["block_io_start", "block_rq_issue", "block_io_do
 
 impl BlockTracer {
     /// Loads and attaches the programs; the error says why tracing cannot
-    /// run here (not root, no BPF, a kernel before 6.5, no tracefs).
+    /// run here (not root, no BPF, no BTF, a kernel before 6.5).
     pub fn start() -> Result<BlockTracer> {
-        let events = block_events_dir()?;
-        let mut layouts = Vec::new();
-        for name in TRACEPOINTS {
-            let dir = events.join(name);
-            let format = std::fs::read_to_string(dir.join("format")).with_context(|| {
-                format!("this kernel has no block:{name} tracepoint (Linux 6.5 and later have it)")
-            })?;
-            let id: u64 = std::fs::read_to_string(dir.join("id"))
-                .with_context(|| format!("reading {}", dir.join("id").display()))?
-                .trim()
-                .parse()
-                .with_context(|| format!("the id of block:{name}"))?;
-            let layout =
-                program::Layout::parse(&format).with_context(|| format!("block:{name}"))?;
-            layouts.push((name, id, layout));
-        }
+        let layout = program::Layout::of(&btf::Btf::of_the_kernel()?)?;
         // Least recently used starts make way: a request whose end the
         // kernel skipped is never taken out.
-        let starts = bpf::Map::create(bpf::MAP_TYPE_LRU_HASH, 16, 16, STARTS_IN_FLIGHT)?;
+        let starts = bpf::Map::create(bpf::MAP_TYPE_LRU_HASH, 8, 16, STARTS_IN_FLIGHT)?;
         let buckets = bpf::Map::create(bpf::MAP_TYPE_HASH, 8, 8, BUCKET_ENTRIES)?;
         let totals = bpf::Map::create(bpf::MAP_TYPE_HASH, 8, 16, SERIES_ENTRIES)?;
         let lost = bpf::Map::create(bpf::MAP_TYPE_ARRAY, 4, 8, 3)?;
         let mut attachments = Vec::new();
-        for (name, id, layout) in &layouts {
-            let insns = match *name {
-                "block_io_start" => program::start(layout, &starts, &lost)?,
-                "block_rq_issue" => program::issue(layout, &starts, &lost)?,
-                _ => program::done(layout, &starts, (&buckets, &totals), &lost)?,
+        for name in TRACEPOINTS {
+            let insns = match name {
+                "block_io_start" => program::start(&starts, &lost)?,
+                "block_rq_issue" => program::issue(&starts, &lost)?,
+                _ => program::done(&layout, &starts, (&buckets, &totals), &lost)?,
             };
-            let loaded = bpf::LoadedProgram::load_tracepoint(name, &insns)?;
-            attachments.push(bpf::attach(loaded, *id)?);
+            let loaded = bpf::LoadedProgram::load_raw_tracepoint(name, &insns)?;
+            attachments.push(bpf::attach_raw(loaded, name)?);
         }
         drop(starts);
         Ok(BlockTracer {
@@ -309,9 +292,9 @@ impl BlockTracer {
         })
     }
 
-    /// Everything counted since the tracer started: the buckets first,
-    /// then the counts and sums, so that these are read last, right before
-    /// a caller reads /proc/diskstats.
+    /// Everything counted since the tracer started: the buckets first, the
+    /// requests not followed, then the counts and sums, last, so that they
+    /// are read right before a caller reads /proc/diskstats.
     pub fn snapshot(&self) -> TraceSnapshot {
         let mut snapshot = TraceSnapshot::default();
         for (key, value) in self.buckets.entries() {
@@ -323,16 +306,6 @@ impl BlockTracer {
             };
             let series = snapshot.series.entry(series_key).or_default();
             series.counts.insert(bucket, u64::from_ne_bytes(value));
-        }
-        for (key, value) in self.totals.entries() {
-            let (Some((series_key, _)), Ok(value)) =
-                (series_key(&key), <[u8; 16]>::try_from(value))
-            else {
-                continue;
-            };
-            let series = snapshot.series.entry(series_key).or_default();
-            series.requests = u64::from_ne_bytes(value[..8].try_into().unwrap_or_default());
-            series.sum_ns = u64::from_ne_bytes(value[8..].try_into().unwrap_or_default());
         }
         let lost = |index: u32| {
             self.lost
@@ -351,6 +324,16 @@ impl BlockTracer {
                     .unwrap_or(0)
             }),
         };
+        for (key, value) in self.totals.entries() {
+            let (Some((series_key, _)), Ok(value)) =
+                (series_key(&key), <[u8; 16]>::try_from(value))
+            else {
+                continue;
+            };
+            let series = snapshot.series.entry(series_key).or_default();
+            series.requests = u64::from_ne_bytes(value[..8].try_into().unwrap_or_default());
+            series.sum_ns = u64::from_ne_bytes(value[8..].try_into().unwrap_or_default());
+        }
         snapshot
     }
 }
@@ -366,38 +349,6 @@ fn series_key(key: &[u8]) -> Option<(SeriesKey, u16)> {
         kind: Kind::of(key[5])?,
     };
     Some((series, u16::from_ne_bytes([key[6], key[7]])))
-}
-
-/// tracefs' block events, mounting tracefs at /sys/kernel/tracing when it
-/// is not mounted anywhere strata looks.
-fn block_events_dir() -> Result<PathBuf> {
-    let places = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"];
-    if let Some(found) = places
-        .iter()
-        .map(|place| Path::new(place).join("events/block"))
-        .find(|dir| dir.is_dir())
-    {
-        return Ok(found);
-    }
-    let target = c"/sys/kernel/tracing";
-    let mounted = unsafe {
-        libc::mount(
-            c"tracefs".as_ptr(),
-            target.as_ptr(),
-            c"tracefs".as_ptr(),
-            0,
-            std::ptr::null(),
-        )
-    };
-    if mounted != 0 {
-        let error = std::io::Error::last_os_error();
-        bail!("tracefs is not mounted and mounting it at /sys/kernel/tracing failed: {error}");
-    }
-    let dir = Path::new("/sys/kernel/tracing/events/block");
-    match dir.is_dir() {
-        true => Ok(dir.to_path_buf()),
-        false => bail!("tracefs has no block events (a kernel without block tracepoints)"),
-    }
 }
 
 #[cfg(test)]

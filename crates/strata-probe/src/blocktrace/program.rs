@@ -1,55 +1,45 @@
 //! The three programs of the block tracer, assembled for this kernel's
-//! tracepoint layouts: a request's start (`block_io_start`), its issue to
-//! the driver (`block_rq_issue`) and its end (`block_io_done`). Each
-//! request is found again by its device and sector; at its end its queue
-//! time (start → issue), device time (issue → end) and total are counted
-//! into log-linear buckets in a map, with their sums. Nothing is sent to
+//! structure layouts: a request's start (`block_io_start`), its issue to
+//! the driver (`block_rq_issue`) and its end (`block_io_done`), all raw
+//! tracepoints whose argument is the `struct request *`. Each request is
+//! found again by that pointer; at its end its device (its queue's disk)
+//! and operation are read from it, and its queue time (start → issue),
+//! device time (issue → end) and total are counted into log-linear buckets
+//! in a map, with their counts and sums in another. Nothing is sent to
 //! user space per event.
 //!
 //! Not for: reading the maps (`super`), or any other tracepoint.
 
 use super::bpf::{Alu, Cond, Helper, Map, Program, Reg, Size};
+use super::btf::Btf;
 use super::{Kind, Op, SUB_BUCKET_BITS};
-use anyhow::{bail, Result};
+use anyhow::Result;
 
-/// Where a tracepoint's fields lie in its record (from tracefs' `format`).
+/// Where the members the programs read lie in this kernel's structures.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Layout {
-    pub dev: (i16, usize),
-    pub sector: (i16, usize),
-    pub rwbs: i16,
+    /// `struct request`'s `q`, `cmd_flags`.
+    pub request_queue: i16,
+    pub request_cmd_flags: i16,
+    /// `struct request_queue`'s `disk`.
+    pub queue_disk: i16,
+    /// `struct gendisk`'s `major`, `first_minor`.
+    pub disk_major: i16,
+    pub disk_first_minor: i16,
 }
 
 impl Layout {
-    /// The fields of a tracepoint's `format` file.
-    pub fn parse(format: &str) -> Result<Layout> {
-        let field = |name: &str| -> Option<(i16, usize)> {
-            format.lines().find_map(|line| {
-                let declared = line.trim().strip_prefix("field:")?;
-                let (declaration, rest) = declared.split_once(';')?;
-                let field_name = declaration.split_whitespace().last()?;
-                let field_name = field_name.split('[').next()?;
-                if field_name != name {
-                    return None;
-                }
-                let number = |key: &str| -> Option<usize> {
-                    let (_, after) = rest.split_once(key)?;
-                    after.split(';').next()?.trim().parse().ok()
-                };
-                Some((i16::try_from(number("offset:")?).ok()?, number("size:")?))
-            })
+    /// The offsets from the kernel's BTF.
+    pub fn of(btf: &Btf) -> Result<Layout> {
+        let offset = |name: &str, member: &str| -> Result<i16> {
+            Ok(i16::try_from(btf.member_offset(name, member)?)?)
         };
-        let (Some(dev), Some(sector), Some(rwbs)) = (field("dev"), field("sector"), field("rwbs"))
-        else {
-            bail!("the tracepoint's format lacks dev, sector or rwbs");
-        };
-        if dev.1 != 4 || sector.1 != 8 || rwbs.1 < 2 {
-            bail!("the tracepoint's dev, sector or rwbs has an unexpected size: {dev:?} {sector:?} {rwbs:?}");
-        }
         Ok(Layout {
-            dev,
-            sector,
-            rwbs: rwbs.0,
+            request_queue: offset("request", "q")?,
+            request_cmd_flags: offset("request", "cmd_flags")?,
+            queue_disk: offset("request_queue", "disk")?,
+            disk_major: offset("gendisk", "major")?,
+            disk_first_minor: offset("gendisk", "first_minor")?,
         })
     }
 }
@@ -62,30 +52,31 @@ const OP: Reg = 9;
 const FP: Reg = 10;
 
 /// Stack slots (offsets from the frame pointer).
-const START_KEY: i16 = -16;
-const START_VALUE: i16 = -32;
-const STARTED_NS: i16 = -40;
-const ISSUED_NS: i16 = -48;
-const DELTA: i16 = -56;
-const BUCKET_KEY: i16 = -64;
+const START_KEY: i16 = -8;
+const START_VALUE: i16 = -24;
+const STARTED_NS: i16 = -32;
+const ISSUED_NS: i16 = -40;
+const DELTA: i16 = -48;
+const BUCKET_KEY: i16 = -56;
 /// 16 bytes of zeros for a new map entry (and the lost counter's index).
-const ZERO: i16 = -80;
+const ZERO: i16 = -72;
+/// Where a kernel value read through a pointer lands.
+const READ: i16 = -80;
+/// The request's device, as the kernel's dev_t (major << 20 | minor).
+const DEVICE: i16 = -88;
 
 /// Lost-event counters: index in the `lost` array map.
 pub const ISSUED_UNSTARTED: u32 = 0;
 pub const ENDED_UNSEEN: u32 = 1;
 pub const STARTS_DROPPED: u32 = 2;
 
-/// r6 = ctx, r7 = now, the start key (device, sector) on the stack.
-fn prologue(program: &mut Program, layout: &Layout) {
+/// r6 = ctx, r7 = now, the start key (the request's address) on the stack.
+fn prologue(program: &mut Program) {
     program.alu_reg(Alu::Mov, CTX, 1);
     program.call(Helper::KtimeGetNs);
     program.alu_reg(Alu::Mov, NOW, 0);
-    program.load(Size::W, 1, CTX, layout.dev.0);
-    program.store_reg(Size::W, FP, START_KEY, 1);
-    program.store_imm(Size::W, FP, START_KEY + 4, 0);
-    program.load(Size::DW, 1, CTX, layout.sector.0);
-    program.store_reg(Size::DW, FP, START_KEY + 8, 1);
+    program.load(Size::DW, 1, CTX, 0);
+    program.store_reg(Size::DW, FP, START_KEY, 1);
 }
 
 fn stack_pointer(program: &mut Program, register: Reg, offset: i16) {
@@ -111,10 +102,10 @@ fn epilogue(program: &mut Program) {
     program.exit();
 }
 
-/// `block_io_start`: starts[(dev, sector)] = (now, 0).
-pub fn start(layout: &Layout, starts: &Map, lost: &Map) -> Result<Vec<super::bpf::Insn>> {
+/// `block_io_start`: starts[request] = (now, 0).
+pub fn start(starts: &Map, lost: &Map) -> Result<Vec<super::bpf::Insn>> {
     let mut program = Program::default();
-    prologue(&mut program, layout);
+    prologue(&mut program);
     program.store_reg(Size::DW, FP, START_VALUE, NOW);
     program.store_imm(Size::DW, FP, START_VALUE + 8, 0);
     program.load_map(1, starts);
@@ -130,9 +121,9 @@ pub fn start(layout: &Layout, starts: &Map, lost: &Map) -> Result<Vec<super::bpf
 
 /// `block_rq_issue`: the start's issue time is now; a request whose start
 /// was not seen (started before tracing) gets start 0 and is counted.
-pub fn issue(layout: &Layout, starts: &Map, lost: &Map) -> Result<Vec<super::bpf::Insn>> {
+pub fn issue(starts: &Map, lost: &Map) -> Result<Vec<super::bpf::Insn>> {
     let mut program = Program::default();
-    prologue(&mut program, layout);
+    prologue(&mut program);
     program.load_map(1, starts);
     stack_pointer(&mut program, 2, START_KEY);
     program.call(Helper::MapLookupElem);
@@ -161,7 +152,7 @@ pub fn done(
     lost: &Map,
 ) -> Result<Vec<super::bpf::Insn>> {
     let mut program = Program::default();
-    prologue(&mut program, layout);
+    prologue(&mut program);
     program.load_map(1, starts);
     stack_pointer(&mut program, 2, START_KEY);
     program.call(Helper::MapLookupElem);
@@ -178,78 +169,76 @@ pub fn done(
     stack_pointer(&mut program, 2, START_KEY);
     program.call(Helper::MapDeleteElem);
     operation(&mut program, layout);
+    device(&mut program, layout);
     // Device time: issue → done; a request never seen issued has none.
     program.load(Size::DW, 1, FP, ISSUED_NS);
     program.jump_imm(Cond::Eq, 1, 0, "device_done");
     program.alu_reg(Alu::Mov, 2, NOW);
     program.alu_reg(Alu::Sub, 2, 1);
-    record(
-        &mut program,
-        layout,
-        (buckets, totals),
-        Kind::Device,
-        "device",
-    );
+    record(&mut program, (buckets, totals), Kind::Device, "device");
     program.label("device_done");
     // Queue time and total: from a start seen.
     program.load(Size::DW, 1, FP, STARTED_NS);
     program.jump_imm(Cond::Eq, 1, 0, "out");
     program.alu_reg(Alu::Mov, 2, NOW);
     program.alu_reg(Alu::Sub, 2, 1);
-    record(
-        &mut program,
-        layout,
-        (buckets, totals),
-        Kind::Total,
-        "total",
-    );
+    record(&mut program, (buckets, totals), Kind::Total, "total");
     program.load(Size::DW, 1, FP, ISSUED_NS);
     program.jump_imm(Cond::Eq, 1, 0, "out");
     program.load(Size::DW, 2, FP, STARTED_NS);
     program.alu_reg(Alu::Sub, 1, 2);
     program.alu_reg(Alu::Mov, 2, 1);
-    record(
-        &mut program,
-        layout,
-        (buckets, totals),
-        Kind::Queue,
-        "queue",
-    );
+    record(&mut program, (buckets, totals), Kind::Queue, "queue");
     epilogue(&mut program);
     program.finish()
 }
 
-/// r9 = the request's operation from its `rwbs` flags: a leading `F` is a
-/// flush before a write or read (that operation), or a flush alone.
+/// `*(size *)(FP + READ) = *(kernel *)(r1 + offset)`, through
+/// `bpf_probe_read_kernel` (zeros when the pointer is bad); r0 = its value.
+fn read_kernel(program: &mut Program, size: Size, bytes: i32, offset: i16) {
+    program.alu_imm(Alu::Add, 1, i32::from(offset));
+    program.alu_reg(Alu::Mov, 3, 1);
+    program.store_imm(Size::DW, FP, READ, 0);
+    stack_pointer(program, 1, READ);
+    program.alu_imm(Alu::Mov, 2, bytes);
+    program.call(Helper::ProbeReadKernel);
+    program.load(size, 0, FP, READ);
+}
+
+/// r9 = the request's operation, grouped as /proc/diskstats groups them:
+/// flush, discard, write (every operation with the write bit), read.
 fn operation(program: &mut Program, layout: &Layout) {
-    program.load(Size::B, 1, CTX, layout.rwbs);
-    program.jump_imm(Cond::Ne, 1, i32::from(b'F'), "op_char");
-    program.load(Size::B, 1, CTX, layout.rwbs + 1);
+    program.load(Size::DW, 1, CTX, 0);
+    read_kernel(program, Size::W, 4, layout.request_cmd_flags);
+    program.alu_imm(Alu::And, 0, 0xff);
     program.alu_imm(Alu::Mov, OP, Op::Flush as i32);
-    for (letter, op) in [(b'R', Op::Read), (b'W', Op::Write), (b'D', Op::Discard)] {
-        program.jump_imm(
-            Cond::Ne,
-            1,
-            i32::from(letter),
-            leak(format!("f_not_{letter}")),
-        );
-        program.alu_imm(Alu::Mov, OP, op as i32);
-        program.label(leak(format!("f_not_{letter}")));
-    }
-    program.jump("op_known");
-    program.label("op_char");
-    program.alu_imm(Alu::Mov, OP, Op::Other as i32);
-    for (letter, op) in [(b'R', Op::Read), (b'W', Op::Write), (b'D', Op::Discard)] {
-        program.jump_imm(
-            Cond::Ne,
-            1,
-            i32::from(letter),
-            leak(format!("not_{letter}")),
-        );
-        program.alu_imm(Alu::Mov, OP, op as i32);
-        program.label(leak(format!("not_{letter}")));
-    }
+    program.jump_imm(Cond::Eq, 0, 2, "op_known");
+    program.alu_imm(Alu::Mov, OP, Op::Discard as i32);
+    program.jump_imm(Cond::Eq, 0, 3, "op_known");
+    program.alu_imm(Alu::Mov, OP, Op::Read as i32);
+    program.alu_imm(Alu::And, 0, 1);
+    program.jump_imm(Cond::Eq, 0, 0, "op_known");
+    program.alu_imm(Alu::Mov, OP, Op::Write as i32);
     program.label("op_known");
+}
+
+/// The stack slot DEVICE = the request's disk as a dev_t (major << 20 |
+/// first minor): what /proc/diskstats names it by.
+fn device(program: &mut Program, layout: &Layout) {
+    program.load(Size::DW, 1, CTX, 0);
+    read_kernel(program, Size::DW, 8, layout.request_queue);
+    program.alu_reg(Alu::Mov, 1, 0);
+    read_kernel(program, Size::DW, 8, layout.queue_disk);
+    program.store_reg(Size::DW, FP, DELTA, 0);
+    program.alu_reg(Alu::Mov, 1, 0);
+    read_kernel(program, Size::W, 4, layout.disk_major);
+    program.alu_imm(Alu::Lsh, 0, 20);
+    program.store_reg(Size::W, FP, DEVICE, 0);
+    program.load(Size::DW, 1, FP, DELTA);
+    read_kernel(program, Size::W, 4, layout.disk_first_minor);
+    program.load(Size::W, 1, FP, DEVICE);
+    program.alu_reg(Alu::Or, 1, 0);
+    program.store_reg(Size::W, FP, DEVICE, 1);
 }
 
 /// A label made at run time; the programs are assembled once per tracer.
@@ -260,13 +249,13 @@ fn leak(label: String) -> &'static str {
 /// Counts r2 (nanoseconds) into `kind`'s bucket of (device, r9), and into
 /// its totals (count, sum) in `totals`: a small map strata reads right
 /// beside /proc/diskstats.
-fn record(program: &mut Program, layout: &Layout, maps: (&Map, &Map), kind: Kind, name: &str) {
+fn record(program: &mut Program, maps: (&Map, &Map), kind: Kind, name: &str) {
     let (buckets, totals) = maps;
     let label = |what: &str| leak(format!("{name}_{what}"));
     program.store_reg(Size::DW, FP, DELTA, 2);
     bucket_of(program, name);
     // The key (dev u32, op u8, kind u8, bucket u16); the bucket is in r1.
-    program.load(Size::W, 2, CTX, layout.dev.0);
+    program.load(Size::W, 2, FP, DEVICE);
     program.store_reg(Size::W, FP, BUCKET_KEY, 2);
     program.store_reg(Size::B, FP, BUCKET_KEY + 4, OP);
     program.store_imm(Size::B, FP, BUCKET_KEY + 5, kind as i32);
@@ -346,21 +335,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_tracepoint_format_gives_its_fields_offsets() {
-        let format = "name: block_io_done\nID: 2101\nformat:\n\
-            \tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\
-            \tfield:dev_t dev;\toffset:8;\tsize:4;\tsigned:0;\n\
-            \tfield:sector_t sector;\toffset:16;\tsize:8;\tsigned:0;\n\
-            \tfield:char rwbs[10];\toffset:34;\tsize:10;\tsigned:0;\n";
-        let layout = Layout::parse(format).unwrap();
-        assert_eq!(
-            layout,
-            Layout {
-                dev: (8, 4),
-                sector: (16, 8),
-                rwbs: 34
-            }
-        );
-        assert!(Layout::parse("field:dev_t dev;\toffset:8;\tsize:4;").is_err());
+    fn this_kernels_layout_is_read_from_its_btf() {
+        let layout = Layout::of(&Btf::of_the_kernel().unwrap()).unwrap();
+        assert_eq!(layout.request_queue, 0);
+        assert!(layout.request_cmd_flags > 0 && layout.queue_disk > 0);
+        assert!(layout.disk_first_minor > layout.disk_major);
     }
 }
