@@ -156,6 +156,11 @@ pub struct CalibrateRequest {
     #[arg(long)]
     pub allow_write_device: bool,
 
+    /// Do not trace each block request (BPF on the block tracepoints, as
+    /// root): no device and queue time percentiles per point
+    #[arg(long)]
+    pub no_block_trace: bool,
+
     /// Seed for the offset generators (same seed, same offsets) [default: random]
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,

@@ -169,6 +169,94 @@ pub fn device_table(points: &[PointResult]) -> String {
     out
 }
 
+/// strata's own mean time per request of `op` over a point's groups,
+/// weighted by their requests, µs.
+fn strata_mean_us(point: &PointResult, op: &str) -> Option<f64> {
+    let figures = point.groups.iter().map(|group| match op {
+        "read" => &group.reads,
+        _ => &group.writes,
+    });
+    let (requests, weighted) = figures.filter(|figures| figures.requests > 0).fold(
+        (0u64, 0.0),
+        |(requests, weighted), figures| {
+            let mean = figures.latency.lat_mean_us * figures.requests as f64;
+            (requests + figures.requests, weighted + mean)
+        },
+    );
+    (requests > 0).then(|| weighted / requests as f64)
+}
+
+/// The target's requests traced one by one per point: device time (D2C)
+/// percentiles, the block layer's whole time (Q2C), and strata's own time
+/// per request beside it: the difference is the host's per request
+/// (submission, completion, wake-up).
+pub fn trace_table(points: &[PointResult]) -> String {
+    let why = points
+        .iter()
+        .filter_map(|point| point.block_trace.as_ref()?.unavailable.clone())
+        .next();
+    if let Some(why) = why {
+        return format!("requests not traced one by one: {why}\n");
+    }
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{:<34} {:<8} {:<5} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+        "point",
+        "device",
+        "op",
+        "requests",
+        "diskstats",
+        "D2C p50",
+        "D2C p99",
+        "D2C p99.9",
+        "Q2C mean",
+        "strata",
+        "host/IO"
+    );
+    for point in points {
+        let Some(traced) = &point.block_trace else {
+            continue;
+        };
+        for device in traced
+            .devices
+            .iter()
+            .filter(|device| device.role == "target")
+        {
+            for op in device
+                .operations
+                .iter()
+                .filter(|op| op.operation != "flush")
+            {
+                let us = |ms: f64| format!("{:.1}", ms * 1e3);
+                let block_us = op.total_mean_ms.map(|ms| ms * 1e3);
+                let strata_us = strata_mean_us(point, &op.operation);
+                let host = match (strata_us, block_us) {
+                    (Some(strata), Some(block)) => format!("{:.1}", strata - block),
+                    _ => "n/a".to_string(),
+                };
+                let _ = writeln!(
+                    out,
+                    "{:<34} {:<8} {:<5} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+                    point.name,
+                    device.device,
+                    op.operation,
+                    op.requests,
+                    op.diskstats_requests
+                        .map_or("n/a".to_string(), |n| n.to_string()),
+                    us(op.device_time.p50_ms),
+                    us(op.device_time.p99_ms),
+                    us(op.device_time.p999_ms),
+                    block_us.map_or("n/a".to_string(), |v| format!("{v:.1}")),
+                    strata_us.map_or("n/a".to_string(), |v| format!("{v:.1}")),
+                    host
+                );
+            }
+        }
+    }
+    out
+}
+
 fn best_line(
     label: &str,
     best: &Option<crate::result::Best>,
@@ -418,6 +506,11 @@ pub fn report_text(outcome: &CalibrationOutcome, outlier_us: f64) -> String {
         "\nDevice — /proc/diskstats over the same measured windows (iostat -x definitions)\n",
     );
     out.push_str(&device_table(&outcome.points));
+    out.push_str(
+        "\nRequests traced one by one — the target's device (BPF; µs): D2C device time, Q2C the \
+         block layer's whole time, strata its own per request, host/IO the difference\n",
+    );
+    out.push_str(&trace_table(&outcome.points));
     let batches = batch_table(&outcome.points);
     if !batches.is_empty() {
         out.push_str(

@@ -20,6 +20,7 @@ use std::sync::{Barrier, OnceLock};
 use std::time::{Duration, Instant};
 use strata_io::target::open_target;
 use strata_io::{EngineKind, Operation};
+use strata_probe::blocktrace::TraceSnapshot;
 use strata_probe::diskstats::{find, read_diskstats, DeviceDelta, DiskStat};
 
 /// The devices whose counters a point reads: the one the target lives on,
@@ -61,6 +62,8 @@ pub struct PointProgress {
 /// Snapshot of the counters at one edge of the window.
 struct Edge {
     at: Instant,
+    /// Every block request traced so far, read just before `disks`.
+    trace: Option<TraceSnapshot>,
     disks: Vec<DiskStat>,
     cpu: (f64, f64),
 }
@@ -69,6 +72,7 @@ impl Edge {
     fn now() -> Self {
         Edge {
             at: Instant::now(),
+            trace: strata_probe::blocktrace::shared::snapshot(),
             disks: read_diskstats().unwrap_or_default(),
             cpu: strata_probe::cpu::own_cpu_seconds(),
         }
@@ -282,6 +286,11 @@ fn merge(
         .collect();
     let total_requests: u64 = groups.iter().map(|group| group.all.requests).sum();
     let devices = device_figures(context.devices, &window, seconds);
+    let block_trace = strata_probe::blocktrace::shared::figures(
+        (window.start.trace.as_ref(), window.end.trace.as_ref()),
+        &window.end.disks,
+        &devices,
+    );
     let verification = context
         .devices
         .target_device
@@ -308,6 +317,7 @@ fn merge(
         outliers_dropped: outcomes.iter().map(|o| o.outliers_dropped).sum(),
         errors,
         groups,
+        block_trace: Some(block_trace),
     }
 }
 

@@ -173,6 +173,10 @@ pub struct PointResult {
     /// I/Os at or over the floor counted but not kept.
     pub outliers_dropped: u64,
     pub errors: Vec<String>,
+    /// The devices' requests traced one by one over the window (BPF), or
+    /// why not; `None` in Recordings before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block_trace: Option<crate::run::BlockTraceFigures>,
 }
 
 impl PointResult {

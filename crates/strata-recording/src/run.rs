@@ -390,6 +390,9 @@ pub struct TracedOperation {
     /// Start → issue: the host's block layer and scheduler (Q2D).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub queue_time: Option<LatencyPercentiles>,
+    /// Start → end (Q2C: what /proc/diskstats times), its mean, ms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total_mean_ms: Option<f64>,
 }
 
 /// A latency distribution's summary, milliseconds.

@@ -1,110 +1,19 @@
-//! The run's block tracer: started once per strata process before the
-//! window, read at each of the window's edges beside /proc/diskstats, and
-//! turned into each run device's request times by operation (queue and
-//! device time percentiles) with its count beside diskstats'.
+//! The run's block tracer read at the window's edges: each run device's
+//! requests traced one by one ([`strata_probe::blocktrace::shared`]).
 //!
-//! Not for: the tracing itself (`strata_probe::blocktrace`), or printing
-//! the figures (`output`).
+//! Not for: the tracing itself, or printing the figures (`output`).
 
 use crate::edge::Edge;
-use std::sync::OnceLock;
-use strata_probe::blocktrace::{BlockTracer, Buckets, Kind, Op, TraceSnapshot};
 use strata_recording::device::IostatFigures;
-use strata_recording::run::{
-    BlockTraceFigures, LatencyPercentiles, TracedDevice, TracedOperation, UnfollowedRequests,
-};
+use strata_recording::run::BlockTraceFigures;
 
-static TRACER: OnceLock<Result<BlockTracer, String>> = OnceLock::new();
-
-/// Starts the tracer (once; later calls do nothing) and says why it could
-/// not start.
-pub fn start() -> Result<(), String> {
-    let tracer = TRACER.get_or_init(|| BlockTracer::start().map_err(|error| format!("{error:#}")));
-    tracer.as_ref().map(|_| ()).map_err(Clone::clone)
-}
-
-/// What the tracer counted so far; `None` when it is not running.
-pub fn snapshot() -> Option<TraceSnapshot> {
-    TRACER.get()?.as_ref().ok().map(BlockTracer::snapshot)
-}
-
-/// Why the tracer is not running, when it was asked to start.
-fn unavailable() -> String {
-    match TRACER.get() {
-        Some(Err(why)) => why.clone(),
-        Some(Ok(_)) => "the run's devices are not on this host".to_string(),
-        None => "block tracing was not started for this run".to_string(),
-    }
-}
-
-const OPERATIONS: [Op; 5] = [Op::Read, Op::Write, Op::Flush, Op::Discard, Op::Other];
+pub use strata_probe::blocktrace::shared::{decline, snapshot, start};
 
 /// The run's devices' traced requests between the two edges.
 pub fn figures(start: &Edge, end: &Edge, devices: &[IostatFigures]) -> BlockTraceFigures {
-    let (Some(before), Some(after)) = (&start.block_trace, &end.block_trace) else {
-        return BlockTraceFigures {
-            unavailable: Some(unavailable()),
-            ..BlockTraceFigures::default()
-        };
-    };
-    let window = after.since(before);
-    let traced = devices
-        .iter()
-        .filter_map(|device| {
-            let disk = end.disks.iter().find(|disk| disk.name == device.device)?;
-            let operations = OPERATIONS
-                .iter()
-                .filter_map(|op| operation(&window, (disk.major, disk.minor), *op, device))
-                .collect();
-            Some(TracedDevice {
-                device: device.device.clone(),
-                role: device.role.clone(),
-                operations,
-            })
-        })
-        .collect();
-    BlockTraceFigures {
-        unavailable: None,
-        devices: traced,
-        unfollowed: UnfollowedRequests {
-            issued_unstarted: window.unfollowed.issued_unstarted,
-            ended_unseen: window.unfollowed.ended_unseen,
-            starts_dropped: window.unfollowed.starts_dropped,
-            ends_skipped_by_kernel: window.unfollowed.skipped_by_kernel[2],
-            issues_skipped_by_kernel: window.unfollowed.skipped_by_kernel[1],
-        },
-    }
-}
-
-fn operation(
-    window: &TraceSnapshot,
-    device: (u32, u32),
-    op: Op,
-    counted: &IostatFigures,
-) -> Option<TracedOperation> {
-    let device_time = window.get(device, op, Kind::Device)?;
-    let diskstats_requests = match op {
-        Op::Read => Some(counted.read_requests),
-        Op::Write => Some(counted.write_requests),
-        Op::Flush => Some(counted.flush_requests),
-        Op::Discard | Op::Other => None,
-    };
-    Some(TracedOperation {
-        operation: op.name().to_string(),
-        requests: device_time.count(),
-        diskstats_requests,
-        device_time: percentiles(device_time)?,
-        queue_time: window.get(device, op, Kind::Queue).and_then(percentiles),
-    })
-}
-
-fn percentiles(buckets: &Buckets) -> Option<LatencyPercentiles> {
-    let ms = |ns: f64| ns / 1e6;
-    Some(LatencyPercentiles {
-        mean_ms: ms(buckets.mean_ns()?),
-        p50_ms: ms(buckets.quantile_ns(0.5)?),
-        p99_ms: ms(buckets.quantile_ns(0.99)?),
-        p999_ms: ms(buckets.quantile_ns(0.999)?),
-        max_ms: ms(buckets.max_ns()? as f64),
-    })
+    strata_probe::blocktrace::shared::figures(
+        (start.block_trace.as_ref(), end.block_trace.as_ref()),
+        &end.disks,
+        devices,
+    )
 }

@@ -46,6 +46,11 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<i32> {
     let options_json = resolved.config.options.clone();
     let stop_rule = resolved.config.stop_rule;
     let mut calibration = Calibration::check(resolved.config)?;
+    match args.request.no_block_trace {
+        true => strata_probe::blocktrace::shared::decline("--no-block-trace was given"),
+        // Where it cannot start, each point's figures say why.
+        false => drop(strata_probe::blocktrace::shared::start()),
+    }
     let mut progress = CalibrateProgress::new(stop_rule);
     let outcome = calibration.run(interrupt, &mut progress);
     progress.finish();

@@ -12,12 +12,13 @@
 //! block tracepoints carry the request's start and end; the reason it
 //! cannot run otherwise ([`BlockTracer::start`]'s error).
 //!
-//! Not for: per-process attribution or outliers yet, or turning the
-//! counts into a Recording's layer (the callers).
+//! Not for: per-process attribution or outliers yet; a window's figures
+//! for a run or a calibration are `shared`'s.
 
 mod bpf;
 mod btf;
 mod program;
+pub mod shared;
 
 use anyhow::Result;
 use std::collections::BTreeMap;
