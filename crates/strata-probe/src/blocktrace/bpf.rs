@@ -99,8 +99,8 @@ const SOURCE_REG: u8 = 0x08;
 pub struct Program {
     insns: Vec<Insn>,
     /// (instruction index, label) of each jump not yet resolved.
-    jumps: Vec<(usize, &'static str)>,
-    labels: Vec<(&'static str, usize)>,
+    jumps: Vec<(usize, String)>,
+    labels: Vec<(String, usize)>,
 }
 
 impl Program {
@@ -156,19 +156,19 @@ impl Program {
     }
 
     /// `if dst <cond> imm goto label`
-    pub fn jump_imm(&mut self, cond: Cond, dst: Reg, imm: i32, label: &'static str) {
-        self.jumps.push((self.insns.len(), label));
+    pub fn jump_imm(&mut self, cond: Cond, dst: Reg, imm: i32, label: &str) {
+        self.jumps.push((self.insns.len(), label.to_string()));
         self.insns
             .push(insn(CLASS_JMP | cond as u8, dst, 0, 0, imm));
     }
 
-    pub fn jump(&mut self, label: &'static str) {
-        self.jumps.push((self.insns.len(), label));
+    pub fn jump(&mut self, label: &str) {
+        self.jumps.push((self.insns.len(), label.to_string()));
         self.insns.push(insn(CLASS_JMP, 0, 0, 0, 0));
     }
 
-    pub fn label(&mut self, label: &'static str) {
-        self.labels.push((label, self.insns.len()));
+    pub fn label(&mut self, label: &str) {
+        self.labels.push((label.to_string(), self.insns.len()));
     }
 
     /// The instructions, every jump resolved; fails on a label never set.

@@ -241,17 +241,12 @@ fn device(program: &mut Program, layout: &Layout) {
     program.store_reg(Size::W, FP, DEVICE, 1);
 }
 
-/// A label made at run time; the programs are assembled once per tracer.
-fn leak(label: String) -> &'static str {
-    Box::leak(label.into_boxed_str())
-}
-
 /// Counts r2 (nanoseconds) into `kind`'s bucket of (device, r9), and into
 /// its totals (count, sum) in `totals`: a small map strata reads right
 /// beside /proc/diskstats.
 fn record(program: &mut Program, maps: (&Map, &Map), kind: Kind, name: &str) {
     let (buckets, totals) = maps;
-    let label = |what: &str| leak(format!("{name}_{what}"));
+    let label = |what: &str| format!("{name}_{what}");
     program.store_reg(Size::DW, FP, DELTA, 2);
     bucket_of(program, name);
     // The key (dev u32, op u8, kind u8, bucket u16); the bucket is in r1.
@@ -260,24 +255,24 @@ fn record(program: &mut Program, maps: (&Map, &Map), kind: Kind, name: &str) {
     program.store_reg(Size::B, FP, BUCKET_KEY + 4, OP);
     program.store_imm(Size::B, FP, BUCKET_KEY + 5, kind as i32);
     program.store_reg(Size::H, FP, BUCKET_KEY + 6, 1);
-    add_to(program, buckets, &[(0, None)], label("bucket_added"));
+    add_to(program, buckets, &[(0, None)], &label("bucket_added"));
     program.store_imm(Size::H, FP, BUCKET_KEY + 6, 0);
     add_to(
         program,
         totals,
         &[(0, None), (8, Some(DELTA))],
-        label("totals_added"),
+        &label("totals_added"),
     );
 }
 
 /// `map[key on the stack] += 1` (or the stack slot given) at each offset
 /// of the value, making the entry (zeros) when it is new.
-fn add_to(program: &mut Program, map: &Map, adds: &[(i16, Option<i16>)], done: &'static str) {
-    let found = leak(format!("{done}_found"));
+fn add_to(program: &mut Program, map: &Map, adds: &[(i16, Option<i16>)], done: &str) {
+    let found = format!("{done}_found");
     program.load_map(1, map);
     stack_pointer(program, 2, BUCKET_KEY);
     program.call(Helper::MapLookupElem);
-    program.jump_imm(Cond::Ne, 0, 0, found);
+    program.jump_imm(Cond::Ne, 0, 0, &found);
     program.store_imm(Size::DW, FP, ZERO, 0);
     program.store_imm(Size::DW, FP, ZERO + 8, 0);
     program.load_map(1, map);
@@ -289,7 +284,7 @@ fn add_to(program: &mut Program, map: &Map, adds: &[(i16, Option<i16>)], done: &
     stack_pointer(program, 2, BUCKET_KEY);
     program.call(Helper::MapLookupElem);
     program.jump_imm(Cond::Eq, 0, 0, done);
-    program.label(found);
+    program.label(&found);
     for (offset, slot) in adds {
         match slot {
             Some(slot) => program.load(Size::DW, 1, FP, *slot),
@@ -303,10 +298,10 @@ fn add_to(program: &mut Program, map: &Map, adds: &[(i16, Option<i16>)], done: &
 /// r1 = the log-linear bucket of the value in the stack slot DELTA: exact
 /// below 2^(bits+1), then 2^bits buckets per power of two.
 fn bucket_of(program: &mut Program, name: &str) {
-    let label = |what: &str| leak(format!("{name}_{what}"));
+    let label = |what: &str| format!("{name}_{what}");
     let bits = SUB_BUCKET_BITS as i32;
     program.load(Size::DW, 1, FP, DELTA);
-    program.jump_imm(Cond::Lt, 1, 1 << (bits + 1), label("bucketed"));
+    program.jump_imm(Cond::Lt, 1, 1 << (bits + 1), &label("bucketed"));
     // r3 = the highest bit set, by halving r4.
     program.alu_imm(Alu::Mov, 3, 0);
     program.alu_reg(Alu::Mov, 4, 1);
@@ -314,10 +309,10 @@ fn bucket_of(program: &mut Program, name: &str) {
         let skip = label(&format!("msb_{shift}"));
         program.alu_reg(Alu::Mov, 5, 4);
         program.alu_imm(Alu::Rsh, 5, shift);
-        program.jump_imm(Cond::Eq, 5, 0, skip);
+        program.jump_imm(Cond::Eq, 5, 0, &skip);
         program.alu_reg(Alu::Mov, 4, 5);
         program.alu_imm(Alu::Add, 3, shift);
-        program.label(skip);
+        program.label(&skip);
     }
     // bucket = (msb - bits + 1) << bits | (value >> (msb - bits)) & (2^bits - 1)
     program.alu_reg(Alu::Mov, 4, 3);
@@ -327,7 +322,7 @@ fn bucket_of(program: &mut Program, name: &str) {
     program.alu_imm(Alu::Sub, 3, bits - 1);
     program.alu_imm(Alu::Lsh, 3, bits);
     program.alu_reg(Alu::Or, 1, 3);
-    program.label(label("bucketed"));
+    program.label(&label("bucketed"));
 }
 
 #[cfg(test)]
