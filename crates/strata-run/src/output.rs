@@ -282,6 +282,9 @@ fn figures_text(figures: &RunFigures, outcome: &SlobOutcome) -> String {
     out += &devices_text(figures);
     out += &other_hosts_text(figures);
     out += &tenants_text(figures);
+    if let Some(traced) = &figures.block_trace {
+        out += &block_trace_text(traced);
+    }
     out += &cpu_text(&figures.cpu, figures.window_s, engine);
     if !figures.warnings.is_empty() {
         out += "\nWARNINGS\n";
@@ -465,9 +468,6 @@ fn read_requests_text(database: &crate::accounting::DatabaseFigures) -> String {
 fn devices_text(figures: &RunFigures) -> String {
     let mut out = String::from("\nDevices (/proc/diskstats, iostat -x definitions)\n");
     device_lines(&mut out, "role", &figures.devices);
-    if let Some(traced) = &figures.block_trace {
-        out += &block_trace_text(traced);
-    }
     out
 }
 

@@ -18,9 +18,9 @@ use strata_recording::device::IostatFigures;
 use strata_recording::run::RunFigures;
 use strata_recording::{Environment, Recording};
 
-/// The run's measured window on the recording's timeline, from when its
-/// start edge was taken (a sweep's: its last point's); Recordings that do
-/// not say are taken to begin the window `warmup_s` after the first sample.
+/// The run's measured window on the recording's timeline, from when the
+/// sessions' window began (a sweep's: its last point's); Recordings that do
+/// not say are taken to begin it `warmup_s` after the first sample.
 pub(crate) fn measured_window(recording: &Recording) -> Option<Window> {
     let window_s = result(recording)?.window_s;
     let from_s = window_start_s(recording);
