@@ -60,7 +60,7 @@ pub fn figures(
     let traced = devices
         .iter()
         .filter_map(|device| {
-            let disk = disks.iter().find(|disk| disk.name == device.device)?;
+            let disk = crate::diskstats::find(disks, &device.device)?;
             let operations = OPERATIONS
                 .iter()
                 .filter_map(|op| operation(&window, (disk.major, disk.minor), *op, device))
