@@ -33,12 +33,12 @@ fn escape(value: &str) -> String {
         .replace('\n', "\\n")
 }
 
-fn help_escape(text: &str) -> String {
+pub(crate) fn help_escape(text: &str) -> String {
     text.replace('\\', "\\\\").replace('\n', "\\n")
 }
 
 /// `{host="…",key="value",…}`.
-fn labels(host: &str, metric_labels: &BTreeMap<String, String>) -> String {
+pub(crate) fn labels(host: &str, metric_labels: &BTreeMap<String, String>) -> String {
     let mut all = vec![format!("host=\"{}\"", escape(host))];
     all.extend(
         metric_labels

@@ -11,6 +11,7 @@
 //! and each engine's crate do that) or diagnosing anything (`strata report`).
 
 pub mod background;
+pub mod block_histograms;
 pub mod exposition;
 pub mod fleet;
 pub mod prometheus;

@@ -236,8 +236,10 @@ fn serve_prometheus(
         .unwrap_or_else(|| strata_recording::HostInfo::current().hostname);
     let collectors = sampler.collectors();
     let scraped_host = host.clone();
-    let metrics: prometheus::Metrics =
-        Arc::new(move || exposition(&collect_now(&collectors), &scraped_host));
+    let metrics: prometheus::Metrics = Arc::new(move || {
+        exposition(&collect_now(&collectors), &scraped_host)
+            + &crate::block_histograms::families(&scraped_host)
+    });
     let bound = prometheus::serve(address, metrics, &host)?;
     strata_core::note::note(&format!(
         "strata: serving Prometheus metrics at http://{bound}/metrics"

@@ -5,38 +5,21 @@
 //! requests it counts per operation are /proc/diskstats' for the device,
 //! and their mean time start → end is diskstats' time per request.
 
+use common::{data_device, mount_tracefs, settle_completions, stat_of};
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read};
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::process::{Command, Stdio};
 use strata_probe::blocktrace::{bucket_range, BlockTracer, Kind, Op, TraceSnapshot};
-use strata_probe::diskstats::{read_diskstats, DiskStat};
-use strata_testkit::command::run;
+use strata_probe::diskstats::DiskStat;
 use strata_testkit::loopdev::{LoopDevice, MIB};
+
+mod common;
 
 /// One test at a time: another tracer on the same tracepoints (bpftrace's
 /// programs run before strata's at each request's end) lengthens the times
 /// this one measures.
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-/// The block layer wakes a request's submitter (its bios end) before it
-/// accounts the request's end (`block_io_done`, /proc/diskstats), and on a
-/// busy host that end can come much later: the counts are read once the
-/// device has no request in flight (up to 5 s).
-fn settle_completions(device: &LoopDevice) {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
-    while stat_of(device).in_flight > 0 && std::time::Instant::now() < deadline {
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
-}
-
-fn stat_of(device: &LoopDevice) -> DiskStat {
-    read_diskstats()
-        .unwrap()
-        .into_iter()
-        .find(|stat| stat.name == device.name())
-        .expect("the loop device in /proc/diskstats")
-}
 
 /// An aligned buffer for O_DIRECT.
 fn aligned(bytes: usize) -> &'static mut [u8] {
@@ -61,24 +44,6 @@ fn direct_io(device: &LoopDevice, size: usize, count: u64, write: bool) {
             false => file.read_exact_at(buffer, offset).unwrap(),
         }
     }
-}
-
-/// A loop device over a file written whole, read with direct I/O: each
-/// request reaches the disk below.
-fn data_device() -> LoopDevice {
-    let device = LoopDevice::attach(64 * MIB, false, |image| {
-        let data: Vec<u8> = (0..MIB).map(|byte| (byte % 251) as u8 + 1).collect();
-        for mib in 0..64 {
-            image.write_all_at(&data, mib * MIB).unwrap();
-        }
-    });
-    run(
-        "losetup",
-        &["--direct-io=on", device.node.to_str().unwrap()],
-    );
-    // udev reads a device it is told about: done before the test's reads.
-    run("udevadm", &["settle"]);
-    device
 }
 
 fn traced(snapshot: &TraceSnapshot, stat: &DiskStat, op: Op, kind: Kind) -> (u64, f64) {
@@ -212,10 +177,10 @@ fn the_same_requests_fall_in_the_same_buckets_as_bpftraces_biolatency() {
     let device = data_device();
     let stat = stat_of(&device);
     let tracer = BlockTracer::start().expect("tracing the block layer as root");
+    mount_tracefs();
     let mut peer = Command::new("bpftrace")
         .args(["-e", &biolatency_script((stat.major << 20) | stat.minor)])
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
         .spawn()
         .expect("bpftrace (Debian's): run scripts/install-test-deps");
     let mut output = BufReader::new(peer.stdout.take().unwrap());

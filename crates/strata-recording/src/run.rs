@@ -344,6 +344,72 @@ pub struct BlockTraceFigures {
     /// Requests the tracer could not follow over the window.
     #[serde(default)]
     pub unfollowed: UnfollowedRequests,
+    /// Each process's requests on these devices, by operation and role,
+    /// most requests first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub processes: Vec<TracedProcess>,
+    /// The requests on these devices that took longer than the outlier
+    /// threshold.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outliers: Option<TracedOutliers>,
+}
+
+/// The buckets of [`TracedRoleOperation::device_time_buckets`]: bucket b
+/// holds b ns exactly below 256; above, bucket b = (octave << 7 | sub)
+/// holds [(128 + sub) << (octave - 1), +1 << (octave - 1)) ns. Counts of
+/// the same bucket add exactly across windows, shards and hosts.
+pub const BLOCK_TRACE_BUCKETS: &str = "log-linear ns: exact below 256, then 128 per power of two";
+
+/// One process's requests on one device, of one operation.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct TracedProcess {
+    pub pid: u32,
+    /// Its name when its first traced request started.
+    pub command: String,
+    /// The role strata gave it (the database's `backend_type`), or "".
+    pub role: String,
+    pub device: String,
+    pub operation: String,
+    pub requests: u64,
+    /// Bytes of those requests, as issued to the device.
+    pub bytes: u64,
+    pub device_time_mean_ms: f64,
+    pub queue_time_mean_ms: f64,
+}
+
+/// The Linux `V$KERNEL_IO_OUTLIER`: every request over the threshold.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct TracedOutliers {
+    /// Listed: requests whose time start → end reached this, ms (the
+    /// lesser of `absolute_ms` and 10 × its device's p99 device time).
+    pub absolute_ms: f64,
+    /// How each device's threshold was chosen, in words.
+    pub rule: String,
+    /// The kernel kept requests from this time up, ms: none shorter can be
+    /// listed, whatever the rule says.
+    pub kept_from_ms: f64,
+    pub listed: Vec<TracedOutlier>,
+    /// Outliers the ring (4,096) wrote over before they were read.
+    pub overwritten: u64,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct TracedOutlier {
+    /// When it ended, seconds after the window's start.
+    pub ended_s: f64,
+    pub pid: u32,
+    pub command: String,
+    pub role: String,
+    pub device: String,
+    pub operation: String,
+    /// Its first sector (512 bytes) on the device.
+    pub sector: u64,
+    pub bytes: u32,
+    pub queue_ms: f64,
+    pub device_ms: f64,
+    /// The lesser of the absolute threshold and 10 × the device's p99
+    /// device time, ms, that it reached.
+    pub threshold_ms: f64,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -364,6 +430,10 @@ pub struct UnfollowedRequests {
     /// counted, their device time not.
     #[serde(default)]
     pub issues_skipped_by_kernel: u64,
+    /// Requests in the histograms whose process the table of processes
+    /// (65,536) had no room for.
+    #[serde(default)]
+    pub processes_dropped: u64,
 }
 
 /// One device's traced requests, by operation.
@@ -372,6 +442,24 @@ pub struct TracedDevice {
     pub device: String,
     pub role: String,
     pub operations: Vec<TracedOperation>,
+    /// The same requests by the role of the process that submitted them
+    /// ("" for a process without one).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub by_role: Vec<TracedRoleOperation>,
+}
+
+/// One role's requests of one operation on one device.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct TracedRoleOperation {
+    pub role: String,
+    pub operation: String,
+    pub requests: u64,
+    pub device_time: LatencyPercentiles,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue_time: Option<LatencyPercentiles>,
+    /// The device times as (bucket, requests), [`BLOCK_TRACE_BUCKETS`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub device_time_buckets: Vec<(u16, u64)>,
 }
 
 /// One operation's requests on one device.

@@ -26,7 +26,7 @@ use std::collections::BTreeMap;
 enum V1Record {
     Sample(V1Sample),
     Event(V1Event),
-    Result(V1Result),
+    Result(Box<V1Result>),
     Summary(Summary),
 }
 
@@ -113,7 +113,7 @@ fn upgrade_record(
         V1Record::Event(V1Event::Stopped { phase, reason }) => {
             Record::Stopped(Stopped { phase, reason })
         }
-        V1Record::Result(result) => upgrade_result(kind, result)?,
+        V1Record::Result(result) => upgrade_result(kind, *result)?,
         V1Record::Summary(summary) => Record::Summary(summary),
     }))
 }

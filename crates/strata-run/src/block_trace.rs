@@ -7,7 +7,9 @@ use crate::edge::Edge;
 use strata_recording::device::IostatFigures;
 use strata_recording::run::BlockTraceFigures;
 
-pub use strata_probe::blocktrace::shared::{decline, snapshot, start};
+pub use strata_probe::blocktrace::shared::{
+    decline, name_roles, set_outlier_threshold_ms, snapshot, start,
+};
 
 /// The run's devices' traced requests between the two edges.
 pub fn figures(start: &Edge, end: &Edge, devices: &[IostatFigures]) -> BlockTraceFigures {

@@ -11,6 +11,7 @@
 
 pub mod accounting;
 pub mod block_trace;
+pub mod block_trace_text;
 pub mod edge;
 pub mod engine;
 pub mod formats;

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use strata_core::units::{counted, format_latency_ns, format_size};
 use strata_probe::diskstats::IostatFigures;
-use strata_recording::run::{BlockTraceFigures, CpuFigures};
+use strata_recording::run::CpuFigures;
 use strata_recording::sweep::SweepSummary;
 use strata_slob::load::LoadReport;
 
@@ -283,7 +283,7 @@ fn figures_text(figures: &RunFigures, outcome: &SlobOutcome) -> String {
     out += &other_hosts_text(figures);
     out += &tenants_text(figures);
     if let Some(traced) = &figures.block_trace {
-        out += &block_trace_text(traced);
+        out += &crate::block_trace_text::text(traced);
     }
     out += &cpu_text(&figures.cpu, figures.window_s, engine);
     if !figures.warnings.is_empty() {
@@ -468,82 +468,6 @@ fn read_requests_text(database: &crate::accounting::DatabaseFigures) -> String {
 fn devices_text(figures: &RunFigures) -> String {
     let mut out = String::from("\nDevices (/proc/diskstats, iostat -x definitions)\n");
     device_lines(&mut out, "role", &figures.devices);
-    out
-}
-
-/// Each device's requests traced one by one: device time (D2C) and queue
-/// time (Q2D) percentiles by operation, the count beside diskstats'.
-fn block_trace_text(traced: &BlockTraceFigures) -> String {
-    if let Some(why) = &traced.unavailable {
-        return format!("  requests not traced one by one: {why}\n");
-    }
-    let mut out = String::from(
-        "\nBlock requests, one by one (BPF: block_io_start -> block_rq_issue -> block_io_done; \
-         D2C device time, Q2D queue time, ms)\n",
-    );
-    let _ = writeln!(
-        out,
-        "  {:<10} {:<9} {:<7} {:>9} {:>9} {:>8} {:>8} {:>9} {:>8} {:>8} {:>9}",
-        "device",
-        "role",
-        "op",
-        "requests",
-        "diskstats",
-        "D2C p50",
-        "D2C p99",
-        "D2C p99.9",
-        "D2C max",
-        "Q2D p50",
-        "Q2D p99.9"
-    );
-    for device in &traced.devices {
-        for op in &device.operations {
-            let diskstats = op
-                .diskstats_requests
-                .map_or("n/a".to_string(), |count| count.to_string());
-            let (queue_p50, queue_p999) =
-                op.queue_time
-                    .as_ref()
-                    .map_or(("n/a".to_string(), "n/a".to_string()), |queue| {
-                        (
-                            format!("{:.3}", queue.p50_ms),
-                            format!("{:.3}", queue.p999_ms),
-                        )
-                    });
-            let device_time = &op.device_time;
-            let _ = writeln!(
-                out,
-                "  {:<10} {:<9} {:<7} {:>9} {:>9} {:>8.3} {:>8.3} {:>9.3} {:>8.3} {:>8} {:>9}",
-                device.device,
-                device.role,
-                op.operation,
-                op.requests,
-                diskstats,
-                device_time.p50_ms,
-                device_time.p99_ms,
-                device_time.p999_ms,
-                device_time.max_ms,
-                queue_p50,
-                queue_p999
-            );
-        }
-    }
-    let unfollowed = &traced.unfollowed;
-    let missing =
-        unfollowed.ended_unseen + unfollowed.starts_dropped + unfollowed.ends_skipped_by_kernel;
-    if missing + unfollowed.issues_skipped_by_kernel > 0 {
-        let _ = writeln!(
-            out,
-            "  not in these figures: {} ends the kernel skipped (a BPF program already running on \
-             that CPU), {} requests ended unseen (in flight when tracing began, or moved by a \
-             front merge), {} starts dropped (65,536 in flight); {} issues skipped (no device \
-             time)",
-            unfollowed.ends_skipped_by_kernel,
-            unfollowed.ended_unseen,
-            unfollowed.starts_dropped,
-            unfollowed.issues_skipped_by_kernel
-        );
-    }
     out
 }
 

@@ -68,6 +68,30 @@ impl LoopDevice {
         loop_device
     }
 
+    /// A loop device over another block device, with direct I/O: each of
+    /// its requests becomes one of `device`'s, whose waits (a throttled
+    /// cgroup's) are its device time. Detached when dropped, before
+    /// `device` is.
+    pub fn over_device(device: &Path) -> LoopDevice {
+        let dir = tempfile::Builder::new()
+            .prefix("strata-loop-")
+            .tempdir()
+            .expect("a directory for the loop device");
+        let device_text = device.to_str().expect("utf-8 device path");
+        let node = PathBuf::from(run(
+            "losetup",
+            &["-f", "--show", "--direct-io=on", device_text],
+        ));
+        run("udevadm", &["settle"]);
+        LoopDevice {
+            node,
+            image: device.to_path_buf(),
+            dir,
+            mounts: Vec::new(),
+            swaps: Vec::new(),
+        }
+    }
+
     /// `losetup -P` registers partitions only when the kernel has a parser
     /// for the table; kernels built without one need `partx -a` to parse it
     /// in userspace and add them with BLKPG.

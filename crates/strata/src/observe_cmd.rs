@@ -16,7 +16,7 @@ use strata_observe::watch::{self, ObserveRequest, Shape, Shown};
 use strata_output::args::{OutputArgs, Recording};
 use strata_output::render::Format;
 use strata_postgres::connect::ConnectionTarget;
-use strata_probe::collectors::{all_os_collectors, DeviceFilter};
+use strata_probe::collectors::{all_os_collectors, BlockTraceCollector, DeviceFilter};
 use strata_recording::environment::ServerHost;
 use strata_recording::format::check_path;
 use strata_recording::{Existing, Header, Kind, RecordingWriter};
@@ -135,6 +135,7 @@ fn collectors(args: &ObserveRequest) -> anyhow::Result<Vec<Box<dyn Collector>>> 
         pids.extend(strata_postgres::collector::local_backend_pids(target)?);
     }
     let mut collectors = all_os_collectors(filter, pids)?;
+    collectors.push(Box::new(BlockTraceCollector::new()));
     if let Some(target) = &target {
         collectors.push(Box::new(
             strata_postgres::collector::PostgresCollector::start(target)?,

@@ -148,6 +148,9 @@ fn prometheus_endpoint_serves_text_that_prometheus_parses() {
         .unwrap()
         .trim_end_matches("/metrics")
         .to_string();
+    // Requests for the block tracer to count: 64 writes and reads that
+    // reach the device.
+    direct_io_requests(&dir.path().join("traced.dat"), 64);
     std::thread::sleep(Duration::from_millis(600));
     let mut stream = std::net::TcpStream::connect(&address).unwrap();
     stream
@@ -165,6 +168,9 @@ fn prometheus_endpoint_serves_text_that_prometheus_parses() {
         "strata_process_run_delay_seconds_total{host=",
         "strata_mariadb_innodb_data_reads_total{host=",
         "strata_agent_answered_seconds{host=",
+        "strata_blocktrace_requests_total{host=",
+        "strata_block_request_device_seconds_bucket{host=",
+        "strata_block_request_queue_seconds_count{host=",
     ] {
         assert!(body.contains(family), "no {family} in\n{body}");
     }
@@ -196,6 +202,30 @@ fn prometheus_endpoint_serves_text_that_prometheus_parses() {
         "prometheus_client refused it: {}",
         String::from_utf8_lossy(&parsed.stderr)
     );
+}
+
+/// `count` 4 KiB writes then reads of a new file with O_DIRECT, synced:
+/// each one a block request.
+fn direct_io_requests(path: &std::path::Path, count: u64) {
+    use std::os::unix::fs::{FileExt, OpenOptionsExt};
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(true)
+        .read(true)
+        .write(true)
+        .custom_flags(libc::O_DIRECT)
+        .open(path)
+        .unwrap();
+    let layout = std::alloc::Layout::from_size_align(4096, 4096).unwrap();
+    let buffer = unsafe { std::slice::from_raw_parts_mut(std::alloc::alloc_zeroed(layout), 4096) };
+    for block in 0..count {
+        file.write_all_at(buffer, block * 4096).unwrap();
+    }
+    file.sync_all().unwrap();
+    for block in 0..count {
+        file.read_exact_at(buffer, block * 4096).unwrap();
+    }
+    unsafe { std::alloc::dealloc(buffer.as_mut_ptr(), layout) };
 }
 
 /// Every strata family the Grafana dashboard in deploy/ queries is one an

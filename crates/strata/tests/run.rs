@@ -6,6 +6,7 @@
 mod common;
 
 use common::*;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -57,6 +58,7 @@ fn assert_every_read_request_traced_or_named(result: &serde_json::Value, device_
         requests <= device_reads + slack && requests + named + slack >= device_reads,
         "{requests} traced and {named} named of {device_reads} read requests: {traced}"
     );
+    assert_reads_counted_under_their_submitters(traced, requests);
     for time in ["device_time", "queue_time"] {
         let figures = &reads[time];
         let (p50, p99, p999, max) = (
@@ -70,6 +72,41 @@ fn assert_every_read_request_traced_or_named(result: &serde_json::Value, device_
             "{time}: {figures}"
         );
     }
+}
+
+/// The data device's reads, by the role of the process that submitted
+/// them, are all its reads, and the sessions' backends ("client backend")
+/// made nearly all of them; the processes' own counts add up to the same
+/// (less requests started before tracing, or with no room in the table);
+/// the outliers are listed, or none.
+fn assert_reads_counted_under_their_submitters(traced: &serde_json::Value, requests: u64) {
+    let device = traced["devices"][0]["device"].as_str().unwrap();
+    let reads_of = |rows: &serde_json::Value, by: &str| -> BTreeMap<String, u64> {
+        let mut counts = BTreeMap::new();
+        for row in rows.as_array().unwrap() {
+            let on_device = row.get("device").is_none_or(|name| name == device);
+            if row["operation"] == "read" && on_device {
+                *counts
+                    .entry(row[by].as_str().unwrap().to_string())
+                    .or_default() += row["requests"].as_u64().unwrap();
+            }
+        }
+        counts
+    };
+    let by_role = reads_of(&traced["devices"][0]["by_role"], "role");
+    assert_eq!(by_role.values().sum::<u64>(), requests, "{by_role:?}");
+    let backends = by_role.get("client backend").copied().unwrap_or(0);
+    assert!(backends * 10 >= requests * 9, "{by_role:?}");
+    let by_process: u64 = reads_of(&traced["processes"], "role").values().sum();
+    let unfollowed = &traced["unfollowed"];
+    let without_a_process = unfollowed["issued_unstarted"].as_u64().unwrap()
+        + unfollowed["processes_dropped"].as_u64().unwrap();
+    assert!(
+        by_process <= requests && by_process + without_a_process >= requests,
+        "{by_process} reads by process of {requests}"
+    );
+    let outliers = &traced["outliers"];
+    assert!(outliers["listed"].is_array(), "{outliers}");
 }
 
 /// The report of a run's Recording places its window where the sessions

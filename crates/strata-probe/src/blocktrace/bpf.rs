@@ -11,6 +11,8 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
 const BPF_MAP_CREATE: i64 = 0;
 const BPF_MAP_LOOKUP_ELEM: i64 = 1;
+const BPF_MAP_UPDATE_ELEM: i64 = 2;
+const BPF_MAP_DELETE_ELEM: i64 = 3;
 const BPF_MAP_GET_NEXT_KEY: i64 = 4;
 const BPF_PROG_LOAD: i64 = 5;
 const BPF_OBJ_GET_INFO_BY_FD: i64 = 15;
@@ -73,6 +75,8 @@ pub enum Helper {
     MapUpdateElem = 2,
     MapDeleteElem = 3,
     KtimeGetNs = 5,
+    GetCurrentPidTgid = 14,
+    GetCurrentComm = 16,
     ProbeReadKernel = 113,
 }
 
@@ -138,6 +142,14 @@ impl Program {
         self.insns.push(insn(code, dst, src, off, 0));
     }
 
+    /// `src = *(u64 *)(dst + off); *(u64 *)(dst + off) += src`, atomically
+    /// (Linux 5.12 and later).
+    pub fn atomic_fetch_add(&mut self, dst: Reg, off: i16, src: Reg) {
+        const FETCH: i32 = 0x01;
+        let code = CLASS_STX | MODE_ATOMIC | Size::DW as u8;
+        self.insns.push(insn(code, dst, src, off, FETCH));
+    }
+
     /// `dst = the map whose descriptor is fd` (a 16-byte instruction).
     pub fn load_map(&mut self, dst: Reg, map: &Map) {
         const PSEUDO_MAP_FD: Reg = 1;
@@ -160,6 +172,13 @@ impl Program {
         self.jumps.push((self.insns.len(), label.to_string()));
         self.insns
             .push(insn(CLASS_JMP | cond as u8, dst, 0, 0, imm));
+    }
+
+    /// `if dst <cond> src goto label`
+    pub fn jump_reg(&mut self, cond: Cond, dst: Reg, src: Reg, label: &str) {
+        self.jumps.push((self.insns.len(), label.to_string()));
+        self.insns
+            .push(insn(CLASS_JMP | cond as u8 | SOURCE_REG, dst, src, 0, 0));
     }
 
     pub fn jump(&mut self, label: &str) {
@@ -222,6 +241,27 @@ impl Map {
         attr[1] = key.as_ptr() as u64;
         attr[2] = value.as_mut_ptr() as u64;
         (bpf(BPF_MAP_LOOKUP_ELEM, &mut attr) == 0).then_some(value)
+    }
+
+    /// Sets `key` to `value` (making the entry when it is new).
+    pub fn update(&self, key: &[u8], value: &[u8]) -> Result<()> {
+        let mut attr = [0u64; 4];
+        attr[0] = self.fd.as_raw_fd() as u64;
+        attr[1] = key.as_ptr() as u64;
+        attr[2] = value.as_ptr() as u64;
+        if bpf(BPF_MAP_UPDATE_ELEM, &mut attr) != 0 {
+            let error = std::io::Error::last_os_error();
+            bail!("updating a BPF map (bpf(BPF_MAP_UPDATE_ELEM)): {error}");
+        }
+        Ok(())
+    }
+
+    /// Takes `key` out; nothing when it was not there.
+    pub fn delete(&self, key: &[u8]) {
+        let mut attr = [0u64; 3];
+        attr[0] = self.fd.as_raw_fd() as u64;
+        attr[1] = key.as_ptr() as u64;
+        bpf(BPF_MAP_DELETE_ELEM, &mut attr);
     }
 
     /// Every key and its value, in the map's order.

@@ -12,8 +12,14 @@
 //! block tracepoints carry the request's start and end; the reason it
 //! cannot run otherwise ([`BlockTracer::start`]'s error).
 //!
-//! Not for: per-process attribution or outliers yet; a window's figures
-//! for a run or a calibration are `shared`'s.
+//! Each request is also counted under its submitter: the role strata gave
+//! its thread (a database's backend, WAL writer, …; [`BlockTracer::name_roles`])
+//! splits the histograms, and each process's requests, bytes and times are
+//! totalled with its name. A request that took longer than the outlier
+//! floor is kept whole (its process, device, sector, size, queue and device
+//! time) in a ring of 4,096: the Linux `V$KERNEL_IO_OUTLIER`.
+//!
+//! Not for: a window's figures for a run or a calibration (`shared`).
 
 mod bpf;
 mod btf;
@@ -93,13 +99,57 @@ impl Kind {
     }
 }
 
-/// One histogram's identity: a device (major, minor), an operation, a span.
+/// One histogram's identity: a device (major, minor), an operation, a
+/// span, the submitters' role (0: none given).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct SeriesKey {
     pub major: u32,
     pub minor: u32,
     pub op: Op,
     pub kind: Kind,
+    pub role: u8,
+}
+
+/// One process's requests on one device, of one operation and role.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ProcessKey {
+    pub tgid: u32,
+    pub major: u32,
+    pub minor: u32,
+    pub op: Op,
+    pub role: u8,
+}
+
+/// A process's requests, as its submitter: their number, bytes (as
+/// issued), device and queue time.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ProcessTotals {
+    /// The process's name (its thread's `comm`) when its first request
+    /// started.
+    pub command: String,
+    pub requests: u64,
+    pub bytes: u64,
+    pub device_ns: u64,
+    pub queue_ns: u64,
+}
+
+/// A request that took at least the outlier floor, start to end.
+#[derive(Clone, Debug, PartialEq)]
+pub struct IoOutlier {
+    /// Its place among all the outliers since the tracer started, from 1.
+    pub sequence: u64,
+    /// When it ended, CLOCK_MONOTONIC nanoseconds.
+    pub ended_ns: u64,
+    pub tgid: u32,
+    pub command: String,
+    pub role: u8,
+    pub op: Op,
+    pub major: u32,
+    pub minor: u32,
+    pub sector: u64,
+    pub bytes: u32,
+    pub queue_ns: u64,
+    pub device_ns: u64,
 }
 
 /// A histogram of request times: counts by bucket, and the exact count
@@ -170,6 +220,15 @@ impl Buckets {
         Some(low + width - 1)
     }
 
+    /// Adds `other`'s counts (another role's, another host's).
+    pub fn add(&mut self, other: &Buckets) {
+        for (bucket, count) in &other.counts {
+            *self.counts.entry(*bucket).or_default() += count;
+        }
+        self.requests += other.requests;
+        self.sum_ns += other.sum_ns;
+    }
+
     /// The counts since `earlier` (a histogram read before from the same
     /// tracer).
     pub fn since(&self, earlier: Option<&Buckets>) -> Buckets {
@@ -209,13 +268,30 @@ pub struct Unfollowed {
     /// that CPU (a completion interrupting an issue): a skipped end is a
     /// request missing from the counts.
     pub skipped_by_kernel: [u64; 3],
+    /// Requests whose process could not be given a total (the table of
+    /// processes was full): in the histograms, under no process.
+    pub processes_dropped: u64,
+    /// Outliers written over in the ring before they were read.
+    pub outliers_overwritten: u64,
 }
 
 /// Everything the tracer counted since it started.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct TraceSnapshot {
     pub series: BTreeMap<SeriesKey, Buckets>,
+    pub processes: BTreeMap<ProcessKey, ProcessTotals>,
+    /// The outliers still in the ring, in order.
+    pub outliers: Vec<IoOutlier>,
+    /// Outliers since the tracer started (the ring keeps the last 4,096).
+    pub outliers_seen: u64,
+    /// The floor the kernel kept outliers over when this was read, ns.
+    pub outlier_floor_ns: u64,
+    /// The roles' names, by their number (0: none given, "").
+    pub roles: Vec<String>,
     pub unfollowed: Unfollowed,
+    /// When it was read, CLOCK_MONOTONIC nanoseconds (the programs'
+    /// clock).
+    pub taken_ns: u64,
 }
 
 impl TraceSnapshot {
@@ -227,28 +303,77 @@ impl TraceSnapshot {
             .map(|(key, buckets)| (*key, buckets.since(earlier.series.get(key))))
             .filter(|(_, buckets)| buckets.count() > 0)
             .collect();
-        let (now, before) = (self.unfollowed, earlier.unfollowed);
+        let processes = self
+            .processes
+            .iter()
+            .filter_map(|(key, totals)| {
+                let before = earlier.processes.get(key).cloned().unwrap_or_default();
+                let requests = totals.requests.saturating_sub(before.requests);
+                (requests > 0).then(|| {
+                    let totals = ProcessTotals {
+                        command: totals.command.clone(),
+                        requests,
+                        bytes: totals.bytes.saturating_sub(before.bytes),
+                        device_ns: totals.device_ns.saturating_sub(before.device_ns),
+                        queue_ns: totals.queue_ns.saturating_sub(before.queue_ns),
+                    };
+                    (*key, totals)
+                })
+            })
+            .collect();
+        let outliers: Vec<IoOutlier> = self
+            .outliers
+            .iter()
+            .filter(|outlier| outlier.sequence > earlier.outliers_seen)
+            .cloned()
+            .collect();
+        let seen = self.outliers_seen.saturating_sub(earlier.outliers_seen);
         TraceSnapshot {
             series,
-            unfollowed: Unfollowed {
-                issued_unstarted: now.issued_unstarted.saturating_sub(before.issued_unstarted),
-                ended_unseen: now.ended_unseen.saturating_sub(before.ended_unseen),
-                starts_dropped: now.starts_dropped.saturating_sub(before.starts_dropped),
-                skipped_by_kernel: std::array::from_fn(|at| {
-                    now.skipped_by_kernel[at].saturating_sub(before.skipped_by_kernel[at])
-                }),
-            },
+            processes,
+            unfollowed: self
+                .unfollowed
+                .since(&earlier.unfollowed, seen, outliers.len()),
+            outliers,
+            outliers_seen: self.outliers_seen,
+            outlier_floor_ns: self.outlier_floor_ns,
+            roles: self.roles.clone(),
+            taken_ns: self.taken_ns,
         }
     }
 
-    /// The histogram of one device (major, minor), operation and span.
-    pub fn get(&self, device: (u32, u32), op: Op, kind: Kind) -> Option<&Buckets> {
-        self.series.get(&SeriesKey {
-            major: device.0,
-            minor: device.1,
-            op,
-            kind,
-        })
+    /// The histogram of one device (major, minor), operation and span,
+    /// every role's together.
+    pub fn get(&self, device: (u32, u32), op: Op, kind: Kind) -> Option<Buckets> {
+        let mut merged: Option<Buckets> = None;
+        for (key, buckets) in &self.series {
+            if (key.major, key.minor, key.op, key.kind) == (device.0, device.1, op, kind) {
+                merged.get_or_insert_with(Buckets::default).add(buckets);
+            }
+        }
+        merged
+    }
+
+    /// The role numbered `role`: "" when none was given.
+    pub fn role_name(&self, role: u8) -> &str {
+        self.roles.get(usize::from(role)).map_or("", String::as_str)
+    }
+}
+
+impl Unfollowed {
+    /// Since `before`, with the outliers seen and kept in between.
+    fn since(&self, before: &Unfollowed, outliers_seen: u64, outliers_kept: usize) -> Unfollowed {
+        let less = |now: u64, then: u64| now.saturating_sub(then);
+        Unfollowed {
+            issued_unstarted: less(self.issued_unstarted, before.issued_unstarted),
+            ended_unseen: less(self.ended_unseen, before.ended_unseen),
+            starts_dropped: less(self.starts_dropped, before.starts_dropped),
+            skipped_by_kernel: std::array::from_fn(|at| {
+                less(self.skipped_by_kernel[at], before.skipped_by_kernel[at])
+            }),
+            processes_dropped: less(self.processes_dropped, before.processes_dropped),
+            outliers_overwritten: less(outliers_seen, outliers_kept as u64),
+        }
     }
 }
 
@@ -258,10 +383,23 @@ pub struct BlockTracer {
     buckets: bpf::Map,
     totals: bpf::Map,
     lost: bpf::Map,
+    roles: bpf::Map,
+    processes: bpf::Map,
+    config: bpf::Map,
+    outliers: bpf::Map,
+    role_names: std::sync::Mutex<Vec<String>>,
     attachments: Vec<bpf::Attachment>,
 }
 
 const TRACEPOINTS: [&str; 3] = ["block_io_start", "block_rq_issue", "block_io_done"];
+
+/// The outlier floor until one is set: Oracle's 500 ms.
+pub const DEFAULT_OUTLIER_FLOOR_NS: u64 = 500_000_000;
+
+/// Roles are numbered in six bits of the histograms' key.
+const MOST_ROLES: usize = 63;
+const THREADS_WITH_A_ROLE: u32 = 65_536;
+const PROCESS_ENTRIES: u32 = 65_536;
 
 impl BlockTracer {
     /// Loads and attaches the programs; the error says why tracing cannot
@@ -270,34 +408,101 @@ impl BlockTracer {
         let layout = program::Layout::of(&btf::Btf::of_the_kernel()?)?;
         // Least recently used starts make way: a request whose end the
         // kernel skipped is never taken out.
-        let starts = bpf::Map::create(bpf::MAP_TYPE_LRU_HASH, 8, 16, STARTS_IN_FLIGHT)?;
-        let buckets = bpf::Map::create(bpf::MAP_TYPE_HASH, 8, 8, BUCKET_ENTRIES)?;
-        let totals = bpf::Map::create(bpf::MAP_TYPE_HASH, 8, 16, SERIES_ENTRIES)?;
-        let lost = bpf::Map::create(bpf::MAP_TYPE_ARRAY, 4, 8, 3)?;
+        let starts = bpf::Map::create(bpf::MAP_TYPE_LRU_HASH, 8, 56, STARTS_IN_FLIGHT)?;
+        let tracer = BlockTracer {
+            buckets: bpf::Map::create(bpf::MAP_TYPE_HASH, 8, 8, BUCKET_ENTRIES)?,
+            totals: bpf::Map::create(bpf::MAP_TYPE_HASH, 8, 16, SERIES_ENTRIES)?,
+            lost: bpf::Map::create(bpf::MAP_TYPE_ARRAY, 4, 8, program::LOST_COUNTERS)?,
+            roles: bpf::Map::create(bpf::MAP_TYPE_HASH, 4, 4, THREADS_WITH_A_ROLE)?,
+            processes: bpf::Map::create(
+                bpf::MAP_TYPE_HASH,
+                program::PROCESS_KEY_BYTES,
+                program::PROCESS_VALUE_BYTES,
+                PROCESS_ENTRIES,
+            )?,
+            config: bpf::Map::create(bpf::MAP_TYPE_ARRAY, 4, 8, 2)?,
+            outliers: bpf::Map::create(
+                bpf::MAP_TYPE_ARRAY,
+                4,
+                program::OUTLIER_BYTES,
+                program::OUTLIER_SLOTS,
+            )?,
+            role_names: std::sync::Mutex::new(vec![String::new()]),
+            attachments: Vec::new(),
+        };
+        tracer.set_outlier_floor(DEFAULT_OUTLIER_FLOOR_NS)?;
+        let maps = program::Maps {
+            starts: &starts,
+            buckets: &tracer.buckets,
+            totals: &tracer.totals,
+            lost: &tracer.lost,
+            roles: &tracer.roles,
+            processes: &tracer.processes,
+            config: &tracer.config,
+            outliers: &tracer.outliers,
+        };
         let mut attachments = Vec::new();
         for name in TRACEPOINTS {
             let insns = match name {
-                "block_io_start" => program::start(&starts, &lost)?,
-                "block_rq_issue" => program::issue(&starts, &lost)?,
-                _ => program::done(&layout, &starts, (&buckets, &totals), &lost)?,
+                "block_io_start" => program::start(&maps)?,
+                "block_rq_issue" => program::issue(&layout, &maps)?,
+                _ => program::done(&layout, &maps)?,
             };
             let loaded = bpf::LoadedProgram::load_raw_tracepoint(name, &insns)?;
             attachments.push(bpf::attach_raw(loaded, name)?);
         }
-        drop(starts);
         Ok(BlockTracer {
-            buckets,
-            totals,
-            lost,
             attachments,
+            ..tracer
         })
     }
 
+    /// Keeps every request that takes `floor_ns` or longer, start to end,
+    /// as an outlier.
+    pub fn set_outlier_floor(&self, floor_ns: u64) -> Result<()> {
+        let key = program::CONFIG_OUTLIER_FLOOR.to_ne_bytes();
+        self.config.update(&key, &floor_ns.to_ne_bytes())
+    }
+
+    /// Gives the threads (by thread id: a process's own id for its main
+    /// thread) the role named: their requests are counted under it from
+    /// now on. Fails past 63 roles.
+    pub fn name_roles(&self, threads: &[(u32, &str)]) -> Result<()> {
+        let mut names = self
+            .role_names
+            .lock()
+            .map_err(|_| anyhow::anyhow!("the roles' table was poisoned"))?;
+        for (thread, role) in threads {
+            let number = match names.iter().position(|name| name == role) {
+                Some(number) => number,
+                None if names.len() <= MOST_ROLES => {
+                    names.push(role.to_string());
+                    names.len() - 1
+                }
+                None => anyhow::bail!("more than {MOST_ROLES} roles: {role} cannot be counted"),
+            };
+            self.roles
+                .update(&thread.to_ne_bytes(), &(number as u32).to_ne_bytes())?;
+        }
+        Ok(())
+    }
+
+    /// Takes the threads' roles away (their requests count under none).
+    pub fn forget_roles(&self, threads: &[u32]) {
+        for thread in threads {
+            self.roles.delete(&thread.to_ne_bytes());
+        }
+    }
+
     /// Everything counted since the tracer started: the buckets first, the
-    /// requests not followed, then the counts and sums, last, so that they
-    /// are read right before a caller reads /proc/diskstats.
+    /// processes, the outliers, the requests not followed, then the counts
+    /// and sums, last, so that they are read right before a caller reads
+    /// /proc/diskstats.
     pub fn snapshot(&self) -> TraceSnapshot {
-        let mut snapshot = TraceSnapshot::default();
+        let mut snapshot = TraceSnapshot {
+            taken_ns: monotonic_ns(),
+            ..TraceSnapshot::default()
+        };
         for (key, value) in self.buckets.entries() {
             let Some((series_key, bucket)) = series_key(&key) else {
                 continue;
@@ -308,13 +513,61 @@ impl BlockTracer {
             let series = snapshot.series.entry(series_key).or_default();
             series.counts.insert(bucket, u64::from_ne_bytes(value));
         }
+        snapshot.processes = self
+            .processes
+            .entries()
+            .iter()
+            .filter_map(|(key, value)| process_entry(key, value))
+            .collect();
+        self.read_outliers(&mut snapshot);
+        snapshot.roles = self
+            .role_names
+            .lock()
+            .map(|names| names.clone())
+            .unwrap_or_default();
+        snapshot.unfollowed = self.unfollowed();
+        for (key, value) in self.totals.entries() {
+            let (Some((series_key, _)), Ok(value)) =
+                (series_key(&key), <[u8; 16]>::try_from(value))
+            else {
+                continue;
+            };
+            let series = snapshot.series.entry(series_key).or_default();
+            series.requests = u64_at(&value, 0);
+            series.sum_ns = u64_at(&value, 8);
+        }
+        snapshot
+    }
+
+    fn config(&self, index: u32) -> u64 {
+        self.config
+            .lookup(&index.to_ne_bytes())
+            .map_or(0, |value| u64_at(&value, 0))
+    }
+
+    /// The outliers in the ring: the last 4,096 seen at most.
+    fn read_outliers(&self, snapshot: &mut TraceSnapshot) {
+        snapshot.outlier_floor_ns = self.config(program::CONFIG_OUTLIER_FLOOR);
+        let seen = self.config(program::CONFIG_OUTLIERS_SEEN);
+        snapshot.outliers_seen = seen;
+        let first = seen.saturating_sub(u64::from(program::OUTLIER_SLOTS)) + 1;
+        snapshot.outliers = (first..=seen)
+            .filter_map(|sequence| {
+                let slot = ((sequence - 1) % u64::from(program::OUTLIER_SLOTS)) as u32;
+                let value = self.outliers.lookup(&slot.to_ne_bytes())?;
+                let outlier = outlier_entry(&value)?;
+                (outlier.sequence == sequence).then_some(outlier)
+            })
+            .collect();
+    }
+
+    fn unfollowed(&self) -> Unfollowed {
         let lost = |index: u32| {
             self.lost
                 .lookup(&index.to_ne_bytes())
-                .and_then(|value| <[u8; 8]>::try_from(value).ok())
-                .map_or(0, u64::from_ne_bytes)
+                .map_or(0, |value| u64_at(&value, 0))
         };
-        snapshot.unfollowed = Unfollowed {
+        Unfollowed {
             issued_unstarted: lost(program::ISSUED_UNSTARTED),
             ended_unseen: lost(program::ENDED_UNSEEN),
             starts_dropped: lost(program::STARTS_DROPPED),
@@ -324,32 +577,105 @@ impl BlockTracer {
                     .and_then(|attached| attached.program().recursion_misses())
                     .unwrap_or(0)
             }),
-        };
-        for (key, value) in self.totals.entries() {
-            let (Some((series_key, _)), Ok(value)) =
-                (series_key(&key), <[u8; 16]>::try_from(value))
-            else {
-                continue;
-            };
-            let series = snapshot.series.entry(series_key).or_default();
-            series.requests = u64::from_ne_bytes(value[..8].try_into().unwrap_or_default());
-            series.sum_ns = u64::from_ne_bytes(value[8..].try_into().unwrap_or_default());
+            processes_dropped: lost(program::PROCESSES_DROPPED),
+            outliers_overwritten: 0,
         }
-        snapshot
     }
 }
 
-/// A map key's series (device, operation, span) and bucket.
+/// CLOCK_MONOTONIC, ns: the clock of `bpf_ktime_get_ns`.
+pub fn monotonic_ns() -> u64 {
+    let mut now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut now) };
+    now.tv_sec as u64 * 1_000_000_000 + now.tv_nsec as u64
+}
+
+fn u64_at(bytes: &[u8], at: usize) -> u64 {
+    bytes
+        .get(at..at + 8)
+        .and_then(|bytes| bytes.try_into().ok())
+        .map_or(0, u64::from_ne_bytes)
+}
+
+fn u32_at(bytes: &[u8], at: usize) -> u32 {
+    bytes
+        .get(at..at + 4)
+        .and_then(|bytes| bytes.try_into().ok())
+        .map_or(0, u32::from_ne_bytes)
+}
+
+/// A `comm`: up to its first NUL.
+fn command(bytes: &[u8]) -> String {
+    let end = bytes
+        .iter()
+        .position(|byte| *byte == 0)
+        .unwrap_or(bytes.len());
+    String::from_utf8_lossy(&bytes[..end]).into_owned()
+}
+
+/// (major, minor) of a dev_t as the kernel keeps it inside (major << 20).
+fn split_device(dev: u32) -> (u32, u32) {
+    (dev >> 20, dev & ((1 << 20) - 1))
+}
+
+/// A map key's series (device, operation, span, role) and bucket.
 fn series_key(key: &[u8]) -> Option<(SeriesKey, u16)> {
     let key = <[u8; 8]>::try_from(key).ok()?;
-    let dev = u32::from_ne_bytes([key[0], key[1], key[2], key[3]]);
+    let (major, minor) = split_device(u32_at(&key, 0));
     let series = SeriesKey {
-        major: dev >> 20,
-        minor: dev & ((1 << 20) - 1),
+        major,
+        minor,
         op: Op::of(key[4]),
-        kind: Kind::of(key[5])?,
+        kind: Kind::of(key[5] & 0b11)?,
+        role: key[5] >> 2,
     };
     Some((series, u16::from_ne_bytes([key[6], key[7]])))
+}
+
+fn process_entry(key: &[u8], value: &[u8]) -> Option<(ProcessKey, ProcessTotals)> {
+    if key.len() < 10 || value.len() < 48 {
+        return None;
+    }
+    let (major, minor) = split_device(u32_at(key, 4));
+    let process = ProcessKey {
+        tgid: u32_at(key, 0),
+        major,
+        minor,
+        op: Op::of(key[8]),
+        role: key[9],
+    };
+    let totals = ProcessTotals {
+        command: command(&value[..16]),
+        requests: u64_at(value, 16),
+        bytes: u64_at(value, 24),
+        device_ns: u64_at(value, 32),
+        queue_ns: u64_at(value, 40),
+    };
+    Some((process, totals))
+}
+
+fn outlier_entry(value: &[u8]) -> Option<IoOutlier> {
+    if value.len() < 72 {
+        return None;
+    }
+    let (major, minor) = split_device(u32_at(value, 16));
+    Some(IoOutlier {
+        sequence: u64_at(value, 64),
+        ended_ns: u64_at(value, 0),
+        tgid: u32_at(value, 8),
+        command: command(&value[48..64]),
+        role: value[12],
+        op: Op::of(value[13]),
+        major,
+        minor,
+        sector: u64_at(value, 24),
+        bytes: u32_at(value, 20),
+        queue_ns: u64_at(value, 32),
+        device_ns: u64_at(value, 40),
+    })
 }
 
 #[cfg(test)]

@@ -5,8 +5,11 @@
 //! found again by that pointer; at its end its device (its queue's disk)
 //! and operation are read from it, and its queue time (start → issue),
 //! device time (issue → end) and total are counted into log-linear buckets
-//! in a map, with their counts and sums in another. Nothing is sent to
-//! user space per event.
+//! in a map per device, operation and role (the submitting thread's, from
+//! a map strata fills), with their counts and sums in another; each
+//! submitting process's totals in a third; and a request that took longer
+//! than a floor, whole, in a ring of outliers. Nothing is sent to user
+//! space per event.
 //!
 //! Not for: reading the maps (`super`), or any other tracepoint.
 
@@ -26,6 +29,9 @@ pub struct Layout {
     /// `struct gendisk`'s `major`, `first_minor`.
     pub disk_major: i16,
     pub disk_first_minor: i16,
+    /// `struct request`'s `__data_len` and `__sector`, read at issue.
+    pub request_data_len: i16,
+    pub request_sector: i16,
 }
 
 impl Layout {
@@ -40,6 +46,8 @@ impl Layout {
             queue_disk: offset("request_queue", "disk")?,
             disk_major: offset("gendisk", "major")?,
             disk_first_minor: offset("gendisk", "first_minor")?,
+            request_data_len: offset("request", "__data_len")?,
+            request_sector: offset("request", "__sector")?,
         })
     }
 }
@@ -53,22 +61,67 @@ const FP: Reg = 10;
 
 /// Stack slots (offsets from the frame pointer).
 const START_KEY: i16 = -8;
-const START_VALUE: i16 = -24;
-const STARTED_NS: i16 = -32;
-const ISSUED_NS: i16 = -40;
-const DELTA: i16 = -48;
-const BUCKET_KEY: i16 = -56;
-/// 16 bytes of zeros for a new map entry (and the lost counter's index).
-const ZERO: i16 = -72;
+/// A request as kept from its start to its end (the `starts` map's value):
+/// its start and issue times, its submitter, its size and sector at issue.
+const REQUEST: i16 = -64;
+const REQUEST_BYTES: usize = 56;
+const DELTA: i16 = -72;
+const BUCKET_KEY: i16 = -80;
+/// A new map entry's value (zeros, or a process's name and zeros).
+const FRESH: i16 = -136;
 /// Where a kernel value read through a pointer lands.
-const READ: i16 = -80;
+const READ: i16 = -144;
 /// The request's device, as the kernel's dev_t (major << 20 | minor).
-const DEVICE: i16 = -88;
+const DEVICE: i16 = -152;
+const PROCESS_KEY: i16 = -168;
+const QUEUE_NS: i16 = -176;
+const DEVICE_NS: i16 = -184;
+const TOTAL_NS: i16 = -192;
+/// A 4-byte key: the submitting thread, a config index, an outlier slot.
+const SMALL_KEY: i16 = -200;
+const OUTLIER_SEQUENCE: i16 = -208;
+
+/// The offsets of a request's fields in `REQUEST` (and the starts map).
+const STARTED: i16 = 0;
+const ISSUED: i16 = 8;
+const TGID: i16 = 16;
+const ROLE: i16 = 20;
+const BYTES: i16 = 24;
+const SECTOR: i16 = 32;
+const COMM: i16 = 40;
 
 /// Lost-event counters: index in the `lost` array map.
 pub const ISSUED_UNSTARTED: u32 = 0;
 pub const ENDED_UNSEEN: u32 = 1;
 pub const STARTS_DROPPED: u32 = 2;
+pub const PROCESSES_DROPPED: u32 = 3;
+pub const LOST_COUNTERS: u32 = 4;
+
+/// The `config` array map: the outlier floor (ns), and the outliers seen.
+pub const CONFIG_OUTLIER_FLOOR: u32 = 0;
+pub const CONFIG_OUTLIERS_SEEN: u32 = 1;
+
+/// The outliers' ring: slots, a power of two.
+pub const OUTLIER_SLOTS: u32 = 4096;
+/// An outlier's record: end (ns), tgid, role, op, dev, bytes, sector,
+/// queue and device time (ns), the submitter's name, its sequence number.
+pub const OUTLIER_BYTES: u32 = 72;
+/// A process's totals per (tgid, dev, op, role): its name, requests,
+/// bytes, device and queue time (ns).
+pub const PROCESS_KEY_BYTES: u32 = 16;
+pub const PROCESS_VALUE_BYTES: u32 = 48;
+
+/// The maps the programs share.
+pub struct Maps<'a> {
+    pub starts: &'a Map,
+    pub buckets: &'a Map,
+    pub totals: &'a Map,
+    pub lost: &'a Map,
+    pub roles: &'a Map,
+    pub processes: &'a Map,
+    pub config: &'a Map,
+    pub outliers: &'a Map,
+}
 
 /// r6 = ctx, r7 = now, the start key (the request's address) on the stack.
 fn prologue(program: &mut Program) {
@@ -84,16 +137,22 @@ fn stack_pointer(program: &mut Program, register: Reg, offset: i16) {
     program.alu_imm(Alu::Add, register, i32::from(offset));
 }
 
+/// `r0 = map[the 4-byte key]`, or 0.
+fn lookup_small(program: &mut Program, map: &Map, key: u32) {
+    program.store_imm(Size::W, FP, SMALL_KEY, key as i32);
+    program.load_map(1, map);
+    stack_pointer(program, 2, SMALL_KEY);
+    program.call(Helper::MapLookupElem);
+}
+
 /// `lost[index] += 1`
 fn count_lost(program: &mut Program, lost: &Map, index: u32) {
-    program.store_imm(Size::W, FP, ZERO, index as i32);
-    program.load_map(1, lost);
-    stack_pointer(program, 2, ZERO);
-    program.call(Helper::MapLookupElem);
-    program.jump_imm(Cond::Eq, 0, 0, "lost_counted");
+    let counted = format!("lost_{index}_counted");
+    lookup_small(program, lost, index);
+    program.jump_imm(Cond::Eq, 0, 0, &counted);
     program.alu_imm(Alu::Mov, 1, 1);
     program.atomic_add(0, 0, 1);
-    program.label("lost_counted");
+    program.label(&counted);
 }
 
 fn epilogue(program: &mut Program) {
@@ -102,95 +161,219 @@ fn epilogue(program: &mut Program) {
     program.exit();
 }
 
-/// `block_io_start`: starts[request] = (now, 0).
-pub fn start(starts: &Map, lost: &Map) -> Result<Vec<super::bpf::Insn>> {
-    let mut program = Program::default();
-    prologue(&mut program);
-    program.store_reg(Size::DW, FP, START_VALUE, NOW);
-    program.store_imm(Size::DW, FP, START_VALUE + 8, 0);
-    program.load_map(1, starts);
-    stack_pointer(&mut program, 2, START_KEY);
-    stack_pointer(&mut program, 3, START_VALUE);
+/// `starts[request] = REQUEST`; a failure counted as `lost`.
+fn keep_request(program: &mut Program, maps: &Maps, lost: u32) {
+    program.load_map(1, maps.starts);
+    stack_pointer(program, 2, START_KEY);
+    stack_pointer(program, 3, REQUEST);
     program.alu_imm(Alu::Mov, 4, 0);
     program.call(Helper::MapUpdateElem);
-    program.jump_imm(Cond::Eq, 0, 0, "out");
-    count_lost(&mut program, lost, STARTS_DROPPED);
+    if lost == STARTS_DROPPED {
+        program.jump_imm(Cond::Eq, 0, 0, "out");
+    }
+    count_lost(program, maps.lost, lost);
+}
+
+/// `block_io_start`: starts[request] = (now, 0, the submitter's process,
+/// its role, and its name).
+pub fn start(maps: &Maps) -> Result<Vec<super::bpf::Insn>> {
+    let mut program = Program::default();
+    prologue(&mut program);
+    program.store_reg(Size::DW, FP, REQUEST + STARTED, NOW);
+    for field in [ISSUED, TGID, BYTES, SECTOR] {
+        program.store_imm(Size::DW, FP, REQUEST + field, 0);
+    }
+    program.call(Helper::GetCurrentPidTgid);
+    program.store_reg(Size::W, FP, SMALL_KEY, 0);
+    program.alu_imm(Alu::Rsh, 0, 32);
+    program.store_reg(Size::W, FP, REQUEST + TGID, 0);
+    program.load_map(1, maps.roles);
+    stack_pointer(&mut program, 2, SMALL_KEY);
+    program.call(Helper::MapLookupElem);
+    program.jump_imm(Cond::Eq, 0, 0, "no_role");
+    program.load(Size::B, 1, 0, 0);
+    program.store_reg(Size::B, FP, REQUEST + ROLE, 1);
+    program.label("no_role");
+    stack_pointer(&mut program, 1, REQUEST + COMM);
+    program.alu_imm(Alu::Mov, 2, 16);
+    program.call(Helper::GetCurrentComm);
+    keep_request(&mut program, maps, STARTS_DROPPED);
     epilogue(&mut program);
     program.finish()
 }
 
-/// `block_rq_issue`: the start's issue time is now; a request whose start
-/// was not seen (started before tracing) gets start 0 and is counted.
-pub fn issue(starts: &Map, lost: &Map) -> Result<Vec<super::bpf::Insn>> {
+/// The request's size and sector as issued, into `REQUEST` (`at` the
+/// stack) or the starts entry in VALUE.
+fn size_and_sector(program: &mut Program, layout: &Layout, into: (Reg, i16)) {
+    let (base, offset) = into;
+    program.load(Size::DW, 1, CTX, 0);
+    read_kernel(program, Size::W, 4, layout.request_data_len);
+    program.store_reg(Size::W, base, offset + BYTES, 0);
+    program.load(Size::DW, 1, CTX, 0);
+    read_kernel(program, Size::DW, 8, layout.request_sector);
+    program.store_reg(Size::DW, base, offset + SECTOR, 0);
+}
+
+/// `block_rq_issue`: the start's issue time is now, with the request's
+/// size and sector; a request whose start was not seen (started before
+/// tracing) gets start 0, no submitter, and is counted.
+pub fn issue(layout: &Layout, maps: &Maps) -> Result<Vec<super::bpf::Insn>> {
     let mut program = Program::default();
     prologue(&mut program);
-    program.load_map(1, starts);
+    program.load_map(1, maps.starts);
     stack_pointer(&mut program, 2, START_KEY);
     program.call(Helper::MapLookupElem);
     program.jump_imm(Cond::Eq, 0, 0, "unstarted");
-    program.store_reg(Size::DW, 0, 8, NOW);
+    program.alu_reg(Alu::Mov, VALUE, 0);
+    program.store_reg(Size::DW, VALUE, ISSUED, NOW);
+    size_and_sector(&mut program, layout, (VALUE, 0));
     program.jump("out");
     program.label("unstarted");
-    program.store_imm(Size::DW, FP, START_VALUE, 0);
-    program.store_reg(Size::DW, FP, START_VALUE + 8, NOW);
-    program.load_map(1, starts);
-    stack_pointer(&mut program, 2, START_KEY);
-    stack_pointer(&mut program, 3, START_VALUE);
-    program.alu_imm(Alu::Mov, 4, 0);
-    program.call(Helper::MapUpdateElem);
-    count_lost(&mut program, lost, ISSUED_UNSTARTED);
+    for at in (0..REQUEST_BYTES as i16).step_by(8) {
+        program.store_imm(Size::DW, FP, REQUEST + at, 0);
+    }
+    program.store_reg(Size::DW, FP, REQUEST + ISSUED, NOW);
+    size_and_sector(&mut program, layout, (FP, REQUEST));
+    keep_request(&mut program, maps, ISSUED_UNSTARTED);
     epilogue(&mut program);
     program.finish()
 }
 
-/// `block_io_done`: the request's times into the histograms, and its start
-/// forgotten.
-pub fn done(
-    layout: &Layout,
-    starts: &Map,
-    (buckets, totals): (&Map, &Map),
-    lost: &Map,
-) -> Result<Vec<super::bpf::Insn>> {
+/// `block_io_done`: the request's times into the histograms of its device,
+/// operation and role, its submitter's totals, the outliers' ring when it
+/// took longer than the floor; its start forgotten.
+pub fn done(layout: &Layout, maps: &Maps) -> Result<Vec<super::bpf::Insn>> {
     let mut program = Program::default();
     prologue(&mut program);
-    program.load_map(1, starts);
+    program.load_map(1, maps.starts);
     stack_pointer(&mut program, 2, START_KEY);
     program.call(Helper::MapLookupElem);
     program.jump_imm(Cond::Ne, 0, 0, "found");
-    count_lost(&mut program, lost, ENDED_UNSEEN);
+    count_lost(&mut program, maps.lost, ENDED_UNSEEN);
     program.jump("out");
     program.label("found");
-    program.alu_reg(Alu::Mov, VALUE, 0);
-    program.load(Size::DW, 1, VALUE, 0);
-    program.store_reg(Size::DW, FP, STARTED_NS, 1);
-    program.load(Size::DW, 1, VALUE, 8);
-    program.store_reg(Size::DW, FP, ISSUED_NS, 1);
-    program.load_map(1, starts);
+    for at in (0..REQUEST_BYTES as i16).step_by(8) {
+        program.load(Size::DW, 1, 0, at);
+        program.store_reg(Size::DW, FP, REQUEST + at, 1);
+    }
+    program.load_map(1, maps.starts);
     stack_pointer(&mut program, 2, START_KEY);
     program.call(Helper::MapDeleteElem);
     operation(&mut program, layout);
     device(&mut program, layout);
-    // Device time: issue → done; a request never seen issued has none.
-    program.load(Size::DW, 1, FP, ISSUED_NS);
+    spans(&mut program, maps);
+    submitter(&mut program, maps);
+    outlier(&mut program, maps);
+    epilogue(&mut program);
+    program.finish()
+}
+
+/// Device time (issue → done; none for a request never seen issued), and
+/// from a start seen, the total and queue time, into the histograms; each
+/// kept in its stack slot.
+fn spans(program: &mut Program, maps: &Maps) {
+    let histograms = (maps.buckets, maps.totals);
+    for slot in [DEVICE_NS, QUEUE_NS] {
+        program.store_imm(Size::DW, FP, slot, 0);
+    }
+    program.load(Size::DW, 1, FP, REQUEST + ISSUED);
     program.jump_imm(Cond::Eq, 1, 0, "device_done");
     program.alu_reg(Alu::Mov, 2, NOW);
     program.alu_reg(Alu::Sub, 2, 1);
-    record(&mut program, (buckets, totals), Kind::Device, "device");
+    program.store_reg(Size::DW, FP, DEVICE_NS, 2);
+    record(program, histograms, Kind::Device, "device");
     program.label("device_done");
-    // Queue time and total: from a start seen.
-    program.load(Size::DW, 1, FP, STARTED_NS);
+    program.load(Size::DW, 1, FP, REQUEST + STARTED);
     program.jump_imm(Cond::Eq, 1, 0, "out");
     program.alu_reg(Alu::Mov, 2, NOW);
     program.alu_reg(Alu::Sub, 2, 1);
-    record(&mut program, (buckets, totals), Kind::Total, "total");
-    program.load(Size::DW, 1, FP, ISSUED_NS);
-    program.jump_imm(Cond::Eq, 1, 0, "out");
-    program.load(Size::DW, 2, FP, STARTED_NS);
+    program.store_reg(Size::DW, FP, TOTAL_NS, 2);
+    record(program, histograms, Kind::Total, "total");
+    program.load(Size::DW, 1, FP, REQUEST + ISSUED);
+    program.jump_imm(Cond::Eq, 1, 0, "queue_done");
+    program.load(Size::DW, 2, FP, REQUEST + STARTED);
     program.alu_reg(Alu::Sub, 1, 2);
+    program.store_reg(Size::DW, FP, QUEUE_NS, 1);
     program.alu_reg(Alu::Mov, 2, 1);
-    record(&mut program, (buckets, totals), Kind::Queue, "queue");
-    epilogue(&mut program);
-    program.finish()
+    record(program, histograms, Kind::Queue, "queue");
+    program.label("queue_done");
+}
+
+/// The submitting process's totals for (tgid, device, op, role): its
+/// requests, bytes, device and queue time; a new entry carries its name.
+fn submitter(program: &mut Program, maps: &Maps) {
+    program.store_imm(Size::DW, FP, PROCESS_KEY + 8, 0);
+    program.load(Size::W, 1, FP, REQUEST + TGID);
+    program.store_reg(Size::W, FP, PROCESS_KEY, 1);
+    program.load(Size::W, 1, FP, DEVICE);
+    program.store_reg(Size::W, FP, PROCESS_KEY + 4, 1);
+    program.store_reg(Size::B, FP, PROCESS_KEY + 8, OP);
+    program.load(Size::B, 1, FP, REQUEST + ROLE);
+    program.store_reg(Size::B, FP, PROCESS_KEY + 9, 1);
+    let fresh = |program: &mut Program| {
+        for at in [0, 8] {
+            program.load(Size::DW, 1, FP, REQUEST + COMM + at);
+            program.store_reg(Size::DW, FP, FRESH + at, 1);
+        }
+        for at in (16..PROCESS_VALUE_BYTES as i16).step_by(8) {
+            program.store_imm(Size::DW, FP, FRESH + at, 0);
+        }
+    };
+    let adds = [
+        (16, None),
+        (24, Some((Size::W, REQUEST + BYTES))),
+        (32, Some((Size::DW, DEVICE_NS))),
+        (40, Some((Size::DW, QUEUE_NS))),
+    ];
+    let target = AddTarget {
+        map: maps.processes,
+        key: PROCESS_KEY,
+        fresh: &fresh,
+        dropped: Some((maps.lost, PROCESSES_DROPPED)),
+    };
+    add_to(program, &target, &adds, "process_added");
+}
+
+/// A request whose total time reached the floor (`config[0]`, ns) is
+/// written to the next slot of the outliers' ring, its sequence number
+/// last.
+fn outlier(program: &mut Program, maps: &Maps) {
+    lookup_small(program, maps.config, CONFIG_OUTLIER_FLOOR);
+    program.jump_imm(Cond::Eq, 0, 0, "out");
+    program.load(Size::DW, 1, 0, 0);
+    program.load(Size::DW, 2, FP, TOTAL_NS);
+    program.jump_reg(Cond::Lt, 2, 1, "out");
+    lookup_small(program, maps.config, CONFIG_OUTLIERS_SEEN);
+    program.jump_imm(Cond::Eq, 0, 0, "out");
+    program.alu_imm(Alu::Mov, 1, 1);
+    program.atomic_fetch_add(0, 0, 1);
+    program.alu_reg(Alu::Mov, 2, 1);
+    program.alu_imm(Alu::Add, 2, 1);
+    program.store_reg(Size::DW, FP, OUTLIER_SEQUENCE, 2);
+    program.alu_imm(Alu::And, 1, (OUTLIER_SLOTS - 1) as i32);
+    program.store_reg(Size::W, FP, SMALL_KEY, 1);
+    program.load_map(1, maps.outliers);
+    stack_pointer(program, 2, SMALL_KEY);
+    program.call(Helper::MapLookupElem);
+    program.jump_imm(Cond::Eq, 0, 0, "out");
+    program.store_reg(Size::DW, 0, 0, NOW);
+    let copies = [
+        (Size::W, REQUEST + TGID, 8),
+        (Size::B, REQUEST + ROLE, 12),
+        (Size::W, DEVICE, 16),
+        (Size::W, REQUEST + BYTES, 20),
+        (Size::DW, REQUEST + SECTOR, 24),
+        (Size::DW, QUEUE_NS, 32),
+        (Size::DW, DEVICE_NS, 40),
+        (Size::DW, REQUEST + COMM, 48),
+        (Size::DW, REQUEST + COMM + 8, 56),
+        (Size::DW, OUTLIER_SEQUENCE, 64),
+    ];
+    program.store_reg(Size::B, 0, 13, OP);
+    for (size, from, to) in copies {
+        program.load(size, 1, FP, from);
+        program.store_reg(size, 0, to, 1);
+    }
 }
 
 /// `*(size *)(FP + READ) = *(kernel *)(r1 + offset)`, through
@@ -241,53 +424,91 @@ fn device(program: &mut Program, layout: &Layout) {
     program.store_reg(Size::W, FP, DEVICE, 1);
 }
 
-/// Counts r2 (nanoseconds) into `kind`'s bucket of (device, r9), and into
-/// its totals (count, sum) in `totals`: a small map strata reads right
-/// beside /proc/diskstats.
+/// Counts r2 (nanoseconds) into `kind`'s bucket of (device, r9, role),
+/// and into its totals (count, sum) in `totals`: a small map strata reads
+/// right beside /proc/diskstats.
 fn record(program: &mut Program, maps: (&Map, &Map), kind: Kind, name: &str) {
     let (buckets, totals) = maps;
     let label = |what: &str| format!("{name}_{what}");
     program.store_reg(Size::DW, FP, DELTA, 2);
     bucket_of(program, name);
-    // The key (dev u32, op u8, kind u8, bucket u16); the bucket is in r1.
+    // The key (dev u32, op u8, kind | role << 2 u8, bucket u16); the
+    // bucket is in r1.
     program.load(Size::W, 2, FP, DEVICE);
     program.store_reg(Size::W, FP, BUCKET_KEY, 2);
     program.store_reg(Size::B, FP, BUCKET_KEY + 4, OP);
-    program.store_imm(Size::B, FP, BUCKET_KEY + 5, kind as i32);
+    program.load(Size::B, 2, FP, REQUEST + ROLE);
+    program.alu_imm(Alu::Lsh, 2, 2);
+    program.alu_imm(Alu::Or, 2, kind as i32);
+    program.store_reg(Size::B, FP, BUCKET_KEY + 5, 2);
     program.store_reg(Size::H, FP, BUCKET_KEY + 6, 1);
-    add_to(program, buckets, &[(0, None)], &label("bucket_added"));
-    program.store_imm(Size::H, FP, BUCKET_KEY + 6, 0);
+    let zeros = |program: &mut Program| {
+        program.store_imm(Size::DW, FP, FRESH, 0);
+        program.store_imm(Size::DW, FP, FRESH + 8, 0);
+    };
+    let target = |map| AddTarget {
+        map,
+        key: BUCKET_KEY,
+        fresh: &zeros,
+        dropped: None,
+    };
     add_to(
         program,
-        totals,
-        &[(0, None), (8, Some(DELTA))],
+        &target(buckets),
+        &[(0, None)],
+        &label("bucket_added"),
+    );
+    program.store_imm(Size::H, FP, BUCKET_KEY + 6, 0);
+    let sum = Some((Size::DW, DELTA));
+    add_to(
+        program,
+        &target(totals),
+        &[(0, None), (8, sum)],
         &label("totals_added"),
     );
 }
 
-/// `map[key on the stack] += 1` (or the stack slot given) at each offset
-/// of the value, making the entry (zeros) when it is new.
-fn add_to(program: &mut Program, map: &Map, adds: &[(i16, Option<i16>)], done: &str) {
+/// A map whose entry (its key on the stack) is added to: a new entry's
+/// value is written to `FRESH` by `fresh`; one that cannot be made is
+/// counted in `dropped` (the lost counters and an index), when given.
+struct AddTarget<'a> {
+    map: &'a Map,
+    key: i16,
+    fresh: &'a dyn Fn(&mut Program),
+    dropped: Option<(&'a Map, u32)>,
+}
+
+/// `map[key] += 1` (or the stack slot given, of its size) at each offset
+/// of the value, making the entry when it is new.
+fn add_to(
+    program: &mut Program,
+    target: &AddTarget,
+    adds: &[(i16, Option<(Size, i16)>)],
+    done: &str,
+) {
     let found = format!("{done}_found");
-    program.load_map(1, map);
-    stack_pointer(program, 2, BUCKET_KEY);
+    program.load_map(1, target.map);
+    stack_pointer(program, 2, target.key);
     program.call(Helper::MapLookupElem);
     program.jump_imm(Cond::Ne, 0, 0, &found);
-    program.store_imm(Size::DW, FP, ZERO, 0);
-    program.store_imm(Size::DW, FP, ZERO + 8, 0);
-    program.load_map(1, map);
-    stack_pointer(program, 2, BUCKET_KEY);
-    stack_pointer(program, 3, ZERO);
+    (target.fresh)(program);
+    program.load_map(1, target.map);
+    stack_pointer(program, 2, target.key);
+    stack_pointer(program, 3, FRESH);
     program.alu_imm(Alu::Mov, 4, 1);
     program.call(Helper::MapUpdateElem);
-    program.load_map(1, map);
-    stack_pointer(program, 2, BUCKET_KEY);
+    program.load_map(1, target.map);
+    stack_pointer(program, 2, target.key);
     program.call(Helper::MapLookupElem);
-    program.jump_imm(Cond::Eq, 0, 0, done);
+    program.jump_imm(Cond::Ne, 0, 0, &found);
+    if let Some((lost, index)) = target.dropped {
+        count_lost(program, lost, index);
+    }
+    program.jump(done);
     program.label(&found);
     for (offset, slot) in adds {
         match slot {
-            Some(slot) => program.load(Size::DW, 1, FP, *slot),
+            Some((size, slot)) => program.load(*size, 1, FP, *slot),
             None => program.alu_imm(Alu::Mov, 1, 1),
         }
         program.atomic_add(0, *offset, 1);

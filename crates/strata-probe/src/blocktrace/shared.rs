@@ -1,19 +1,58 @@
 //! The process's one block tracer, for a command that reads it at the
 //! edges of its windows (`run`, `calibrate`), and each window's figures:
-//! the devices' traced requests by operation, percentiles of their queue
-//! and device times, their count beside /proc/diskstats'.
+//! the devices' traced requests by operation and by role, percentiles of
+//! their queue and device times, their count beside /proc/diskstats',
+//! each process's requests, and the outliers.
 //!
 //! Not for: the tracing itself (`super`), or printing the figures.
 
-use super::{BlockTracer, Buckets, Kind, Op, TraceSnapshot};
+use super::{BlockTracer, Buckets, IoOutlier, Kind, Op, SeriesKey, TraceSnapshot};
 use crate::diskstats::DiskStat;
-use std::sync::OnceLock;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock, PoisonError};
 use strata_recording::device::IostatFigures;
 use strata_recording::run::{
-    BlockTraceFigures, LatencyPercentiles, TracedDevice, TracedOperation, UnfollowedRequests,
+    BlockTraceFigures, LatencyPercentiles, TracedDevice, TracedOperation, TracedOutlier,
+    TracedOutliers, TracedProcess, TracedRoleOperation, UnfollowedRequests,
 };
 
 static TRACER: OnceLock<Result<BlockTracer, String>> = OnceLock::new();
+/// The absolute outlier threshold, ns (`--io-outlier`).
+static OUTLIER_THRESHOLD_NS: AtomicU64 = AtomicU64::new(super::DEFAULT_OUTLIER_FLOOR_NS);
+/// The last snapshot read, for the interval that sets the relative floor.
+static LAST: Mutex<Option<TraceSnapshot>> = Mutex::new(None);
+/// A device's outliers are requests over this many times its p99 device
+/// time (when that is under the absolute threshold).
+pub const RELATIVE_OUTLIER_FACTOR: f64 = 10.0;
+
+/// The relative floor follows a device's p99 only over an interval with
+/// this many requests (ten over its p99), not a few requests' tail.
+const REQUESTS_FOR_A_RELATIVE_FLOOR: u64 = 1000;
+
+/// Sets the absolute outlier threshold (default 500 ms, Oracle's).
+pub fn set_outlier_threshold_ms(threshold_ms: f64) {
+    let threshold_ns = (threshold_ms * 1e6).round() as u64;
+    OUTLIER_THRESHOLD_NS.store(threshold_ns, Ordering::Relaxed);
+    if let Some(Ok(tracer)) = TRACER.get() {
+        let _ = tracer.set_outlier_floor(threshold_ns);
+    }
+}
+
+/// Gives these threads (by id) their roles, named: their requests are
+/// counted under them from now on. Nothing without a tracer.
+pub fn name_roles(threads: &BTreeMap<u32, String>) -> Result<(), String> {
+    let Some(Ok(tracer)) = TRACER.get() else {
+        return Ok(());
+    };
+    let threads: Vec<(u32, &str)> = threads
+        .iter()
+        .map(|(thread, role)| (*thread, role.as_str()))
+        .collect();
+    tracer
+        .name_roles(&threads)
+        .map_err(|error| format!("{error:#}"))
+}
 
 /// Starts the tracer (once; later calls do nothing) and says why it could
 /// not start.
@@ -27,13 +66,40 @@ pub fn decline(why: &str) {
     let _ = TRACER.set(Err(why.to_string()));
 }
 
-/// What the tracer counted so far; `None` when it is not running.
+/// What the tracer counted so far; `None` when it is not running. The
+/// kernel's outlier floor is then set to 10 × the highest p99 device time
+/// since the snapshot before (of a device and operation with 1,000
+/// requests in it), when that is under the threshold.
 pub fn snapshot() -> Option<TraceSnapshot> {
-    TRACER.get()?.as_ref().ok().map(BlockTracer::snapshot)
+    let tracer = TRACER.get()?.as_ref().ok()?;
+    let snapshot = tracer.snapshot();
+    let mut last = LAST.lock().unwrap_or_else(PoisonError::into_inner);
+    let interval = match last.as_ref() {
+        Some(before) => snapshot.since(before),
+        None => snapshot.clone(),
+    };
+    let threshold_ns = OUTLIER_THRESHOLD_NS.load(Ordering::Relaxed) as f64;
+    let highest_p99_ns = interval
+        .series
+        .keys()
+        .filter(|key| key.kind == Kind::Device)
+        .filter_map(|key| interval.get((key.major, key.minor), key.op, Kind::Device))
+        .filter(|buckets| buckets.count() >= REQUESTS_FOR_A_RELATIVE_FLOOR)
+        .filter_map(|buckets| buckets.quantile_ns(0.99))
+        .fold(None, |highest: Option<f64>, p99| {
+            Some(highest.map_or(p99, |h| h.max(p99)))
+        });
+    if let Some(p99) = highest_p99_ns {
+        let floor = threshold_ns.min(RELATIVE_OUTLIER_FACTOR * p99);
+        let _ = tracer.set_outlier_floor(floor as u64);
+    }
+    *last = Some(snapshot.clone());
+    Some(snapshot)
 }
 
-/// Why the tracer gave no figures for a window.
-fn unavailable() -> String {
+/// Why the tracer gives no figures: not started, could not start, or the
+/// devices are on another host.
+pub fn why_not_tracing() -> String {
     match TRACER.get() {
         Some(Err(why)) => why.clone(),
         Some(Ok(_)) => "the devices are not on this host".to_string(),
@@ -52,24 +118,28 @@ pub fn figures(
 ) -> BlockTraceFigures {
     let (Some(before), Some(after)) = (before, after) else {
         return BlockTraceFigures {
-            unavailable: Some(unavailable()),
+            unavailable: Some(why_not_tracing()),
             ..BlockTraceFigures::default()
         };
     };
     let window = after.since(before);
-    let traced = devices
+    let on_devices: Vec<(&IostatFigures, &DiskStat)> = devices
         .iter()
-        .filter_map(|device| {
-            let disk = crate::diskstats::find(disks, &device.device)?;
+        .filter_map(|device| Some((device, crate::diskstats::find(disks, &device.device)?)))
+        .collect();
+    let traced = on_devices
+        .iter()
+        .map(|(device, disk)| {
             let operations = OPERATIONS
                 .iter()
                 .filter_map(|op| operation(&window, (disk.major, disk.minor), *op, device))
                 .collect();
-            Some(TracedDevice {
+            TracedDevice {
                 device: device.device.clone(),
                 role: device.role.clone(),
                 operations,
-            })
+                by_role: by_role(&window, (disk.major, disk.minor)),
+            }
         })
         .collect();
     let skipped = window.unfollowed.skipped_by_kernel;
@@ -82,7 +152,122 @@ pub fn figures(
             starts_dropped: window.unfollowed.starts_dropped,
             ends_skipped_by_kernel: skipped[2],
             issues_skipped_by_kernel: skipped[1],
+            processes_dropped: window.unfollowed.processes_dropped,
         },
+        processes: processes(&window, &on_devices),
+        outliers: Some(outliers(&window, before.taken_ns, &on_devices)),
+    }
+}
+
+/// The device's name among the run's devices.
+fn device_named<'a>(
+    on: &'a [(&IostatFigures, &DiskStat)],
+    major: u32,
+    minor: u32,
+) -> Option<&'a str> {
+    on.iter()
+        .find(|(_, disk)| (disk.major, disk.minor) == (major, minor))
+        .map(|(device, _)| device.device.as_str())
+}
+
+/// The device's requests by the submitters' role and operation.
+fn by_role(window: &TraceSnapshot, device: (u32, u32)) -> Vec<TracedRoleOperation> {
+    let of_kind = |key: &SeriesKey, kind: Kind| SeriesKey { kind, ..*key };
+    window
+        .series
+        .iter()
+        .filter(|(key, _)| (key.major, key.minor) == device && key.kind == Kind::Device)
+        .filter_map(|(key, device_time)| {
+            Some(TracedRoleOperation {
+                role: window.role_name(key.role).to_string(),
+                operation: key.op.name().to_string(),
+                requests: device_time.count(),
+                device_time: percentiles(device_time)?,
+                queue_time: window
+                    .series
+                    .get(&of_kind(key, Kind::Queue))
+                    .and_then(percentiles),
+                device_time_buckets: device_time
+                    .counts
+                    .iter()
+                    .map(|(bucket, count)| (*bucket, *count))
+                    .collect(),
+            })
+        })
+        .collect()
+}
+
+fn processes(window: &TraceSnapshot, on: &[(&IostatFigures, &DiskStat)]) -> Vec<TracedProcess> {
+    let mean_ms = |sum_ns: u64, count: u64| sum_ns as f64 / count.max(1) as f64 / 1e6;
+    let mut listed: Vec<TracedProcess> = window
+        .processes
+        .iter()
+        .filter_map(|(key, totals)| {
+            Some(TracedProcess {
+                pid: key.tgid,
+                command: totals.command.clone(),
+                role: window.role_name(key.role).to_string(),
+                device: device_named(on, key.major, key.minor)?.to_string(),
+                operation: key.op.name().to_string(),
+                requests: totals.requests,
+                bytes: totals.bytes,
+                device_time_mean_ms: mean_ms(totals.device_ns, totals.requests),
+                queue_time_mean_ms: mean_ms(totals.queue_ns, totals.requests),
+            })
+        })
+        .collect();
+    listed.sort_by(|a, b| b.requests.cmp(&a.requests).then(a.pid.cmp(&b.pid)));
+    listed
+}
+
+/// The window's requests on the devices over each one's threshold: the
+/// lesser of the absolute one and 10 × its p99 device time.
+fn outliers(
+    window: &TraceSnapshot,
+    window_start_ns: u64,
+    on: &[(&IostatFigures, &DiskStat)],
+) -> TracedOutliers {
+    let absolute_ns = OUTLIER_THRESHOLD_NS.load(Ordering::Relaxed) as f64;
+    let threshold_ns = |outlier: &IoOutlier| {
+        let device = (outlier.major, outlier.minor);
+        let p99 = window
+            .get(device, outlier.op, Kind::Device)
+            .and_then(|buckets| buckets.quantile_ns(0.99));
+        p99.map_or(absolute_ns, |p99| {
+            absolute_ns.min(RELATIVE_OUTLIER_FACTOR * p99)
+        })
+    };
+    let listed = window
+        .outliers
+        .iter()
+        .filter_map(|outlier| {
+            let device = device_named(on, outlier.major, outlier.minor)?;
+            let threshold = threshold_ns(outlier);
+            let total = (outlier.queue_ns + outlier.device_ns) as f64;
+            (total >= threshold).then(|| TracedOutlier {
+                ended_s: outlier.ended_ns.saturating_sub(window_start_ns) as f64 / 1e9,
+                pid: outlier.tgid,
+                command: outlier.command.clone(),
+                role: window.role_name(outlier.role).to_string(),
+                device: device.to_string(),
+                operation: outlier.op.name().to_string(),
+                sector: outlier.sector,
+                bytes: outlier.bytes,
+                queue_ms: outlier.queue_ns as f64 / 1e6,
+                device_ms: outlier.device_ns as f64 / 1e6,
+                threshold_ms: threshold / 1e6,
+            })
+        })
+        .collect();
+    TracedOutliers {
+        absolute_ms: absolute_ns / 1e6,
+        rule: format!(
+            "start to end at or over the lesser of {} ms and {RELATIVE_OUTLIER_FACTOR} × the device's p99 device time in the window",
+            absolute_ns / 1e6
+        ),
+        kept_from_ms: window.outlier_floor_ns as f64 / 1e6,
+        listed,
+        overwritten: window.unfollowed.outliers_overwritten,
     }
 }
 
@@ -103,11 +288,14 @@ fn operation(
         operation: op.name().to_string(),
         requests: device_time.count(),
         diskstats_requests,
-        device_time: percentiles(device_time)?,
-        queue_time: window.get(device, op, Kind::Queue).and_then(percentiles),
+        device_time: percentiles(&device_time)?,
+        queue_time: window
+            .get(device, op, Kind::Queue)
+            .as_ref()
+            .and_then(percentiles),
         total_mean_ms: window
             .get(device, op, Kind::Total)
-            .and_then(Buckets::mean_ns)
+            .and_then(|total| total.mean_ns())
             .map(|ns| ns / 1e6),
     })
 }

@@ -1,5 +1,6 @@
-//! The OS-side [`Collector`]s: block devices, NFS client, NICs, CPU and
-//! pressure, memory and page cache, and per-process CPU wait and I/O.
+//! The OS-side [`Collector`]s: block devices, their requests traced one by
+//! one, NFS client, NICs, CPU and pressure, memory and page cache, and
+//! per-process CPU wait and I/O.
 //!
 //! Every collector returns the raw values the kernel gives: counters stay
 //! exactly as read (monotonic, a 32-bit counter stays 32-bit), gauges are
@@ -15,6 +16,7 @@
 //!
 //! [`Collected::Absent`]: strata_core::metrics::Collected::Absent
 
+mod blocktrace;
 mod cpu;
 mod device;
 mod memory;
@@ -22,6 +24,7 @@ mod net;
 mod nfs;
 mod process;
 
+pub use blocktrace::BlockTraceCollector;
 pub use cpu::{parse_pressure, parse_proc_stat, CpuCollector};
 pub use device::{device_metrics, disk_totals, DeviceCollector, DeviceFilter};
 pub use memory::{host_oom_kills, parse_meminfo, parse_vmstat, MemoryCollector};

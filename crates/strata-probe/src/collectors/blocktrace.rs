@@ -1,0 +1,110 @@
+//! The `blocktrace` layer: the block tracer's requests per device and
+//! operation, as counters (requests, device and queue time) and, over each
+//! interval, gauges of the device time's p50, p99 and max: iostat's mean
+//! `r_await` with the tail beside it, second by second.
+//!
+//! Not for: tracing (`crate::blocktrace`), or Prometheus histograms
+//! (`strata-observe`'s exposition of the tracer's buckets).
+
+use crate::blocktrace::{shared, Kind, Op, TraceSnapshot};
+use crate::diskstats::read_diskstats;
+use std::collections::BTreeMap;
+use strata_core::metrics::{Collected, Collector, Metric};
+
+/// Layer `blocktrace`: per device (label `device`) and operation (`op`),
+/// counters `requests`, `device_time_ns`, `queue_time_ns`; gauges
+/// `device_p50_ns`, `device_p99_ns`, `device_max_ns` over the interval
+/// since the last collection (absent when no request ended in it); and
+/// counters `outliers` and `unfollowed_requests` (label `reason`).
+/// Absent, with the reason, where tracing cannot run.
+#[derive(Default)]
+pub struct BlockTraceCollector {
+    last: Option<TraceSnapshot>,
+}
+
+impl BlockTraceCollector {
+    /// Starts the process's tracer, when it can.
+    pub fn new() -> BlockTraceCollector {
+        let _ = shared::start();
+        BlockTraceCollector::default()
+    }
+}
+
+impl Collector for BlockTraceCollector {
+    fn layer(&self) -> &'static str {
+        "blocktrace"
+    }
+
+    fn collect(&mut self) -> anyhow::Result<Collected> {
+        let Some(snapshot) = shared::snapshot() else {
+            return Ok(Collected::Absent {
+                reason: shared::why_not_tracing(),
+            });
+        };
+        let names: BTreeMap<(u32, u32), String> = read_diskstats()?
+            .into_iter()
+            .map(|disk| ((disk.major, disk.minor), disk.name))
+            .collect();
+        let interval = self.last.as_ref().map(|last| snapshot.since(last));
+        let mut metrics = Vec::new();
+        let mut devices: Vec<((u32, u32), Op)> = snapshot
+            .series
+            .keys()
+            .map(|key| ((key.major, key.minor), key.op))
+            .collect();
+        devices.dedup();
+        for (device, op) in devices {
+            let Some(name) = names.get(&device) else {
+                continue;
+            };
+            let labelled = |metric: Metric| {
+                metric
+                    .with_label("device", name)
+                    .with_label("op", op.name())
+            };
+            if let Some(device_time) = snapshot.get(device, op, Kind::Device) {
+                metrics.push(labelled(Metric::counter(
+                    "requests",
+                    device_time.requests as f64,
+                )));
+                metrics.push(labelled(Metric::counter(
+                    "device_time_ns",
+                    device_time.sum_ns as f64,
+                )));
+            }
+            if let Some(queue_time) = snapshot.get(device, op, Kind::Queue) {
+                metrics.push(labelled(Metric::counter(
+                    "queue_time_ns",
+                    queue_time.sum_ns as f64,
+                )));
+            }
+            let recent = interval
+                .as_ref()
+                .and_then(|interval| interval.get(device, op, Kind::Device));
+            if let Some(recent) = recent.filter(|recent| recent.count() > 0) {
+                let quantiles = [("device_p50_ns", 0.5), ("device_p99_ns", 0.99)];
+                for (metric, quantile) in quantiles {
+                    if let Some(value) = recent.quantile_ns(quantile) {
+                        metrics.push(labelled(Metric::gauge(metric, value)));
+                    }
+                }
+                if let Some(max) = recent.max_ns() {
+                    metrics.push(labelled(Metric::gauge("device_max_ns", max as f64)));
+                }
+            }
+        }
+        metrics.push(Metric::counter("outliers", snapshot.outliers_seen as f64));
+        let unfollowed = &snapshot.unfollowed;
+        for (reason, count) in [
+            ("ended_unseen", unfollowed.ended_unseen),
+            ("starts_dropped", unfollowed.starts_dropped),
+            ("ends_skipped_by_kernel", unfollowed.skipped_by_kernel[2]),
+        ] {
+            metrics.push(
+                Metric::counter("unfollowed_requests", count as f64).with_label("reason", reason),
+            );
+        }
+        self.last = Some(snapshot);
+        Ok(Collected::Metrics { metrics })
+    }
+}
