@@ -7,6 +7,7 @@
 pub mod fuzz;
 pub mod histogram;
 pub mod input;
+pub mod log_linear;
 pub mod metrics;
 pub mod note;
 pub mod random;

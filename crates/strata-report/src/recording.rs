@@ -10,6 +10,7 @@
 //! Not for: rendering (strata-output) or deciding findings
 //! (`crate::findings`).
 
+mod block_requests;
 mod calibrate;
 mod compare;
 mod figures;

@@ -29,9 +29,7 @@ pub mod shared;
 use anyhow::Result;
 use std::collections::BTreeMap;
 
-/// Sub-buckets per power of two, as bits: 128, so a bucket is at most
-/// 1/128 (0.78%) of its value wide.
-pub const SUB_BUCKET_BITS: u32 = 7;
+pub use strata_core::log_linear::{bucket_of, bucket_range, SUB_BUCKET_BITS};
 
 const STARTS_IN_FLIGHT: u32 = 65_536;
 const BUCKET_ENTRIES: u32 = 262_144;
@@ -159,29 +157,6 @@ pub struct Buckets {
     pub counts: BTreeMap<u16, u64>,
     pub requests: u64,
     pub sum_ns: u64,
-}
-
-/// The lowest value of a bucket and its width, nanoseconds.
-pub fn bucket_range(bucket: u16) -> (u64, u64) {
-    let linear = 1u64 << (SUB_BUCKET_BITS + 1);
-    if u64::from(bucket) < linear {
-        return (u64::from(bucket), 1);
-    }
-    let octave = u64::from(bucket) >> SUB_BUCKET_BITS;
-    let sub = u64::from(bucket) & ((1 << SUB_BUCKET_BITS) - 1);
-    let shift = octave - 1;
-    (((1 << SUB_BUCKET_BITS) + sub) << shift, 1 << shift)
-}
-
-/// The bucket of a value, as the kernel program counts it.
-pub fn bucket_of(value_ns: u64) -> u16 {
-    let bits = SUB_BUCKET_BITS;
-    if value_ns < 1 << (bits + 1) {
-        return value_ns as u16;
-    }
-    let msb = 63 - value_ns.leading_zeros();
-    let sub = (value_ns >> (msb - bits)) & ((1 << bits) - 1);
-    (((u64::from(msb - bits + 1)) << bits) | sub) as u16
 }
 
 impl Buckets {
@@ -681,35 +656,6 @@ fn outlier_entry(value: &[u8]) -> Option<IoOutlier> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn buckets_are_exact_low_and_within_a_128th_above() {
-        for value in [0u64, 1, 200, 255] {
-            assert_eq!(bucket_range(bucket_of(value)), (value, 1));
-        }
-        for value in [
-            256u64,
-            257,
-            511,
-            512,
-            100_000,
-            123_456_789,
-            3_600_000_000_000,
-        ] {
-            let (low, width) = bucket_range(bucket_of(value));
-            assert!(
-                low <= value && value < low + width,
-                "{value}: [{low}, +{width})"
-            );
-            assert!(
-                width as f64 <= low as f64 / 128.0,
-                "{value}: width {width} of {low}"
-            );
-        }
-        assert_eq!(bucket_of(256), 256);
-        assert_eq!(bucket_of(511), 383);
-        assert_eq!(bucket_of(512), 384);
-    }
 
     #[test]
     fn quantiles_come_from_the_bucket_that_holds_them() {

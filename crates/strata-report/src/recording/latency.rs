@@ -30,6 +30,9 @@ pub(crate) fn run_section(result: &RunResult) -> Section {
             Err(error) => section = section.note(format!("{key}: unreadable histogram ({error})")),
         }
     }
+    if let Some(traced) = &result.figures.block_trace {
+        section = super::block_requests::add_to(section, traced);
+    }
     section.note(
         "Latency covers the run's measured window, each statement timed by strata's sessions.",
     )

@@ -1,0 +1,66 @@
+//! Log-linear buckets of nanoseconds, as the block tracer counts requests
+//! in the kernel and a Recording keeps them: exact below 256 ns, then 128
+//! per power of two, so a bucket is at most 1/128 (0.78%) of its value
+//! wide. Counts of the same bucket add exactly across windows and hosts.
+//!
+//! Not for: statement latencies (HdrHistogram's, `histogram`).
+
+/// Sub-buckets per power of two, as bits: 128.
+pub const SUB_BUCKET_BITS: u32 = 7;
+
+/// The lowest value of a bucket and its width, nanoseconds.
+pub fn bucket_range(bucket: u16) -> (u64, u64) {
+    let linear = 1u64 << (SUB_BUCKET_BITS + 1);
+    if u64::from(bucket) < linear {
+        return (u64::from(bucket), 1);
+    }
+    let octave = u64::from(bucket) >> SUB_BUCKET_BITS;
+    let sub = u64::from(bucket) & ((1 << SUB_BUCKET_BITS) - 1);
+    let shift = octave - 1;
+    (((1 << SUB_BUCKET_BITS) + sub) << shift, 1 << shift)
+}
+
+/// The bucket of a value, as the kernel program counts it.
+pub fn bucket_of(value_ns: u64) -> u16 {
+    let bits = SUB_BUCKET_BITS;
+    if value_ns < 1 << (bits + 1) {
+        return value_ns as u16;
+    }
+    let msb = 63 - value_ns.leading_zeros();
+    let sub = (value_ns >> (msb - bits)) & ((1 << bits) - 1);
+    (((u64::from(msb - bits + 1)) << bits) | sub) as u16
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buckets_are_exact_low_and_within_a_128th_above() {
+        for value in [0u64, 1, 200, 255] {
+            assert_eq!(bucket_range(bucket_of(value)), (value, 1));
+        }
+        for value in [
+            256u64,
+            257,
+            511,
+            512,
+            100_000,
+            123_456_789,
+            3_600_000_000_000,
+        ] {
+            let (low, width) = bucket_range(bucket_of(value));
+            assert!(
+                low <= value && value < low + width,
+                "{value}: [{low}, +{width})"
+            );
+            assert!(
+                width as f64 <= low as f64 / 128.0,
+                "{value}: width {width} of {low}"
+            );
+        }
+        assert_eq!(bucket_of(256), 256);
+        assert_eq!(bucket_of(511), 383);
+        assert_eq!(bucket_of(512), 384);
+    }
+}
