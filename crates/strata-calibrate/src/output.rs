@@ -254,6 +254,45 @@ pub fn trace_table(points: &[PointResult]) -> String {
             }
         }
     }
+    out += &block_outlier_lines(points);
+    out
+}
+
+/// Each point's block requests over their outlier threshold, counted, and
+/// the slowest named; nothing where no point had any.
+fn block_outlier_lines(points: &[PointResult]) -> String {
+    let mut out = String::new();
+    for point in points {
+        let Some(outliers) = point
+            .block_trace
+            .as_ref()
+            .and_then(|traced| traced.outliers.as_ref())
+        else {
+            continue;
+        };
+        let slowest = outliers
+            .listed
+            .iter()
+            .max_by(|a, b| (a.queue_ms + a.device_ms).total_cmp(&(b.queue_ms + b.device_ms)));
+        if let Some(slowest) = slowest {
+            let _ = writeln!(
+                out,
+                "{}: {} block requests at or over {:.3} ms (the lesser of {:.0} ms and 10 × the device's p99 device time); the slowest: {} KiB {} at sector {} of {} by {} (pid {}), queue {:.3} ms, device {:.3} ms",
+                point.name,
+                outliers.listed.len() as u64 + outliers.overwritten,
+                slowest.threshold_ms,
+                outliers.absolute_ms,
+                slowest.bytes / 1024,
+                slowest.operation,
+                slowest.sector,
+                slowest.device,
+                slowest.command,
+                slowest.pid,
+                slowest.queue_ms,
+                slowest.device_ms
+            );
+        }
+    }
     out
 }
 

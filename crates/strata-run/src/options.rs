@@ -211,6 +211,14 @@ pub struct WorkloadRequest {
     #[arg(long, value_name = "DURATION", value_parser = input::duration)]
     pub outlier_threshold: Option<Duration>,
 
+    /// List every block request at least this slow (start to end, traced
+    /// one by one) with its process, role, device, sector, size, queue and
+    /// device time; a device's requests over ten times its p99 device time
+    /// are listed too when that is less [default: 500ms, Oracle's
+    /// V$KERNEL_IO_OUTLIER]
+    #[arg(long, value_name = "DURATION", value_parser = input::duration)]
+    pub io_outlier: Option<Duration>,
+
     /// Failed sessions do not fail the run: the verdict and the exit status
     /// stay as the rest of the run makes them (the failures are still reported)
     #[arg(long)]

@@ -51,6 +51,11 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<i32> {
         // Where it cannot start, each point's figures say why.
         false => drop(strata_probe::blocktrace::shared::start()),
     }
+    let outlier = args
+        .request
+        .outlier
+        .unwrap_or(std::time::Duration::from_millis(500));
+    strata_probe::blocktrace::shared::set_outlier_threshold_ms(outlier.as_secs_f64() * 1e3);
     let mut progress = CalibrateProgress::new(stop_rule);
     let outcome = calibration.run(interrupt, &mut progress);
     progress.finish();

@@ -77,6 +77,9 @@ pub fn run(mut args: RunArgs) -> anyhow::Result<i32> {
         );
     }
     let mut driver = request::driver_options(&args.workload, plan, &conf)?;
+    if let Some(threshold) = args.workload.io_outlier {
+        strata_run::block_trace::set_outlier_threshold_ms(threshold.as_secs_f64() * 1e3);
+    }
     if let Some(shard) = &shard {
         check_shard(kind, &args.data, shard)?;
         driver.shard = Some(shard.shard);

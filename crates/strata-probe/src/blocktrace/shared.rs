@@ -57,7 +57,14 @@ pub fn name_roles(threads: &BTreeMap<u32, String>) -> Result<(), String> {
 /// Starts the tracer (once; later calls do nothing) and says why it could
 /// not start.
 pub fn start() -> Result<(), String> {
-    let tracer = TRACER.get_or_init(|| BlockTracer::start().map_err(|error| format!("{error:#}")));
+    let tracer = TRACER.get_or_init(|| {
+        let tracer = BlockTracer::start().map_err(|error| format!("{error:#}"))?;
+        let threshold_ns = OUTLIER_THRESHOLD_NS.load(Ordering::Relaxed);
+        tracer
+            .set_outlier_floor(threshold_ns)
+            .map_err(|error| format!("{error:#}"))?;
+        Ok(tracer)
+    });
     tracer.as_ref().map(|_| ()).map_err(Clone::clone)
 }
 
