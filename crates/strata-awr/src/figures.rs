@@ -234,6 +234,7 @@ fn commit_figures(report: &AwrReport) -> Option<CommitFigures> {
             .background_event("log file parallel write")
             .and_then(|event| event.average_ms()),
         log_write_label: LOG_WRITE_LABEL.to_string(),
+        tail: None,
     })
 }
 

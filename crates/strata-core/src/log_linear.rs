@@ -31,9 +31,38 @@ pub fn bucket_of(value_ns: u64) -> u16 {
     (((u64::from(msb - bits + 1)) << bits) | sub) as u16
 }
 
+/// The value under which `quantile` (0–1) of the counted values fell, from
+/// (bucket, count) pairs in bucket order: the middle of the bucket that
+/// holds it; `None` with nothing counted.
+pub fn quantile_ns(buckets: &[(u16, u64)], quantile: f64) -> Option<f64> {
+    let count: u64 = buckets.iter().map(|(_, count)| count).sum();
+    if count == 0 {
+        return None;
+    }
+    let rank = ((quantile * count as f64).ceil() as u64).clamp(1, count);
+    let mut seen = 0;
+    for (bucket, bucket_count) in buckets {
+        seen += bucket_count;
+        if seen >= rank {
+            let (low, width) = bucket_range(*bucket);
+            return Some(low as f64 + (width as f64 - 1.0) / 2.0);
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_quantile_is_the_middle_of_the_bucket_that_holds_it() {
+        let buckets = [(bucket_of(100), 98), (bucket_of(1_000_000), 2)];
+        assert_eq!(quantile_ns(&buckets, 0.5), Some(100.0));
+        let p99 = quantile_ns(&buckets, 0.99).unwrap();
+        assert!((p99 - 1_000_000.0).abs() / 1e6 < 0.008, "{p99}");
+        assert_eq!(quantile_ns(&[], 0.99), None);
+    }
 
     #[test]
     fn buckets_are_exact_low_and_within_a_128th_above() {

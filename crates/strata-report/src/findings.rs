@@ -10,11 +10,15 @@
 //! `commit_waits_decomposed`, `blocks_not_requests`, `buffered_not_physical`,
 //! `slow_ios`, `device_saturation`, `storage_on_network`,
 //! `small_sync_writes_on_stripe`, `request_smaller_than_stripe`,
-//! `temp_spills`, `not_steady`, `cpu_bound`, `rotation_flag_contradicted`.
+//! `temp_spills`, `not_steady`, `cpu_bound`, `rotation_flag_contradicted`,
+//! `commit_tail_against_the_wal_device`.
 //!
 //! Not for: reading sources, or formatting beyond the evidence's own text.
 
 use strata_output::document::{format_number, Evidence, Finding, Severity};
+
+mod commit_tail;
+pub use commit_tail::CommitTail;
 
 /// Everything the findings look at, for one window, from any source.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -119,6 +123,9 @@ pub struct CommitFigures {
     /// parallel write` average).
     pub log_write_avg_ms: Option<f64>,
     pub log_write_label: String,
+    /// The commits' p99 beside the WAL device's traced p99, where a run
+    /// traced its block requests.
+    pub tail: Option<CommitTail>,
 }
 
 /// The host's CPU over the window.
@@ -185,7 +192,7 @@ pub const STEADY_TOLERANCE_PCT: f64 = 20.0;
 /// The findings whose evidence is present in `figures`, in the order of
 /// the ids above.
 pub fn evaluate(figures: &WindowFigures) -> Vec<Finding> {
-    let rules: [fn(&WindowFigures) -> Option<Finding>; 12] = [
+    let rules: [fn(&WindowFigures) -> Option<Finding>; 13] = [
         commit_waits_decomposed,
         blocks_not_requests,
         buffered_not_physical,
@@ -198,6 +205,7 @@ pub fn evaluate(figures: &WindowFigures) -> Vec<Finding> {
         not_steady,
         cpu_bound,
         rotation_flag_contradicted,
+        commit_tail::commit_tail_against_the_wal_device,
     ];
     rules.iter().filter_map(|rule| rule(figures)).collect()
 }
@@ -902,6 +910,7 @@ mod tests {
                 commit_label: "log file sync (average)".into(),
                 log_write_avg_ms: Some(1.0),
                 log_write_label: "log file parallel write (average)".into(),
+                tail: None,
             }),
             cpu: Some(CpuEvidence {
                 cpus: 2.0,

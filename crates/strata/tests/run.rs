@@ -112,6 +112,33 @@ fn assert_reads_counted_under_their_submitters(traced: &serde_json::Value, reque
     assert!(outliers["listed"].is_array(), "{outliers}");
 }
 
+/// The report of a run that committed reads the commits' p99 against the
+/// WAL device's own traced writes (and flushes), the rest named.
+fn assert_the_commits_tail_is_read_against_the_wal_device(record: &Path, dir: &Path) {
+    let report = run_json(&["report", record.to_str().unwrap()], dir);
+    let finding = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|finding| finding["id"] == "commit_tail_against_the_wal_device")
+        .unwrap_or_else(|| panic!("no commit tail finding: {}", report["findings"]));
+    let evidence = finding["evidence"].as_array().unwrap();
+    let value = |label: &str| {
+        evidence
+            .iter()
+            .find(|item| item["label"].as_str().unwrap_or("").contains(label))
+            .and_then(|item| item["value"].as_f64())
+            .unwrap_or_else(|| panic!("no {label} in {finding}"))
+    };
+    let (commit_p99, write_p99, rest) = (
+        value("COMMIT latency (p99)"),
+        value("device time (p99, traced)"),
+        value("the rest (not the device)"),
+    );
+    assert!(commit_p99 > 0.0 && write_p99 > 0.0, "{finding}");
+    assert!(rest <= commit_p99, "{finding}");
+}
+
 /// The report of a run's Recording places its window where the sessions
 /// ran it, and draws every layer's per-second chart over that window: each
 /// ends with the window, and the page cache held is drawn beside its target.
@@ -437,6 +464,7 @@ fn a_data_set_that_fits_in_shared_buffers_is_refused_before_loading() {
 #[test]
 fn updates_with_several_sessions_per_schema_commit_without_failures() {
     let (_device, dir) = own_filesystem(512);
+    let record = dir.join("updates.strata");
     let document = run_in(
         &dir,
         &[
@@ -448,9 +476,12 @@ fn updates_with_several_sessions_per_schema_commit_without_failures() {
             "3s",
             "--warmup",
             "1s",
+            "--record",
+            record.to_str().unwrap(),
         ],
     );
     let result = &document["result"];
+    assert_the_commits_tail_is_read_against_the_wal_device(&record, &dir);
     assert_eq!(result["sessions"]["started"], 6);
     assert_eq!(result["sessions"]["failed"], 0);
     assert_eq!(result["database"]["deadlocks"], 0.0);

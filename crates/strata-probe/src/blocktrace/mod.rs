@@ -172,20 +172,8 @@ impl Buckets {
     /// The value under which `quantile` (0–1) of the requests fell: the
     /// middle of the bucket that holds it.
     pub fn quantile_ns(&self, quantile: f64) -> Option<f64> {
-        let count: u64 = self.counts.values().sum();
-        if count == 0 {
-            return None;
-        }
-        let rank = ((quantile * count as f64).ceil() as u64).clamp(1, count);
-        let mut seen = 0;
-        for (bucket, bucket_count) in &self.counts {
-            seen += bucket_count;
-            if seen >= rank {
-                let (low, width) = bucket_range(*bucket);
-                return Some(low as f64 + (width as f64 - 1.0) / 2.0);
-            }
-        }
-        None
+        let counts: Vec<(u16, u64)> = self.counts.iter().map(|(b, c)| (*b, *c)).collect();
+        strata_core::log_linear::quantile_ns(&counts, quantile)
     }
 
     /// The top of the highest bucket counted: no request took longer.

@@ -11,8 +11,11 @@ use super::measured::{
     DatabaseTotals, Measured, StatementOutlierEvent, WorkloadTotals, BLOCK_BYTES,
 };
 use super::samples::Timeline;
-use crate::findings::{CommitFigures, DeviceWindow, OutlierFigures, RateSeries, Stripe};
+use crate::findings::{
+    CommitFigures, CommitTail, DeviceWindow, OutlierFigures, RateSeries, Stripe,
+};
 use std::collections::BTreeMap;
+use strata_core::log_linear;
 use strata_output::document::Window;
 use strata_recording::device::IostatFigures;
 use strata_recording::run::RunFigures;
@@ -258,6 +261,52 @@ fn commit(result: &RunFigures, database: Option<&DatabaseTotals>) -> Option<Comm
         commit_label: "strata's COMMIT latency (mean)".to_string(),
         log_write_avg_ms: database.and_then(DatabaseTotals::log_write_avg_ms),
         log_write_label: "WAL write + sync time per sync (pg_stat_wal)".to_string(),
+        tail: commit_tail(result, operation.latency.lat_p99_us / 1e3),
+    })
+}
+
+/// The processes that write PostgreSQL's WAL: the committing backends and
+/// the WAL writer.
+const WAL_WRITER_ROLES: [&str; 2] = ["client backend", "walwriter"];
+
+/// The WAL device's traced write and flush p99 beside the commits' p99,
+/// where the run traced its block requests and wrote to that device: the
+/// writes of the WAL's writers where the trace knows the roles, else every
+/// write of the device.
+fn commit_tail(result: &RunFigures, commit_p99_ms: f64) -> Option<CommitTail> {
+    let traced = result.block_trace.as_ref()?;
+    let device = traced
+        .devices
+        .iter()
+        .find(|device| device.role.split('+').any(|role| role == "wal"))?;
+    let of_device = |operation: &str| {
+        device
+            .operations
+            .iter()
+            .find(|op| op.operation == operation)
+            .map(|op| op.device_time.p99_ms)
+    };
+    let mut writers: Vec<(u16, u64)> = device
+        .by_role
+        .iter()
+        .filter(|role| role.operation == "write" && WAL_WRITER_ROLES.contains(&role.role.as_str()))
+        .flat_map(|role| role.device_time_buckets.iter().copied())
+        .collect();
+    writers.sort_unstable();
+    let (write_p99_ms, write_label) = match log_linear::quantile_ns(&writers, 0.99) {
+        Some(ns) => (ns / 1e6, "writes by the backends and the WAL writer"),
+        None => (of_device("write")?, "every write"),
+    };
+    let shares_data = device.role.split('+').any(|role| role == "data");
+    Some(CommitTail {
+        commit_p99_ms,
+        wal_device: device.device.clone(),
+        write_label: match shares_data {
+            true => format!("{write_label} (the device holds data too)"),
+            false => write_label.to_string(),
+        },
+        write_p99_ms: Some(write_p99_ms),
+        flush_p99_ms: of_device("flush"),
     })
 }
 
