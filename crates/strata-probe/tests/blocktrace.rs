@@ -67,6 +67,9 @@ fn traced_requests_are_the_kernels_own_count_and_time() {
     direct_io(&device, 65536, 500, false);
     direct_io(&device, 4096, 1000, true);
     settle_completions(&device);
+    // A request whose end the tracer did not see is named once it has been
+    // in flight 2 s.
+    std::thread::sleep(std::time::Duration::from_millis(2100));
     let (traced_after, after) = (tracer.snapshot(), stat_of(&device));
     let snapshot = traced_after.since(&traced_before);
 
@@ -78,10 +81,23 @@ fn traced_requests_are_the_kernels_own_count_and_time() {
     );
     let (traced_reads, read_mean_ns) = traced(&snapshot, &after, Op::Read, Kind::Total);
     let (traced_writes, write_mean_ns) = traced(&snapshot, &after, Op::Write, Kind::Total);
-    assert_eq!(
-        (traced_reads, traced_writes),
-        (reads, writes),
-        "traced requests against /proc/diskstats; unfollowed: {:?}",
+    // Every request, or named, within the 0.1% the issue allows: a request
+    // or two in some runs of this binary (after bpftrace's test detached
+    // from the same tracepoints) has been counted by /proc/diskstats and by
+    // none of the tracer's programs; not yet explained (docs/tracing.md).
+    let not_seen = snapshot.unfollowed.ends_not_seen;
+    let allowed = (reads + writes) / 1000;
+    assert!(
+        traced_reads <= reads
+            && traced_writes <= writes
+            && traced_reads + traced_writes + not_seen + allowed >= reads + writes,
+        "traced ({traced_reads}, {traced_writes}) and {not_seen} ends not seen against \
+         /proc/diskstats ({reads}, {writes}); unfollowed: {:?}",
+        snapshot.unfollowed
+    );
+    assert!(
+        not_seen <= 5,
+        "{not_seen} ends not seen: {:?}",
         snapshot.unfollowed
     );
     let kernel_read_ns = (after.read_ms - before.read_ms) as f64 * 1e6 / reads as f64;
@@ -99,7 +115,7 @@ fn traced_requests_are_the_kernels_own_count_and_time() {
     }
     let (device_reads, device_mean_ns) = traced(&snapshot, &after, Op::Read, Kind::Device);
     let (queued_reads, queue_mean_ns) = traced(&snapshot, &after, Op::Read, Kind::Queue);
-    assert_eq!((device_reads, queued_reads), (reads, reads));
+    assert_eq!((device_reads, queued_reads), (traced_reads, traced_reads));
     let parts_ns = device_mean_ns + queue_mean_ns;
     assert!(
         (parts_ns - read_mean_ns).abs() / read_mean_ns < 0.01,
@@ -114,7 +130,8 @@ fn traced_requests_are_the_kernels_own_count_and_time() {
     );
     assert!(0.0 < p50 && p50 <= p99, "p50 {p50} ns, p99 {p99} ns");
     println!(
-        "{reads} reads, {writes} writes traced as /proc/diskstats counts them; read mean \
+        "{reads} reads, {writes} writes traced as /proc/diskstats counts them ({not_seen} ends \
+         not seen); read mean \
          {read_mean_ns:.0} ns traced, {kernel_read_ns:.0} ns by diskstats (queue \
          {queue_mean_ns:.0} + device {device_mean_ns:.0}); write mean {write_mean_ns:.0} ns \
          traced, {kernel_write_ns:.0} ns; read device p50 {p50:.0} ns, p99 {p99:.0} ns"
@@ -166,6 +183,19 @@ fn log2_low(micros: u64) -> u64 {
     }
 }
 
+/// bpftrace, killed if a test fails with it still attached (it would
+/// slow the next test's requests).
+struct Peer(std::process::Child);
+
+impl Drop for Peer {
+    fn drop(&mut self) {
+        if matches!(self.0.try_wait(), Ok(None)) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+}
+
 /// bpftrace attached beside strata's tracer on the same requests: per
 /// power-of-two bucket of microseconds, the counts agree within 2% of the
 /// total.
@@ -176,14 +206,19 @@ fn the_same_requests_fall_in_the_same_buckets_as_bpftraces_biolatency() {
         .unwrap_or_else(|poisoned| poisoned.into_inner());
     let device = data_device();
     let stat = stat_of(&device);
-    let tracer = BlockTracer::start().expect("tracing the block layer as root");
     mount_tracefs();
-    let mut peer = Command::new("bpftrace")
-        .args(["-e", &biolatency_script((stat.major << 20) | stat.minor)])
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("bpftrace (Debian's): run scripts/install-test-deps");
-    let mut output = BufReader::new(peer.stdout.take().unwrap());
+    // bpftrace first: the programs of a tracepoint run in the order they
+    // were attached, so strata's run after bpftrace's at both ends of a
+    // request and neither adds its own run time to the other's spans
+    // unevenly (strata's end program does more than its start program).
+    let mut peer = Peer(
+        Command::new("bpftrace")
+            .args(["-e", &biolatency_script((stat.major << 20) | stat.minor)])
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("bpftrace (Debian's): run scripts/install-test-deps"),
+    );
+    let mut output = BufReader::new(peer.0.stdout.take().unwrap());
     let mut line = String::new();
     while !line.contains("Attaching") {
         line.clear();
@@ -192,16 +227,20 @@ fn the_same_requests_fall_in_the_same_buckets_as_bpftraces_biolatency() {
             "bpftrace ended before attaching"
         );
     }
+    // It says so before it attaches.
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    let tracer = BlockTracer::start().expect("tracing the block layer as root");
     let before = tracer.snapshot();
     direct_io(&device, 4096, 2000, false);
     direct_io(&device, 65536, 300, false);
     direct_io(&device, 4096, 500, true);
     settle_completions(&device);
+    std::thread::sleep(std::time::Duration::from_millis(2100));
     let window = tracer.snapshot().since(&before);
-    unsafe { libc::kill(peer.id() as libc::pid_t, libc::SIGINT) };
+    unsafe { libc::kill(peer.0.id() as libc::pid_t, libc::SIGINT) };
     let mut text = String::new();
     output.read_to_string(&mut text).unwrap();
-    peer.wait().unwrap();
+    peer.0.wait().unwrap();
     let theirs = parse_hist(&text);
 
     let mut ours: BTreeMap<u64, u64> = BTreeMap::new();
@@ -217,12 +256,17 @@ fn the_same_requests_fall_in_the_same_buckets_as_bpftraces_biolatency() {
     }
     // bpftrace misses a few of the requests (0.1% to 0.5% seen here).
     let (total, mine): (u64, u64) = (theirs.values().sum(), ours.values().sum());
-    // With bpftrace attached on a busy host, strata's tracer has counted a
-    // few of these requests nowhere (up to 7 of 2,800 seen, nothing named):
-    // not yet explained; this test does not hide it, it bounds it.
+    // The test's requests once their ends are accounted
+    // (`settle_completions`: a read of the counts while blk-mq had
+    // completed a request but not yet accounted its end missed it); a
+    // request whose end the tracer did not see is named after 2 s.
+    let not_seen = window.unfollowed.ends_not_seen;
+    // With bpftrace attached, up to 7 of the 2,800 have been counted by
+    // none of strata's programs (not yet explained, docs/tracing.md).
     assert!(
-        mine >= 2744,
-        "strata traced {mine} of the test's 2,800 requests"
+        mine + not_seen >= 2786 && not_seen <= 5,
+        "strata traced {mine} of the test's 2,800 requests, {not_seen} ends not seen: {:?}",
+        window.unfollowed
     );
     assert!(
         total as f64 >= 0.98 * mine as f64,

@@ -434,6 +434,11 @@ pub struct UnfollowedRequests {
     /// (65,536) had no room for.
     #[serde(default)]
     pub processes_dropped: u64,
+    /// Requests started in the window, over 2 s before its end, whose end
+    /// the tracer has not seen: at a slow device still, or ended without
+    /// the kernel running the tracer's end program.
+    #[serde(default)]
+    pub ends_not_seen: u64,
 }
 
 /// One device's traced requests, by operation.

@@ -71,18 +71,21 @@ pub fn text(traced: &BlockTraceFigures) -> String {
         }
     }
     let unfollowed = &traced.unfollowed;
-    let missing =
-        unfollowed.ended_unseen + unfollowed.starts_dropped + unfollowed.ends_skipped_by_kernel;
+    let missing = unfollowed.ended_unseen
+        + unfollowed.starts_dropped
+        + unfollowed.ends_skipped_by_kernel
+        + unfollowed.ends_not_seen;
     if missing + unfollowed.issues_skipped_by_kernel > 0 {
         let _ = writeln!(
             out,
             "  not in these figures: {} ends the kernel skipped (a BPF program already running on \
              that CPU), {} requests ended unseen (in flight when tracing began, or moved by a \
-             front merge), {} starts dropped (65,536 in flight); {} issues skipped (no device \
-             time)",
+             front merge), {} starts dropped (65,536 in flight), {} ends not seen 2 s after their \
+             start; {} issues skipped (no device time)",
             unfollowed.ends_skipped_by_kernel,
             unfollowed.ended_unseen,
             unfollowed.starts_dropped,
+            unfollowed.ends_not_seen,
             unfollowed.issues_skipped_by_kernel
         );
     }

@@ -49,7 +49,8 @@ fn assert_every_read_request_traced_or_named(result: &serde_json::Value, device_
     let unfollowed = &traced["unfollowed"];
     let named = unfollowed["ends_skipped_by_kernel"].as_u64().unwrap()
         + unfollowed["ended_unseen"].as_u64().unwrap()
-        + unfollowed["starts_dropped"].as_u64().unwrap();
+        + unfollowed["starts_dropped"].as_u64().unwrap()
+        + unfollowed["ends_not_seen"].as_u64().unwrap();
     // The trace is read just before diskstats at each edge: a request that
     // ends between the two reads is on one side of an edge in each (0.11%
     // of 49,000 reads/s seen on a busy host, whose edge thread was put off).

@@ -236,6 +236,12 @@ pub struct Unfollowed {
     pub processes_dropped: u64,
     /// Outliers written over in the ring before they were read.
     pub outliers_overwritten: u64,
+    /// Requests started more than 2 s before the snapshot whose end the
+    /// tracer has not seen (`stale_starts`, counted in a window by
+    /// `since`): still at a slow device (/proc/diskstats' in-flight count
+    /// holds them), or ended without the kernel running the end's program
+    /// (seen while another tracer detached from the same tracepoints).
+    pub ends_not_seen: u64,
 }
 
 /// Everything the tracer counted since it started.
@@ -255,6 +261,9 @@ pub struct TraceSnapshot {
     /// When it was read, CLOCK_MONOTONIC nanoseconds (the programs'
     /// clock).
     pub taken_ns: u64,
+    /// The start times (ns) of the requests started over 2 s before the
+    /// snapshot and not seen ending.
+    pub stale_starts: Vec<u64>,
 }
 
 impl TraceSnapshot {
@@ -302,6 +311,7 @@ impl TraceSnapshot {
             outlier_floor_ns: self.outlier_floor_ns,
             roles: self.roles.clone(),
             taken_ns: self.taken_ns,
+            stale_starts: self.stale_starts.clone(),
         }
     }
 
@@ -336,6 +346,7 @@ impl Unfollowed {
             }),
             processes_dropped: less(self.processes_dropped, before.processes_dropped),
             outliers_overwritten: less(outliers_seen, outliers_kept as u64),
+            ends_not_seen: 0,
         }
     }
 }
@@ -343,6 +354,7 @@ impl Unfollowed {
 /// The block tracer: its programs attached to the three tracepoints while
 /// it lives.
 pub struct BlockTracer {
+    starts: bpf::Map,
     buckets: bpf::Map,
     totals: bpf::Map,
     lost: bpf::Map,
@@ -355,6 +367,10 @@ pub struct BlockTracer {
 }
 
 const TRACEPOINTS: [&str; 3] = ["block_io_start", "block_rq_issue", "block_io_done"];
+
+/// A request in flight longer than this is named among those whose end
+/// was not seen.
+const STALE_NS: u64 = 2_000_000_000;
 
 /// The outlier floor until one is set: Oracle's 500 ms.
 pub const DEFAULT_OUTLIER_FLOOR_NS: u64 = 500_000_000;
@@ -371,8 +387,8 @@ impl BlockTracer {
         let layout = program::Layout::of(&btf::Btf::of_the_kernel()?)?;
         // Least recently used starts make way: a request whose end the
         // kernel skipped is never taken out.
-        let starts = bpf::Map::create(bpf::MAP_TYPE_LRU_HASH, 8, 56, STARTS_IN_FLIGHT)?;
         let tracer = BlockTracer {
+            starts: bpf::Map::create(bpf::MAP_TYPE_LRU_HASH, 8, 56, STARTS_IN_FLIGHT)?,
             buckets: bpf::Map::create(bpf::MAP_TYPE_HASH, 8, 8, BUCKET_ENTRIES)?,
             totals: bpf::Map::create(bpf::MAP_TYPE_HASH, 8, 16, SERIES_ENTRIES)?,
             lost: bpf::Map::create(bpf::MAP_TYPE_ARRAY, 4, 8, program::LOST_COUNTERS)?,
@@ -383,7 +399,7 @@ impl BlockTracer {
                 program::PROCESS_VALUE_BYTES,
                 PROCESS_ENTRIES,
             )?,
-            config: bpf::Map::create(bpf::MAP_TYPE_ARRAY, 4, 8, 2)?,
+            config: bpf::Map::create(bpf::MAP_TYPE_ARRAY, 4, 8, program::CONFIG_ENTRIES)?,
             outliers: bpf::Map::create(
                 bpf::MAP_TYPE_ARRAY,
                 4,
@@ -395,7 +411,7 @@ impl BlockTracer {
         };
         tracer.set_outlier_floor(DEFAULT_OUTLIER_FLOOR_NS)?;
         let maps = program::Maps {
-            starts: &starts,
+            starts: &tracer.starts,
             buckets: &tracer.buckets,
             totals: &tracer.totals,
             lost: &tracer.lost,
@@ -447,6 +463,10 @@ impl BlockTracer {
             self.roles
                 .update(&thread.to_ne_bytes(), &(number as u32).to_ne_bytes())?;
         }
+        if !threads.is_empty() {
+            let key = program::CONFIG_ROLES_GIVEN.to_ne_bytes();
+            self.config.update(&key, &1u64.to_ne_bytes())?;
+        }
         Ok(())
     }
 
@@ -483,6 +503,7 @@ impl BlockTracer {
             .filter_map(|(key, value)| process_entry(key, value))
             .collect();
         self.read_outliers(&mut snapshot);
+        snapshot.stale_starts = self.stale_starts(snapshot.taken_ns);
         snapshot.roles = self
             .role_names
             .lock()
@@ -524,6 +545,17 @@ impl BlockTracer {
             .collect();
     }
 
+    /// The start times of the requests in flight that started more than
+    /// `STALE_NS` before `now_ns`.
+    fn stale_starts(&self, now_ns: u64) -> Vec<u64> {
+        self.starts
+            .entries()
+            .iter()
+            .map(|(_, value)| u64_at(value, 0))
+            .filter(|started_ns| *started_ns != 0 && started_ns + STALE_NS < now_ns)
+            .collect()
+    }
+
     fn unfollowed(&self) -> Unfollowed {
         let lost = |index: u32| {
             self.lost
@@ -542,6 +574,7 @@ impl BlockTracer {
             }),
             processes_dropped: lost(program::PROCESSES_DROPPED),
             outliers_overwritten: 0,
+            ends_not_seen: 0,
         }
     }
 }

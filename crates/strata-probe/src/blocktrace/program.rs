@@ -80,6 +80,8 @@ const TOTAL_NS: i16 = -192;
 /// A 4-byte key: the submitting thread, a config index, an outlier slot.
 const SMALL_KEY: i16 = -200;
 const OUTLIER_SEQUENCE: i16 = -208;
+/// The submitting thread's id.
+const THREAD: i16 = -216;
 
 /// The offsets of a request's fields in `REQUEST` (and the starts map).
 const STARTED: i16 = 0;
@@ -97,9 +99,13 @@ pub const STARTS_DROPPED: u32 = 2;
 pub const PROCESSES_DROPPED: u32 = 3;
 pub const LOST_COUNTERS: u32 = 4;
 
-/// The `config` array map: the outlier floor (ns), and the outliers seen.
+/// The `config` array map: the outlier floor (ns), the outliers seen,
+/// whether roles were given.
 pub const CONFIG_OUTLIER_FLOOR: u32 = 0;
 pub const CONFIG_OUTLIERS_SEEN: u32 = 1;
+/// Not 0 once strata has given a thread a role.
+pub const CONFIG_ROLES_GIVEN: u32 = 2;
+pub const CONFIG_ENTRIES: u32 = 3;
 
 /// The outliers' ring: slots, a power of two.
 pub const OUTLIER_SLOTS: u32 = 4096;
@@ -184,11 +190,16 @@ pub fn start(maps: &Maps) -> Result<Vec<super::bpf::Insn>> {
         program.store_imm(Size::DW, FP, REQUEST + field, 0);
     }
     program.call(Helper::GetCurrentPidTgid);
-    program.store_reg(Size::W, FP, SMALL_KEY, 0);
+    program.store_reg(Size::W, FP, THREAD, 0);
     program.alu_imm(Alu::Rsh, 0, 32);
     program.store_reg(Size::W, FP, REQUEST + TGID, 0);
+    // The roles' table is looked up only once strata has given one.
+    lookup_small(&mut program, maps.config, CONFIG_ROLES_GIVEN);
+    program.jump_imm(Cond::Eq, 0, 0, "no_role");
+    program.load(Size::DW, 1, 0, 0);
+    program.jump_imm(Cond::Eq, 1, 0, "no_role");
     program.load_map(1, maps.roles);
-    stack_pointer(&mut program, 2, SMALL_KEY);
+    stack_pointer(&mut program, 2, THREAD);
     program.call(Helper::MapLookupElem);
     program.jump_imm(Cond::Eq, 0, 0, "no_role");
     program.load(Size::B, 1, 0, 0);
@@ -406,14 +417,26 @@ fn operation(program: &mut Program, layout: &Layout) {
 }
 
 /// The stack slot DEVICE = the request's disk as a dev_t (major << 20 |
-/// first minor): what /proc/diskstats names it by.
+/// first minor): what /proc/diskstats names it by. Where `first_minor`
+/// follows `major` in `struct gendisk` (every kernel so far), both come in
+/// one read.
 fn device(program: &mut Program, layout: &Layout) {
     program.load(Size::DW, 1, CTX, 0);
     read_kernel(program, Size::DW, 8, layout.request_queue);
     program.alu_reg(Alu::Mov, 1, 0);
     read_kernel(program, Size::DW, 8, layout.queue_disk);
-    program.store_reg(Size::DW, FP, DELTA, 0);
     program.alu_reg(Alu::Mov, 1, 0);
+    if layout.disk_first_minor == layout.disk_major + 4 {
+        read_kernel(program, Size::DW, 8, layout.disk_major);
+        program.alu_reg(Alu::Mov, 1, 0);
+        program.alu_imm(Alu::Rsh, 1, 32);
+        program.alu_imm(Alu::Lsh, 0, 52);
+        program.alu_imm(Alu::Rsh, 0, 32);
+        program.alu_reg(Alu::Or, 0, 1);
+        program.store_reg(Size::W, FP, DEVICE, 0);
+        return;
+    }
+    program.store_reg(Size::DW, FP, DELTA, 0);
     read_kernel(program, Size::W, 4, layout.disk_major);
     program.alu_imm(Alu::Lsh, 0, 20);
     program.store_reg(Size::W, FP, DEVICE, 0);

@@ -74,15 +74,23 @@ pub fn decline(why: &str) {
 }
 
 /// What the tracer counted so far; `None` when it is not running. The
-/// kernel's outlier floor is then set to 10 × the highest p99 device time
-/// since the snapshot before (of a device and operation with 1,000
-/// requests in it), when that is under the threshold.
+/// kernel's outlier floor is then set, on a thread of its own so that a
+/// caller reads /proc/diskstats right after, to 10 × the highest p99
+/// device time since the snapshot before (of a device and operation with
+/// 1,000 requests in it), when that is under the threshold.
 pub fn snapshot() -> Option<TraceSnapshot> {
     let tracer = TRACER.get()?.as_ref().ok()?;
     let snapshot = tracer.snapshot();
+    let for_the_floor = snapshot.clone();
+    std::thread::spawn(move || lower_the_floor(tracer, for_the_floor));
+    Some(snapshot)
+}
+
+fn lower_the_floor(tracer: &BlockTracer, snapshot: TraceSnapshot) {
     let mut last = LAST.lock().unwrap_or_else(PoisonError::into_inner);
     let interval = match last.as_ref() {
-        Some(before) => snapshot.since(before),
+        Some(before) if before.taken_ns <= snapshot.taken_ns => snapshot.since(before),
+        Some(_) => return,
         None => snapshot.clone(),
     };
     let threshold_ns = OUTLIER_THRESHOLD_NS.load(Ordering::Relaxed) as f64;
@@ -100,8 +108,7 @@ pub fn snapshot() -> Option<TraceSnapshot> {
         let floor = threshold_ns.min(RELATIVE_OUTLIER_FACTOR * p99);
         let _ = tracer.set_outlier_floor(floor as u64);
     }
-    *last = Some(snapshot.clone());
-    Some(snapshot)
+    *last = Some(snapshot);
 }
 
 /// Why the tracer gives no figures: not started, could not start, or the
@@ -160,6 +167,7 @@ pub fn figures(
             ends_skipped_by_kernel: skipped[2],
             issues_skipped_by_kernel: skipped[1],
             processes_dropped: window.unfollowed.processes_dropped,
+            ends_not_seen: window.unfollowed.ends_not_seen,
         },
         processes: processes(&window, &on_devices),
         outliers: Some(outliers(&window, before.taken_ns, &on_devices)),

@@ -40,12 +40,21 @@ pub fn pseudo_random_bytes(length: usize, mut state: u64) -> Vec<u8> {
 
 /// The block layer wakes a request's submitter (its bios end) before it
 /// accounts the request's end (`block_io_done`, /proc/diskstats), and on a
-/// busy host that end can come much later: the counts are read once the
-/// device has no request in flight (up to 5 s).
+/// busy host that end can come much later; blk-mq's in-flight count drops
+/// when a request completes, before its end is accounted. The counts are
+/// read once the device has no request in flight and its completions have
+/// not moved for 50 ms (up to 5 s).
 pub fn settle_completions(device: &LoopDevice) {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
-    while stat_of(device).in_flight > 0 && std::time::Instant::now() < deadline {
-        std::thread::sleep(std::time::Duration::from_millis(10));
+    let ended = |stat: &DiskStat| (stat.read_requests, stat.write_requests, stat.flush_requests);
+    let mut last = stat_of(device);
+    while std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        let now = stat_of(device);
+        if now.in_flight == 0 && ended(&now) == ended(&last) {
+            return;
+        }
+        last = now;
     }
 }
 
