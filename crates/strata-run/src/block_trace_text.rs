@@ -6,7 +6,7 @@
 
 use std::fmt::Write as _;
 use strata_core::units::format_size;
-use strata_recording::run::{BlockTraceFigures, TracedOutliers, TracedProcess};
+use strata_recording::run::{BlockTraceFigures, DatabaseFigures, TracedOutliers, TracedProcess};
 
 /// Processes listed, most requests first.
 const PROCESSES_SHOWN: usize = 10;
@@ -97,6 +97,56 @@ pub fn text(traced: &BlockTraceFigures) -> String {
     out
 }
 
+/// PostgreSQL's own read time beside its backends' reads at the block
+/// layer (traced): what the host adds to each read — the system call, the
+/// page cache, the wake-up — stated; nothing without PostgreSQL's read
+/// time (track_io_timing) or traced backend reads.
+pub fn host_share_text(traced: &BlockTraceFigures, database: Option<&DatabaseFigures>) -> String {
+    let Some(database) = database.filter(|database| database.block_read_time_ms > 0.0) else {
+        return String::new();
+    };
+    let reads: Vec<&TracedProcess> = traced
+        .processes
+        .iter()
+        .filter(|process| process.role == "client backend" && process.operation == "read")
+        .collect();
+    let requests: u64 = reads.iter().map(|process| process.requests).sum();
+    if requests == 0 {
+        return String::new();
+    }
+    let weighted = |time: fn(&TracedProcess) -> f64| {
+        reads
+            .iter()
+            .map(|process| time(process) * process.requests as f64)
+            .sum::<f64>()
+            / requests as f64
+    };
+    let (queue_ms, device_ms) = (
+        weighted(|process| process.queue_time_mean_ms),
+        weighted(|process| process.device_time_mean_ms),
+    );
+    let (per, count, unit) = match database.read_requests.filter(|count| *count > 0.0) {
+        Some(count) => ("read request", count, "read requests, pg_stat_io"),
+        None => (
+            "8 KiB block",
+            database.blocks_read,
+            "blocks, pg_stat_database: a read of several blocks counts several",
+        ),
+    };
+    if count <= 0.0 {
+        return String::new();
+    }
+    let database_ms = database.block_read_time_ms / count;
+    format!(
+        "  the host's share of a backend read: PostgreSQL timed {database_ms:.3} ms per {per} \
+         (blk_read_time over {count:.0} {unit}), the block layer {:.3} ms per request (traced, {requests} requests: \
+         queue {queue_ms:.3} + device {device_ms:.3}): {:.3} ms in the host (the system call, the \
+         page cache, the wake-up)\n",
+        queue_ms + device_ms,
+        database_ms - queue_ms - device_ms
+    )
+}
+
 fn role_label(role: &str) -> &str {
     match role {
         "" => "(no role given)",
@@ -109,7 +159,7 @@ fn by_role_text(traced: &BlockTraceFigures) -> String {
     let mut out = String::from("  by the submitter's role:\n");
     let _ = writeln!(
         out,
-        "  {:<10} {:<28} {:<7} {:>9} {:>8} {:>8} {:>9} {:>8} {:>8}",
+        "  {:<10} {:<40} {:<7} {:>9} {:>8} {:>8} {:>9} {:>8} {:>8}",
         "device",
         "submitter",
         "op",
@@ -130,7 +180,7 @@ fn by_role_text(traced: &BlockTraceFigures) -> String {
             };
             let _ = writeln!(
                 out,
-                "  {:<10} {:<28} {:<7} {:>9} {:>8.3} {:>8.3} {:>9.3} {:>8} {:>8}",
+                "  {:<10} {:<40} {:<7} {:>9} {:>8.3} {:>8.3} {:>9.3} {:>8} {:>8}",
                 device.device,
                 role_label(&role.role),
                 role.operation,
@@ -161,13 +211,13 @@ fn processes_text(processes: &[TracedProcess]) -> String {
     );
     let _ = writeln!(
         out,
-        "  {:>8} {:<16} {:<28} {:<10} {:<7} {:>9} {:>10} {:>13} {:>13}",
+        "  {:>8} {:<16} {:<40} {:<10} {:<7} {:>9} {:>10} {:>13} {:>13}",
         "pid", "command", "role", "device", "op", "requests", "bytes", "D2C mean ms", "Q2D mean ms"
     );
     for process in processes.iter().take(PROCESSES_SHOWN) {
         let _ = writeln!(
             out,
-            "  {:>8} {:<16} {:<28} {:<10} {:<7} {:>9} {:>10} {:>13.3} {:>13.3}",
+            "  {:>8} {:<16} {:<40} {:<10} {:<7} {:>9} {:>10} {:>13.3} {:>13.3}",
             process.pid,
             process.command,
             role_label(&process.role),
@@ -195,7 +245,7 @@ fn outliers_text(outliers: &TracedOutliers) -> String {
         let _ = writeln!(out, " {}", outliers.listed.len());
         let _ = writeln!(
             out,
-            "  {:>9} {:>8} {:<16} {:<28} {:<10} {:<7} {:>12} {:>10} {:>10} {:>10}",
+            "  {:>9} {:>8} {:<16} {:<40} {:<10} {:<7} {:>12} {:>10} {:>10} {:>10}",
             "ended s",
             "pid",
             "command",
@@ -212,7 +262,7 @@ fn outliers_text(outliers: &TracedOutliers) -> String {
         for outlier in longest.into_iter().take(OUTLIERS_SHOWN) {
             let _ = writeln!(
                 out,
-                "  {:>9.3} {:>8} {:<16} {:<28} {:<10} {:<7} {:>12} {:>10} {:>10.3} {:>10.3}",
+                "  {:>9.3} {:>8} {:<16} {:<40} {:<10} {:<7} {:>12} {:>10} {:>10.3} {:>10.3}",
                 outlier.ended_s,
                 outlier.pid,
                 outlier.command,

@@ -284,6 +284,7 @@ fn figures_text(figures: &RunFigures, outcome: &SlobOutcome) -> String {
     out += &tenants_text(figures);
     if let Some(traced) = &figures.block_trace {
         out += &crate::block_trace_text::text(traced);
+        out += &crate::block_trace_text::host_share_text(traced, figures.database.as_ref());
     }
     out += &cpu_text(&figures.cpu, figures.window_s, engine);
     if !figures.warnings.is_empty() {
