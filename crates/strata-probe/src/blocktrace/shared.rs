@@ -81,8 +81,9 @@ pub fn decline(why: &str) {
 pub fn snapshot() -> Option<TraceSnapshot> {
     let tracer = TRACER.get()?.as_ref().ok()?;
     let snapshot = tracer.snapshot();
-    let for_the_floor = snapshot.clone();
-    std::thread::spawn(move || lower_the_floor(tracer, for_the_floor));
+    // Its own snapshot, a moment later: nothing between this one's counts
+    // and the caller's /proc/diskstats.
+    std::thread::spawn(move || lower_the_floor(tracer, tracer.snapshot()));
     Some(snapshot)
 }
 
