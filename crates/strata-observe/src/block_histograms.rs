@@ -13,7 +13,7 @@
 use crate::exposition::{help_escape, labels};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use strata_probe::blocktrace::{bucket_range, shared, Buckets, Kind, Op, TraceSnapshot};
+use strata_probe::blocktrace::{bucket_range, shared, Buckets, Kind};
 use strata_probe::diskstats::read_diskstats;
 
 /// The histograms' upper bounds, seconds (Prometheus's `le`).
@@ -51,7 +51,7 @@ pub fn families(host: &str) -> String {
     for (kind, family, help) in FAMILIES {
         let _ = writeln!(out, "# HELP {family} {}", help_escape(help));
         let _ = writeln!(out, "# TYPE {family} histogram");
-        for ((device, op), buckets) in series(&snapshot, kind) {
+        for ((device, op), buckets) in snapshot.by_device(kind) {
             let Some(name) = names.get(&device) else {
                 continue;
             };
@@ -63,20 +63,6 @@ pub fn families(host: &str) -> String {
         }
     }
     out
-}
-
-/// Every device and operation's histogram of `kind`, roles together.
-fn series(snapshot: &TraceSnapshot, kind: Kind) -> BTreeMap<((u32, u32), Op), Buckets> {
-    let mut merged: BTreeMap<((u32, u32), Op), Buckets> = BTreeMap::new();
-    for (key, buckets) in &snapshot.series {
-        if key.kind == kind {
-            merged
-                .entry(((key.major, key.minor), key.op))
-                .or_default()
-                .add(buckets);
-        }
-    }
-    merged
 }
 
 /// `_bucket` lines (cumulative, ending with `+Inf`), `_sum`, `_count`. The

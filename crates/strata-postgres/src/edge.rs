@@ -44,7 +44,9 @@ pub async fn take(client: &tokio_postgres::Client, version_num: u32, server_pids
     // The server's processes' requests are counted under their backend
     // types from here on (the first edge's come before the window's).
     if let Err(why) = strata_run::block_trace::name_roles(&kinds) {
-        eprintln!("warning: block requests not counted by role: {why}");
+        strata_core::note::note(&format!(
+            "strata: warning: block requests not counted by role: {why}"
+        ));
     }
     let server_start = postmaster_start(client).await;
     Edge {

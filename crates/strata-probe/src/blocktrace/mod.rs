@@ -327,6 +327,20 @@ impl TraceSnapshot {
         merged
     }
 
+    /// Every device and operation's histogram of `kind`, roles together.
+    pub fn by_device(&self, kind: Kind) -> BTreeMap<((u32, u32), Op), Buckets> {
+        let mut merged: BTreeMap<((u32, u32), Op), Buckets> = BTreeMap::new();
+        for (key, buckets) in &self.series {
+            if key.kind == kind {
+                merged
+                    .entry(((key.major, key.minor), key.op))
+                    .or_default()
+                    .add(buckets);
+            }
+        }
+        merged
+    }
+
     /// The role numbered `role`: "" when none was given.
     pub fn role_name(&self, role: u8) -> &str {
         self.roles.get(usize::from(role)).map_or("", String::as_str)

@@ -96,10 +96,8 @@ fn lower_the_floor(tracer: &BlockTracer, snapshot: TraceSnapshot) {
     };
     let threshold_ns = OUTLIER_THRESHOLD_NS.load(Ordering::Relaxed) as f64;
     let highest_p99_ns = interval
-        .series
-        .keys()
-        .filter(|key| key.kind == Kind::Device)
-        .filter_map(|key| interval.get((key.major, key.minor), key.op, Kind::Device))
+        .by_device(Kind::Device)
+        .values()
         .filter(|buckets| buckets.count() >= REQUESTS_FOR_A_RELATIVE_FLOOR)
         .filter_map(|buckets| buckets.quantile_ns(0.99))
         .fold(None, |highest: Option<f64>, p99| {

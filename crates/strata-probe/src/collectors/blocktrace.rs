@@ -6,7 +6,7 @@
 //! Not for: tracing (`crate::blocktrace`), or Prometheus histograms
 //! (`strata-observe`'s exposition of the tracer's buckets).
 
-use crate::blocktrace::{shared, Kind, Op, TraceSnapshot};
+use crate::blocktrace::{shared, Kind, TraceSnapshot};
 use crate::diskstats::read_diskstats;
 use std::collections::BTreeMap;
 use strata_core::metrics::{Collected, Collector, Metric};
@@ -45,15 +45,14 @@ impl Collector for BlockTraceCollector {
             .into_iter()
             .map(|disk| ((disk.major, disk.minor), disk.name))
             .collect();
-        let interval = self.last.as_ref().map(|last| snapshot.since(last));
+        let recent_times = self
+            .last
+            .as_ref()
+            .map(|last| snapshot.since(last).by_device(Kind::Device))
+            .unwrap_or_default();
+        let queue_times = snapshot.by_device(Kind::Queue);
         let mut metrics = Vec::new();
-        let mut devices: Vec<((u32, u32), Op)> = snapshot
-            .series
-            .keys()
-            .map(|key| ((key.major, key.minor), key.op))
-            .collect();
-        devices.dedup();
-        for (device, op) in devices {
+        for ((device, op), device_time) in snapshot.by_device(Kind::Device) {
             let Some(name) = names.get(&device) else {
                 continue;
             };
@@ -62,25 +61,21 @@ impl Collector for BlockTraceCollector {
                     .with_label("device", name)
                     .with_label("op", op.name())
             };
-            if let Some(device_time) = snapshot.get(device, op, Kind::Device) {
-                metrics.push(labelled(Metric::counter(
-                    "requests",
-                    device_time.requests as f64,
-                )));
-                metrics.push(labelled(Metric::counter(
-                    "device_time_ns",
-                    device_time.sum_ns as f64,
-                )));
-            }
-            if let Some(queue_time) = snapshot.get(device, op, Kind::Queue) {
+            metrics.push(labelled(Metric::counter(
+                "requests",
+                device_time.requests as f64,
+            )));
+            metrics.push(labelled(Metric::counter(
+                "device_time_ns",
+                device_time.sum_ns as f64,
+            )));
+            if let Some(queue_time) = queue_times.get(&(device, op)) {
                 metrics.push(labelled(Metric::counter(
                     "queue_time_ns",
                     queue_time.sum_ns as f64,
                 )));
             }
-            let recent = interval
-                .as_ref()
-                .and_then(|interval| interval.get(device, op, Kind::Device));
+            let recent = recent_times.get(&(device, op));
             if let Some(recent) = recent.filter(|recent| recent.count() > 0) {
                 let quantiles = [("device_p50_ns", 0.5), ("device_p99_ns", 0.99)];
                 for (metric, quantile) in quantiles {
