@@ -16,6 +16,11 @@ use strata_testkit::loopdev::{own_filesystem, LoopDevice};
 mod common;
 use common::{data_device, settle_completions, stat_of};
 
+/// One test at a time: a tracer attaching to or detaching from the block
+/// tracepoints while another counts has cost that one a request
+/// (docs/tracing.md, "Checked against the kernel and bpftrace").
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// `dd` reading `blocks` blocks of `block_size` bytes of `input` with
 /// O_DIRECT, started by a shell that waits for a line on its stdin first
 /// (so that its PID can be given a role, or a cgroup, before its first
@@ -61,6 +66,9 @@ fn requests_of(
 
 #[test]
 fn each_request_is_counted_under_its_process_and_role() {
+    let _alone = ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
     let (first, second) = (data_device(), data_device());
     let (first_stat, second_stat) = (stat_of(&first), stat_of(&second));
     let (filesystem, mount_point) = own_filesystem(64);
@@ -155,6 +163,9 @@ impl Drop for ThrottledGroup {
 
 #[test]
 fn a_request_slow_at_its_device_is_listed_whole_with_its_process() {
+    let _alone = ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
     let inner = data_device();
     let outer = LoopDevice::over_device(&inner.node);
     let outer_stat = stat_of(&outer);
