@@ -31,11 +31,16 @@ pub fn bucket_of(value_ns: u64) -> u16 {
     (((u64::from(msb - bits + 1)) << bits) | sub) as u16
 }
 
-/// The value under which `quantile` (0–1) of the counted values fell, from
-/// (bucket, count) pairs in bucket order: the middle of the bucket that
-/// holds it; `None` with nothing counted.
-pub fn quantile_ns(buckets: &[(u16, u64)], quantile: f64) -> Option<f64> {
-    let count: u64 = buckets.iter().map(|(_, count)| count).sum();
+/// The bucket that holds the value under which `quantile` (0–1) of the
+/// counted values fell, from (bucket, count) pairs in bucket order; `None`
+/// with nothing counted.
+pub fn quantile_bucket<I>(buckets: I, quantile: f64) -> Option<u16>
+where
+    I: IntoIterator<Item = (u16, u64)>,
+    I::IntoIter: Clone,
+{
+    let buckets = buckets.into_iter();
+    let count: u64 = buckets.clone().map(|(_, count)| count).sum();
     if count == 0 {
         return None;
     }
@@ -44,11 +49,17 @@ pub fn quantile_ns(buckets: &[(u16, u64)], quantile: f64) -> Option<f64> {
     for (bucket, bucket_count) in buckets {
         seen += bucket_count;
         if seen >= rank {
-            let (low, width) = bucket_range(*bucket);
-            return Some(low as f64 + (width as f64 - 1.0) / 2.0);
+            return Some(bucket);
         }
     }
     None
+}
+
+/// The value under which `quantile` (0–1) of the counted values fell: the
+/// middle of the bucket that holds it ([`quantile_bucket`]).
+pub fn quantile_ns(buckets: &[(u16, u64)], quantile: f64) -> Option<f64> {
+    let (low, width) = bucket_range(quantile_bucket(buckets.iter().copied(), quantile)?);
+    Some(low as f64 + (width as f64 - 1.0) / 2.0)
 }
 
 #[cfg(test)]

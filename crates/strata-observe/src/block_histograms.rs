@@ -16,23 +16,53 @@ use std::fmt::Write as _;
 use strata_probe::blocktrace::{bucket_range, shared, Buckets, Kind};
 use strata_probe::diskstats::read_diskstats;
 
-/// The histograms' upper bounds, seconds (Prometheus's `le`).
+/// The time histograms' upper bounds, seconds (Prometheus's `le`).
 pub const BOUNDS_S: [f64; 19] = [
     0.000_01, 0.000_025, 0.000_05, 0.000_1, 0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025,
     0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
 ];
 
-const FAMILIES: [(Kind, &str, &str); 2] = [
-    (
-        Kind::Device,
-        "strata_block_request_device_seconds",
-        "block requests' device time (issue to the driver -> end, blktrace's D2C), traced one by one with BPF, seconds",
-    ),
-    (
-        Kind::Queue,
-        "strata_block_request_queue_seconds",
-        "block requests' queue time in the host (start -> issue to the driver, blktrace's Q2D), traced one by one with BPF, seconds",
-    ),
+/// The size histogram's upper bounds, bytes: powers of two, 512 B to
+/// 16 MiB.
+pub const BOUNDS_BYTES: [f64; 16] = [
+    512.0, 1024.0, 2048.0, 4096.0, 8192.0, 16384.0, 32768.0, 65536.0, 131072.0, 262144.0, 524288.0,
+    1048576.0, 2097152.0, 4194304.0, 8388608.0, 16777216.0,
+];
+
+/// One histogram family: the tracer's series it folds, its bounds and its
+/// unit.
+struct Family {
+    kind: Kind,
+    name: &'static str,
+    help: &'static str,
+    bounds: &'static [f64],
+    /// The family's unit per unit the tracer counts (seconds per ns, 1 for
+    /// bytes).
+    scale: f64,
+}
+
+const FAMILIES: [Family; 3] = [
+    Family {
+        kind: Kind::Device,
+        name: "strata_block_request_device_seconds",
+        help: "block requests' device time (issue to the driver -> end, blktrace's D2C), traced one by one with BPF, seconds",
+        bounds: &BOUNDS_S,
+        scale: 1e-9,
+    },
+    Family {
+        kind: Kind::Queue,
+        name: "strata_block_request_queue_seconds",
+        help: "block requests' queue time in the host (start -> issue to the driver, blktrace's Q2D), traced one by one with BPF, seconds",
+        bounds: &BOUNDS_S,
+        scale: 1e-9,
+    },
+    Family {
+        kind: Kind::Size,
+        name: "strata_block_request_size_bytes",
+        help: "block requests' size as issued to the driver, traced one by one with BPF, bytes",
+        bounds: &BOUNDS_BYTES,
+        scale: 1.0,
+    },
 ];
 
 /// The histogram families of everything traced since the tracer started;
@@ -48,10 +78,10 @@ pub fn families(host: &str) -> String {
         .map(|disk| ((disk.major, disk.minor), disk.name))
         .collect();
     let mut out = String::new();
-    for (kind, family, help) in FAMILIES {
-        let _ = writeln!(out, "# HELP {family} {}", help_escape(help));
-        let _ = writeln!(out, "# TYPE {family} histogram");
-        for ((device, op), buckets) in snapshot.by_device(kind) {
+    for family in &FAMILIES {
+        let _ = writeln!(out, "# HELP {} {}", family.name, help_escape(family.help));
+        let _ = writeln!(out, "# TYPE {} histogram", family.name);
+        for ((device, op), buckets) in snapshot.by_device(family.kind) {
             let Some(name) = names.get(&device) else {
                 continue;
             };
@@ -66,31 +96,39 @@ pub fn families(host: &str) -> String {
 }
 
 /// `_bucket` lines (cumulative, ending with `+Inf`), `_sum`, `_count`. The
-/// count is the buckets' own, so that `+Inf` equals it.
-fn write_histogram(out: &mut String, family: &str, labels: &str, buckets: &Buckets) {
+/// count is the buckets' own, so that `+Inf` equals it. A time is counted
+/// by the top of its fine bucket; a size by its lowest (sizes are whole
+/// sectors: exact to 64 KiB).
+fn write_histogram(out: &mut String, family: &Family, labels: &str, buckets: &Buckets) {
     let with_le = |le: &str| format!("{},le=\"{le}\"}}", labels.trim_end_matches('}'));
-    let mut per_bound = [0u64; BOUNDS_S.len()];
+    let mut per_bound = vec![0u64; family.bounds.len()];
     let mut count = 0u64;
     for (bucket, requests) in &buckets.counts {
         let (low, width) = bucket_range(*bucket);
-        let top_s = (low + width - 1) as f64 / 1e9;
-        if let Some(at) = BOUNDS_S.iter().position(|bound| top_s <= *bound) {
+        let value = match family.kind {
+            Kind::Size => low,
+            _ => low + width - 1,
+        } as f64
+            * family.scale;
+        if let Some(at) = family.bounds.iter().position(|bound| value <= *bound) {
             per_bound[at] += requests;
         }
         count += requests;
     }
+    let name = family.name;
     let mut cumulative = 0;
-    for (bound, requests) in BOUNDS_S.iter().zip(per_bound) {
+    for (bound, requests) in family.bounds.iter().zip(per_bound) {
         cumulative += requests;
         let _ = writeln!(
             out,
-            "{family}_bucket{} {cumulative}",
+            "{name}_bucket{} {cumulative}",
             with_le(&bound.to_string())
         );
     }
-    let _ = writeln!(out, "{family}_bucket{} {count}", with_le("+Inf"));
-    let _ = writeln!(out, "{family}_sum{labels} {}", buckets.sum_ns as f64 / 1e9);
-    let _ = writeln!(out, "{family}_count{labels} {count}");
+    let _ = writeln!(out, "{name}_bucket{} {count}", with_le("+Inf"));
+    let sum = buckets.sum as f64 * family.scale;
+    let _ = writeln!(out, "{name}_sum{labels} {sum}");
+    let _ = writeln!(out, "{name}_count{labels} {count}");
 }
 
 #[cfg(test)]
@@ -104,9 +142,13 @@ mod tests {
         buckets.counts.insert(bucket_of(40_000), 3); // 40 µs
         buckets.counts.insert(bucket_of(2_000_000), 2); // 2 ms
         buckets.counts.insert(bucket_of(20_000_000_000), 1); // 20 s
-        buckets.sum_ns = 3 * 40_000 + 2 * 2_000_000 + 20_000_000_000;
+        buckets.sum = 3 * 40_000 + 2 * 2_000_000 + 20_000_000_000;
+        let family = Family {
+            name: "f",
+            ..FAMILIES[0]
+        };
         let mut out = String::new();
-        write_histogram(&mut out, "f", "{host=\"h\"}", &buckets);
+        write_histogram(&mut out, &family, "{host=\"h\"}", &buckets);
         assert!(
             out.contains("f_bucket{host=\"h\",le=\"0.000025\"} 0\n"),
             "{out}"
@@ -126,5 +168,28 @@ mod tests {
         );
         assert!(out.contains("f_count{host=\"h\"} 6\n"), "{out}");
         assert!(out.contains("f_sum{host=\"h\"} 20.00412\n"), "{out}");
+    }
+
+    #[test]
+    fn a_size_is_counted_under_the_first_bound_at_or_over_it() {
+        let mut buckets = Buckets::default();
+        buckets.counts.insert(bucket_of(4096), 5);
+        buckets.counts.insert(bucket_of(4096 + 512), 1);
+        buckets.sum = 5 * 4096 + 4608;
+        let family = Family {
+            name: "s",
+            ..FAMILIES[2]
+        };
+        let mut out = String::new();
+        write_histogram(&mut out, &family, "{host=\"h\"}", &buckets);
+        assert!(
+            out.contains("s_bucket{host=\"h\",le=\"4096\"} 5\n"),
+            "{out}"
+        );
+        assert!(
+            out.contains("s_bucket{host=\"h\",le=\"8192\"} 6\n"),
+            "{out}"
+        );
+        assert!(out.contains("s_sum{host=\"h\"} 25088\n"), "{out}");
     }
 }

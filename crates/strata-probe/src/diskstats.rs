@@ -322,6 +322,8 @@ impl DeviceDelta {
             read_requests: self.read_requests,
             write_requests: self.write_requests,
             flush_requests: self.flush_requests,
+            read_merges: self.read_merges,
+            write_merges: self.write_merges,
             read_bytes: self.read_bytes,
             write_bytes: self.write_bytes,
             r_per_s: self.read_requests_per_s(),

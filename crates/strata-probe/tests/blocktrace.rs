@@ -50,7 +50,101 @@ fn traced(snapshot: &TraceSnapshot, stat: &DiskStat, op: Op, kind: Kind) -> (u64
     let buckets = snapshot
         .get((stat.major, stat.minor), op, kind)
         .unwrap_or_else(|| panic!("no {op:?} {kind:?} series for {}: {snapshot:?}", stat.name));
-    (buckets.count(), buckets.mean_ns().unwrap())
+    (buckets.count(), buckets.mean().unwrap())
+}
+
+/// The sizes traced are the requests' own: 3,000 of 4 KiB and 500 of
+/// 64 KiB read, 1,000 of 4 KiB written, their bytes /proc/diskstats'
+/// sectors × 512 (less what the `missing` requests, counted by diskstats
+/// and not traced, could hold).
+fn sizes_are_those_issued(
+    snapshot: &TraceSnapshot,
+    (before, after): (&DiskStat, &DiskStat),
+    missing: u64,
+) {
+    let device = (after.major, after.minor);
+    let sizes = |op: Op| snapshot.get(device, op, Kind::Size).unwrap();
+    let in_bucket = |op: Op, bytes: u64| {
+        sizes(op)
+            .counts
+            .get(&strata_probe::blocktrace::bucket_of(bytes))
+            .copied()
+            .unwrap_or(0)
+    };
+    for (op, bytes, issued) in [
+        (Op::Read, 4096, 3000),
+        (Op::Read, 65536, 500),
+        (Op::Write, 4096, 1000),
+    ] {
+        let counted = in_bucket(op, bytes);
+        assert!(
+            counted <= issued && counted + missing >= issued,
+            "{op:?} of {bytes} bytes: {counted} traced of {issued}: {:?}",
+            sizes(op)
+        );
+    }
+    assert_eq!(sizes(Op::Read).counts.len(), 2, "{:?}", sizes(Op::Read));
+    for (op, sectors) in [
+        (Op::Read, after.read_sectors - before.read_sectors),
+        (Op::Write, after.write_sectors - before.write_sectors),
+    ] {
+        let (traced, kernel) = (sizes(op).sum, sectors * 512);
+        assert!(
+            traced <= kernel && traced + missing * 65536 >= kernel,
+            "{op:?}: {traced} bytes traced, /proc/diskstats {kernel}"
+        );
+    }
+}
+
+#[test]
+fn merges_are_the_kernels_own_count() {
+    let _alone = ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let device = data_device();
+    let tracer = BlockTracer::start().expect("tracing the block layer as root");
+    let (traced_before, before) = (tracer.snapshot(), stat_of(&device));
+    // Buffered writes reach the device as bios the block layer merges.
+    let written = Command::new("dd")
+        .args([
+            "if=/dev/zero",
+            "bs=4k",
+            "count=8000",
+            "conv=fsync",
+            "status=none",
+        ])
+        .arg(format!("of={}", device.node.display()))
+        .status()
+        .unwrap();
+    assert!(written.success());
+    settle_completions(&device);
+    let (traced_after, after) = (tracer.snapshot(), stat_of(&device));
+    let snapshot = traced_after.since(&traced_before);
+    let merged = |op: Op| {
+        snapshot
+            .merges
+            .get(&((after.major, after.minor), op))
+            .copied()
+            .unwrap_or(0)
+    };
+    let kernel = (
+        after.read_merges - before.read_merges,
+        after.write_merges - before.write_merges,
+    );
+    assert!(kernel.1 > 1000, "{} write merges", kernel.1);
+    assert_eq!((merged(Op::Read), merged(Op::Write)), kernel);
+    let written_bytes = (after.write_sectors - before.write_sectors) * 512;
+    let sizes = snapshot
+        .get((after.major, after.minor), Op::Write, Kind::Size)
+        .unwrap();
+    assert_eq!(sizes.sum, written_bytes);
+    assert!(sizes.mean().unwrap() > 8192.0, "merged requests: {sizes:?}");
+    println!(
+        "{} write merges traced as /proc/diskstats counts them; {} written in {} requests",
+        kernel.1,
+        written_bytes,
+        sizes.count()
+    );
 }
 
 #[test]
@@ -125,10 +219,12 @@ fn traced_requests_are_the_kernels_own_count_and_time() {
         .get((after.major, after.minor), Op::Read, Kind::Device)
         .unwrap();
     let (p50, p99) = (
-        read_buckets.quantile_ns(0.5).unwrap(),
-        read_buckets.quantile_ns(0.99).unwrap(),
+        read_buckets.quantile(0.5).unwrap(),
+        read_buckets.quantile(0.99).unwrap(),
     );
     assert!(0.0 < p50 && p50 <= p99, "p50 {p50} ns, p99 {p99} ns");
+    let missing = (reads + writes) - (traced_reads + traced_writes);
+    sizes_are_those_issued(&snapshot, (&before, &after), missing);
     println!(
         "{reads} reads, {writes} writes traced as /proc/diskstats counts them ({not_seen} ends \
          not seen); read mean \

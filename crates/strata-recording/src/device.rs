@@ -81,6 +81,11 @@ pub struct IostatFigures {
     pub read_requests: u64,
     pub write_requests: u64,
     pub flush_requests: u64,
+    /// Requests merged into others (iostat's rrqm, wrqm, as counts).
+    #[serde(default)]
+    pub read_merges: u64,
+    #[serde(default)]
+    pub write_merges: u64,
     pub read_bytes: u64,
     pub write_bytes: u64,
     pub r_per_s: f64,

@@ -64,7 +64,7 @@ pub struct SessionFigures {
 /// What PostgreSQL itself counted (pg_stat_database, pg_stat_wal,
 /// pg_stat_io…). A figure this server version cannot give is absent, with
 /// its reason in `unavailable`, never 0.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct DatabaseFigures {
     /// Shared-buffer misses, in 8 KiB blocks (they include OS page-cache hits).
     pub blocks_read: f64,
@@ -465,6 +465,9 @@ pub struct TracedRoleOperation {
     /// The device times as (bucket, requests), [`BLOCK_TRACE_BUCKETS`].
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub device_time_buckets: Vec<(u16, u64)>,
+    /// Their sizes as issued.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sizes: Option<RequestSizes>,
 }
 
 /// One operation's requests on one device.
@@ -486,6 +489,33 @@ pub struct TracedOperation {
     /// Start → end (Q2C: what /proc/diskstats times), its mean, ms.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub total_mean_ms: Option<f64>,
+    /// The requests' sizes as issued to the driver.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sizes: Option<RequestSizes>,
+    /// Merges traced (a bio merged into a request, or a request into
+    /// another), and /proc/diskstats' count of them where it counts the
+    /// operation's (read, write).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merges: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diskstats_merges: Option<u64>,
+}
+
+/// Requests' sizes as issued to the driver, bytes: their sum beside
+/// /proc/diskstats' (sectors × 512), and their distribution.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RequestSizes {
+    pub bytes: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diskstats_bytes: Option<u64>,
+    pub mean_bytes: f64,
+    /// Percentiles and the largest, each the lowest size of its bucket
+    /// (exact to 64 KiB).
+    pub p50_bytes: u64,
+    pub p99_bytes: u64,
+    pub max_bytes: u64,
+    /// The sizes as (bucket, requests), [`BLOCK_TRACE_BUCKETS`] in bytes.
+    pub buckets: Vec<(u16, u64)>,
 }
 
 /// A latency distribution's summary, milliseconds.

@@ -6,7 +6,9 @@
 
 use std::fmt::Write as _;
 use strata_core::units::format_size;
-use strata_recording::run::{BlockTraceFigures, DatabaseFigures, TracedOutliers, TracedProcess};
+use strata_recording::run::{
+    BlockTraceFigures, DatabaseFigures, RequestSizes, TracedOutliers, TracedProcess,
+};
 
 /// Processes listed, most requests first.
 const PROCESSES_SHOWN: usize = 10;
@@ -89,12 +91,77 @@ pub fn text(traced: &BlockTraceFigures) -> String {
             unfollowed.issues_skipped_by_kernel
         );
     }
+    out += &sizes_text(traced);
     out += &by_role_text(traced);
     out += &processes_text(&traced.processes);
     if let Some(outliers) = &traced.outliers {
         out += &outliers_text(outliers);
     }
     out
+}
+
+/// Sizes shown as the commonest, most requests first.
+const SIZES_SHOWN: usize = 3;
+
+/// Each device's request sizes by operation (as issued: iostat's
+/// rareq-sz as a distribution), their bytes beside /proc/diskstats'
+/// sectors, and the merges beside its count of them.
+fn sizes_text(traced: &BlockTraceFigures) -> String {
+    let mut out = String::from(
+        "  request sizes as issued (bytes traced vs /proc/diskstats sectors x 512) and merges \
+         (a bio or request merged into another):\n",
+    );
+    let _ = writeln!(
+        out,
+        "  {:<10} {:<7} {:>11} {:>11} {:>10} {:>9} {:>9} {:>9} {:>7} {:>9}  commonest sizes",
+        "device", "op", "bytes", "diskstats", "mean", "p50", "p99", "max", "merges", "diskstats",
+    );
+    let mut rows = 0;
+    for device in &traced.devices {
+        for op in &device.operations {
+            let Some(sizes) = op.sizes.as_ref().filter(|sizes| sizes.bytes > 0) else {
+                continue;
+            };
+            let counted = |count: Option<u64>| count.map_or("n/a".to_string(), |c| c.to_string());
+            let _ = writeln!(
+                out,
+                "  {:<10} {:<7} {:>11} {:>11} {:>10} {:>9} {:>9} {:>9} {:>7} {:>9}  {}",
+                device.device,
+                op.operation,
+                format_size(sizes.bytes),
+                sizes.diskstats_bytes.map_or("n/a".to_string(), format_size),
+                format_size(sizes.mean_bytes.round() as u64),
+                format_size(sizes.p50_bytes),
+                format_size(sizes.p99_bytes),
+                format_size(sizes.max_bytes),
+                counted(op.merges),
+                counted(op.diskstats_merges),
+                commonest_sizes(sizes)
+            );
+            rows += 1;
+        }
+    }
+    match rows {
+        0 => String::new(),
+        _ => out,
+    }
+}
+
+/// "8 KiB 97.1%, 16 KiB 2.0%": the sizes most requests had.
+fn commonest_sizes(sizes: &RequestSizes) -> String {
+    let total: u64 = sizes.buckets.iter().map(|(_, count)| count).sum();
+    let mut commonest = sizes.buckets.clone();
+    commonest.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    commonest
+        .iter()
+        .take(SIZES_SHOWN)
+        .map(|(bucket, count)| {
+            let (lowest, _) = strata_core::log_linear::bucket_range(*bucket);
+            let share = *count as f64 * 100.0 / total.max(1) as f64;
+            format!("{} {share:.1}%", format_size(lowest))
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// PostgreSQL's own read time beside its backends' reads at the block
@@ -147,6 +214,96 @@ pub fn host_share_text(traced: &BlockTraceFigures, database: Option<&DatabaseFig
     )
 }
 
+/// Each role's own read and write time by PostgreSQL (pg_stat_io's
+/// `read_time` and `write_time` per backend type, with track_io_timing;
+/// 16 and later) beside the same role's block requests on the run's
+/// devices (traced): the database's time per operation, the block layer's
+/// per request, and for reads the difference, what the host adds. Nothing
+/// where pg_stat_io gives no times.
+pub fn database_time_by_role_text(
+    traced: &BlockTraceFigures,
+    database: Option<&DatabaseFigures>,
+) -> String {
+    let Some(database) = database else {
+        return String::new();
+    };
+    let unit = match database.read_requests {
+        Some(_) => "request",
+        None => "8 KiB block",
+    };
+    let mut out = format!(
+        "  each role's own I/O time (pg_stat_io, per {unit}) beside its block requests (traced, \
+         queue + device per request; a client backend's reads with its io workers'), ms:\n  {:<40} {:<6} {:>10} {:>10} {:>10} {:>10} {:>10}\n",
+        "role", "op", "database", "ms each", "requests", "ms each", "host's"
+    );
+    let mut rows = 0;
+    for (role, operation, requests, block_ms) in traced_by_role(traced) {
+        let key = role.replace(' ', "_");
+        let (count, time) = match operation.as_str() {
+            "read" => ("reads", "read_time_ms"),
+            "write" => ("writes", "write_time_ms"),
+            _ => continue,
+        };
+        let counter = |column: &str| {
+            database
+                .counters
+                .get(&format!("io.{key}.{column}"))
+                .copied()
+        };
+        let (Some(operations), Some(time_ms)) = (counter(count), counter(time)) else {
+            continue;
+        };
+        if operations <= 0.0 || time_ms <= 0.0 {
+            continue;
+        }
+        let database_ms = time_ms / operations;
+        let host = match operation.as_str() {
+            "read" => format!("{:.3}", database_ms - block_ms),
+            _ => "n/a".to_string(),
+        };
+        let _ = writeln!(
+            out,
+            "  {:<40} {:<6} {:>10.0} {:>10.3} {:>10} {:>10.3} {:>10}",
+            role, operation, operations, database_ms, requests, block_ms, host
+        );
+        rows += 1;
+    }
+    match rows {
+        0 => String::new(),
+        _ => out,
+    }
+}
+
+/// (role, operation, requests, mean queue + device ms) over the devices,
+/// for the roles given. An io worker's reads are counted with the client
+/// backends' (pg_stat_io counts them for the process that asked).
+fn traced_by_role(traced: &BlockTraceFigures) -> Vec<(String, String, u64, f64)> {
+    let mut sums: std::collections::BTreeMap<(String, String), (u64, f64)> = Default::default();
+    for role in traced.devices.iter().flat_map(|device| &device.by_role) {
+        let name = match (role.role.as_str(), role.operation.as_str()) {
+            ("", _) => continue,
+            ("io worker", "read") => "client backend",
+            (name, _) => name,
+        };
+        let queue_ms = role.queue_time.as_ref().map_or(0.0, |queue| queue.mean_ms);
+        let entry = sums
+            .entry((name.to_string(), role.operation.clone()))
+            .or_default();
+        entry.0 += role.requests;
+        entry.1 += (queue_ms + role.device_time.mean_ms) * role.requests as f64;
+    }
+    sums.into_iter()
+        .map(|((role, operation), (requests, weighted_ms))| {
+            (
+                role,
+                operation,
+                requests,
+                weighted_ms / requests.max(1) as f64,
+            )
+        })
+        .collect()
+}
+
 fn role_label(role: &str) -> &str {
     match role {
         "" => "(no role given)",
@@ -159,7 +316,7 @@ fn by_role_text(traced: &BlockTraceFigures) -> String {
     let mut out = String::from("  by the submitter's role:\n");
     let _ = writeln!(
         out,
-        "  {:<10} {:<40} {:<7} {:>9} {:>8} {:>8} {:>9} {:>8} {:>8}",
+        "  {:<10} {:<40} {:<7} {:>9} {:>8} {:>8} {:>9} {:>8} {:>8} {:>9}",
         "device",
         "submitter",
         "op",
@@ -168,7 +325,8 @@ fn by_role_text(traced: &BlockTraceFigures) -> String {
         "D2C p99",
         "D2C p99.9",
         "Q2D p50",
-        "Q2D p99"
+        "Q2D p99",
+        "size p50"
     );
     let mut rows = 0;
     for device in &traced.devices {
@@ -178,9 +336,13 @@ fn by_role_text(traced: &BlockTraceFigures) -> String {
                     .as_ref()
                     .map_or("n/a".to_string(), |queue| format!("{:.3}", pick(queue)))
             };
+            let size = role
+                .sizes
+                .as_ref()
+                .map_or("n/a".to_string(), |sizes| format_size(sizes.p50_bytes));
             let _ = writeln!(
                 out,
-                "  {:<10} {:<40} {:<7} {:>9} {:>8.3} {:>8.3} {:>9.3} {:>8} {:>8}",
+                "  {:<10} {:<40} {:<7} {:>9} {:>8.3} {:>8.3} {:>9.3} {:>8} {:>8} {:>9}",
                 device.device,
                 role_label(&role.role),
                 role.operation,
@@ -190,6 +352,7 @@ fn by_role_text(traced: &BlockTraceFigures) -> String {
                 role.device_time.p999_ms,
                 queue(|queue| queue.p50_ms),
                 queue(|queue| queue.p99_ms),
+                size,
             );
             rows += 1;
         }
@@ -284,4 +447,71 @@ fn outliers_text(outliers: &TracedOutliers) -> String {
         );
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use strata_recording::run::{LatencyPercentiles, TracedDevice, TracedRoleOperation};
+
+    fn role(role: &str, operation: &str, requests: u64, device_ms: f64) -> TracedRoleOperation {
+        TracedRoleOperation {
+            role: role.to_string(),
+            operation: operation.to_string(),
+            requests,
+            device_time: LatencyPercentiles {
+                mean_ms: device_ms,
+                ..LatencyPercentiles::default()
+            },
+            ..TracedRoleOperation::default()
+        }
+    }
+
+    #[test]
+    fn a_roles_database_time_is_set_beside_its_traced_requests() {
+        let traced = BlockTraceFigures {
+            devices: vec![TracedDevice {
+                by_role: vec![
+                    role("client backend", "read", 100, 0.2),
+                    role("io worker", "read", 300, 0.1),
+                    role("checkpointer", "write", 10, 0.5),
+                    role("", "write", 50, 0.5),
+                ],
+                ..TracedDevice::default()
+            }],
+            ..BlockTraceFigures::default()
+        };
+        let counters = [
+            ("io.client_backend.reads", 400.0),
+            ("io.client_backend.read_time_ms", 100.0),
+            ("io.checkpointer.writes", 20.0),
+            ("io.checkpointer.write_time_ms", 2.0),
+        ];
+        let database = DatabaseFigures {
+            read_requests: Some(400.0),
+            counters: counters.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+            ..DatabaseFigures::default()
+        };
+        let text = database_time_by_role_text(&traced, Some(&database));
+        // 400 reads in 100 ms: 0.25 ms each; the block layer's 0.125 ms
+        // (100 × 0.2 + 300 × 0.1 over 400): 0.125 ms in the host.
+        let backend = text
+            .lines()
+            .find(|line| line.trim_start().starts_with("client backend"))
+            .unwrap();
+        let fields: Vec<&str> = backend.split_whitespace().collect();
+        assert_eq!(
+            fields[2..],
+            ["read", "400", "0.250", "400", "0.125", "0.125"],
+            "{text}"
+        );
+        let checkpointer = text
+            .lines()
+            .find(|line| line.contains("checkpointer"))
+            .unwrap();
+        assert!(checkpointer.ends_with("n/a"), "{text}");
+        assert!(text.contains("per request)"), "{text}");
+        assert_eq!(text.lines().count(), 4, "{text}");
+        assert_eq!(database_time_by_role_text(&traced, None), "");
+    }
 }

@@ -284,7 +284,14 @@ fn figures_text(figures: &RunFigures, outcome: &SlobOutcome) -> String {
     out += &tenants_text(figures);
     if let Some(traced) = &figures.block_trace {
         out += &crate::block_trace_text::text(traced);
-        out += &crate::block_trace_text::host_share_text(traced, figures.database.as_ref());
+        // pg_stat_io's times by role (16+) hold io workers' reads with the
+        // backends'; blk_read_time alone (15) gives the backends' line.
+        let database = figures.database.as_ref();
+        let by_role = crate::block_trace_text::database_time_by_role_text(traced, database);
+        out += &match by_role.is_empty() {
+            true => crate::block_trace_text::host_share_text(traced, database),
+            false => by_role,
+        };
     }
     out += &cpu_text(&figures.cpu, figures.window_s, engine);
     if !figures.warnings.is_empty() {

@@ -1752,6 +1752,8 @@ mod tests {
             read_requests: (r_per_s * 10.0) as u64,
             write_requests: 0,
             flush_requests: 0,
+            read_merges: 0,
+            write_merges: 0,
             read_bytes: 0,
             write_bytes: 0,
             r_per_s,

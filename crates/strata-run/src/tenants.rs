@@ -193,6 +193,8 @@ mod tests {
             read_requests: 0,
             write_requests: 0,
             flush_requests: 0,
+            read_merges: 0,
+            write_merges: 0,
             read_bytes,
             write_bytes,
             r_per_s: 0.0,

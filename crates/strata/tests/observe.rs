@@ -171,6 +171,7 @@ fn prometheus_endpoint_serves_text_that_prometheus_parses() {
         "strata_blocktrace_requests_total{host=",
         "strata_block_request_device_seconds_bucket{host=",
         "strata_block_request_queue_seconds_count{host=",
+        "strata_block_request_size_bytes_bucket{host=",
     ] {
         assert!(body.contains(family), "no {family} in\n{body}");
     }

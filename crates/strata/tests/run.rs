@@ -60,6 +60,7 @@ fn assert_every_read_request_traced_or_named(result: &serde_json::Value, device_
         "{requests} traced and {named} named of {device_reads} read requests: {traced}"
     );
     assert_reads_counted_under_their_submitters(traced, requests);
+    assert_read_sizes_and_merges_are_diskstats_own(&reads);
     for time in ["device_time", "queue_time"] {
         let figures = &reads[time];
         let (p50, p99, p999, max) = (
@@ -73,6 +74,30 @@ fn assert_every_read_request_traced_or_named(result: &serde_json::Value, device_
             "{time}: {figures}"
         );
     }
+}
+
+/// The reads' bytes as issued are /proc/diskstats' sectors × 512 and their
+/// merges its own, within the edges' skew; the sessions read 8 KiB blocks.
+fn assert_read_sizes_and_merges_are_diskstats_own(reads: &serde_json::Value) {
+    let sizes = &reads["sizes"];
+    let (traced, kernel) = (
+        sizes["bytes"].as_u64().unwrap(),
+        sizes["diskstats_bytes"].as_u64().unwrap(),
+    );
+    let slack = kernel / 200 + 2 * sizes["max_bytes"].as_u64().unwrap();
+    assert!(
+        traced.abs_diff(kernel) <= slack,
+        "{traced} bytes traced, /proc/diskstats {kernel}: {reads}"
+    );
+    assert_eq!(sizes["p50_bytes"], 8192, "{sizes}");
+    let (merges, kernel_merges) = (
+        reads["merges"].as_u64().unwrap(),
+        reads["diskstats_merges"].as_u64().unwrap(),
+    );
+    assert!(
+        merges.abs_diff(kernel_merges) <= kernel_merges / 200 + 2,
+        "{reads}"
+    );
 }
 
 /// The data device's reads, by the role of the process that submitted
@@ -181,7 +206,8 @@ fn assert_the_charts_of_the_window_end_together(record: &Path, dir: &Path) {
 }
 
 /// The report draws the data device's traced requests by the submitters'
-/// role (the backends' reads among them) and tables the outliers.
+/// role (the backends' reads among them) and tables their sizes and the
+/// outliers.
 fn assert_the_block_requests_are_drawn_by_role(latency: &serde_json::Value) {
     let blocks = latency["blocks"].as_array().unwrap();
     let chart = blocks
@@ -203,6 +229,7 @@ fn assert_the_block_requests_are_drawn_by_role(latency: &serde_json::Value) {
     assert!(drawn > 0.0, "no backend reads drawn: {chart}");
     let text = latency.to_string();
     assert!(text.contains("Block request outliers"), "{text}");
+    assert!(text.contains("Block request sizes as issued"), "{text}");
 }
 
 #[test]

@@ -54,6 +54,9 @@ pub enum Kind {
     Queue = 1,
     /// Start → end: what `/proc/diskstats` times.
     Total = 2,
+    /// Not a span: the request's size as issued, in bytes (its buckets
+    /// and sum count bytes, not ns).
+    Size = 3,
 }
 
 impl Op {
@@ -84,6 +87,7 @@ impl Kind {
             0 => Some(Kind::Device),
             1 => Some(Kind::Queue),
             2 => Some(Kind::Total),
+            3 => Some(Kind::Size),
             _ => None,
         }
     }
@@ -93,6 +97,7 @@ impl Kind {
             Kind::Device => "device",
             Kind::Queue => "queue",
             Kind::Total => "total",
+            Kind::Size => "size",
         }
     }
 }
@@ -150,13 +155,15 @@ pub struct IoOutlier {
     pub device_ns: u64,
 }
 
-/// A histogram of request times: counts by bucket, and the exact count
-/// and sum, read apart from the buckets right beside /proc/diskstats.
+/// A histogram of requests' times (ns) or sizes (bytes, [`Kind::Size`]):
+/// counts by bucket, and the exact count and sum, read apart from the
+/// buckets right beside /proc/diskstats. Its figures are in its kind's
+/// unit.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Buckets {
     pub counts: BTreeMap<u16, u64>,
     pub requests: u64,
-    pub sum_ns: u64,
+    pub sum: u64,
 }
 
 impl Buckets {
@@ -165,19 +172,27 @@ impl Buckets {
         self.requests
     }
 
-    pub fn mean_ns(&self) -> Option<f64> {
-        (self.requests > 0).then(|| self.sum_ns as f64 / self.requests as f64)
+    pub fn mean(&self) -> Option<f64> {
+        (self.requests > 0).then(|| self.sum as f64 / self.requests as f64)
     }
 
     /// The value under which `quantile` (0–1) of the requests fell: the
     /// middle of the bucket that holds it.
-    pub fn quantile_ns(&self, quantile: f64) -> Option<f64> {
-        let counts: Vec<(u16, u64)> = self.counts.iter().map(|(b, c)| (*b, *c)).collect();
-        strata_core::log_linear::quantile_ns(&counts, quantile)
+    pub fn quantile(&self, quantile: f64) -> Option<f64> {
+        let (low, width) = bucket_range(self.quantile_bucket(quantile)?);
+        Some(low as f64 + (width as f64 - 1.0) / 2.0)
     }
 
-    /// The top of the highest bucket counted: no request took longer.
-    pub fn max_ns(&self) -> Option<u64> {
+    /// The bucket that holds the value under which `quantile` (0–1) of the
+    /// requests fell.
+    pub fn quantile_bucket(&self, quantile: f64) -> Option<u16> {
+        let counts = self.counts.iter().map(|(bucket, count)| (*bucket, *count));
+        strata_core::log_linear::quantile_bucket(counts, quantile)
+    }
+
+    /// The top of the highest bucket counted: no request took longer (or
+    /// was larger).
+    pub fn max(&self) -> Option<u64> {
         let (bucket, _) = self.counts.iter().next_back()?;
         let (low, width) = bucket_range(*bucket);
         Some(low + width - 1)
@@ -189,7 +204,7 @@ impl Buckets {
             *self.counts.entry(*bucket).or_default() += count;
         }
         self.requests += other.requests;
-        self.sum_ns += other.sum_ns;
+        self.sum += other.sum;
     }
 
     /// The counts since `earlier` (a histogram read before from the same
@@ -210,7 +225,7 @@ impl Buckets {
         Buckets {
             counts,
             requests: self.requests.saturating_sub(earlier.requests),
-            sum_ns: self.sum_ns.saturating_sub(earlier.sum_ns),
+            sum: self.sum.saturating_sub(earlier.sum),
         }
     }
 }
@@ -249,6 +264,10 @@ pub struct Unfollowed {
 pub struct TraceSnapshot {
     pub series: BTreeMap<SeriesKey, Buckets>,
     pub processes: BTreeMap<ProcessKey, ProcessTotals>,
+    /// Merges by device (major, minor) and operation, as /proc/diskstats
+    /// counts them: a bio merged into a request, or a request into
+    /// another.
+    pub merges: BTreeMap<((u32, u32), Op), u64>,
     /// The outliers still in the ring, in order.
     pub outliers: Vec<IoOutlier>,
     /// Outliers since the tracer started (the ring keeps the last 4,096).
@@ -300,9 +319,19 @@ impl TraceSnapshot {
             .cloned()
             .collect();
         let seen = self.outliers_seen.saturating_sub(earlier.outliers_seen);
+        let merges = self
+            .merges
+            .iter()
+            .map(|(key, count)| {
+                let before = earlier.merges.get(key).copied().unwrap_or(0);
+                (*key, count.saturating_sub(before))
+            })
+            .filter(|(_, count)| *count > 0)
+            .collect();
         TraceSnapshot {
             series,
             processes,
+            merges,
             unfollowed: self
                 .unfollowed
                 .since(&earlier.unfollowed, seen, outliers.len()),
@@ -376,11 +405,22 @@ pub struct BlockTracer {
     processes: bpf::Map,
     config: bpf::Map,
     outliers: bpf::Map,
+    merges: bpf::Map,
     role_names: std::sync::Mutex<Vec<String>>,
     attachments: Vec<bpf::Attachment>,
 }
 
-const TRACEPOINTS: [&str; 3] = ["block_io_start", "block_rq_issue", "block_io_done"];
+/// The tracepoints of a request's life, in this order (`skipped_by_kernel`
+/// counts them so), then those of merges.
+const TRACEPOINTS: [&str; 6] = [
+    "block_io_start",
+    "block_rq_issue",
+    "block_io_done",
+    "block_bio_backmerge",
+    "block_bio_frontmerge",
+    "block_rq_merge",
+];
+const MERGE_ENTRIES: u32 = 4_096;
 
 /// A request in flight longer than this is named among those whose end
 /// was not seen.
@@ -420,6 +460,7 @@ impl BlockTracer {
                 program::OUTLIER_BYTES,
                 program::OUTLIER_SLOTS,
             )?,
+            merges: bpf::Map::create(bpf::MAP_TYPE_HASH, 8, 8, MERGE_ENTRIES)?,
             role_names: std::sync::Mutex::new(vec![String::new()]),
             attachments: Vec::new(),
         };
@@ -433,13 +474,16 @@ impl BlockTracer {
             processes: &tracer.processes,
             config: &tracer.config,
             outliers: &tracer.outliers,
+            merges: &tracer.merges,
         };
         let mut attachments = Vec::new();
         for name in TRACEPOINTS {
             let insns = match name {
                 "block_io_start" => program::start(&maps)?,
                 "block_rq_issue" => program::issue(&layout, &maps)?,
-                _ => program::done(&layout, &maps)?,
+                "block_io_done" => program::done(&layout, &maps)?,
+                "block_rq_merge" => program::merge(&layout, &maps, program::Merged::Request)?,
+                _ => program::merge(&layout, &maps, program::Merged::Bio)?,
             };
             let loaded = bpf::LoadedProgram::load_raw_tracepoint(name, &insns)?;
             attachments.push(bpf::attach_raw(loaded, name)?);
@@ -517,6 +561,7 @@ impl BlockTracer {
             .filter_map(|(key, value)| process_entry(key, value))
             .collect();
         self.read_outliers(&mut snapshot);
+        snapshot.merges = self.merges();
         snapshot.stale_starts = self.stale_starts(snapshot.taken_ns);
         snapshot.roles = self
             .role_names
@@ -532,7 +577,7 @@ impl BlockTracer {
             };
             let series = snapshot.series.entry(series_key).or_default();
             series.requests = u64_at(&value, 0);
-            series.sum_ns = u64_at(&value, 8);
+            series.sum = u64_at(&value, 8);
         }
         snapshot
     }
@@ -557,6 +602,18 @@ impl BlockTracer {
                 (outlier.sequence == sequence).then_some(outlier)
             })
             .collect();
+    }
+
+    fn merges(&self) -> BTreeMap<((u32, u32), Op), u64> {
+        self.merges
+            .entries()
+            .iter()
+            .filter_map(|(key, value)| {
+                let key = <[u8; 8]>::try_from(key.as_slice()).ok()?;
+                let device = split_device(u32_at(&key, 0));
+                Some(((device, Op::of(key[4])), u64_at(value, 0)))
+            })
+            .collect()
     }
 
     /// The start times of the requests in flight that started more than
@@ -698,18 +755,18 @@ mod tests {
         buckets.counts.insert(bucket_of(100), 98);
         buckets.counts.insert(bucket_of(1_000_000), 2);
         buckets.requests = 100;
-        buckets.sum_ns = 98 * 100 + 2 * 1_000_000;
-        assert_eq!(buckets.quantile_ns(0.5), Some(100.0));
-        let p99 = buckets.quantile_ns(0.99).unwrap();
+        buckets.sum = 98 * 100 + 2 * 1_000_000;
+        assert_eq!(buckets.quantile(0.5), Some(100.0));
+        let p99 = buckets.quantile(0.99).unwrap();
         assert!((p99 - 1_000_000.0).abs() / 1e6 < 0.008, "{p99}");
-        assert_eq!(buckets.mean_ns(), Some(20_098.0));
+        assert_eq!(buckets.mean(), Some(20_098.0));
         let earlier = Buckets {
             counts: BTreeMap::from([(bucket_of(100), 90)]),
             requests: 90,
-            sum_ns: 9000,
+            sum: 9000,
         };
         let since = buckets.since(Some(&earlier));
         assert_eq!(since.count(), 10);
-        assert_eq!(since.sum_ns, 800 + 2_000_000);
+        assert_eq!(since.sum, 800 + 2_000_000);
     }
 }

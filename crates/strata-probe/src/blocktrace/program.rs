@@ -32,6 +32,11 @@ pub struct Layout {
     /// `struct request`'s `__data_len` and `__sector`, read at issue.
     pub request_data_len: i16,
     pub request_sector: i16,
+    /// `struct bio`'s `bi_bdev` and `bi_opf`, `struct block_device`'s
+    /// `bd_disk`: a merged bio's disk and operation.
+    pub bio_bdev: i16,
+    pub bio_opf: i16,
+    pub bdev_disk: i16,
 }
 
 impl Layout {
@@ -48,6 +53,9 @@ impl Layout {
             disk_first_minor: offset("gendisk", "first_minor")?,
             request_data_len: offset("request", "__data_len")?,
             request_sector: offset("request", "__sector")?,
+            bio_bdev: offset("bio", "bi_bdev")?,
+            bio_opf: offset("bio", "bi_opf")?,
+            bdev_disk: offset("block_device", "bd_disk")?,
         })
     }
 }
@@ -82,6 +90,8 @@ const SMALL_KEY: i16 = -200;
 const OUTLIER_SEQUENCE: i16 = -208;
 /// The submitting thread's id.
 const THREAD: i16 = -216;
+/// A merge's key: (dev u32, op u32).
+const MERGE_KEY: i16 = -224;
 
 /// The offsets of a request's fields in `REQUEST` (and the starts map).
 const STARTED: i16 = 0;
@@ -127,6 +137,7 @@ pub struct Maps<'a> {
     pub processes: &'a Map,
     pub config: &'a Map,
     pub outliers: &'a Map,
+    pub merges: &'a Map,
 }
 
 /// r6 = ctx, r7 = now, the start key (the request's address) on the stack.
@@ -270,8 +281,12 @@ pub fn done(layout: &Layout, maps: &Maps) -> Result<Vec<super::bpf::Insn>> {
     program.load_map(1, maps.starts);
     stack_pointer(&mut program, 2, START_KEY);
     program.call(Helper::MapDeleteElem);
-    operation(&mut program, layout);
-    device(&mut program, layout);
+    operation(&mut program, layout.request_cmd_flags);
+    device(
+        &mut program,
+        layout,
+        [layout.request_queue, layout.queue_disk],
+    );
     spans(&mut program, maps);
     submitter(&mut program, maps);
     outlier(&mut program, maps);
@@ -279,9 +294,48 @@ pub fn done(layout: &Layout, maps: &Maps) -> Result<Vec<super::bpf::Insn>> {
     program.finish()
 }
 
-/// Device time (issue → done; none for a request never seen issued), and
-/// from a start seen, the total and queue time, into the histograms; each
-/// kept in its stack slot.
+/// What a merge tracepoint merged: a bio into a request
+/// (`block_bio_backmerge`, `block_bio_frontmerge`), or a request into
+/// another (`block_rq_merge`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Merged {
+    Bio,
+    Request,
+}
+
+/// A merge: merges[device, op] += 1, as /proc/diskstats counts them (a
+/// bio merged into a request, or a request into another, by operation).
+pub fn merge(layout: &Layout, maps: &Maps, merged: Merged) -> Result<Vec<super::bpf::Insn>> {
+    let mut program = Program::default();
+    program.alu_reg(Alu::Mov, CTX, 1);
+    let (flags, to_disk) = match merged {
+        Merged::Bio => (layout.bio_opf, [layout.bio_bdev, layout.bdev_disk]),
+        Merged::Request => (
+            layout.request_cmd_flags,
+            [layout.request_queue, layout.queue_disk],
+        ),
+    };
+    operation(&mut program, flags);
+    device(&mut program, layout, to_disk);
+    program.load(Size::W, 1, FP, DEVICE);
+    program.store_reg(Size::W, FP, MERGE_KEY, 1);
+    program.store_imm(Size::W, FP, MERGE_KEY + 4, 0);
+    program.store_reg(Size::B, FP, MERGE_KEY + 4, OP);
+    let zeros = |program: &mut Program| program.store_imm(Size::DW, FP, FRESH, 0);
+    let target = AddTarget {
+        map: maps.merges,
+        key: MERGE_KEY,
+        fresh: &zeros,
+        dropped: None,
+    };
+    add_to(&mut program, &target, &[(0, None)], "merge_added");
+    epilogue(&mut program);
+    program.finish()
+}
+
+/// Device time (issue → done; none for a request never seen issued) and
+/// the size as issued, and from a start seen, the total and queue time,
+/// into the histograms; each time kept in its stack slot.
 fn spans(program: &mut Program, maps: &Maps) {
     let histograms = (maps.buckets, maps.totals);
     for slot in [DEVICE_NS, QUEUE_NS] {
@@ -293,6 +347,8 @@ fn spans(program: &mut Program, maps: &Maps) {
     program.alu_reg(Alu::Sub, 2, 1);
     program.store_reg(Size::DW, FP, DEVICE_NS, 2);
     record(program, histograms, Kind::Device, "device");
+    program.load(Size::W, 2, FP, REQUEST + BYTES);
+    record(program, histograms, Kind::Size, "size");
     program.label("device_done");
     program.load(Size::DW, 1, FP, REQUEST + STARTED);
     program.jump_imm(Cond::Eq, 1, 0, "out");
@@ -399,11 +455,12 @@ fn read_kernel(program: &mut Program, size: Size, bytes: i32, offset: i16) {
     program.load(size, 0, FP, READ);
 }
 
-/// r9 = the request's operation, grouped as /proc/diskstats groups them:
-/// flush, discard, write (every operation with the write bit), read.
-fn operation(program: &mut Program, layout: &Layout) {
+/// r9 = the operation of the request or bio in the tracepoint's first
+/// argument (its flags at `flags`), grouped as /proc/diskstats groups
+/// them: flush, discard, write (every operation with the write bit), read.
+fn operation(program: &mut Program, flags: i16) {
     program.load(Size::DW, 1, CTX, 0);
-    read_kernel(program, Size::W, 4, layout.request_cmd_flags);
+    read_kernel(program, Size::W, 4, flags);
     program.alu_imm(Alu::And, 0, 0xff);
     program.alu_imm(Alu::Mov, OP, Op::Flush as i32);
     program.jump_imm(Cond::Eq, 0, 2, "op_known");
@@ -416,16 +473,17 @@ fn operation(program: &mut Program, layout: &Layout) {
     program.label("op_known");
 }
 
-/// The stack slot DEVICE = the request's disk as a dev_t (major << 20 |
-/// first minor): what /proc/diskstats names it by. Where `first_minor`
-/// follows `major` in `struct gendisk` (every kernel so far), both come in
-/// one read.
-fn device(program: &mut Program, layout: &Layout) {
+/// The stack slot DEVICE = the disk of the request or bio in the
+/// tracepoint's first argument (reached through the two pointers at
+/// `to_disk`) as a dev_t (major << 20 | first minor): what /proc/diskstats
+/// names it by. Where `first_minor` follows `major` in `struct gendisk`
+/// (every kernel so far), both come in one read.
+fn device(program: &mut Program, layout: &Layout, to_disk: [i16; 2]) {
     program.load(Size::DW, 1, CTX, 0);
-    read_kernel(program, Size::DW, 8, layout.request_queue);
-    program.alu_reg(Alu::Mov, 1, 0);
-    read_kernel(program, Size::DW, 8, layout.queue_disk);
-    program.alu_reg(Alu::Mov, 1, 0);
+    for offset in to_disk {
+        read_kernel(program, Size::DW, 8, offset);
+        program.alu_reg(Alu::Mov, 1, 0);
+    }
     if layout.disk_first_minor == layout.disk_major + 4 {
         read_kernel(program, Size::DW, 8, layout.disk_major);
         program.alu_reg(Alu::Mov, 1, 0);

@@ -13,8 +13,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock, PoisonError};
 use strata_recording::device::IostatFigures;
 use strata_recording::run::{
-    BlockTraceFigures, LatencyPercentiles, TracedDevice, TracedOperation, TracedOutlier,
-    TracedOutliers, TracedProcess, TracedRoleOperation, UnfollowedRequests,
+    BlockTraceFigures, LatencyPercentiles, RequestSizes, TracedDevice, TracedOperation,
+    TracedOutlier, TracedOutliers, TracedProcess, TracedRoleOperation, UnfollowedRequests,
 };
 
 static TRACER: OnceLock<Result<BlockTracer, String>> = OnceLock::new();
@@ -99,7 +99,7 @@ fn lower_the_floor(tracer: &BlockTracer, snapshot: TraceSnapshot) {
         .by_device(Kind::Device)
         .values()
         .filter(|buckets| buckets.count() >= REQUESTS_FOR_A_RELATIVE_FLOOR)
-        .filter_map(|buckets| buckets.quantile_ns(0.99))
+        .filter_map(|buckets| buckets.quantile(0.99))
         .fold(None, |highest: Option<f64>, p99| {
             Some(highest.map_or(p99, |h| h.max(p99)))
         });
@@ -201,11 +201,11 @@ fn by_role(window: &TraceSnapshot, device: (u32, u32)) -> Vec<TracedRoleOperatio
                     .series
                     .get(&of_kind(key, Kind::Queue))
                     .and_then(percentiles),
-                device_time_buckets: device_time
-                    .counts
-                    .iter()
-                    .map(|(bucket, count)| (*bucket, *count))
-                    .collect(),
+                device_time_buckets: listed(device_time),
+                sizes: window
+                    .series
+                    .get(&of_kind(key, Kind::Size))
+                    .and_then(|sizes| request_sizes(sizes, None)),
             })
         })
         .collect()
@@ -246,7 +246,7 @@ fn outliers(
         let device = (outlier.major, outlier.minor);
         let p99 = window
             .get(device, outlier.op, Kind::Device)
-            .and_then(|buckets| buckets.quantile_ns(0.99));
+            .and_then(|buckets| buckets.quantile(0.99));
         p99.map_or(absolute_ns, |p99| {
             absolute_ns.min(RELATIVE_OUTLIER_FACTOR * p99)
         })
@@ -298,6 +298,12 @@ fn operation(
         Op::Flush => Some(counted.flush_requests),
         Op::Discard | Op::Other => None,
     };
+    let (diskstats_bytes, diskstats_merges) = match op {
+        Op::Read => (Some(counted.read_bytes), Some(counted.read_merges)),
+        Op::Write => (Some(counted.write_bytes), Some(counted.write_merges)),
+        Op::Flush => (Some(0), None),
+        Op::Discard | Op::Other => (None, None),
+    };
     Some(TracedOperation {
         operation: op.name().to_string(),
         requests: device_time.count(),
@@ -309,18 +315,48 @@ fn operation(
             .and_then(percentiles),
         total_mean_ms: window
             .get(device, op, Kind::Total)
-            .and_then(|total| total.mean_ns())
+            .and_then(|total| total.mean())
             .map(|ns| ns / 1e6),
+        sizes: window
+            .get(device, op, Kind::Size)
+            .and_then(|sizes| request_sizes(&sizes, diskstats_bytes)),
+        merges: diskstats_merges.map(|_| window.merges.get(&(device, op)).copied().unwrap_or(0)),
+        diskstats_merges,
+    })
+}
+
+/// (bucket, count) in bucket order.
+fn listed(buckets: &Buckets) -> Vec<(u16, u64)> {
+    buckets
+        .counts
+        .iter()
+        .map(|(bucket, count)| (*bucket, *count))
+        .collect()
+}
+
+/// The sizes' figures; a percentile is the lowest size of its bucket
+/// (exact to 64 KiB: sizes are whole sectors, the buckets 1/128 of a power
+/// of two wide).
+fn request_sizes(sizes: &Buckets, diskstats_bytes: Option<u64>) -> Option<RequestSizes> {
+    let lowest = |bucket: u16| super::bucket_range(bucket).0;
+    Some(RequestSizes {
+        bytes: sizes.sum,
+        diskstats_bytes,
+        mean_bytes: sizes.mean()?,
+        p50_bytes: lowest(sizes.quantile_bucket(0.5)?),
+        p99_bytes: lowest(sizes.quantile_bucket(0.99)?),
+        max_bytes: lowest(*sizes.counts.keys().next_back()?),
+        buckets: listed(sizes),
     })
 }
 
 fn percentiles(buckets: &Buckets) -> Option<LatencyPercentiles> {
     let ms = |ns: f64| ns / 1e6;
     Some(LatencyPercentiles {
-        mean_ms: ms(buckets.mean_ns()?),
-        p50_ms: ms(buckets.quantile_ns(0.5)?),
-        p99_ms: ms(buckets.quantile_ns(0.99)?),
-        p999_ms: ms(buckets.quantile_ns(0.999)?),
-        max_ms: ms(buckets.max_ns()? as f64),
+        mean_ms: ms(buckets.mean()?),
+        p50_ms: ms(buckets.quantile(0.5)?),
+        p99_ms: ms(buckets.quantile(0.99)?),
+        p999_ms: ms(buckets.quantile(0.999)?),
+        max_ms: ms(buckets.max()? as f64),
     })
 }

@@ -67,23 +67,23 @@ impl Collector for BlockTraceCollector {
             )));
             metrics.push(labelled(Metric::counter(
                 "device_time_ns",
-                device_time.sum_ns as f64,
+                device_time.sum as f64,
             )));
             if let Some(queue_time) = queue_times.get(&(device, op)) {
                 metrics.push(labelled(Metric::counter(
                     "queue_time_ns",
-                    queue_time.sum_ns as f64,
+                    queue_time.sum as f64,
                 )));
             }
             let recent = recent_times.get(&(device, op));
             if let Some(recent) = recent.filter(|recent| recent.count() > 0) {
                 let quantiles = [("device_p50_ns", 0.5), ("device_p99_ns", 0.99)];
                 for (metric, quantile) in quantiles {
-                    if let Some(value) = recent.quantile_ns(quantile) {
+                    if let Some(value) = recent.quantile(quantile) {
                         metrics.push(labelled(Metric::gauge(metric, value)));
                     }
                 }
-                if let Some(max) = recent.max_ns() {
+                if let Some(max) = recent.max() {
                     metrics.push(labelled(Metric::gauge("device_max_ns", max as f64)));
                 }
             }

@@ -25,6 +25,7 @@ pub(crate) fn add_to(mut section: Section, traced: &BlockTraceFigures) -> Sectio
         }
     }
     section = section.table(role_table(&traced.devices));
+    section = section.table(size_table(&traced.devices));
     match &traced.outliers {
         Some(outliers) if outliers.listed.is_empty() => section.note(format!(
             "Block request outliers ({}; the kernel kept requests from {:.3} ms): none.",
@@ -133,6 +134,51 @@ fn role_table(devices: &[TracedDevice]) -> Table {
                 None => row.extend([Cell::empty(), Cell::empty()]),
             }
             table.push(row);
+        }
+    }
+    table
+}
+
+/// Each device's request sizes by operation, their bytes beside
+/// /proc/diskstats' sectors, and the merges beside its count.
+fn size_table(devices: &[TracedDevice]) -> Table {
+    let mut table = Table::new(
+        Some("Block request sizes as issued (bytes traced beside /proc/diskstats' sectors x 512) and merges"),
+        vec![
+            Column::text("device"),
+            Column::text("op"),
+            Column::text("layer"),
+            Column::number("bytes", Some("bytes")),
+            Column::number("diskstats", Some("bytes")),
+            Column::number("mean", Some("bytes")),
+            Column::number("p50", Some("bytes")),
+            Column::number("p99", Some("bytes")),
+            Column::number("max", Some("bytes")),
+            Column::number("merges", Some("merges")),
+            Column::number("diskstats merges", Some("merges")),
+        ],
+    );
+    let bytes = |value: f64| Cell::number(value, 0, "bytes");
+    let count =
+        |value: Option<u64>| value.map_or(Cell::empty(), |v| Cell::number(v as f64, 0, "merges"));
+    for device in devices {
+        for op in &device.operations {
+            let Some(sizes) = &op.sizes else { continue };
+            table.push(vec![
+                Cell::text(&device.device),
+                Cell::text(&op.operation),
+                Cell::text(LAYER),
+                bytes(sizes.bytes as f64),
+                sizes
+                    .diskstats_bytes
+                    .map_or(Cell::empty(), |v| bytes(v as f64)),
+                bytes(sizes.mean_bytes),
+                bytes(sizes.p50_bytes as f64),
+                bytes(sizes.p99_bytes as f64),
+                bytes(sizes.max_bytes as f64),
+                count(op.merges),
+                count(op.diskstats_merges),
+            ]);
         }
     }
     table
