@@ -157,7 +157,11 @@ mod tests {
                 write_syscalls_per_s: None,
                 cpu_pct: 1.0,
                 run_delay_ms_per_s: Some(0.0),
+                traced_read_requests_per_s: None,
+                traced_write_requests_per_s: None,
+                traced_device_time_mean_ms: None,
             }],
+            ranked_by: String::new(),
         };
         let line: serde_json::Value =
             serde_json::from_str(&json_line(&sample(), Some(&top)).unwrap()).unwrap();

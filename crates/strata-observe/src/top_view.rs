@@ -2,7 +2,9 @@
 //! device MB/s read and written (10^6 bytes, from /proc/PID/io's
 //! storage-layer bytes), read and write system calls per second, % of one
 //! CPU, run-queue delay in ms per second, the database role and the
-//! command line. A figure the kernel would not show is "—", never 0.
+//! command line; where the block layer is traced, the block requests each
+//! submitted per second, read and written, and their mean device time. A
+//! figure the kernel would not show is "—", never 0.
 //!
 //! Not for: computing the figures (`top`) or the layers' sections (`view`).
 
@@ -17,16 +19,18 @@ const COMMAND_SHOWN: usize = 60;
 /// be read, then one row per process, busiest first.
 pub fn section(top: &TopProcesses) -> Section {
     let header = format!(
-        "{:>8} {:>10} {:>10} {:>15} {:>16} {:>6} {:>9}  {:<24} {}",
+        "{:>8} {:>10} {:>10} {:>15} {:>16} {:>10} {:>10} {:>8} {:>6} {:>9}  {:<24} command",
         "pid",
         "read MB/s",
         "write MB/s",
         "read syscalls/s",
         "write syscalls/s",
+        "blk rd/s",
+        "blk wr/s",
+        "D2C ms",
         "% CPU",
         "runq ms/s",
         "database role",
-        "command"
     );
     let mut rows = Vec::new();
     if top.io_unreadable > 0 {
@@ -51,12 +55,15 @@ fn row(process: &TopProcess) -> String {
         _ => "-".to_string(),
     };
     format!(
-        "{:>8} {:>10} {:>10} {:>15} {:>16} {:>6.1} {:>9}  {:<24} {}",
+        "{:>8} {:>10} {:>10} {:>15} {:>16} {:>10} {:>10} {:>8} {:>6.1} {:>9}  {:<24} {}",
         process.pid,
         figure(process.read_mb_per_s, 2),
         figure(process.write_mb_per_s, 2),
         figure(process.read_syscalls_per_s, 1),
         figure(process.write_syscalls_per_s, 1),
+        figure(process.traced_read_requests_per_s, 1),
+        figure(process.traced_write_requests_per_s, 1),
+        figure(process.traced_device_time_mean_ms, 3),
         process.cpu_pct,
         figure(process.run_delay_ms_per_s, 1),
         role,
@@ -93,6 +100,9 @@ mod tests {
             write_syscalls_per_s: None,
             cpu_pct: 3.25,
             run_delay_ms_per_s: Some(0.5),
+            traced_read_requests_per_s: read.map(|_| 250.0),
+            traced_write_requests_per_s: read.map(|_| 0.0),
+            traced_device_time_mean_ms: read.map(|_| 0.125),
         }
     }
 
@@ -105,6 +115,7 @@ mod tests {
             processes_seen: 40,
             io_unreadable: 7,
             processes: vec![process(10, Some(125.5)), process(11, None)],
+            ranked_by: String::new(),
         };
         let section = section(&top);
         assert!(section.header.contains("read MB/s") && section.header.contains("syscalls/s"));
@@ -119,20 +130,23 @@ mod tests {
         );
         let readable: Vec<&str> = section.rows[1].split_whitespace().collect();
         assert_eq!(
-            &readable[..8],
+            &readable[..11],
             [
                 "10",
                 "125.50",
                 "0.00",
                 "12.0",
                 "—",
+                "250.0",
+                "0.0",
+                "0.125",
                 "3.2",
                 "0.5",
                 "postgresql"
             ]
         );
         let hidden: Vec<&str> = section.rows[2].split_whitespace().collect();
-        assert_eq!(&hidden[1..5], ["—", "—", "—", "—"], "{}", section.rows[2]);
+        assert_eq!(&hidden[1..8], ["—"; 7], "{}", section.rows[2]);
         assert!(section.rows[2].contains("backend"));
     }
 }

@@ -22,9 +22,13 @@ pub struct TopProcesses {
     /// Of those, processes whose `/proc/PID/io` could not be read (another
     /// user's, without root or CAP_SYS_PTRACE): their I/O figures are null.
     pub io_unreadable: u32,
-    /// At most `limit`, busiest first: by device MB/s read + written, then
-    /// by CPU.
+    /// At most `limit`, busiest first: by block requests traced per
+    /// second where the block layer is traced, else by device MB/s read +
+    /// written; then by CPU.
     pub processes: Vec<TopProcess>,
+    /// How they were ranked, in words.
+    #[serde(default)]
+    pub ranked_by: String,
 }
 
 /// One process over one interval. I/O figures are `None` (null) when the
@@ -63,9 +67,26 @@ pub struct TopProcess {
     /// (`schedstat`'s second field, summed over threads), ms per second;
     /// `None` without schedstat or when a thread's exit made the sum drop.
     pub run_delay_ms_per_s: Option<f64>,
+    /// Block requests it submitted (traced one by one, every device), per
+    /// second, read and written; `None` where the block layer is not
+    /// traced.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub traced_read_requests_per_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub traced_write_requests_per_s: Option<f64>,
+    /// Those requests' mean device time (issue → end), ms; `None` without
+    /// a request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub traced_device_time_mean_ms: Option<f64>,
 }
 
 impl TopProcess {
+    /// Block requests traced per second, read + written; 0 when not traced.
+    pub fn traced_requests_per_s(&self) -> f64 {
+        self.traced_read_requests_per_s.unwrap_or(0.0)
+            + self.traced_write_requests_per_s.unwrap_or(0.0)
+    }
+
     /// Device MB/s read + written; 0 when not readable (ranked last).
     pub fn device_mb_per_s(&self) -> f64 {
         self.read_mb_per_s.unwrap_or(0.0) + self.write_mb_per_s.unwrap_or(0.0)

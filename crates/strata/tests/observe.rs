@@ -490,11 +490,16 @@ fn dd_report(stderr: &[u8]) -> String {
 
 /// Read MB/s of each `top` row of `pid` in observe's piped text
 /// (`HH:MM:SS top PID READ WRITE …`).
-fn top_read_mb_per_s(text: &str, pid: u32) -> Vec<f64> {
+/// The process's rows in the top sections: (read MB/s from /proc/PID/io,
+/// block read requests/s traced).
+fn top_reads(text: &str, pid: u32) -> Vec<(f64, f64)> {
     text.lines()
         .map(|line| line.split_whitespace().collect::<Vec<_>>())
         .filter(|fields| fields.get(1) == Some(&"top") && fields.get(2) == Some(&&*pid.to_string()))
-        .map(|fields| fields[3].parse().unwrap_or(f64::NAN))
+        .map(|fields| {
+            let number = |at: usize| fields[at].parse().unwrap_or(f64::NAN);
+            (number(3), number(7))
+        })
         .collect()
 }
 
@@ -538,9 +543,9 @@ fn top_names_a_reader_started_after_observe_with_its_device_reads() {
     assert!(observed.status.success(), "{}", stderr_of(&observed));
     assert!(dd.status.success(), "{}", dd_report(&dd.stderr));
     let text = String::from_utf8(observed.stdout).unwrap();
-    let reads = top_read_mb_per_s(&text, dd_pid);
+    let reads = top_reads(&text, dd_pid);
     eprintln!(
-        "observe saw dd read {reads:?} MB/s; dd: {}",
+        "observe saw dd read (MB/s, traced requests/s) {reads:?}; dd: {}",
         dd_report(&dd.stderr)
     );
     assert!(
@@ -548,10 +553,24 @@ fn top_names_a_reader_started_after_observe_with_its_device_reads() {
         "dd ended in {dd_seconds:.2} s, too fast to straddle a scan of /proc"
     );
     assert!(
-        reads.iter().any(|mb_per_s| *mb_per_s > 0.0),
+        reads.iter().any(|(mb_per_s, _)| *mb_per_s > 0.0),
         "dd (pid {dd_pid}) with read MB/s > 0 among the top 5: {text}"
     );
+    // Its 4 KiB reads, one request each, traced under its PID: the
+    // requests per second are its bytes' over 4 KiB (the trace and /proc
+    // read a moment apart).
+    assert!(
+        reads.iter().any(|(mb_per_s, requests_per_s)| {
+            let from_bytes = mb_per_s * 1e6 / 4096.0;
+            *requests_per_s > 0.0 && (requests_per_s - from_bytes).abs() <= from_bytes * 0.15
+        }),
+        "dd (pid {dd_pid})'s traced reads per second against its bytes' over 4 KiB: {text}"
+    );
     assert!(text.contains("read MB/s") && text.contains("syscalls/s") && text.contains("% CPU"));
+    assert!(
+        text.contains("blk rd/s") && text.contains("D2C ms"),
+        "{text}"
+    );
 }
 
 #[test]

@@ -87,6 +87,13 @@ pub fn snapshot() -> Option<TraceSnapshot> {
     Some(snapshot)
 }
 
+/// What the tracer counted so far, leaving the outlier floor as it is (for
+/// a reader beside the one that sets it: `observe --top`); `None` when it
+/// is not running.
+pub fn peek() -> Option<TraceSnapshot> {
+    Some(TRACER.get()?.as_ref().ok()?.snapshot())
+}
+
 fn lower_the_floor(tracer: &BlockTracer, snapshot: TraceSnapshot) {
     let mut last = LAST.lock().unwrap_or_else(PoisonError::into_inner);
     let interval = match last.as_ref() {
