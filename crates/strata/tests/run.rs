@@ -60,7 +60,7 @@ fn assert_every_read_request_traced_or_named(result: &serde_json::Value, device_
         "{requests} traced and {named} named of {device_reads} read requests: {traced}"
     );
     assert_reads_counted_under_their_submitters(traced, requests);
-    assert_read_sizes_and_merges_are_diskstats_own(&reads);
+    assert_read_sizes_and_merges_are_diskstats_own(reads);
     for time in ["device_time", "queue_time"] {
         let figures = &reads[time];
         let (p50, p99, p999, max) = (
