@@ -103,6 +103,11 @@ impl std::fmt::Debug for MariaDbCollector {
 }
 
 impl MariaDbCollector {
+    /// The server's id of this connection (`CONNECTION_ID()`).
+    pub fn connection_id(&self) -> u64 {
+        u64::from(self.conn.connection_id())
+    }
+
     /// Connects (5 s timeout, no TLS) to `mysql://user[:password]@host[:port][/db]`
     /// (`mariadb://` is taken as `mysql://`; `?socket=/path` selects a Unix
     /// socket), or to a bare socket path such as `/run/mysqld/mysqld.sock`

@@ -79,6 +79,24 @@ impl EdgeTaker {
         })
     }
 
+    /// The server's threads are counted under their roles by the block
+    /// tracer from here on (the first edge's before the window's).
+    fn name_thread_roles(&mut self) {
+        if self.server_pids.is_empty() {
+            return;
+        }
+        let own = [
+            u64::from(self.admin.connection_id()),
+            self.collector.connection_id(),
+        ];
+        let roles = crate::roles::thread_roles(&mut self.admin, &self.server_pids, &own);
+        if let Err(why) = strata_run::block_trace::name_roles(&roles) {
+            strata_core::note::note(&format!(
+                "strata: warning: block requests not counted by role: {why}"
+            ));
+        }
+    }
+
     /// mariadbd is one process with threads, not a postmaster with
     /// children: its own `/proc/PID/io` reads are its device reads.
     fn server_processes(&self) -> ServerProcesses {
@@ -123,6 +141,7 @@ impl Watcher<u32> for EdgeTaker {
             }
         }
         let server_start = self.server_start();
+        self.name_thread_roles();
         let (user, system) = own_cpu_seconds();
         let mut os = Edge {
             at: std::time::Instant::now(),

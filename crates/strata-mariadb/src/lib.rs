@@ -19,6 +19,7 @@ pub mod environment;
 pub mod figures;
 pub mod locality;
 pub mod record;
+pub mod roles;
 pub mod run;
 pub mod schema;
 pub mod server;

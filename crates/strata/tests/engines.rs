@@ -119,6 +119,28 @@ fn without_postgresql_binaries_the_embedded_default_runs_on_sqlite_and_says_so()
     assert_eq!(entries(dir.path()), vec!["r.strata".to_string()]);
 }
 
+/// The data device's traced reads by the submitting thread's role (by
+/// performance_schema, or without it by PROCESSLIST's TID): the sessions'
+/// connections (`sql/one_connection`) read nearly all the pages.
+fn assert_reads_counted_under_the_connections(document: &serde_json::Value) {
+    let traced = &document["result"]["block_trace"];
+    let mut reads: std::collections::BTreeMap<String, u64> = Default::default();
+    for row in traced["devices"][0]["by_role"].as_array().unwrap() {
+        if row["operation"] == "read" {
+            *reads
+                .entry(row["role"].as_str().unwrap().to_string())
+                .or_default() += row["requests"].as_u64().unwrap();
+        }
+    }
+    eprintln!("MariaDB's traced reads by role: {reads:?}");
+    let all: u64 = reads.values().sum();
+    let connections = reads.get("sql/one_connection").copied().unwrap_or(0);
+    assert!(
+        all > 0 && connections * 10 >= all * 9,
+        "{reads:?}: {traced}"
+    );
+}
+
 #[test]
 fn mariadb_engine_runs_on_a_throwaway_server_and_removes_it() {
     let dir = scratch();
@@ -161,6 +183,7 @@ fn mariadb_engine_runs_on_a_throwaway_server_and_removes_it() {
         .find(|file| file["event"] == "wait/io/file/innodb/innodb_data_file")
         .unwrap_or_else(|| panic!("no data file timings: {files:?}"));
     assert!(data_file["reads"].as_f64().unwrap() > 0.0, "{data_file}");
+    assert_reads_counted_under_the_connections(&document);
     assert_eq!(entries(dir.path()), vec!["m.strata".to_string()]);
     assert!(strata_processes_in(dir.path()).is_empty());
     let report = run_json(&["report", "m.strata"], dir.path());
@@ -236,5 +259,9 @@ fn scale_is_the_size_of_the_table_on_disk_for_every_engine() {
             (on_disk / wanted - 1.0).abs() <= 0.05,
             "{engine}: {on_disk} bytes on disk for --scale 32MiB"
         );
+        if engine == "mariadb" {
+            // performance_schema off: the connections by PROCESSLIST's TID.
+            assert_reads_counted_under_the_connections(&document);
+        }
     }
 }
