@@ -31,6 +31,16 @@ pub fn bucket_of(value_ns: u64) -> u16 {
     (((u64::from(msb - bits + 1)) << bits) | sub) as u16
 }
 
+/// The doubling bucket of microseconds (biolatency's) that a fine bucket
+/// of nanoseconds folds into, by its lowest value: its upper bound, µs
+/// (1 for under 1 µs, 2 for [1, 2) µs, 4 for [2, 4) µs, …). The same fine
+/// bucket always folds into the same doubling one, so folded counts add
+/// exactly across intervals and hosts.
+pub fn doubling_us_bound(bucket: u16) -> u64 {
+    let (low_ns, _) = bucket_range(bucket);
+    1 << (64 - (low_ns / 1000).leading_zeros())
+}
+
 /// The bucket that holds the value under which `quantile` (0–1) of the
 /// counted values fell, from (bucket, count) pairs in bucket order; `None`
 /// with nothing counted.

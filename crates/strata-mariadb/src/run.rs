@@ -16,7 +16,6 @@ use std::time::Duration;
 use strata_agent::endpoint::Endpoint;
 use strata_core::metrics::Collector;
 use strata_observe::background::BackgroundSampler;
-use strata_probe::collectors::all_os_collectors;
 use strata_run::outcome::data_set_bytes_in_blocks_of;
 use strata_run::outcome::RunObserver;
 use strata_run::server_host::ServerHostAgent;
@@ -293,11 +292,10 @@ fn layer_sampler(
 ) -> BackgroundSampler {
     let mut collectors: Vec<Box<dyn Collector>> = match agent {
         Some(agent) => agent.collectors(),
-        None => all_os_collectors(
-            strata_run::accounting::sampler_filter(&environment.devices),
+        None => strata_run::accounting::local_collectors(
+            &environment.devices,
             environment.server_pid.into_iter().collect(),
-        )
-        .unwrap_or_default(),
+        ),
     };
     if let Ok(collector) = MariaDbCollector::connect(target.url()) {
         collectors.push(Box::new(collector));

@@ -27,7 +27,7 @@ use strata_db::pagecache::{drop_caches, CgroupFiles, PageCacheMethod};
 use strata_db::workdir::WorkDir;
 use strata_observe::background::{BackgroundSampler, SampleClock};
 use strata_probe::blockdev::{device_of_path, physical_devices, BlockDevice};
-use strata_probe::collectors::{all_os_collectors, ProcessDelayCollector};
+use strata_probe::collectors::ProcessDelayCollector;
 use strata_recording::environment::ShardRecord;
 use strata_recording::record::SweepPoint;
 use strata_recording::sweep::{PredictedPoint, SweepSummary};
@@ -599,8 +599,7 @@ fn layer_sampler(
 ) -> BackgroundSampler {
     let mut collectors = match server.agent.get() {
         Some(agent) => agent.collectors(),
-        None => all_os_collectors(strata_run::accounting::sampler_filter(devices), Vec::new())
-            .unwrap_or_default(),
+        None => strata_run::accounting::local_collectors(devices, Vec::new()),
     };
     let pids = server.pids();
     if !pids.is_empty() {

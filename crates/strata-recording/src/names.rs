@@ -19,6 +19,20 @@ pub mod layer {
     pub const PROCESS: &str = "process";
     pub const POSTGRES: &str = "postgres";
     pub const MARIADB: &str = "mariadb";
+    pub const BLOCKTRACE: &str = "blocktrace";
+}
+
+/// The `blocktrace` layer (block requests traced one by one), labelled
+/// `device` and `op`: counters of requests, of requests per doubling
+/// bucket of device time (label `under_us`), gauges of each interval's
+/// device time percentiles.
+pub mod blocktrace {
+    pub const REQUESTS: &str = "requests";
+    pub const DEVICE_TIME_REQUESTS: &str = "device_time_requests";
+    pub const UNDER_US: &str = "under_us";
+    pub const DEVICE_P50_NS: &str = "device_p50_ns";
+    pub const DEVICE_P99_NS: &str = "device_p99_ns";
+    pub const DEVICE_MAX_NS: &str = "device_max_ns";
 }
 
 /// The `device` layer's counters (`/proc/diskstats`), labelled `device`,

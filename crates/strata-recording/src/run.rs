@@ -580,13 +580,30 @@ pub struct TenantFigures {
     pub device_bytes: u64,
     pub server_bytes: u64,
     pub strata_bytes: u64,
-    /// Every other process's bytes (on any device).
+    /// Every other process's bytes (on any device, by /proc/PID/io).
     pub other_bytes: u64,
-    /// Others' share of all processes' bytes (server, strata, others), percent.
+    /// Others' share of all processes' bytes (server, strata, others, the
+    /// kernel's threads), percent.
     pub other_share_pct: f64,
     /// The largest other processes.
     pub top_others: Vec<OtherProcess>,
+    /// How the processes' bytes were counted: [`COUNTED_BY_TRACE`] or
+    /// [`COUNTED_BY_PROC_IO`].
+    #[serde(default)]
+    pub counted_by: String,
+    /// The kernel's own threads' bytes (writeback and journal, on behalf of
+    /// the processes that dirtied the pages), where traced; 0 otherwise
+    /// (/proc/PID/io charges a write to the process that dirtied it).
+    #[serde(default)]
+    pub kernel_bytes: u64,
 }
+
+/// Tenants counted by the block requests traced on the run's devices:
+/// exact, under the process that submitted each request.
+pub const COUNTED_BY_TRACE: &str = "block requests traced on the run's devices";
+/// Tenants counted by `/proc/PID/io`: reads and writes on any device, a
+/// write when its page is dirtied.
+pub const COUNTED_BY_PROC_IO: &str = "/proc/PID/io, read + write, any device";
 
 impl TenantFigures {
     /// `dd (pid 4242) 812.3 MB, cp (pid 77) 10.0 MB` — decimal MB.

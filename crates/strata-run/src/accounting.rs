@@ -8,8 +8,9 @@
 use crate::edge::{Edge, HostEdge};
 use crate::processes::{groups_between, server_ticks_between};
 use strata_core::histogram::LatencyHistogram;
+use strata_core::metrics::Collector;
 use strata_core::verdict::Verdict;
-use strata_probe::collectors::DeviceFilter;
+use strata_probe::collectors::{all_os_collectors, BlockTraceCollector, DeviceFilter};
 use strata_probe::diskstats::{find, DeviceDelta, DiskStat, IostatFigures};
 pub use strata_recording::environment::RunDevices;
 pub use strata_recording::run::{
@@ -28,6 +29,15 @@ pub fn sampler_filter(devices: &RunDevices) -> DeviceFilter {
         true => DeviceFilter::All,
         false => DeviceFilter::Names(names),
     }
+}
+
+/// The layers a run samples on this host every second: every OS layer of
+/// the run's devices (`pids`' run-queue delay when given) and the block
+/// tracer's, whose per-second histograms the Recording keeps.
+pub fn local_collectors(devices: &RunDevices, pids: Vec<u32>) -> Vec<Box<dyn Collector>> {
+    let mut collectors = all_os_collectors(sampler_filter(devices), pids).unwrap_or_default();
+    collectors.push(Box::new(BlockTraceCollector::new()));
+    collectors
 }
 
 /// `count` per second of `seconds`; 0 over no time.
@@ -223,6 +233,7 @@ fn tenants(
     start: &Edge,
     end: &Edge,
     devices: &[IostatFigures],
+    traced: Option<&strata_recording::run::BlockTraceFigures>,
 ) -> Option<crate::tenants::TenantFigures> {
     let server: std::collections::BTreeSet<u32> = start
         .server
@@ -234,6 +245,16 @@ fn tenants(
     let unknown_server = server.is_empty() && end.database.is_some();
     if devices.is_empty() || unknown_server {
         return None;
+    }
+    // Exact where the block layer is traced; /proc/PID/io where it is not.
+    if let Some(traced) = traced.filter(|traced| traced.unavailable.is_none()) {
+        let strata = std::process::id();
+        return Some(crate::tenants::traced(
+            &traced.processes,
+            &server,
+            strata,
+            devices,
+        ));
     }
     let names: std::collections::BTreeSet<String> =
         devices.iter().map(|device| device.device.clone()).collect();
@@ -292,7 +313,7 @@ pub fn account(
         ),
     };
     figures.block_trace = Some(crate::block_trace::figures(start, end, &figures.devices));
-    figures.tenants = tenants(start, end, &figures.devices);
+    figures.tenants = tenants(start, end, &figures.devices, figures.block_trace.as_ref());
     if let Some(why) = &run_devices.unobserved {
         figures.devices_not_observed(why.clone());
     }

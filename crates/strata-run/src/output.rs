@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use strata_core::units::{counted, format_latency_ns, format_size};
 use strata_probe::diskstats::IostatFigures;
-use strata_recording::run::CpuFigures;
+use strata_recording::run::{CpuFigures, COUNTED_BY_TRACE};
 use strata_recording::sweep::SweepSummary;
 use strata_slob::load::LoadReport;
 
@@ -59,9 +59,14 @@ fn tenants_text(figures: &RunFigures) -> String {
         return String::new();
     };
     let mb = |bytes: u64| bytes as f64 / 1e6;
+    let kernel = match tenants.kernel_bytes {
+        0 => String::new(),
+        bytes => format!(", the kernel's threads {:.1} MB (writeback)", mb(bytes)),
+    };
     let mut out = format!(
-        "  by process (/proc/PID/io, read + write, any device): server {:.1} MB, strata {:.1} \
-         MB, others {:.1} MB ({:.1}% of the processes'; the devices above moved {:.1} MB)\n",
+        "  by process ({}): server {:.1} MB, strata {:.1} MB, others {:.1} MB{kernel} ({:.1}% \
+         of the processes'; the devices above moved {:.1} MB)\n",
+        tenants.counted_by,
         mb(tenants.server_bytes),
         mb(tenants.strata_bytes),
         mb(tenants.other_bytes),
@@ -69,7 +74,7 @@ fn tenants_text(figures: &RunFigures) -> String {
         mb(tenants.device_bytes)
     );
     let processes = tenants.server_bytes + tenants.strata_bytes + tenants.other_bytes;
-    if processes > tenants.device_bytes {
+    if processes > tenants.device_bytes && tenants.counted_by != COUNTED_BY_TRACE {
         let _ = writeln!(
             out,
             "  the processes' {:.1} MB are more than the devices' {:.1} MB: /proc/PID/io \

@@ -1,11 +1,14 @@
-//! Who else used the storage in the window: every process's bytes sent to
+//! Who else used the storage in the window: where the block layer is
+//! traced, the bytes of the requests each process submitted on the run's
+//! devices (exact: [`traced`]); elsewhere every process's bytes sent to
 //! and fetched from the block layer (`read_bytes` and `write_bytes` of
-//! `/proc/PID/io`, as pidstat -d and iotop read them), at both edges,
-//! attributed to the server's processes, strata's own, and everyone else.
+//! `/proc/PID/io`, as pidstat -d and iotop read them), at both edges
+//! ([`attribute`]); attributed to the server's processes, strata's own,
+//! and everyone else.
 //! A backup, a second database or a `cp` on the same disk is then named,
 //! not counted as what the storage did for the database.
 //!
-//! `/proc/PID/io` does not say which device a process used: another process
+//! Without the trace: `/proc/PID/io` does not say which device a process used: another process
 //! counts only when it has a file open on the run's devices (a file on a
 //! filesystem there, or the device itself), and its bytes are all its
 //! bytes. Shares are of the devices' bytes, or of the server's, strata's
@@ -19,7 +22,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use strata_probe::collectors::parse_proc_io;
 use strata_probe::diskstats::IostatFigures;
-pub use strata_recording::run::{OtherProcess, TenantFigures};
+pub use strata_recording::run::{
+    OtherProcess, TenantFigures, TracedProcess, COUNTED_BY_PROC_IO, COUNTED_BY_TRACE,
+};
 
 /// How many of the other processes are named, largest first.
 const NAMED_OTHERS: usize = 3;
@@ -112,31 +117,119 @@ pub fn attribute(
             _ => {}
         }
     }
-    let other_bytes: u64 = others.iter().map(|(_, _, read, write)| read + write).sum();
-    let share = |bytes: u64| match device_bytes.max(server_bytes + strata_bytes + other_bytes) {
-        0 => 0.0,
-        total => bytes as f64 * 100.0 / total as f64,
-    };
-    others.sort_by_key(|(_, _, read, write)| std::cmp::Reverse(read + write));
-    let top_others = others
-        .iter()
-        .filter(|(_, _, read, write)| share(read + write) >= NAMED_SHARE_PCT)
-        .take(NAMED_OTHERS)
-        .map(|(pid, name, read, write)| OtherProcess {
-            pid: *pid,
-            name: name.clone(),
-            read_bytes: *read,
-            write_bytes: *write,
-            share_pct: share(read + write),
-        })
-        .collect();
-    TenantFigures {
+    let counted = Counted {
         device_bytes,
         server_bytes,
         strata_bytes,
-        other_bytes,
-        other_share_pct: share(other_bytes),
-        top_others,
+        kernel_bytes: 0,
+        others,
+    };
+    counted.figures(COUNTED_BY_PROC_IO)
+}
+
+/// The window's bytes as the tracer counted them on the run's devices,
+/// under the process that submitted each request: the server's (a
+/// process strata gave a role, or one of `server`), strata's, the kernel's
+/// threads' (writeback), and the others'.
+pub fn traced(
+    processes: &[TracedProcess],
+    server: &BTreeSet<u32>,
+    strata: u32,
+    devices: &[IostatFigures],
+) -> TenantFigures {
+    let mut counted = Counted {
+        device_bytes: devices
+            .iter()
+            .map(|device| device.read_bytes + device.write_bytes)
+            .sum(),
+        ..Counted::default()
+    };
+    let mut others: BTreeMap<u32, (String, u64, u64)> = BTreeMap::new();
+    for process in processes {
+        let (read, write) = match process.operation.as_str() {
+            "read" => (process.bytes, 0),
+            _ => (0, process.bytes),
+        };
+        match process.pid {
+            pid if pid == strata => counted.strata_bytes += read + write,
+            pid if server.contains(&pid) || !process.role.is_empty() => {
+                counted.server_bytes += read + write
+            }
+            pid if is_kernel_thread(pid, &process.command) => counted.kernel_bytes += read + write,
+            pid => {
+                let other = others.entry(pid).or_insert((process.command.clone(), 0, 0));
+                other.1 += read;
+                other.2 += write;
+            }
+        }
+    }
+    counted.others = others
+        .into_iter()
+        .filter(|(_, (_, read, write))| read + write > 0)
+        .map(|(pid, (name, read, write))| (pid, name, read, write))
+        .collect();
+    counted.figures(COUNTED_BY_TRACE)
+}
+
+/// A kernel thread: no command line (or, gone, a flusher's or journal's
+/// name).
+fn is_kernel_thread(pid: u32, command: &str) -> bool {
+    match std::fs::read(format!("/proc/{pid}/cmdline")) {
+        Ok(cmdline) => cmdline.is_empty(),
+        Err(_) => ["kworker", "jbd2", "kswapd", "writeback"]
+            .iter()
+            .any(|prefix| command.starts_with(prefix)),
+    }
+}
+
+/// Bytes by whose they were, before shares are taken.
+#[derive(Default)]
+struct Counted {
+    device_bytes: u64,
+    server_bytes: u64,
+    strata_bytes: u64,
+    kernel_bytes: u64,
+    /// (pid, name, read bytes, write bytes)
+    others: Vec<(u32, String, u64, u64)>,
+}
+
+impl Counted {
+    fn figures(mut self, counted_by: &str) -> TenantFigures {
+        let other_bytes: u64 = self
+            .others
+            .iter()
+            .map(|(_, _, read, write)| read + write)
+            .sum();
+        let processes = self.server_bytes + self.strata_bytes + self.kernel_bytes + other_bytes;
+        let share = |bytes: u64| match self.device_bytes.max(processes) {
+            0 => 0.0,
+            total => bytes as f64 * 100.0 / total as f64,
+        };
+        self.others
+            .sort_by_key(|(_, _, read, write)| std::cmp::Reverse(read + write));
+        let top_others = self
+            .others
+            .iter()
+            .filter(|(_, _, read, write)| share(read + write) >= NAMED_SHARE_PCT)
+            .take(NAMED_OTHERS)
+            .map(|(pid, name, read, write)| OtherProcess {
+                pid: *pid,
+                name: name.clone(),
+                read_bytes: *read,
+                write_bytes: *write,
+                share_pct: share(read + write),
+            })
+            .collect();
+        TenantFigures {
+            device_bytes: self.device_bytes,
+            server_bytes: self.server_bytes,
+            strata_bytes: self.strata_bytes,
+            other_bytes,
+            other_share_pct: share(other_bytes),
+            top_others,
+            counted_by: counted_by.to_string(),
+            kernel_bytes: self.kernel_bytes,
+        }
     }
 }
 
@@ -276,5 +369,46 @@ mod tests {
             false
         });
         assert_eq!(elsewhere.other_bytes, 0);
+    }
+
+    fn traced_process(pid: u32, command: &str, role: &str, op: &str, bytes: u64) -> TracedProcess {
+        TracedProcess {
+            pid,
+            command: command.into(),
+            role: role.into(),
+            device: "vda".into(),
+            operation: op.into(),
+            bytes,
+            ..TracedProcess::default()
+        }
+    }
+
+    #[test]
+    fn traced_bytes_go_to_their_submitter_the_kernel_s_threads_apart() {
+        let strata = std::process::id();
+        let processes = [
+            traced_process(10, "postgres", "client backend", "read", 6_000_000),
+            traced_process(11, "postgres", "", "write", 1_000_000),
+            traced_process(strata, "strata", "", "read", 500_000),
+            traced_process(4242, "dd", "", "read", 2_000_000),
+            traced_process(4242, "dd", "", "write", 400_000),
+            traced_process(u32::MAX, "kworker/u8:1", "", "write", 100_000),
+        ];
+        let server = BTreeSet::from([11]);
+        let figures = traced(&processes, &server, strata, &[device(8_500_000, 1_500_000)]);
+        assert_eq!(figures.counted_by, COUNTED_BY_TRACE);
+        assert_eq!(
+            (
+                figures.server_bytes,
+                figures.strata_bytes,
+                figures.other_bytes
+            ),
+            (7_000_000, 500_000, 2_400_000)
+        );
+        assert_eq!(figures.kernel_bytes, 100_000, "a gone kworker by its name");
+        assert_eq!(figures.other_share_pct, 24.0);
+        let dd = &figures.top_others[0];
+        assert_eq!((dd.pid, dd.name.as_str()), (4242, "dd"));
+        assert_eq!((dd.read_bytes, dd.write_bytes), (2_000_000, 400_000));
     }
 }

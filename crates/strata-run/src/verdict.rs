@@ -229,9 +229,10 @@ fn tenants_reason(figures: &RunFigures) -> Option<Reason> {
     reason(
         "other_processes",
         format!(
-            "other processes with files on the run's devices did {:.1}% of the bytes read and \
-             written in the window (over {OTHER_PROCESSES_LIMIT_PCT:.0}%; /proc/PID/io): {}",
+            "other processes on the run's devices did {:.1}% of the bytes read and written in \
+             the window (over {OTHER_PROCESSES_LIMIT_PCT:.0}%; {}): {}",
             tenants.other_share_pct,
+            tenants.counted_by,
             tenants.named_others()
         ),
     )

@@ -20,7 +20,6 @@ use std::time::Duration;
 use strata_db::pagecache::PageCacheMethod;
 use strata_db::workdir::WorkDir;
 use strata_observe::background::BackgroundSampler;
-use strata_probe::collectors::all_os_collectors;
 use strata_run::accounting::RunDevices;
 use strata_run::outcome::data_set_bytes_in_blocks_of;
 use strata_run::outcome::{PageCacheChoice, RunObserver, SlobOutcome};
@@ -271,7 +270,6 @@ fn load(
 
 /// The devices under the file and the host's CPU and memory, every second.
 fn layer_sampler(devices: &RunDevices, recorder: &RunRecorder) -> BackgroundSampler {
-    let collectors = all_os_collectors(strata_run::accounting::sampler_filter(devices), Vec::new())
-        .unwrap_or_default();
+    let collectors = strata_run::accounting::local_collectors(devices, Vec::new());
     BackgroundSampler::start_writing(collectors, Duration::from_secs(1), recorder.sample_writer())
 }

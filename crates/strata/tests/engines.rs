@@ -121,7 +121,7 @@ fn without_postgresql_binaries_the_embedded_default_runs_on_sqlite_and_says_so()
 
 /// The data device's traced reads by the submitting thread's role (by
 /// performance_schema, or without it by PROCESSLIST's TID): the sessions'
-/// connections (`sql/one_connection`) read nearly all the pages.
+/// connections (`sql/one_connection`) read nearly all the server's pages.
 fn assert_reads_counted_under_the_connections(document: &serde_json::Value) {
     let traced = &document["result"]["block_trace"];
     let mut reads: std::collections::BTreeMap<String, u64> = Default::default();
@@ -133,10 +133,16 @@ fn assert_reads_counted_under_the_connections(document: &serde_json::Value) {
         }
     }
     eprintln!("MariaDB's traced reads by role: {reads:?}");
-    let all: u64 = reads.values().sum();
+    // Reads without a role are other processes' (another test's server on
+    // the same disk): this run names only its own server's threads.
+    let named: u64 = reads
+        .iter()
+        .filter(|(role, _)| !role.is_empty())
+        .map(|(_, count)| count)
+        .sum();
     let connections = reads.get("sql/one_connection").copied().unwrap_or(0);
     assert!(
-        all > 0 && connections * 10 >= all * 9,
+        named > 0 && connections * 10 >= named * 9,
         "{reads:?}: {traced}"
     );
 }

@@ -195,6 +195,7 @@ fn assert_the_charts_of_the_window_end_together(record: &Path, dir: &Path) {
         "database_blocks_read_over_time",
         "workload_loops_over_time",
         "page_cache_held_over_time",
+        "block_device_time_over_time",
     ] {
         let (first_s, last_s) = last_s(id);
         assert!(
@@ -307,7 +308,7 @@ fn read_only_run_with_a_limited_page_cache_reaches_the_device() {
     );
     let method = recording.environment.page_cache.as_ref().unwrap().method();
     assert_eq!(method, document["environment"]["page_cache"]["method"]);
-    for layer in ["device", "cpu", "process", "postgres"] {
+    for layer in ["device", "cpu", "process", "postgres", "blocktrace"] {
         assert!(
             recording
                 .layers()
@@ -316,8 +317,45 @@ fn read_only_run_with_a_limited_page_cache_reaches_the_device() {
         );
     }
     assert_every_sampled_process_named(&recording);
+    assert_the_traced_seconds_add_up(&recording, &device_name);
     assert_the_charts_of_the_window_end_together(&record, &dir);
     assert_nothing_left_behind(&dir);
+}
+
+/// The Recording's per-second histograms of the data device's reads (the
+/// `blocktrace` layer's counts per doubling bucket of device time) add up
+/// to its counter of traced reads, second by second and over the run.
+fn assert_the_traced_seconds_add_up(recording: &strata_recording::Recording, device: &str) {
+    let (mut seconds, mut by_buckets, mut by_counter) = (0, 0.0, 0.0);
+    let mut first: Option<(f64, f64)> = None;
+    for sample in recording.layers() {
+        let Some((metrics, _)) = sample.values("blocktrace") else {
+            continue;
+        };
+        let reads = |name: &str| -> f64 {
+            metrics
+                .iter()
+                .filter(|metric| metric.name == name)
+                .filter(|metric| metric.labels.get("device").is_some_and(|d| d == device))
+                .filter(|metric| metric.labels.get("op").is_some_and(|op| op == "read"))
+                .map(|metric| metric.value)
+                .sum()
+        };
+        let (buckets, counter) = (reads("device_time_requests"), reads("requests"));
+        if counter == 0.0 {
+            continue;
+        }
+        seconds += 1;
+        let (first_buckets, first_counter) = *first.get_or_insert((buckets, counter));
+        (by_buckets, by_counter) = (buckets - first_buckets, counter - first_counter);
+    }
+    assert!(seconds >= 4, "{seconds} seconds of traced reads");
+    assert!(by_counter > 0.0, "no traced reads between the seconds");
+    // The buckets are read a moment before the counter in each second.
+    assert!(
+        (by_buckets - by_counter).abs() <= by_counter * 0.005 + 4.0,
+        "{by_buckets} reads in the seconds' buckets, {by_counter} by the counter"
+    );
 }
 
 /// Every server process the per-second sampler follows carries its role,
@@ -872,6 +910,11 @@ fn another_process_reading_the_same_disk_is_named_with_its_share() {
     assert!(share > 5.0, "{tenants}");
     assert_eq!(tenants["top_others"][0]["name"], "dd", "{tenants}");
     assert_eq!(tenants["top_others"][0]["pid"], tenant.id(), "{tenants}");
+    // Its requests counted by the tracer under its PID, on the run's disk.
+    assert_eq!(
+        tenants["counted_by"], "block requests traced on the run's devices",
+        "{tenants}"
+    );
     let reasons = document["verdict"]["reasons"].to_string();
     let named = format!("dd (pid {})", tenant.id());
     assert!(

@@ -9,14 +9,21 @@
 use crate::blocktrace::{shared, Kind, TraceSnapshot};
 use crate::diskstats::read_diskstats;
 use std::collections::BTreeMap;
+use strata_core::log_linear::doubling_us_bound;
 use strata_core::metrics::{Collected, Collector, Metric};
+use strata_recording::names::blocktrace::{
+    DEVICE_MAX_NS, DEVICE_P50_NS, DEVICE_P99_NS, DEVICE_TIME_REQUESTS, REQUESTS, UNDER_US,
+};
 
 /// Layer `blocktrace`: per device (label `device`) and operation (`op`),
-/// counters `requests`, `device_time_ns`, `queue_time_ns`; gauges
-/// `device_p50_ns`, `device_p99_ns`, `device_max_ns` over the interval
-/// since the last collection (absent when no request ended in it); and
-/// counters `outliers` and `unfollowed_requests` (label `reason`).
-/// Absent, with the reason, where tracing cannot run.
+/// counters `requests`, `device_time_ns`, `queue_time_ns`, and
+/// `device_time_requests` per doubling bucket of device time (label
+/// `under_us`: 1, 2, 4, … µs, biolatency's; each bucket its own count, not
+/// cumulative: a histogram that adds exactly across intervals and hosts);
+/// gauges `device_p50_ns`, `device_p99_ns`, `device_max_ns` over the
+/// interval since the last collection (absent when no request ended in
+/// it); and counters `outliers` and `unfollowed_requests` (label
+/// `reason`). Absent, with the reason, where tracing cannot run.
 #[derive(Default)]
 pub struct BlockTraceCollector {
     last: Option<TraceSnapshot>,
@@ -32,7 +39,7 @@ impl BlockTraceCollector {
 
 impl Collector for BlockTraceCollector {
     fn layer(&self) -> &'static str {
-        "blocktrace"
+        strata_recording::names::layer::BLOCKTRACE
     }
 
     fn collect(&mut self) -> anyhow::Result<Collected> {
@@ -62,13 +69,23 @@ impl Collector for BlockTraceCollector {
                     .with_label("op", op.name())
             };
             metrics.push(labelled(Metric::counter(
-                "requests",
+                REQUESTS,
                 device_time.requests as f64,
             )));
             metrics.push(labelled(Metric::counter(
                 "device_time_ns",
                 device_time.sum as f64,
             )));
+            let mut doubled: BTreeMap<u64, u64> = BTreeMap::new();
+            for (bucket, requests) in &device_time.counts {
+                *doubled.entry(doubling_us_bound(*bucket)).or_default() += requests;
+            }
+            for (under_us, requests) in doubled {
+                metrics.push(labelled(
+                    Metric::counter(DEVICE_TIME_REQUESTS, requests as f64)
+                        .with_label(UNDER_US, &under_us.to_string()),
+                ));
+            }
             if let Some(queue_time) = queue_times.get(&(device, op)) {
                 metrics.push(labelled(Metric::counter(
                     "queue_time_ns",
@@ -77,14 +94,14 @@ impl Collector for BlockTraceCollector {
             }
             let recent = recent_times.get(&(device, op));
             if let Some(recent) = recent.filter(|recent| recent.count() > 0) {
-                let quantiles = [("device_p50_ns", 0.5), ("device_p99_ns", 0.99)];
+                let quantiles = [(DEVICE_P50_NS, 0.5), (DEVICE_P99_NS, 0.99)];
                 for (metric, quantile) in quantiles {
                     if let Some(value) = recent.quantile(quantile) {
                         metrics.push(labelled(Metric::gauge(metric, value)));
                     }
                 }
                 if let Some(max) = recent.max() {
-                    metrics.push(labelled(Metric::gauge("device_max_ns", max as f64)));
+                    metrics.push(labelled(Metric::gauge(DEVICE_MAX_NS, max as f64)));
                 }
             }
         }

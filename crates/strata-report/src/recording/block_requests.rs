@@ -6,7 +6,7 @@
 //! Not for: tracing, or the figures' arithmetic (the run computed them).
 
 use std::collections::BTreeMap;
-use strata_core::log_linear::bucket_range;
+use strata_core::log_linear::doubling_us_bound;
 use strata_output::document::{Axis, Cell, Chart, ChartKind, Column, Section, Series, Table};
 use strata_recording::run::{BlockTraceFigures, TracedDevice, TracedOutliers};
 
@@ -46,16 +46,13 @@ fn role_label(role: &str) -> String {
 
 /// Fine buckets folded into doubling ones: (upper bound µs, requests).
 fn doubling_us(buckets: &[(u16, u64)]) -> Vec<(f64, u64)> {
-    let mut doubled: BTreeMap<u32, u64> = BTreeMap::new();
+    let mut doubled: BTreeMap<u64, u64> = BTreeMap::new();
     for (bucket, requests) in buckets {
-        let (low_ns, _) = bucket_range(*bucket);
-        let low_us = low_ns / 1000;
-        let power = 64 - low_us.leading_zeros();
-        *doubled.entry(power).or_default() += requests;
+        *doubled.entry(doubling_us_bound(*bucket)).or_default() += requests;
     }
     doubled
         .into_iter()
-        .map(|(power, requests)| ((1u64 << power) as f64, requests))
+        .map(|(bound, requests)| (bound as f64, requests))
         .collect()
 }
 

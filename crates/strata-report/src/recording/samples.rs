@@ -227,6 +227,25 @@ impl Timeline {
             .collect()
     }
 
+    /// (t_s, value) of the first series called `name` whose labels pass
+    /// `select` (a gauge), in each sample of the layer that has it.
+    pub fn gauge_series(
+        &self,
+        layer: &str,
+        name: &str,
+        select: &dyn Fn(&Labels) -> bool,
+    ) -> Vec<[f64; 2]> {
+        self.layer(layer)
+            .filter_map(|sample| {
+                let series = sample
+                    .series
+                    .iter()
+                    .find(|series| series.name == name && select(&series.labels))?;
+                Some([sample.t_s, series.value])
+            })
+            .collect()
+    }
+
     /// The average of a gauge over the layer's samples.
     pub fn gauge_average(&self, layer: &str, name: &str) -> Option<f64> {
         let values: Vec<f64> = self

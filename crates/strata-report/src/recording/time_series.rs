@@ -1,7 +1,8 @@
 //! [time_series]: each layer's rates second by second as line charts —
 //! device requests/s and MB/s, database blocks read/s, workload loops/s,
-//! calibrate's per-second latency, and a run's page cache held beside its
-//! target.
+//! calibrate's per-second latency, a run's page cache held beside its
+//! target, and each device's block request device time per second (p99
+//! and max, traced).
 //!
 //! Not for: window totals (`sections`).
 
@@ -9,7 +10,7 @@ use super::measured::Measured;
 use super::samples::{Labels, Timeline};
 use strata_core::units::MIB;
 use strata_output::document::{Axis, Chart, ChartKind, Section, Series};
-use strata_recording::names::{device, label, layer};
+use strata_recording::names::{blocktrace, device, label, layer};
 use strata_recording::run::PageCacheHeld;
 
 pub(crate) fn line(
@@ -61,6 +62,38 @@ pub(crate) fn device_series(
             }
         })
         .collect()
+}
+
+/// Each device's block request device time in each second, read and
+/// written: the p99 and the longest of the interval (the `blocktrace`
+/// layer: every request traced), ms.
+fn block_device_time(timeline: &Timeline, devices: &[String]) -> Chart {
+    let mut series = Vec::new();
+    for name in devices {
+        for op in ["read", "write"] {
+            let this = |labels: &Labels| {
+                labels.get(label::DEVICE) == Some(name)
+                    && labels.get("op").map(String::as_str) == Some(op)
+            };
+            for (gauge, what) in [
+                (blocktrace::DEVICE_P99_NS, "p99"),
+                (blocktrace::DEVICE_MAX_NS, "max"),
+            ] {
+                let points = timeline.gauge_series(layer::BLOCKTRACE, gauge, &this);
+                series.push(Series {
+                    name: format!("{name} {op} {what}"),
+                    points: points.into_iter().map(|[t, ns]| [t, ns / 1e6]).collect(),
+                });
+            }
+        }
+    }
+    line(
+        "block_device_time_over_time",
+        "Block request device time per second, p99 and max (blocktrace layer: each request traced)",
+        "device time",
+        "ms",
+        series,
+    )
 }
 
 /// The page cache of the server's files that strata's memory cgroup held
@@ -119,6 +152,7 @@ pub(crate) fn section(timeline: &Timeline, measured: &Measured, extra: Vec<Chart
         "MB/s",
         bytes,
     ));
+    charts.push(block_device_time(timeline, &names));
     let source = measured
         .database
         .as_ref()
