@@ -123,6 +123,9 @@ impl Watcher<u32> for EdgeTaker {
     type Edge = WindowEdge;
 
     fn take_edge(&mut self) -> WindowEdge {
+        // Before the edge's counters, so that nothing lies between InnoDB's
+        // and /proc/diskstats'.
+        self.name_thread_roles();
         if let Some(clock) = &self.sample_clock {
             clock.sample_now();
         }
@@ -141,7 +144,6 @@ impl Watcher<u32> for EdgeTaker {
             }
         }
         let server_start = self.server_start();
-        self.name_thread_roles();
         let (user, system) = own_cpu_seconds();
         let mut os = Edge {
             at: std::time::Instant::now(),

@@ -29,25 +29,28 @@ async fn postmaster_start(client: &tokio_postgres::Client) -> Option<ServerStart
 }
 
 /// Takes an edge (`server_pids` starts with the postmaster's); the
-/// database is asked first, then the OS counters, so the
-/// OS figures are never older than the database's.
+/// processes' roles are asked first, then the database's counters, then
+/// the OS counters, so the OS figures are never older than the
+/// database's.
 pub async fn take(client: &tokio_postgres::Client, version_num: u32, server_pids: &[u32]) -> Edge {
-    let (database, database_error) = match snapshot(client, version_num).await {
-        Ok(values) => (Some(values), None),
-        Err(error) => (None, Some(format!("{error:#}"))),
-    };
     let kinds = if server_pids.is_empty() {
         Default::default()
     } else {
         backend_types(client).await.unwrap_or_default()
     };
     // The server's processes' requests are counted under their backend
-    // types from here on (the first edge's come before the window's).
+    // types from here on (the first edge's come before the window's);
+    // named before the counters, so that nothing lies between the
+    // database's and /proc/diskstats'.
     if let Err(why) = strata_run::block_trace::name_roles(&kinds) {
         strata_core::note::note(&format!(
             "strata: warning: block requests not counted by role: {why}"
         ));
     }
+    let (database, database_error) = match snapshot(client, version_num).await {
+        Ok(values) => (Some(values), None),
+        Err(error) => (None, Some(format!("{error:#}"))),
+    };
     let server_start = postmaster_start(client).await;
     Edge {
         at: Instant::now(),

@@ -22,6 +22,7 @@ pub mod engine;
 pub mod figures;
 pub mod load;
 pub mod locality;
+pub mod outlier_files;
 pub mod read_path;
 pub mod rendezvous;
 pub mod run;

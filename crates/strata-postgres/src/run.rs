@@ -980,6 +980,9 @@ impl WindowContext<'_> {
         let start_unix_s = strata_core::time::unix_now_s() - start.at.elapsed().as_secs_f64();
         let database = crate::figures::database_figures(&start, &end);
         let mut figures = account(&start, &end, database, &outcome, self.devices);
+        if let (Some(dir), Some(traced)) = (&server.data_directory, figures.block_trace.as_mut()) {
+            crate::outlier_files::name(client, dir, traced).await;
+        }
         figures.page_cache_held = limit.and_then(CacheLimit::held);
         if let Some(agent) = server.agent.get() {
             agent.mark_gaps(&mut figures);

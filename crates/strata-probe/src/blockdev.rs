@@ -21,6 +21,23 @@ pub fn device_by_number(major: u32, minor: u32) -> anyhow::Result<BlockDevice> {
     device_from_sys_dir(&sys_dir_of_number(major, minor)?)
 }
 
+/// The disk (its name) that the filesystem `path` is on lies on, and
+/// where on it the filesystem starts, bytes (a partition's start; 0 for a
+/// whole disk or loop device); `None` for a device-mapper or md device,
+/// whose requests reach other disks.
+pub fn position_on_disk(path: &Path) -> Option<(String, u64)> {
+    let device = device_of_path(path).ok()?;
+    match device.kind {
+        DeviceKind::Partition { parent } => {
+            let dir = sys_dir_of_number(device.major, device.minor).ok()?;
+            let start_sectors: u64 = parse_attr(&dir.join("start")).ok()?;
+            Some((parent, start_sectors * SECTOR_BYTES))
+        }
+        DeviceKind::Disk | DeviceKind::Loop { .. } => Some((device.name, 0)),
+        _ => None,
+    }
+}
+
 /// The block device holding the filesystem that `path` is on.
 pub fn device_of_path(path: &Path) -> anyhow::Result<BlockDevice> {
     let metadata = std::fs::metadata(path).with_context(|| format!("stat {}", path.display()))?;

@@ -19,5 +19,6 @@ pub mod blocktrace;
 pub mod collectors;
 pub mod cpu;
 pub mod diskstats;
+pub mod extents;
 pub mod safety;
 pub mod top;

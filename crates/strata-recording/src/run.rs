@@ -410,6 +410,16 @@ pub struct TracedOutlier {
     /// The lesser of the absolute threshold and 10 × the device's p99
     /// device time, ms, that it reached.
     pub threshold_ms: f64,
+    /// The file its first sector lies in (under the database's data
+    /// directory) and the byte's offset in it, where strata could map it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file_offset_bytes: Option<u64>,
+    /// The database's object stored in that file (PostgreSQL:
+    /// `schema.relation`, with its fork when not the main one; `WAL`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub relation: Option<String>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

@@ -408,7 +408,7 @@ fn outliers_text(outliers: &TracedOutliers) -> String {
         let _ = writeln!(out, " {}", outliers.listed.len());
         let _ = writeln!(
             out,
-            "  {:>9} {:>8} {:<16} {:<40} {:<10} {:<7} {:>12} {:>10} {:>10} {:>10}",
+            "  {:>9} {:>8} {:<16} {:<40} {:<10} {:<7} {:>12} {:>10} {:>10} {:>10}  relation (file)",
             "ended s",
             "pid",
             "command",
@@ -418,14 +418,19 @@ fn outliers_text(outliers: &TracedOutliers) -> String {
             "sector",
             "bytes",
             "Q2D ms",
-            "D2C ms"
+            "D2C ms",
         );
         let mut longest: Vec<_> = outliers.listed.iter().collect();
         longest.sort_by(|a, b| (b.queue_ms + b.device_ms).total_cmp(&(a.queue_ms + a.device_ms)));
         for outlier in longest.into_iter().take(OUTLIERS_SHOWN) {
+            let object = match (&outlier.relation, &outlier.file) {
+                (Some(relation), Some(file)) => format!("{relation} ({file})"),
+                (None, Some(file)) => format!("({file})"),
+                _ => String::new(),
+            };
             let _ = writeln!(
                 out,
-                "  {:>9.3} {:>8} {:<16} {:<40} {:<10} {:<7} {:>12} {:>10} {:>10.3} {:>10.3}",
+                "  {:>9.3} {:>8} {:<16} {:<40} {:<10} {:<7} {:>12} {:>10} {:>10.3} {:>10.3}  {object}",
                 outlier.ended_s,
                 outlier.pid,
                 outlier.command,

@@ -138,6 +138,34 @@ fn assert_reads_counted_under_their_submitters(traced: &serde_json::Value, reque
     assert!(outliers["listed"].is_array(), "{outliers}");
 }
 
+/// With `--io-outlier 200us` the backends' slow reads are listed, each
+/// named by the file its sector lies in and the relation stored there: the
+/// SLOB table or its index.
+fn assert_backend_outliers_name_their_relation(traced: &serde_json::Value) {
+    let backend_reads: Vec<&serde_json::Value> = traced["outliers"]["listed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|outlier| outlier["role"] == "client backend" && outlier["operation"] == "read")
+        .collect();
+    assert!(!backend_reads.is_empty(), "{}", traced["outliers"]);
+    let named = backend_reads
+        .iter()
+        .filter(|outlier| {
+            let relation = outlier["relation"].as_str().unwrap_or("");
+            let file = outlier["file"].as_str().unwrap_or("");
+            (relation.ends_with(".slob") || relation.ends_with(".slob_key"))
+                && file.starts_with("base/")
+        })
+        .count();
+    assert!(
+        named * 10 >= backend_reads.len() * 9,
+        "{named} of {} backend read outliers named by relation: {:?}",
+        backend_reads.len(),
+        backend_reads.iter().take(5).collect::<Vec<_>>()
+    );
+}
+
 /// The report of a run that committed reads the commits' p99 against the
 /// WAL device's own traced writes (and flushes), the rest named.
 fn assert_the_commits_tail_is_read_against_the_wal_device(record: &Path, dir: &Path) {
@@ -246,6 +274,8 @@ fn read_only_run_with_a_limited_page_cache_reaches_the_device() {
             "2s",
             "--record",
             record.to_str().unwrap(),
+            "--io-outlier",
+            "200us",
         ],
     );
     let result = &document["result"];
@@ -289,6 +319,7 @@ fn read_only_run_with_a_limited_page_cache_reaches_the_device() {
         "the page cache went past its target in a second of the window: {held}"
     );
     assert_every_read_request_traced_or_named(result, device_reads);
+    assert_backend_outliers_name_their_relation(&result["block_trace"]);
     let per_second = held["per_second_bytes"].as_array().unwrap();
     assert_eq!(per_second.len() as u64, held["samples"].as_u64().unwrap());
     let outliers = &result["outliers"];

@@ -277,6 +277,7 @@ fn outliers(
                 queue_ms: outlier.queue_ns as f64 / 1e6,
                 device_ms: outlier.device_ns as f64 / 1e6,
                 threshold_ms: threshold / 1e6,
+                ..TracedOutlier::default()
             })
         })
         .collect();

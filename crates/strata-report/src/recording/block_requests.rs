@@ -204,6 +204,8 @@ fn outlier_table(outliers: &TracedOutliers) -> Table {
             Column::number("size", Some("bytes")),
             Column::number("Q2D", Some("ms")),
             Column::number("D2C", Some("ms")),
+            Column::text("relation"),
+            Column::text("file"),
         ],
     );
     for outlier in &outliers.listed {
@@ -218,6 +220,8 @@ fn outlier_table(outliers: &TracedOutliers) -> Table {
             Cell::number(f64::from(outlier.bytes), 0, "bytes"),
             Cell::number(outlier.queue_ms, 3, "ms"),
             Cell::number(outlier.device_ms, 3, "ms"),
+            outlier.relation.as_ref().map_or(Cell::empty(), Cell::text),
+            outlier.file.as_ref().map_or(Cell::empty(), Cell::text),
         ]);
     }
     table
