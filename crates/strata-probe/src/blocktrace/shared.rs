@@ -20,8 +20,10 @@ use strata_recording::run::{
 static TRACER: OnceLock<Result<BlockTracer, String>> = OnceLock::new();
 /// The absolute outlier threshold, ns (`--io-outlier`).
 static OUTLIER_THRESHOLD_NS: AtomicU64 = AtomicU64::new(super::DEFAULT_OUTLIER_FLOOR_NS);
-/// The last snapshot read, for the interval that sets the relative floor.
-static LAST: Mutex<Option<TraceSnapshot>> = Mutex::new(None);
+/// The snapshots the relative floor is set from: the last one it was set
+/// from, and the one read since (not yet used).
+static FLOOR_SNAPSHOTS: Mutex<(Option<TraceSnapshot>, Option<TraceSnapshot>)> =
+    Mutex::new((None, None));
 /// A device's outliers are requests over this many times its p99 device
 /// time (when that is under the absolute threshold).
 pub const RELATIVE_OUTLIER_FACTOR: f64 = 10.0;
@@ -73,17 +75,23 @@ pub fn decline(why: &str) {
     let _ = TRACER.set(Err(why.to_string()));
 }
 
-/// What the tracer counted so far; `None` when it is not running. The
-/// kernel's outlier floor is then set, on a thread of its own so that a
-/// caller reads /proc/diskstats right after, to 10 × the highest p99
-/// device time since the snapshot before (of a device and operation with
-/// 1,000 requests in it), when that is under the threshold.
+/// What the tracer counted so far; `None` when it is not running. First
+/// the kernel's outlier floor is set, to 10 × the highest p99 device time
+/// between the two snapshots before (of a device and operation with 1,000
+/// requests in it) when that is under the threshold: before the maps are
+/// read, so that nothing lies between this snapshot's counts and the
+/// caller's /proc/diskstats, and from snapshots already read.
 pub fn snapshot() -> Option<TraceSnapshot> {
     let tracer = TRACER.get()?.as_ref().ok()?;
+    let mut kept = FLOOR_SNAPSHOTS
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
+    if let Some(newest) = kept.1.take() {
+        lower_the_floor(tracer, kept.0.as_ref(), &newest);
+        kept.0 = Some(newest);
+    }
     let snapshot = tracer.snapshot();
-    // Its own snapshot, a moment later: nothing between this one's counts
-    // and the caller's /proc/diskstats.
-    std::thread::spawn(move || lower_the_floor(tracer, tracer.snapshot()));
+    kept.1 = Some(snapshot.clone());
     Some(snapshot)
 }
 
@@ -94,9 +102,8 @@ pub fn peek() -> Option<TraceSnapshot> {
     Some(TRACER.get()?.as_ref().ok()?.snapshot())
 }
 
-fn lower_the_floor(tracer: &BlockTracer, snapshot: TraceSnapshot) {
-    let mut last = LAST.lock().unwrap_or_else(PoisonError::into_inner);
-    let interval = match last.as_ref() {
+fn lower_the_floor(tracer: &BlockTracer, before: Option<&TraceSnapshot>, snapshot: &TraceSnapshot) {
+    let interval = match before {
         Some(before) if before.taken_ns <= snapshot.taken_ns => snapshot.since(before),
         Some(_) => return,
         None => snapshot.clone(),
@@ -114,7 +121,6 @@ fn lower_the_floor(tracer: &BlockTracer, snapshot: TraceSnapshot) {
         let floor = threshold_ns.min(RELATIVE_OUTLIER_FACTOR * p99);
         let _ = tracer.set_outlier_floor(floor as u64);
     }
-    *last = Some(snapshot);
 }
 
 /// Why the tracer gives no figures: not started, could not start, or the
