@@ -536,9 +536,10 @@ impl BlockTracer {
     }
 
     /// Everything counted since the tracer started: the buckets first, the
-    /// processes, the outliers, the requests not followed, then the counts
-    /// and sums, last, so that they are read right before a caller reads
-    /// /proc/diskstats.
+    /// outliers (up to 4,096 lookups), the merges, the requests in flight
+    /// and not followed, then the processes' totals and the counts and
+    /// sums, last, so that those are read right beside each other and
+    /// right before a caller reads /proc/diskstats.
     pub fn snapshot(&self) -> TraceSnapshot {
         let mut snapshot = TraceSnapshot {
             taken_ns: monotonic_ns(),
@@ -554,12 +555,6 @@ impl BlockTracer {
             let series = snapshot.series.entry(series_key).or_default();
             series.counts.insert(bucket, u64::from_ne_bytes(value));
         }
-        snapshot.processes = self
-            .processes
-            .entries()
-            .iter()
-            .filter_map(|(key, value)| process_entry(key, value))
-            .collect();
         self.read_outliers(&mut snapshot);
         snapshot.merges = self.merges();
         snapshot.stale_starts = self.stale_starts(snapshot.taken_ns);
@@ -569,6 +564,12 @@ impl BlockTracer {
             .map(|names| names.clone())
             .unwrap_or_default();
         snapshot.unfollowed = self.unfollowed();
+        snapshot.processes = self
+            .processes
+            .entries()
+            .iter()
+            .filter_map(|(key, value)| process_entry(key, value))
+            .collect();
         for (key, value) in self.totals.entries() {
             let (Some((series_key, _)), Ok(value)) =
                 (series_key(&key), <[u8; 16]>::try_from(value))
