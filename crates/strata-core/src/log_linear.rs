@@ -41,6 +41,19 @@ pub fn doubling_us_bound(bucket: u16) -> u64 {
     1 << (64 - (low_ns / 1000).leading_zeros())
 }
 
+/// Fine buckets' counts folded into doubling ones ([`doubling_us_bound`]):
+/// requests by upper bound, µs.
+pub fn doubling_us<I>(counts: I) -> std::collections::BTreeMap<u64, u64>
+where
+    I: IntoIterator<Item = (u16, u64)>,
+{
+    let mut doubled = std::collections::BTreeMap::new();
+    for (bucket, count) in counts {
+        *doubled.entry(doubling_us_bound(bucket)).or_default() += count;
+    }
+    doubled
+}
+
 /// The bucket that holds the value under which `quantile` (0–1) of the
 /// counted values fell, from (bucket, count) pairs in bucket order; `None`
 /// with nothing counted.

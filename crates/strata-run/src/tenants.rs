@@ -63,8 +63,7 @@ impl ProcessIoSnapshot {
 /// `None` for kernel threads (no command line): their writeback is done
 /// for others, and counting it would name the kernel as a tenant.
 fn process_bytes(pid: u32) -> Option<ProcessBytes> {
-    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
-    if cmdline.is_empty() {
+    if is_kernel_thread(pid)? {
         return None;
     }
     let io = std::fs::read_to_string(format!("/proc/{pid}/io")).ok()?;
@@ -155,7 +154,9 @@ pub fn traced(
             pid if server.contains(&pid) || !process.role.is_empty() => {
                 counted.server_bytes += read + write
             }
-            pid if is_kernel_thread(pid, &process.command) => counted.kernel_bytes += read + write,
+            pid if by_a_kernel_thread(pid, &process.command) => {
+                counted.kernel_bytes += read + write
+            }
             pid => {
                 let other = others.entry(pid).or_insert((process.command.clone(), 0, 0));
                 other.1 += read;
@@ -171,15 +172,20 @@ pub fn traced(
     counted.figures(COUNTED_BY_TRACE)
 }
 
-/// A kernel thread: no command line (or, gone, a flusher's or journal's
-/// name).
-fn is_kernel_thread(pid: u32, command: &str) -> bool {
-    match std::fs::read(format!("/proc/{pid}/cmdline")) {
-        Ok(cmdline) => cmdline.is_empty(),
-        Err(_) => ["kworker", "jbd2", "kswapd", "writeback"]
+/// Whether `pid` is a kernel thread (no command line); `None` when it is
+/// gone.
+fn is_kernel_thread(pid: u32) -> Option<bool> {
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+    Some(cmdline.is_empty())
+}
+
+/// A kernel thread, or, gone, one by its name (a flusher's, a journal's).
+fn by_a_kernel_thread(pid: u32, command: &str) -> bool {
+    is_kernel_thread(pid).unwrap_or_else(|| {
+        ["kworker", "jbd2", "kswapd", "writeback"]
             .iter()
-            .any(|prefix| command.starts_with(prefix)),
-    }
+            .any(|prefix| command.starts_with(prefix))
+    })
 }
 
 /// Bytes by whose they were, before shares are taken.

@@ -213,21 +213,27 @@ impl Buckets {
         let Some(earlier) = earlier else {
             return self.clone();
         };
-        let counts = self
-            .counts
-            .iter()
-            .map(|(bucket, count)| {
-                let before = earlier.counts.get(bucket).copied().unwrap_or(0);
-                (*bucket, count.saturating_sub(before))
-            })
-            .filter(|(_, count)| *count > 0)
-            .collect();
         Buckets {
-            counts,
+            counts: counts_since(&self.counts, &earlier.counts),
             requests: self.requests.saturating_sub(earlier.requests),
             sum: self.sum.saturating_sub(earlier.sum),
         }
     }
+}
+
+/// Each count less its `earlier` value (0 when it had none), those that
+/// grew only.
+fn counts_since<K: Ord + Copy>(
+    now: &BTreeMap<K, u64>,
+    earlier: &BTreeMap<K, u64>,
+) -> BTreeMap<K, u64> {
+    now.iter()
+        .map(|(key, count)| {
+            let before = earlier.get(key).copied().unwrap_or(0);
+            (*key, count.saturating_sub(before))
+        })
+        .filter(|(_, count)| *count > 0)
+        .collect()
 }
 
 /// Requests the programs could not follow, since the tracer started.
@@ -319,19 +325,10 @@ impl TraceSnapshot {
             .cloned()
             .collect();
         let seen = self.outliers_seen.saturating_sub(earlier.outliers_seen);
-        let merges = self
-            .merges
-            .iter()
-            .map(|(key, count)| {
-                let before = earlier.merges.get(key).copied().unwrap_or(0);
-                (*key, count.saturating_sub(before))
-            })
-            .filter(|(_, count)| *count > 0)
-            .collect();
         TraceSnapshot {
             series,
             processes,
-            merges,
+            merges: counts_since(&self.merges, &earlier.merges),
             unfollowed: self
                 .unfollowed
                 .since(&earlier.unfollowed, seen, outliers.len()),

@@ -20,10 +20,16 @@ use strata_recording::run::{
 static TRACER: OnceLock<Result<BlockTracer, String>> = OnceLock::new();
 /// The absolute outlier threshold, ns (`--io-outlier`).
 static OUTLIER_THRESHOLD_NS: AtomicU64 = AtomicU64::new(super::DEFAULT_OUTLIER_FLOOR_NS);
-/// The snapshots the relative floor is set from: the last one it was set
-/// from, and the one read since (not yet used).
-static FLOOR_SNAPSHOTS: Mutex<(Option<TraceSnapshot>, Option<TraceSnapshot>)> =
-    Mutex::new((None, None));
+/// The device times the relative floor is set from: those it was last set
+/// from, and those read since (not yet used).
+static FLOOR_POINTS: Mutex<(Option<FloorPoint>, Option<FloorPoint>)> = Mutex::new((None, None));
+
+/// A snapshot's device times by device and operation (roles together),
+/// and when it was read.
+struct FloorPoint {
+    taken_ns: u64,
+    device_times: BTreeMap<((u32, u32), Op), Buckets>,
+}
 /// A device's outliers are requests over this many times its p99 device
 /// time (when that is under the absolute threshold).
 pub const RELATIVE_OUTLIER_FACTOR: f64 = 10.0;
@@ -83,15 +89,16 @@ pub fn decline(why: &str) {
 /// caller's /proc/diskstats, and from snapshots already read.
 pub fn snapshot() -> Option<TraceSnapshot> {
     let tracer = TRACER.get()?.as_ref().ok()?;
-    let mut kept = FLOOR_SNAPSHOTS
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner);
+    let mut kept = FLOOR_POINTS.lock().unwrap_or_else(PoisonError::into_inner);
     if let Some(newest) = kept.1.take() {
         lower_the_floor(tracer, kept.0.as_ref(), &newest);
         kept.0 = Some(newest);
     }
     let snapshot = tracer.snapshot();
-    kept.1 = Some(snapshot.clone());
+    kept.1 = Some(FloorPoint {
+        taken_ns: snapshot.taken_ns,
+        device_times: snapshot.by_device(Kind::Device),
+    });
     Some(snapshot)
 }
 
@@ -102,16 +109,16 @@ pub fn peek() -> Option<TraceSnapshot> {
     Some(TRACER.get()?.as_ref().ok()?.snapshot())
 }
 
-fn lower_the_floor(tracer: &BlockTracer, before: Option<&TraceSnapshot>, snapshot: &TraceSnapshot) {
-    let interval = match before {
-        Some(before) if before.taken_ns <= snapshot.taken_ns => snapshot.since(before),
-        Some(_) => return,
-        None => snapshot.clone(),
-    };
+fn lower_the_floor(tracer: &BlockTracer, before: Option<&FloorPoint>, newest: &FloorPoint) {
+    if before.is_some_and(|before| before.taken_ns > newest.taken_ns) {
+        return;
+    }
+    let earlier = |key| before.and_then(|before| before.device_times.get(key));
     let threshold_ns = OUTLIER_THRESHOLD_NS.load(Ordering::Relaxed) as f64;
-    let highest_p99_ns = interval
-        .by_device(Kind::Device)
-        .values()
+    let highest_p99_ns = newest
+        .device_times
+        .iter()
+        .map(|(key, buckets)| buckets.since(earlier(key)))
         .filter(|buckets| buckets.count() >= REQUESTS_FOR_A_RELATIVE_FLOOR)
         .filter_map(|buckets| buckets.quantile(0.99))
         .fold(None, |highest: Option<f64>, p99| {

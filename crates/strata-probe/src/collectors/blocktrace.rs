@@ -9,7 +9,7 @@
 use crate::blocktrace::{shared, Kind, TraceSnapshot};
 use crate::diskstats::read_diskstats;
 use std::collections::BTreeMap;
-use strata_core::log_linear::doubling_us_bound;
+use strata_core::log_linear::doubling_us;
 use strata_core::metrics::{Collected, Collector, Metric};
 use strata_recording::names::blocktrace::{
     DEVICE_MAX_NS, DEVICE_P50_NS, DEVICE_P99_NS, DEVICE_TIME_REQUESTS, REQUESTS, UNDER_US,
@@ -76,11 +76,8 @@ impl Collector for BlockTraceCollector {
                 "device_time_ns",
                 device_time.sum as f64,
             )));
-            let mut doubled: BTreeMap<u64, u64> = BTreeMap::new();
-            for (bucket, requests) in &device_time.counts {
-                *doubled.entry(doubling_us_bound(*bucket)).or_default() += requests;
-            }
-            for (under_us, requests) in doubled {
+            let counts = device_time.counts.iter().map(|(b, count)| (*b, *count));
+            for (under_us, requests) in doubling_us(counts) {
                 metrics.push(labelled(
                     Metric::counter(DEVICE_TIME_REQUESTS, requests as f64)
                         .with_label(UNDER_US, &under_us.to_string()),

@@ -5,8 +5,7 @@
 //!
 //! Not for: tracing, or the figures' arithmetic (the run computed them).
 
-use std::collections::BTreeMap;
-use strata_core::log_linear::doubling_us_bound;
+use strata_core::log_linear;
 use strata_output::document::{Axis, Cell, Chart, ChartKind, Column, Section, Series, Table};
 use strata_recording::run::{BlockTraceFigures, TracedDevice, TracedOutliers};
 
@@ -46,11 +45,7 @@ fn role_label(role: &str) -> String {
 
 /// Fine buckets folded into doubling ones: (upper bound µs, requests).
 fn doubling_us(buckets: &[(u16, u64)]) -> Vec<(f64, u64)> {
-    let mut doubled: BTreeMap<u64, u64> = BTreeMap::new();
-    for (bucket, requests) in buckets {
-        *doubled.entry(doubling_us_bound(*bucket)).or_default() += requests;
-    }
-    doubled
+    log_linear::doubling_us(buckets.iter().copied())
         .into_iter()
         .map(|(bound, requests)| (bound as f64, requests))
         .collect()
