@@ -67,9 +67,10 @@ const FAMILIES: [Family; 3] = [
 
 /// The histogram families of everything traced since the tracer started;
 /// nothing where it is not running (the `blocktrace` layer's
-/// `strata_layer_up` says why).
+/// `strata_layer_up` says why). A scrape only reads the tracer: it leaves
+/// the outlier floor to the sampler and never waits for it.
 pub fn families(host: &str) -> String {
-    let Some(snapshot) = shared::snapshot() else {
+    let Some(snapshot) = shared::peek() else {
         return String::new();
     };
     let names: BTreeMap<(u32, u32), String> = read_diskstats()

@@ -103,8 +103,8 @@ pub fn snapshot() -> Option<TraceSnapshot> {
 }
 
 /// What the tracer counted so far, leaving the outlier floor as it is (for
-/// a reader beside the one that sets it: `observe --top`); `None` when it
-/// is not running.
+/// a reader beside the one that sets it: `observe --top`, a Prometheus
+/// scrape); `None` when it is not running.
 pub fn peek() -> Option<TraceSnapshot> {
     Some(TRACER.get()?.as_ref().ok()?.snapshot())
 }
