@@ -20,6 +20,7 @@ use std::sync::{Barrier, OnceLock};
 use std::time::{Duration, Instant};
 use strata_io::target::open_target;
 use strata_io::{EngineKind, Operation};
+use strata_probe::blocktrace::shared::Distributions;
 use strata_probe::blocktrace::TraceSnapshot;
 use strata_probe::diskstats::{find, read_diskstats, DeviceDelta, DiskStat};
 
@@ -62,7 +63,8 @@ pub struct PointProgress {
 /// Snapshot of the counters at one edge of the window.
 struct Edge {
     at: Instant,
-    /// Every block request traced so far, read just before `disks`.
+    /// Every block request traced so far, its counts read just before
+    /// `disks`.
     trace: Option<TraceSnapshot>,
     disks: Vec<DiskStat>,
     cpu: (f64, f64),
@@ -70,9 +72,10 @@ struct Edge {
 
 impl Edge {
     fn now() -> Self {
+        let trace = strata_probe::blocktrace::shared::distributions();
         Edge {
             at: Instant::now(),
-            trace: strata_probe::blocktrace::shared::snapshot(),
+            trace: trace.map(Distributions::with_counts),
             disks: read_diskstats().unwrap_or_default(),
             cpu: strata_probe::cpu::own_cpu_seconds(),
         }

@@ -22,6 +22,7 @@ use strata_core::metrics::{Collected, Collector};
 use strata_probe::cpu::{own_cpu_seconds, HostCpu};
 use strata_probe::diskstats::read_diskstats;
 use strata_run::accounting::{account, Absorption, RunDevices, RunFigures};
+use strata_run::block_trace::Distributions;
 use strata_run::edge::{Edge, ServerStart};
 use strata_run::processes::ServerProcesses;
 use strata_slob::session::RunOutcome;
@@ -129,6 +130,11 @@ impl Watcher<u32> for EdgeTaker {
         if let Some(clock) = &self.sample_clock {
             clock.sample_now();
         }
+        let (user, system) = own_cpu_seconds();
+        // Only the tracer's counts lie between InnoDB's counters and
+        // /proc/diskstats: the server's start is asked before.
+        let mut server_start = self.server_start();
+        let trace = strata_run::block_trace::distributions();
         let mut innodb = self.innodb_counters();
         let deadline = std::time::Instant::now() + RECONNECT_LIMIT;
         let throwaway_died = self
@@ -138,19 +144,18 @@ impl Watcher<u32> for EdgeTaker {
             match MariaDbCollector::connect(&self.url) {
                 Ok(collector) => {
                     self.collector = collector;
+                    server_start = self.server_start();
                     innodb = self.innodb_counters();
                 }
                 Err(_) => std::thread::sleep(std::time::Duration::from_millis(200)),
             }
         }
-        let server_start = self.server_start();
-        let (user, system) = own_cpu_seconds();
         let mut os = Edge {
             at: std::time::Instant::now(),
             version_num: 0,
             database: None,
             database_error: None,
-            block_trace: strata_run::block_trace::snapshot(),
+            block_trace: trace.map(Distributions::with_counts),
             disks: read_diskstats().unwrap_or_default(),
             host_cpu: HostCpu::read().unwrap_or_default(),
             server: self.server_processes(),
@@ -207,6 +212,8 @@ pub struct InnoDbFigures {
     pub pages_per_read_request: f64,
     /// `Innodb_buffer_pool_reads`: logical reads the buffer pool missed.
     pub buffer_pool_reads: f64,
+    /// Over the edges' interval, as the devices' rates.
+    pub buffer_pool_reads_per_s: f64,
     pub buffer_pool_read_requests: f64,
     pub buffer_pool_hit_pct: f64,
     pub data_writes: f64,
@@ -359,6 +366,7 @@ fn innodb_figures(counters: &BTreeMap<String, f64>, seconds: f64) -> InnoDbFigur
         read_mb_per_s: per_s(read_bytes / 1e6, seconds),
         pages_per_read_request: ratio(pages_read, read_requests),
         buffer_pool_reads: misses,
+        buffer_pool_reads_per_s: per_s(misses, seconds),
         buffer_pool_read_requests: requests,
         buffer_pool_hit_pct: 100.0 * (1.0 - ratio(misses, requests)),
         data_writes: value("innodb_data_writes"),

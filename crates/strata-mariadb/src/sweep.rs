@@ -98,13 +98,14 @@ fn predict_the_sweep(
     )
 }
 
-/// InnoDB's count of the pages its buffer pool missed, and
-/// performance_schema's wait per read of its data files when it is on.
+/// InnoDB's count of the pages its buffer pool missed, over the edges'
+/// interval as the devices' requests are (not the sessions' window: under
+/// load the end edge comes late), and performance_schema's wait per read of
+/// its data files when it is on.
 fn innodb_blocks(window: &MariaDbWindow) -> WindowBlocks {
     let Some(innodb) = &window.figures.innodb else {
         return WindowBlocks::default();
     };
-    let seconds = window.figures.run.window_s;
     let block_read_latency_us = innodb
         .files
         .iter()
@@ -112,10 +113,7 @@ fn innodb_blocks(window: &MariaDbWindow) -> WindowBlocks {
         .map(|file| file.read_us_per_read);
     WindowBlocks {
         blocks_read: innodb.buffer_pool_reads,
-        blocks_read_per_s: match seconds > 0.0 {
-            true => innodb.buffer_pool_reads / seconds,
-            false => 0.0,
-        },
+        blocks_read_per_s: innodb.buffer_pool_reads_per_s,
         block_read_latency_us,
         buffer_hit_pct: innodb.buffer_pool_hit_pct,
     }

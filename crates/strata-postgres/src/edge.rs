@@ -9,6 +9,7 @@ use crate::read_path::backend_types;
 use std::time::Instant;
 use strata_probe::cpu::HostCpu;
 use strata_probe::diskstats::read_diskstats;
+use strata_run::block_trace::Distributions;
 use strata_run::edge::{Edge, ServerStart};
 use strata_run::processes::ServerProcesses;
 
@@ -29,9 +30,9 @@ async fn postmaster_start(client: &tokio_postgres::Client) -> Option<ServerStart
 }
 
 /// Takes an edge (`server_pids` starts with the postmaster's); the
-/// processes' roles are asked first, then the database's counters, then
-/// the OS counters, so the OS figures are never older than the
-/// database's.
+/// processes' roles and the postmaster's start are asked first, then the
+/// database's counters, then the OS counters, so the OS figures are never
+/// older than the database's.
 pub async fn take(client: &tokio_postgres::Client, version_num: u32, server_pids: &[u32]) -> Edge {
     let kinds = if server_pids.is_empty() {
         Default::default()
@@ -47,20 +48,23 @@ pub async fn take(client: &tokio_postgres::Client, version_num: u32, server_pids
             "strata: warning: block requests not counted by role: {why}"
         ));
     }
+    // Only the tracer's counts lie between the database's counters and
+    // /proc/diskstats.
+    let server_start = postmaster_start(client).await;
+    let trace = strata_run::block_trace::distributions();
     let (database, database_error) = match snapshot(client, version_num).await {
         Ok(values) => (Some(values), None),
         Err(error) => (None, Some(format!("{error:#}"))),
     };
-    let server_start = postmaster_start(client).await;
     Edge {
         at: Instant::now(),
         version_num,
         database,
         database_error,
         server_start,
-        oom_kills: strata_probe::collectors::host_oom_kills(),
-        block_trace: strata_run::block_trace::snapshot(),
+        block_trace: trace.map(Distributions::with_counts),
         disks: read_diskstats().unwrap_or_default(),
+        oom_kills: strata_probe::collectors::host_oom_kills(),
         host_cpu: HostCpu::read().unwrap_or_default(),
         server: ServerProcesses::read(server_pids, kinds),
         own_cpu_s: {

@@ -8,7 +8,7 @@ use strata_recording::device::IostatFigures;
 use strata_recording::run::BlockTraceFigures;
 
 pub use strata_probe::blocktrace::shared::{
-    decline, name_roles, set_outlier_threshold_ms, snapshot, start,
+    decline, distributions, name_roles, set_outlier_threshold_ms, snapshot, start, Distributions,
 };
 
 /// The run's devices' traced requests between the two edges.

@@ -38,12 +38,13 @@ pub struct SqliteEdge {
 /// Takes an edge: devices, host CPU, strata's own CPU and device reads.
 pub fn take_edge(version_num: u32) -> SqliteEdge {
     let (user, system) = own_cpu_seconds();
+    let trace = strata_run::block_trace::distributions();
     let os = Edge {
         at: std::time::Instant::now(),
         version_num,
         database: None,
         database_error: None,
-        block_trace: strata_run::block_trace::snapshot(),
+        block_trace: trace.map(strata_run::block_trace::Distributions::with_counts),
         disks: read_diskstats().unwrap_or_default(),
         host_cpu: HostCpu::read().unwrap_or_default(),
         server: ServerProcesses::default(),

@@ -1073,8 +1073,9 @@ fn a_mariadb_sweep_is_predicted_and_measured_on_its_throwaway_server() {
         );
         let blocks = point["database_blocks_read_per_s"].as_f64().unwrap();
         let device = point["device_read_requests_per_s"].as_f64().unwrap();
+        // Both over the edges' interval, read beside each other.
         assert!(
-            device >= 0.9 * blocks,
+            device >= 0.95 * blocks,
             "O_DIRECT: every page read reaches the device: {point}"
         );
     }

@@ -17,6 +17,10 @@ const BPF_MAP_GET_NEXT_KEY: i64 = 4;
 const BPF_PROG_LOAD: i64 = 5;
 const BPF_OBJ_GET_INFO_BY_FD: i64 = 15;
 const BPF_RAW_TRACEPOINT_OPEN: i64 = 17;
+const BPF_MAP_LOOKUP_BATCH: i64 = 24;
+
+/// Entries a batched read asks for at once.
+const BATCH_ENTRIES: usize = 4096;
 
 pub const MAP_TYPE_HASH: u32 = 1;
 pub const MAP_TYPE_ARRAY: u32 = 2;
@@ -264,8 +268,68 @@ impl Map {
         bpf(BPF_MAP_DELETE_ELEM, &mut attr);
     }
 
-    /// Every key and its value, in the map's order.
+    /// Every key and its value.
     pub fn entries(&self) -> Vec<(Vec<u8>, Vec<u8>)> {
+        let mut entries = Vec::new();
+        self.for_each(|key, value| entries.push((key.to_vec(), value.to_vec())));
+        entries
+    }
+
+    /// Shows `visit` every key and its value: in batches of thousands per
+    /// system call (Linux 5.6 and later), else one key at a time.
+    pub fn for_each(&self, mut visit: impl FnMut(&[u8], &[u8])) {
+        if !self.in_batches(&mut visit) {
+            for (key, value) in self.entries_one_by_one() {
+                visit(&key, &value);
+            }
+        }
+    }
+
+    /// False, having shown nothing, where the kernel cannot read this map in
+    /// batches.
+    fn in_batches(&self, visit: &mut impl FnMut(&[u8], &[u8])) -> bool {
+        // The kernel's position: a bucket index (hash) or a key (array).
+        let token_size = self.key_size.max(8);
+        let (mut in_batch, mut out_batch) = (vec![0u8; token_size], vec![0u8; token_size]);
+        let mut capacity = BATCH_ENTRIES;
+        let (mut keys, mut values) = (Vec::new(), Vec::new());
+        let mut first = true;
+        loop {
+            keys.resize(self.key_size * capacity, 0);
+            values.resize(self.value_size * capacity, 0);
+            let mut attr = [0u64; 7];
+            attr[0] = if first { 0 } else { in_batch.as_ptr() as u64 };
+            attr[1] = out_batch.as_mut_ptr() as u64;
+            attr[2] = keys.as_mut_ptr() as u64;
+            attr[3] = values.as_mut_ptr() as u64;
+            attr[4] = capacity as u64 | ((self.fd.as_raw_fd() as u64) << 32);
+            let failed = bpf(BPF_MAP_LOOKUP_BATCH, &mut attr) != 0;
+            let error = std::io::Error::last_os_error().raw_os_error();
+            let finished = failed && error == Some(libc::ENOENT);
+            if failed && error == Some(libc::ENOSPC) {
+                // One hash bucket holds more entries than the batch.
+                capacity *= 2;
+                continue;
+            }
+            if failed && !finished {
+                return !first;
+            }
+            let read = (attr[4] & 0xffff_ffff) as usize;
+            let pairs = keys
+                .chunks_exact(self.key_size)
+                .zip(values.chunks_exact(self.value_size));
+            for (key, value) in pairs.take(read) {
+                visit(key, value);
+            }
+            if finished {
+                return true;
+            }
+            std::mem::swap(&mut in_batch, &mut out_batch);
+            first = false;
+        }
+    }
+
+    fn entries_one_by_one(&self) -> Vec<(Vec<u8>, Vec<u8>)> {
         let mut entries = Vec::new();
         let mut key: Option<Vec<u8>> = None;
         loop {
@@ -439,5 +503,46 @@ mod tests {
         let mut program = Program::default();
         program.jump("nowhere");
         assert!(program.finish().is_err());
+    }
+
+    /// Both ways of reading a map, each entry once: sorted pairs.
+    fn read_both_ways(map: &Map) -> [Vec<(Vec<u8>, Vec<u8>)>; 2] {
+        let mut batched = Vec::new();
+        assert!(map.in_batches(&mut |key: &[u8], value: &[u8]| {
+            batched.push((key.to_vec(), value.to_vec()))
+        }));
+        let mut one_by_one = map.entries_one_by_one();
+        batched.sort();
+        one_by_one.sort();
+        [batched, one_by_one]
+    }
+
+    #[test]
+    fn a_map_is_read_whole_in_batches_as_one_key_at_a_time() {
+        // More entries than two batches, and a partly filled array.
+        let hash = Map::create(MAP_TYPE_HASH, 8, 16, 20_000).expect("root: BPF maps");
+        for key in 0..9_001u64 {
+            let value = [key.to_ne_bytes(), (key * 3).to_ne_bytes()].concat();
+            hash.update(&(key * 7).to_ne_bytes(), &value).unwrap();
+        }
+        let [batched, one_by_one] = read_both_ways(&hash);
+        assert_eq!(batched.len(), 9_001);
+        assert_eq!(batched, one_by_one);
+        let last = [9_000u64.to_ne_bytes(), 27_000u64.to_ne_bytes()].concat();
+        assert!(batched.contains(&(63_000u64.to_ne_bytes().to_vec(), last)));
+        let array = Map::create(MAP_TYPE_ARRAY, 4, 8, 5_000).unwrap();
+        array
+            .update(&4_999u32.to_ne_bytes(), &42u64.to_ne_bytes())
+            .unwrap();
+        let [batched, one_by_one] = read_both_ways(&array);
+        assert_eq!(batched.len(), 5_000, "an array has every slot");
+        assert_eq!(batched, one_by_one);
+        let slot = (
+            4_999u32.to_ne_bytes().to_vec(),
+            42u64.to_ne_bytes().to_vec(),
+        );
+        assert!(batched.contains(&slot));
+        let empty = Map::create(MAP_TYPE_HASH, 8, 8, 16).unwrap();
+        assert_eq!(read_both_ways(&empty)[0], []);
     }
 }

@@ -532,26 +532,32 @@ impl BlockTracer {
         }
     }
 
-    /// Everything counted since the tracer started: the buckets first, the
-    /// outliers (up to 4,096 lookups), the merges, the requests in flight
-    /// and not followed, then the processes' totals and the counts and
-    /// sums, last, so that those are read right beside each other and
-    /// right before a caller reads /proc/diskstats.
+    /// Everything counted since the tracer started, each map read in
+    /// batches: the distributions, then the counts.
     pub fn snapshot(&self) -> TraceSnapshot {
+        let mut snapshot = self.distributions();
+        self.add_counts(&mut snapshot);
+        snapshot
+    }
+
+    /// What a snapshot holds but the processes' totals and the series'
+    /// counts and sums: the buckets, the outliers, the merges, the requests
+    /// in flight and not followed. The bulk of the maps: a caller reads
+    /// them before its other counters.
+    pub fn distributions(&self) -> TraceSnapshot {
         let mut snapshot = TraceSnapshot {
             taken_ns: monotonic_ns(),
             ..TraceSnapshot::default()
         };
-        for (key, value) in self.buckets.entries() {
-            let Some((series_key, bucket)) = series_key(&key) else {
-                continue;
-            };
-            let Ok(value) = <[u8; 8]>::try_from(value) else {
-                continue;
+        self.buckets.for_each(|key, value| {
+            let (Some((series_key, bucket)), Ok(value)) =
+                (series_key(key), <[u8; 8]>::try_from(value))
+            else {
+                return;
             };
             let series = snapshot.series.entry(series_key).or_default();
             series.counts.insert(bucket, u64::from_ne_bytes(value));
-        }
+        });
         self.read_outliers(&mut snapshot);
         snapshot.merges = self.merges();
         snapshot.stale_starts = self.stale_starts(snapshot.taken_ns);
@@ -561,23 +567,25 @@ impl BlockTracer {
             .map(|names| names.clone())
             .unwrap_or_default();
         snapshot.unfollowed = self.unfollowed();
-        snapshot.processes = self
-            .processes
-            .entries()
-            .iter()
-            .filter_map(|(key, value)| process_entry(key, value))
-            .collect();
-        for (key, value) in self.totals.entries() {
-            let (Some((series_key, _)), Ok(value)) =
-                (series_key(&key), <[u8; 16]>::try_from(value))
+        snapshot
+    }
+
+    /// The processes' totals and the series' counts and sums, into a
+    /// snapshot of the distributions: a few hundred entries, read right
+    /// before a caller reads /proc/diskstats and compares its counts.
+    pub fn add_counts(&self, snapshot: &mut TraceSnapshot) {
+        self.processes.for_each(|key, value| {
+            snapshot.processes.extend(process_entry(key, value));
+        });
+        self.totals.for_each(|key, value| {
+            let (Some((series_key, _)), Ok(value)) = (series_key(key), <[u8; 16]>::try_from(value))
             else {
-                continue;
+                return;
             };
             let series = snapshot.series.entry(series_key).or_default();
             series.requests = u64_at(&value, 0);
             series.sum = u64_at(&value, 8);
-        }
-        snapshot
+        });
     }
 
     fn config(&self, index: u32) -> u64 {
@@ -592,10 +600,17 @@ impl BlockTracer {
         let seen = self.config(program::CONFIG_OUTLIERS_SEEN);
         snapshot.outliers_seen = seen;
         let first = seen.saturating_sub(u64::from(program::OUTLIER_SLOTS)) + 1;
+        // Past a few dozen, the whole ring in one batch beats a lookup each.
+        let ring: Option<BTreeMap<Vec<u8>, Vec<u8>>> =
+            (seen + 1 - first > 64).then(|| self.outliers.entries().into_iter().collect());
         snapshot.outliers = (first..=seen)
             .filter_map(|sequence| {
                 let slot = ((sequence - 1) % u64::from(program::OUTLIER_SLOTS)) as u32;
-                let value = self.outliers.lookup(&slot.to_ne_bytes())?;
+                let key = slot.to_ne_bytes();
+                let value = match &ring {
+                    Some(ring) => ring.get(key.as_slice()).cloned(),
+                    None => self.outliers.lookup(&key),
+                }?;
                 let outlier = outlier_entry(&value)?;
                 (outlier.sequence == sequence).then_some(outlier)
             })

@@ -81,25 +81,57 @@ pub fn decline(why: &str) {
     let _ = TRACER.set(Err(why.to_string()));
 }
 
-/// What the tracer counted so far; `None` when it is not running. First
+/// What the tracer counted so far; `None` when it is not running.
+pub fn snapshot() -> Option<TraceSnapshot> {
+    distributions().map(Distributions::with_counts)
+}
+
+/// A snapshot whose distributions are read and whose counts are not yet.
+pub struct Distributions(TraceSnapshot);
+
+impl Distributions {
+    /// The snapshot, its counts read now: call right before reading
+    /// /proc/diskstats, the database's counters already read. Its device
+    /// times are kept for the next snapshot's outlier floor.
+    pub fn with_counts(mut self) -> TraceSnapshot {
+        let Some(Ok(tracer)) = TRACER.get() else {
+            return self.0;
+        };
+        tracer.add_counts(&mut self.0);
+        let point = FloorPoint {
+            taken_ns: self.0.taken_ns,
+            device_times: self.0.by_device(Kind::Device),
+        };
+        let mut kept = FLOOR_POINTS.lock().unwrap_or_else(PoisonError::into_inner);
+        if kept
+            .1
+            .as_ref()
+            .is_none_or(|kept| kept.taken_ns < point.taken_ns)
+        {
+            kept.1 = Some(point);
+        }
+        self.0
+    }
+}
+
+/// The bulk of a snapshot (buckets, outliers, merges), for an edge to read
+/// before its database's counters, so that only the counts lie between
+/// those and /proc/diskstats; `None` when the tracer is not running. First
 /// the kernel's outlier floor is set, to 10 × the highest p99 device time
 /// between the two snapshots before (of a device and operation with 1,000
-/// requests in it) when that is under the threshold: before the maps are
-/// read, so that nothing lies between this snapshot's counts and the
-/// caller's /proc/diskstats, and from snapshots already read.
-pub fn snapshot() -> Option<TraceSnapshot> {
+/// requests in it) when that is under the threshold. The maps are read
+/// unlocked: a reader beside (the per-second sampler beside a window's
+/// edge) does not wait for another's read.
+pub fn distributions() -> Option<Distributions> {
     let tracer = TRACER.get()?.as_ref().ok()?;
-    let mut kept = FLOOR_POINTS.lock().unwrap_or_else(PoisonError::into_inner);
-    if let Some(newest) = kept.1.take() {
-        lower_the_floor(tracer, kept.0.as_ref(), &newest);
-        kept.0 = Some(newest);
+    {
+        let mut kept = FLOOR_POINTS.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(newest) = kept.1.take() {
+            lower_the_floor(tracer, kept.0.as_ref(), &newest);
+            kept.0 = Some(newest);
+        }
     }
-    let snapshot = tracer.snapshot();
-    kept.1 = Some(FloorPoint {
-        taken_ns: snapshot.taken_ns,
-        device_times: snapshot.by_device(Kind::Device),
-    });
-    Some(snapshot)
+    Some(Distributions(tracer.distributions()))
 }
 
 /// What the tracer counted so far, leaving the outlier floor as it is (for
