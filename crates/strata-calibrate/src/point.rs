@@ -20,7 +20,7 @@ use std::sync::{Barrier, OnceLock};
 use std::time::{Duration, Instant};
 use strata_io::target::open_target;
 use strata_io::{EngineKind, Operation};
-use strata_probe::blocktrace::shared::Distributions;
+use strata_probe::blocktrace::shared::Counts;
 use strata_probe::blocktrace::TraceSnapshot;
 use strata_probe::diskstats::{find, read_diskstats, DeviceDelta, DiskStat};
 
@@ -64,7 +64,7 @@ pub struct PointProgress {
 struct Edge {
     at: Instant,
     /// Every block request traced so far, its counts read just before
-    /// `disks`.
+    /// `disks`, its distributions after.
     trace: Option<TraceSnapshot>,
     disks: Vec<DiskStat>,
     cpu: (f64, f64),
@@ -72,11 +72,13 @@ struct Edge {
 
 impl Edge {
     fn now() -> Self {
-        let trace = strata_probe::blocktrace::shared::distributions();
+        let at = Instant::now();
+        let trace = strata_probe::blocktrace::shared::counts();
+        let disks = read_diskstats().unwrap_or_default();
         Edge {
-            at: Instant::now(),
-            trace: trace.map(Distributions::with_counts),
-            disks: read_diskstats().unwrap_or_default(),
+            at,
+            trace: trace.map(Counts::with_distributions),
+            disks,
             cpu: strata_probe::cpu::own_cpu_seconds(),
         }
     }

@@ -22,7 +22,7 @@ use strata_core::metrics::{Collected, Collector};
 use strata_probe::cpu::{own_cpu_seconds, HostCpu};
 use strata_probe::diskstats::read_diskstats;
 use strata_run::accounting::{account, Absorption, RunDevices, RunFigures};
-use strata_run::block_trace::Distributions;
+use strata_run::block_trace::Counts;
 use strata_run::edge::{Edge, ServerStart};
 use strata_run::processes::ServerProcesses;
 use strata_slob::session::RunOutcome;
@@ -130,11 +130,6 @@ impl Watcher<u32> for EdgeTaker {
         if let Some(clock) = &self.sample_clock {
             clock.sample_now();
         }
-        let (user, system) = own_cpu_seconds();
-        // Only the tracer's counts lie between InnoDB's counters and
-        // /proc/diskstats: the server's start is asked before.
-        let mut server_start = self.server_start();
-        let trace = strata_run::block_trace::distributions();
         let mut innodb = self.innodb_counters();
         let deadline = std::time::Instant::now() + RECONNECT_LIMIT;
         let throwaway_died = self
@@ -144,19 +139,26 @@ impl Watcher<u32> for EdgeTaker {
             match MariaDbCollector::connect(&self.url) {
                 Ok(collector) => {
                     self.collector = collector;
-                    server_start = self.server_start();
                     innodb = self.innodb_counters();
                 }
                 Err(_) => std::thread::sleep(std::time::Duration::from_millis(200)),
             }
         }
+        // Only the tracer's counts lie between InnoDB's counters and
+        // /proc/diskstats; the rest comes after.
+        let at = std::time::Instant::now();
+        let trace = strata_run::block_trace::counts();
+        let disks = read_diskstats().unwrap_or_default();
+        let block_trace = trace.map(Counts::with_distributions);
+        let server_start = self.server_start();
+        let (user, system) = own_cpu_seconds();
         let mut os = Edge {
-            at: std::time::Instant::now(),
+            at,
             version_num: 0,
             database: None,
             database_error: None,
-            block_trace: trace.map(Distributions::with_counts),
-            disks: read_diskstats().unwrap_or_default(),
+            block_trace,
+            disks,
             host_cpu: HostCpu::read().unwrap_or_default(),
             server: self.server_processes(),
             own_cpu_s: user + system,

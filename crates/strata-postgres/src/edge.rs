@@ -9,7 +9,7 @@ use crate::read_path::backend_types;
 use std::time::Instant;
 use strata_probe::cpu::HostCpu;
 use strata_probe::diskstats::read_diskstats;
-use strata_run::block_trace::Distributions;
+use strata_run::block_trace::Counts;
 use strata_run::edge::{Edge, ServerStart};
 use strata_run::processes::ServerProcesses;
 
@@ -29,10 +29,11 @@ async fn postmaster_start(client: &tokio_postgres::Client) -> Option<ServerStart
     })
 }
 
-/// Takes an edge (`server_pids` starts with the postmaster's); the
-/// processes' roles and the postmaster's start are asked first, then the
-/// database's counters, then the OS counters, so the OS figures are never
-/// older than the database's.
+/// Takes an edge (`server_pids` starts with the postmaster's): the
+/// processes' roles are asked first, then the database's counters, then
+/// the OS counters, so the OS figures are never older than the
+/// database's; only the tracer's counts lie between the database's
+/// counters and /proc/diskstats, the rest comes after.
 pub async fn take(client: &tokio_postgres::Client, version_num: u32, server_pids: &[u32]) -> Edge {
     let kinds = if server_pids.is_empty() {
         Default::default()
@@ -48,23 +49,22 @@ pub async fn take(client: &tokio_postgres::Client, version_num: u32, server_pids
             "strata: warning: block requests not counted by role: {why}"
         ));
     }
-    // Only the tracer's counts lie between the database's counters and
-    // /proc/diskstats.
-    let server_start = postmaster_start(client).await;
-    let trace = strata_run::block_trace::distributions();
     let (database, database_error) = match snapshot(client, version_num).await {
         Ok(values) => (Some(values), None),
         Err(error) => (None, Some(format!("{error:#}"))),
     };
+    let at = Instant::now();
+    let trace = strata_run::block_trace::counts();
+    let disks = read_diskstats().unwrap_or_default();
     Edge {
-        at: Instant::now(),
+        at,
         version_num,
         database,
         database_error,
-        server_start,
-        block_trace: trace.map(Distributions::with_counts),
-        disks: read_diskstats().unwrap_or_default(),
+        block_trace: trace.map(Counts::with_distributions),
+        disks,
         oom_kills: strata_probe::collectors::host_oom_kills(),
+        server_start: postmaster_start(client).await,
         host_cpu: HostCpu::read().unwrap_or_default(),
         server: ServerProcesses::read(server_pids, kinds),
         own_cpu_s: {

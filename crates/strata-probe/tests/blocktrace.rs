@@ -104,8 +104,9 @@ fn merges_are_the_kernels_own_count() {
     let device = data_device();
     let tracer = BlockTracer::start().expect("tracing the block layer as root");
     let (traced_before, before) = (tracer.snapshot(), stat_of(&device));
-    // Buffered writes reach the device as bios the block layer merges.
-    let written = Command::new("dd")
+    // Buffered writes reach the device as bios the block layer merges, in
+    // dd's own fsync: the merges are counted under its role.
+    let mut dd = Command::new("dd")
         .args([
             "if=/dev/zero",
             "bs=4k",
@@ -114,25 +115,29 @@ fn merges_are_the_kernels_own_count() {
             "status=none",
         ])
         .arg(format!("of={}", device.node.display()))
-        .status()
+        .spawn()
         .unwrap();
-    assert!(written.success());
+    tracer.name_roles(&[(dd.id(), "dd")]).unwrap();
+    assert!(dd.wait().unwrap().success());
     settle_completions(&device);
     let (traced_after, after) = (tracer.snapshot(), stat_of(&device));
     let snapshot = traced_after.since(&traced_before);
-    let merged = |op: Op| {
-        snapshot
-            .merges
-            .get(&((after.major, after.minor), op))
-            .copied()
-            .unwrap_or(0)
-    };
+    let merged = |op: Op| snapshot.merges_of((after.major, after.minor), op);
     let kernel = (
         after.read_merges - before.read_merges,
         after.write_merges - before.write_merges,
     );
     assert!(kernel.1 > 1000, "{} write merges", kernel.1);
     assert_eq!((merged(Op::Read), merged(Op::Write)), kernel);
+    let role = snapshot.roles.iter().position(|role| role == "dd").unwrap() as u8;
+    let by_dd = snapshot.merges[&((after.major, after.minor), Op::Write, role)];
+    tracer.forget_roles(&[dd.id()]);
+    assert!(
+        by_dd * 10 >= kernel.1 * 9,
+        "{by_dd} of {} write merges in dd's fsync: {:?}",
+        kernel.1,
+        snapshot.merges
+    );
     let written_bytes = (after.write_sectors - before.write_sectors) * 512;
     let sizes = snapshot
         .get((after.major, after.minor), Op::Write, Kind::Size)
@@ -140,7 +145,7 @@ fn merges_are_the_kernels_own_count() {
     assert_eq!(sizes.sum, written_bytes);
     assert!(sizes.mean().unwrap() > 8192.0, "merged requests: {sizes:?}");
     println!(
-        "{} write merges traced as /proc/diskstats counts them; {} written in {} requests",
+        "{} write merges traced as /proc/diskstats counts them ({by_dd} in dd's fsync); {} written in {} requests",
         kernel.1,
         written_bytes,
         sizes.count()

@@ -469,6 +469,10 @@ pub struct TracedRoleOperation {
     pub role: String,
     pub operation: String,
     pub requests: u64,
+    /// Merges in this role's threads (bios merged as they submitted them),
+    /// as /proc/diskstats counts merges.
+    #[serde(default)]
+    pub merges: u64,
     pub device_time: LatencyPercentiles,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub queue_time: Option<LatencyPercentiles>,

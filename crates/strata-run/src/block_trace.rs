@@ -8,7 +8,7 @@ use strata_recording::device::IostatFigures;
 use strata_recording::run::BlockTraceFigures;
 
 pub use strata_probe::blocktrace::shared::{
-    decline, distributions, name_roles, set_outlier_threshold_ms, snapshot, start, Distributions,
+    counts, decline, forget_roles, name_roles, set_outlier_threshold_ms, snapshot, start, Counts,
 };
 
 /// The run's devices' traced requests between the two edges.

@@ -316,11 +316,12 @@ fn by_role_text(traced: &BlockTraceFigures) -> String {
     let mut out = String::from("  by the submitter's role:\n");
     let _ = writeln!(
         out,
-        "  {:<10} {:<40} {:<7} {:>9} {:>8} {:>8} {:>9} {:>8} {:>8} {:>9}",
+        "  {:<10} {:<40} {:<7} {:>9} {:>8} {:>8} {:>8} {:>9} {:>8} {:>8} {:>9}",
         "device",
         "submitter",
         "op",
         "requests",
+        "merges",
         "D2C p50",
         "D2C p99",
         "D2C p99.9",
@@ -342,11 +343,12 @@ fn by_role_text(traced: &BlockTraceFigures) -> String {
                 .map_or("n/a".to_string(), |sizes| format_size(sizes.p50_bytes));
             let _ = writeln!(
                 out,
-                "  {:<10} {:<40} {:<7} {:>9} {:>8.3} {:>8.3} {:>9.3} {:>8} {:>8} {:>9}",
+                "  {:<10} {:<40} {:<7} {:>9} {:>8} {:>8.3} {:>8.3} {:>9.3} {:>8} {:>8} {:>9}",
                 device.device,
                 role_label(&role.role),
                 role.operation,
                 role.requests,
+                role.merges,
                 role.device_time.p50_ms,
                 role.device_time.p99_ms,
                 role.device_time.p999_ms,

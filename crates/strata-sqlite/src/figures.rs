@@ -38,14 +38,16 @@ pub struct SqliteEdge {
 /// Takes an edge: devices, host CPU, strata's own CPU and device reads.
 pub fn take_edge(version_num: u32) -> SqliteEdge {
     let (user, system) = own_cpu_seconds();
-    let trace = strata_run::block_trace::distributions();
+    let at = std::time::Instant::now();
+    let trace = strata_run::block_trace::counts();
+    let disks = read_diskstats().unwrap_or_default();
     let os = Edge {
-        at: std::time::Instant::now(),
+        at,
         version_num,
         database: None,
         database_error: None,
-        block_trace: trace.map(strata_run::block_trace::Distributions::with_counts),
-        disks: read_diskstats().unwrap_or_default(),
+        block_trace: trace.map(strata_run::block_trace::Counts::with_distributions),
+        disks,
         host_cpu: HostCpu::read().unwrap_or_default(),
         server: ServerProcesses::default(),
         own_cpu_s: user + system,

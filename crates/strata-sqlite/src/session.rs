@@ -11,6 +11,7 @@
 use crate::connection::open_for_session;
 use crate::schema::SessionSql;
 use rusqlite::{Connection, InterruptHandle};
+use std::collections::BTreeMap;
 use std::path::Path;
 use strata_slob::session::access::LoopChoice;
 use strata_slob::session::SessionSpec;
@@ -28,23 +29,45 @@ impl Opener for SqliteOpener<'_> {
     type Stopper = InterruptHandle;
     const FAILED_TO: &'static str = "open the file";
 
+    /// Opened on the session's own thread, which is given its role.
     fn open(&self, spec: &SessionSpec) -> anyhow::Result<(SqliteSession, InterruptHandle)> {
         let connection = open_for_session(self.path, self.cache_kib)?;
         let handle = connection.get_interrupt_handle();
+        let thread = unsafe { libc::gettid() } as u32;
+        let role = BTreeMap::from([(thread, SESSION_ROLE.to_string())]);
+        if let Err(why) = strata_run::block_trace::name_roles(&role) {
+            strata_core::note::note(&format!(
+                "strata: warning: session {}'s block requests not counted by role: {why}",
+                spec.index + 1
+            ));
+        }
         let session = SqliteSession {
             connection,
             own: SessionSql::of(&spec.schema),
             hot: spec.hot_schema.as_deref().map(SessionSql::of),
+            thread,
         };
         Ok((session, handle))
     }
 }
+
+/// The role SQLite's sessions' block requests are counted under: strata's
+/// own threads, SQLite running inside them.
+pub const SESSION_ROLE: &str = "session";
 
 /// A session's connection and the statements of its table sets.
 pub(crate) struct SqliteSession {
     connection: Connection,
     own: SessionSql,
     hot: Option<SessionSql>,
+    /// The session's thread, its role taken away when it ends.
+    thread: u32,
+}
+
+impl Drop for SqliteSession {
+    fn drop(&mut self) {
+        strata_run::block_trace::forget_roles(&[self.thread]);
+    }
 }
 
 impl SqliteSession {

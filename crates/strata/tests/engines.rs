@@ -7,6 +7,7 @@
 mod common;
 
 use common::{run, run_json, scratch, stderr_of, strata_processes_in};
+use serde_json::Value;
 use strata_testkit::files::names as entries;
 
 #[test]
@@ -53,6 +54,36 @@ fn sqlite_engine_runs_the_method_and_leaves_no_file_behind() {
     assert!(
         device_reads >= 0.3 * selected,
         "{device_reads} device read requests for {selected} pages read"
+    );
+    // SQLite runs in strata's own session threads: their block requests
+    // are counted under the role "session", a part of the device's.
+    let traced = &result["block_trace"];
+    assert!(traced["unavailable"].is_null(), "{traced}");
+    let reads_of = |rows: &Value, role: Option<&str>| -> u64 {
+        rows.as_array()
+            .into_iter()
+            .flatten()
+            .filter(|row| row["operation"] == "read")
+            .filter(|row| role.is_none_or(|role| row["role"] == role))
+            .map(|row| row["requests"].as_u64().unwrap())
+            .sum()
+    };
+    let devices = traced["devices"].as_array().unwrap();
+    let sessions: u64 = devices
+        .iter()
+        .map(|device| reads_of(&device["by_role"], Some("session")))
+        .sum();
+    let all: u64 = devices
+        .iter()
+        .map(|device| reads_of(&device["operations"], None))
+        .sum();
+    assert!(
+        sessions > 0 && sessions <= all,
+        "{sessions} of {all}: {traced}"
+    );
+    assert!(
+        sessions as f64 >= 0.3 * selected,
+        "{sessions} session read requests for {selected} pages read"
     );
     assert_eq!(entries(dir.path()), vec!["sqlite.strata".to_string()]);
     let report = run(&["report", record.to_str().unwrap()], dir.path());

@@ -270,10 +270,10 @@ pub struct Unfollowed {
 pub struct TraceSnapshot {
     pub series: BTreeMap<SeriesKey, Buckets>,
     pub processes: BTreeMap<ProcessKey, ProcessTotals>,
-    /// Merges by device (major, minor) and operation, as /proc/diskstats
-    /// counts them: a bio merged into a request, or a request into
-    /// another.
-    pub merges: BTreeMap<((u32, u32), Op), u64>,
+    /// Merges by device (major, minor), operation and the role of the
+    /// thread they happened in (0: none), as /proc/diskstats counts them:
+    /// a bio merged into a request, or a request into another.
+    pub merges: BTreeMap<((u32, u32), Op, u8), u64>,
     /// The outliers still in the ring, in order.
     pub outliers: Vec<IoOutlier>,
     /// Outliers since the tracer started (the ring keeps the last 4,096).
@@ -339,6 +339,16 @@ impl TraceSnapshot {
             taken_ns: self.taken_ns,
             stale_starts: self.stale_starts.clone(),
         }
+    }
+
+    /// The merges of one device (major, minor) and operation, every
+    /// role's together.
+    pub fn merges_of(&self, device: (u32, u32), op: Op) -> u64 {
+        self.merges
+            .iter()
+            .filter(|((merged_on, merged_op, _), _)| *merged_on == device && *merged_op == op)
+            .map(|(_, merges)| merges)
+            .sum()
     }
 
     /// The histogram of one device (major, minor), operation and span,
@@ -533,50 +543,21 @@ impl BlockTracer {
     }
 
     /// Everything counted since the tracer started, each map read in
-    /// batches: the distributions, then the counts.
+    /// batches: the counts, then the distributions.
     pub fn snapshot(&self) -> TraceSnapshot {
-        let mut snapshot = self.distributions();
-        self.add_counts(&mut snapshot);
+        let mut snapshot = self.counts();
+        self.add_distributions(&mut snapshot);
         snapshot
     }
 
-    /// What a snapshot holds but the processes' totals and the series'
-    /// counts and sums: the buckets, the outliers, the merges, the requests
-    /// in flight and not followed. The bulk of the maps: a caller reads
-    /// them before its other counters.
-    pub fn distributions(&self) -> TraceSnapshot {
+    /// The counts a caller compares with /proc/diskstats: the processes'
+    /// totals, the series' counts and sums, the merges. A few hundred
+    /// entries: read between a database's counters and /proc/diskstats.
+    pub fn counts(&self) -> TraceSnapshot {
         let mut snapshot = TraceSnapshot {
             taken_ns: monotonic_ns(),
             ..TraceSnapshot::default()
         };
-        self.buckets.for_each(|key, value| {
-            let (Some((series_key, bucket)), Ok(value)) =
-                (series_key(key), <[u8; 8]>::try_from(value))
-            else {
-                return;
-            };
-            let series = snapshot.series.entry(series_key).or_default();
-            series.counts.insert(bucket, u64::from_ne_bytes(value));
-        });
-        self.read_outliers(&mut snapshot);
-        snapshot.merges = self.merges();
-        snapshot.stale_starts = self.stale_starts(snapshot.taken_ns);
-        snapshot.roles = self
-            .role_names
-            .lock()
-            .map(|names| names.clone())
-            .unwrap_or_default();
-        snapshot.unfollowed = self.unfollowed();
-        snapshot
-    }
-
-    /// The processes' totals and the series' counts and sums, into a
-    /// snapshot of the distributions: a few hundred entries, read right
-    /// before a caller reads /proc/diskstats and compares its counts.
-    pub fn add_counts(&self, snapshot: &mut TraceSnapshot) {
-        self.processes.for_each(|key, value| {
-            snapshot.processes.extend(process_entry(key, value));
-        });
         self.totals.for_each(|key, value| {
             let (Some((series_key, _)), Ok(value)) = (series_key(key), <[u8; 16]>::try_from(value))
             else {
@@ -586,6 +567,34 @@ impl BlockTracer {
             series.requests = u64_at(&value, 0);
             series.sum = u64_at(&value, 8);
         });
+        self.processes.for_each(|key, value| {
+            snapshot.processes.extend(process_entry(key, value));
+        });
+        snapshot.merges = self.merges();
+        snapshot
+    }
+
+    /// The rest of a snapshot of the counts: the buckets, the outliers, the
+    /// requests in flight and not followed. The bulk of the maps: a caller
+    /// reads them after /proc/diskstats.
+    pub fn add_distributions(&self, snapshot: &mut TraceSnapshot) {
+        self.buckets.for_each(|key, value| {
+            let (Some((series_key, bucket)), Ok(value)) =
+                (series_key(key), <[u8; 8]>::try_from(value))
+            else {
+                return;
+            };
+            let series = snapshot.series.entry(series_key).or_default();
+            series.counts.insert(bucket, u64::from_ne_bytes(value));
+        });
+        self.read_outliers(snapshot);
+        snapshot.stale_starts = self.stale_starts(snapshot.taken_ns);
+        snapshot.roles = self
+            .role_names
+            .lock()
+            .map(|names| names.clone())
+            .unwrap_or_default();
+        snapshot.unfollowed = self.unfollowed();
     }
 
     fn config(&self, index: u32) -> u64 {
@@ -617,16 +626,15 @@ impl BlockTracer {
             .collect();
     }
 
-    fn merges(&self) -> BTreeMap<((u32, u32), Op), u64> {
-        self.merges
-            .entries()
-            .iter()
-            .filter_map(|(key, value)| {
-                let key = <[u8; 8]>::try_from(key.as_slice()).ok()?;
+    fn merges(&self) -> BTreeMap<((u32, u32), Op, u8), u64> {
+        let mut merges = BTreeMap::new();
+        self.merges.for_each(|key, value| {
+            if let (Ok(key), true) = (<[u8; 8]>::try_from(key), value.len() >= 8) {
                 let device = split_device(u32_at(&key, 0));
-                Some(((device, Op::of(key[4])), u64_at(value, 0)))
-            })
-            .collect()
+                merges.insert((device, Op::of(key[4]), key[5]), u64_at(value, 0));
+            }
+        });
+        merges
     }
 
     /// The start times of the requests in flight that started more than

@@ -90,8 +90,9 @@ const SMALL_KEY: i16 = -200;
 const OUTLIER_SEQUENCE: i16 = -208;
 /// The submitting thread's id.
 const THREAD: i16 = -216;
-/// A merge's key: (dev u32, op u32).
+/// A merge's key: (dev u32, op u8, role u8, two zero bytes).
 const MERGE_KEY: i16 = -224;
+const MERGE_ROLE: i16 = 5;
 
 /// The offsets of a request's fields in `REQUEST` (and the starts map).
 const STARTED: i16 = 0;
@@ -204,24 +205,30 @@ pub fn start(maps: &Maps) -> Result<Vec<super::bpf::Insn>> {
     program.store_reg(Size::W, FP, THREAD, 0);
     program.alu_imm(Alu::Rsh, 0, 32);
     program.store_reg(Size::W, FP, REQUEST + TGID, 0);
-    // The roles' table is looked up only once strata has given one.
-    lookup_small(&mut program, maps.config, CONFIG_ROLES_GIVEN);
-    program.jump_imm(Cond::Eq, 0, 0, "no_role");
-    program.load(Size::DW, 1, 0, 0);
-    program.jump_imm(Cond::Eq, 1, 0, "no_role");
-    program.load_map(1, maps.roles);
-    stack_pointer(&mut program, 2, THREAD);
-    program.call(Helper::MapLookupElem);
-    program.jump_imm(Cond::Eq, 0, 0, "no_role");
-    program.load(Size::B, 1, 0, 0);
-    program.store_reg(Size::B, FP, REQUEST + ROLE, 1);
-    program.label("no_role");
+    role_of_thread(&mut program, maps, REQUEST + ROLE);
     stack_pointer(&mut program, 1, REQUEST + COMM);
     program.alu_imm(Alu::Mov, 2, 16);
     program.call(Helper::GetCurrentComm);
     keep_request(&mut program, maps, STARTS_DROPPED);
     epilogue(&mut program);
     program.finish()
+}
+
+/// The role of the thread in `THREAD` into the byte at `into` (left as it
+/// is when the thread has none). The roles' table is looked up only once
+/// strata has given one.
+fn role_of_thread(program: &mut Program, maps: &Maps, into: i16) {
+    lookup_small(program, maps.config, CONFIG_ROLES_GIVEN);
+    program.jump_imm(Cond::Eq, 0, 0, "no_role");
+    program.load(Size::DW, 1, 0, 0);
+    program.jump_imm(Cond::Eq, 1, 0, "no_role");
+    program.load_map(1, maps.roles);
+    stack_pointer(program, 2, THREAD);
+    program.call(Helper::MapLookupElem);
+    program.jump_imm(Cond::Eq, 0, 0, "no_role");
+    program.load(Size::B, 1, 0, 0);
+    program.store_reg(Size::B, FP, into, 1);
+    program.label("no_role");
 }
 
 /// The request's size and sector as issued, into `REQUEST` (`at` the
@@ -303,8 +310,10 @@ pub enum Merged {
     Request,
 }
 
-/// A merge: merges[device, op] += 1, as /proc/diskstats counts them (a
-/// bio merged into a request, or a request into another, by operation).
+/// A merge: merges[device, op, role] += 1, as /proc/diskstats counts
+/// them (a bio merged into a request, or a request into another, by
+/// operation), under the role of the thread the merge happened in (the
+/// submitter's, for a bio merged as it was submitted).
 pub fn merge(layout: &Layout, maps: &Maps, merged: Merged) -> Result<Vec<super::bpf::Insn>> {
     let mut program = Program::default();
     program.alu_reg(Alu::Mov, CTX, 1);
@@ -321,6 +330,9 @@ pub fn merge(layout: &Layout, maps: &Maps, merged: Merged) -> Result<Vec<super::
     program.store_reg(Size::W, FP, MERGE_KEY, 1);
     program.store_imm(Size::W, FP, MERGE_KEY + 4, 0);
     program.store_reg(Size::B, FP, MERGE_KEY + 4, OP);
+    program.call(Helper::GetCurrentPidTgid);
+    program.store_reg(Size::W, FP, THREAD, 0);
+    role_of_thread(&mut program, maps, MERGE_KEY + MERGE_ROLE);
     let zeros = |program: &mut Program| program.store_imm(Size::DW, FP, FRESH, 0);
     let target = AddTarget {
         map: maps.merges,

@@ -62,6 +62,14 @@ pub fn name_roles(threads: &BTreeMap<u32, String>) -> Result<(), String> {
         .map_err(|error| format!("{error:#}"))
 }
 
+/// Takes these threads' roles away: a thread that ended, whose id the
+/// kernel may give another. Nothing without a tracer.
+pub fn forget_roles(threads: &[u32]) {
+    if let Some(Ok(tracer)) = TRACER.get() {
+        tracer.forget_roles(threads);
+    }
+}
+
 /// Starts the tracer (once; later calls do nothing) and says why it could
 /// not start.
 pub fn start() -> Result<(), String> {
@@ -83,21 +91,21 @@ pub fn decline(why: &str) {
 
 /// What the tracer counted so far; `None` when it is not running.
 pub fn snapshot() -> Option<TraceSnapshot> {
-    distributions().map(Distributions::with_counts)
+    counts().map(Counts::with_distributions)
 }
 
-/// A snapshot whose distributions are read and whose counts are not yet.
-pub struct Distributions(TraceSnapshot);
+/// A snapshot whose counts are read and whose distributions are not yet.
+pub struct Counts(TraceSnapshot);
 
-impl Distributions {
-    /// The snapshot, its counts read now: call right before reading
-    /// /proc/diskstats, the database's counters already read. Its device
-    /// times are kept for the next snapshot's outlier floor.
-    pub fn with_counts(mut self) -> TraceSnapshot {
+impl Counts {
+    /// The snapshot, its distributions read now: call right after reading
+    /// /proc/diskstats. Its device times are kept for the next snapshot's
+    /// outlier floor.
+    pub fn with_distributions(mut self) -> TraceSnapshot {
         let Some(Ok(tracer)) = TRACER.get() else {
             return self.0;
         };
-        tracer.add_counts(&mut self.0);
+        tracer.add_distributions(&mut self.0);
         let point = FloorPoint {
             taken_ns: self.0.taken_ns,
             device_times: self.0.by_device(Kind::Device),
@@ -114,15 +122,16 @@ impl Distributions {
     }
 }
 
-/// The bulk of a snapshot (buckets, outliers, merges), for an edge to read
-/// before its database's counters, so that only the counts lie between
-/// those and /proc/diskstats; `None` when the tracer is not running. First
-/// the kernel's outlier floor is set, to 10 × the highest p99 device time
-/// between the two snapshots before (of a device and operation with 1,000
-/// requests in it) when that is under the threshold. The maps are read
-/// unlocked: a reader beside (the per-second sampler beside a window's
-/// edge) does not wait for another's read.
-pub fn distributions() -> Option<Distributions> {
+/// The counts of a snapshot (requests, sums, processes' totals, merges): a
+/// few hundred entries, for an edge to read between its database's
+/// counters and /proc/diskstats, then the rest (buckets, outliers) after
+/// (`Counts::with_distributions`); `None` when the tracer is not running.
+/// First the kernel's outlier floor is set, to 10 × the highest p99 device
+/// time between the two snapshots before (of a device and operation with
+/// 1,000 requests in it) when that is under the threshold. The maps are
+/// read unlocked: a reader beside (the per-second sampler beside a
+/// window's edge) does not wait for another's read.
+pub fn counts() -> Option<Counts> {
     let tracer = TRACER.get()?.as_ref().ok()?;
     {
         let mut kept = FLOOR_POINTS.lock().unwrap_or_else(PoisonError::into_inner);
@@ -131,7 +140,7 @@ pub fn distributions() -> Option<Distributions> {
             kept.0 = Some(newest);
         }
     }
-    Some(Distributions(tracer.distributions()))
+    Some(Counts(tracer.counts()))
 }
 
 /// What the tracer counted so far, leaving the outlier floor as it is (for
@@ -248,6 +257,11 @@ fn by_role(window: &TraceSnapshot, device: (u32, u32)) -> Vec<TracedRoleOperatio
                 role: window.role_name(key.role).to_string(),
                 operation: key.op.name().to_string(),
                 requests: device_time.count(),
+                merges: window
+                    .merges
+                    .get(&(device, key.op, key.role))
+                    .copied()
+                    .unwrap_or(0),
                 device_time: percentiles(device_time)?,
                 queue_time: window
                     .series
@@ -373,7 +387,7 @@ fn operation(
         sizes: window
             .get(device, op, Kind::Size)
             .and_then(|sizes| request_sizes(&sizes, diskstats_bytes)),
-        merges: diskstats_merges.map(|_| window.merges.get(&(device, op)).copied().unwrap_or(0)),
+        merges: diskstats_merges.map(|_| window.merges_of(device, op)),
         diskstats_merges,
     })
 }
