@@ -286,7 +286,8 @@ impl Map {
     }
 
     /// False, having shown nothing, where the kernel cannot read this map in
-    /// batches.
+    /// batches. A failure after the first batch (the kernel's own: a fault,
+    /// no memory) ends the read there.
     fn in_batches(&self, visit: &mut impl FnMut(&[u8], &[u8])) -> bool {
         // The kernel's position: a bucket index (hash) or a key (array).
         let token_size = self.key_size.max(8);
