@@ -20,9 +20,8 @@ use std::sync::{Barrier, OnceLock};
 use std::time::{Duration, Instant};
 use strata_io::target::open_target;
 use strata_io::{EngineKind, Operation};
-use strata_probe::blocktrace::shared::Counts;
 use strata_probe::blocktrace::TraceSnapshot;
-use strata_probe::diskstats::{find, read_diskstats, DeviceDelta, DiskStat};
+use strata_probe::diskstats::{find, DeviceDelta, DiskStat};
 
 /// The devices whose counters a point reads: the one the target lives on,
 /// then the physical devices under it.
@@ -73,11 +72,10 @@ struct Edge {
 impl Edge {
     fn now() -> Self {
         let at = Instant::now();
-        let trace = strata_probe::blocktrace::shared::counts();
-        let disks = read_diskstats().unwrap_or_default();
+        let (trace, disks) = strata_probe::blocktrace::shared::with_diskstats();
         Edge {
             at,
-            trace: trace.map(Counts::with_distributions),
+            trace,
             disks,
             cpu: strata_probe::cpu::own_cpu_seconds(),
         }

@@ -20,9 +20,7 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 use strata_core::metrics::{Collected, Collector};
 use strata_probe::cpu::{own_cpu_seconds, HostCpu};
-use strata_probe::diskstats::read_diskstats;
 use strata_run::accounting::{account, Absorption, RunDevices, RunFigures};
-use strata_run::block_trace::Counts;
 use strata_run::edge::{Edge, ServerStart};
 use strata_run::processes::ServerProcesses;
 use strata_slob::session::RunOutcome;
@@ -147,9 +145,7 @@ impl Watcher<u32> for EdgeTaker {
         // Only the tracer's counts lie between InnoDB's counters and
         // /proc/diskstats; the rest comes after.
         let at = std::time::Instant::now();
-        let trace = strata_run::block_trace::counts();
-        let disks = read_diskstats().unwrap_or_default();
-        let block_trace = trace.map(Counts::with_distributions);
+        let (block_trace, disks) = strata_run::block_trace::with_diskstats();
         let server_start = self.server_start();
         let (user, system) = own_cpu_seconds();
         let mut os = Edge {

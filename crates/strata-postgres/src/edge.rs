@@ -8,8 +8,6 @@ use crate::counters::snapshot;
 use crate::read_path::backend_types;
 use std::time::Instant;
 use strata_probe::cpu::HostCpu;
-use strata_probe::diskstats::read_diskstats;
-use strata_run::block_trace::Counts;
 use strata_run::edge::{Edge, ServerStart};
 use strata_run::processes::ServerProcesses;
 
@@ -54,14 +52,13 @@ pub async fn take(client: &tokio_postgres::Client, version_num: u32, server_pids
         Err(error) => (None, Some(format!("{error:#}"))),
     };
     let at = Instant::now();
-    let trace = strata_run::block_trace::counts();
-    let disks = read_diskstats().unwrap_or_default();
+    let (block_trace, disks) = strata_run::block_trace::with_diskstats();
     Edge {
         at,
         version_num,
         database,
         database_error,
-        block_trace: trace.map(Counts::with_distributions),
+        block_trace,
         disks,
         oom_kills: strata_probe::collectors::host_oom_kills(),
         server_start: postmaster_start(client).await,

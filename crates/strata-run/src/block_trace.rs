@@ -8,7 +8,7 @@ use strata_recording::device::IostatFigures;
 use strata_recording::run::BlockTraceFigures;
 
 pub use strata_probe::blocktrace::shared::{
-    counts, decline, forget_roles, name_roles, set_outlier_threshold_ms, snapshot, start, Counts,
+    decline, forget_roles, name_roles, set_outlier_threshold_ms, snapshot, start, with_diskstats,
 };
 
 /// The run's devices' traced requests between the two edges.

@@ -14,7 +14,6 @@ use rusqlite::InterruptHandle;
 use strata_observe::background::SampleClock;
 use strata_probe::collectors::parse_proc_io;
 use strata_probe::cpu::{own_cpu_seconds, HostCpu};
-use strata_probe::diskstats::read_diskstats;
 use strata_run::accounting::{account, Absorption, RunDevices, RunFigures, ABSORBED_WARNING_PCT};
 use strata_run::edge::Edge;
 use strata_run::processes::{ProcessGroupFigures, ServerProcesses};
@@ -39,14 +38,13 @@ pub struct SqliteEdge {
 pub fn take_edge(version_num: u32) -> SqliteEdge {
     let (user, system) = own_cpu_seconds();
     let at = std::time::Instant::now();
-    let trace = strata_run::block_trace::counts();
-    let disks = read_diskstats().unwrap_or_default();
+    let (block_trace, disks) = strata_run::block_trace::with_diskstats();
     let os = Edge {
         at,
         version_num,
         database: None,
         database_error: None,
-        block_trace: trace.map(strata_run::block_trace::Counts::with_distributions),
+        block_trace,
         disks,
         host_cpu: HostCpu::read().unwrap_or_default(),
         server: ServerProcesses::default(),

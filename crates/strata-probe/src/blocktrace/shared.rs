@@ -94,14 +94,24 @@ pub fn snapshot() -> Option<TraceSnapshot> {
     counts().map(Counts::with_distributions)
 }
 
+/// What the tracer counted so far (`None` when it is not running) and
+/// /proc/diskstats (empty when unreadable), for an edge to read right
+/// after its database's counters: only the tracer's counts (requests,
+/// sums, processes' totals, merges: a few hundred entries) lie between
+/// those and /proc/diskstats; the bulk (buckets, outliers) is read after.
+pub fn with_diskstats() -> (Option<TraceSnapshot>, Vec<DiskStat>) {
+    let counts = counts();
+    let disks = crate::diskstats::read_diskstats().unwrap_or_default();
+    (counts.map(Counts::with_distributions), disks)
+}
+
 /// A snapshot whose counts are read and whose distributions are not yet.
-pub struct Counts(TraceSnapshot);
+struct Counts(TraceSnapshot);
 
 impl Counts {
-    /// The snapshot, its distributions read now: call right after reading
-    /// /proc/diskstats. Its device times are kept for the next snapshot's
-    /// outlier floor.
-    pub fn with_distributions(mut self) -> TraceSnapshot {
+    /// The snapshot, its distributions read now. Its device times are kept
+    /// for the next snapshot's outlier floor.
+    fn with_distributions(mut self) -> TraceSnapshot {
         let Some(Ok(tracer)) = TRACER.get() else {
             return self.0;
         };
@@ -122,16 +132,14 @@ impl Counts {
     }
 }
 
-/// The counts of a snapshot (requests, sums, processes' totals, merges): a
-/// few hundred entries, for an edge to read between its database's
-/// counters and /proc/diskstats, then the rest (buckets, outliers) after
-/// (`Counts::with_distributions`); `None` when the tracer is not running.
-/// First the kernel's outlier floor is set, to 10 × the highest p99 device
+/// The counts of a snapshot (requests, sums, processes' totals, merges),
+/// the rest to be read by `Counts::with_distributions`; `None` when the
+/// tracer is not running. First the kernel's outlier floor is set, to 10 × the highest p99 device
 /// time between the two snapshots before (of a device and operation with
 /// 1,000 requests in it) when that is under the threshold. The maps are
 /// read unlocked: a reader beside (the per-second sampler beside a
 /// window's edge) does not wait for another's read.
-pub fn counts() -> Option<Counts> {
+fn counts() -> Option<Counts> {
     let tracer = TRACER.get()?.as_ref().ok()?;
     {
         let mut kept = FLOOR_POINTS.lock().unwrap_or_else(PoisonError::into_inner);
