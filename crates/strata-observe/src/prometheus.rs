@@ -44,6 +44,9 @@ const MAX_REQUEST_BYTES: usize = 16 * 1024;
 const MAX_CONNECTIONS: usize = 64;
 /// Connections of one peer (IP address) served at once.
 const MAX_PER_PEER: usize = 16;
+/// The longest queue of connections not yet accepted that is asked of
+/// the kernel; it takes the lesser of this and `net.core.somaxconn`.
+const LISTEN_BACKLOG: u32 = 4096;
 
 /// `HOST:PORT` (`[::1]:9100` for IPv6, `0.0.0.0:9100` for every address)
 /// as an address to listen on, or an error naming the option and what it
@@ -82,13 +85,6 @@ pub type Metrics = Arc<dyn Fn() -> String + Send + Sync>;
 /// time and memory, so a slow or hostile client cannot stall the others.
 pub fn serve(address: &str, metrics: Metrics, host: &str) -> anyhow::Result<SocketAddr> {
     let parsed = parse_listen_address(address)?;
-    let listener = std::net::TcpListener::bind(parsed).with_context(|| {
-        format!(
-            "--prometheus {address}: cannot listen there (is the port taken by another program?)"
-        )
-    })?;
-    listener.set_nonblocking(true)?;
-    let bound = listener.local_addr()?;
     // Collections take the collectors' lock one at a time anyway: one
     // blocking thread, kept, so that scrapes do not make threads (and their
     // malloc arenas) again and again.
@@ -100,8 +96,14 @@ pub fn serve(address: &str, metrics: Metrics, host: &str) -> anyhow::Result<Sock
         .context("--prometheus: cannot start the server's runtime")?;
     let listener = {
         let _context = runtime.enter();
-        tokio::net::TcpListener::from_std(listener)?
+        listen(parsed).with_context(|| {
+            format!(
+                "--prometheus {address}: cannot listen there (is the port taken by another \
+                 program?)"
+            )
+        })?
     };
+    let bound = listener.local_addr()?;
     std::thread::Builder::new()
         .name("strata-prometheus".into())
         .spawn({
@@ -109,6 +111,21 @@ pub fn serve(address: &str, metrics: Metrics, host: &str) -> anyhow::Result<Sock
             move || runtime.block_on(accept_loop(listener, metrics, host))
         })?;
     Ok(bound)
+}
+
+/// A listening socket on `address` whose queue of connections not yet
+/// accepted is as long as the kernel allows (`net.core.somaxconn`, as Go's
+/// listeners and so node_exporter's take), not std's 128: under a burst of
+/// reconnecting clients a full queue drops a scrape's SYN, and the
+/// scraper's kernel sends it again only a second later.
+fn listen(address: SocketAddr) -> std::io::Result<tokio::net::TcpListener> {
+    let socket = match address {
+        SocketAddr::V4(_) => tokio::net::TcpSocket::new_v4()?,
+        SocketAddr::V6(_) => tokio::net::TcpSocket::new_v6()?,
+    };
+    socket.set_reuseaddr(true)?;
+    socket.bind(address)?;
+    socket.listen(LISTEN_BACKLOG)
 }
 
 /// An open connection, as the accept loop keeps it.
