@@ -154,6 +154,7 @@ impl Watcher<u32> for EdgeTaker {
             database: None,
             database_error: None,
             block_trace,
+            agent_block_trace: None,
             disks,
             host_cpu: HostCpu::read().unwrap_or_default(),
             server: self.server_processes(),

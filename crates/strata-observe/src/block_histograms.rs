@@ -15,6 +15,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use strata_probe::blocktrace::{bucket_range, shared, Buckets, Kind};
 use strata_probe::diskstats::read_diskstats;
+use strata_recording::names::blocktrace;
 
 /// The time histograms' upper bounds, seconds (Prometheus's `le`).
 pub const BOUNDS_S: [f64; 19] = [
@@ -44,14 +45,14 @@ struct Family {
 const FAMILIES: [Family; 3] = [
     Family {
         kind: Kind::Device,
-        name: "strata_block_request_device_seconds",
+        name: blocktrace::DEVICE_SECONDS_FAMILY,
         help: "block requests' device time (issue to the driver -> end, blktrace's D2C), traced one by one with BPF, seconds",
         bounds: &BOUNDS_S,
         scale: 1e-9,
     },
     Family {
         kind: Kind::Queue,
-        name: "strata_block_request_queue_seconds",
+        name: blocktrace::QUEUE_SECONDS_FAMILY,
         help: "block requests' queue time in the host (start -> issue to the driver, blktrace's Q2D), traced one by one with BPF, seconds",
         bounds: &BOUNDS_S,
         scale: 1e-9,

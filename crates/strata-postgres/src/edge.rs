@@ -59,6 +59,7 @@ pub async fn take(client: &tokio_postgres::Client, version_num: u32, server_pids
         database,
         database_error,
         block_trace,
+        agent_block_trace: None,
         disks,
         oom_kills: strata_probe::collectors::host_oom_kills(),
         server_start: postmaster_start(client).await,

@@ -33,6 +33,10 @@ pub mod blocktrace {
     pub const DEVICE_P50_NS: &str = "device_p50_ns";
     pub const DEVICE_P99_NS: &str = "device_p99_ns";
     pub const DEVICE_MAX_NS: &str = "device_max_ns";
+    /// The Prometheus histogram families a strata agent serves of every
+    /// request traced on its host, labelled `device` and `operation`.
+    pub const DEVICE_SECONDS_FAMILY: &str = "strata_block_request_device_seconds";
+    pub const QUEUE_SECONDS_FAMILY: &str = "strata_block_request_queue_seconds";
 }
 
 /// The `device` layer's counters (`/proc/diskstats`), labelled `device`,

@@ -339,6 +339,12 @@ pub struct BlockTraceFigures {
     /// devices on another host); `devices` is then empty.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unavailable: Option<String>,
+    /// Where the requests were traced when not by this strata: the server
+    /// host's agent, from its Prometheus histograms (each percentile the
+    /// upper bound of the bucket it falls in; no roles, processes or
+    /// outliers).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub traced_by: Option<String>,
     #[serde(default)]
     pub devices: Vec<TracedDevice>,
     /// Requests the tracer could not follow over the window.

@@ -25,6 +25,9 @@ pub fn text(traced: &BlockTraceFigures) -> String {
         "\nBlock requests, one by one (BPF: block_io_start -> block_rq_issue -> block_io_done; \
          D2C device time, Q2D queue time, ms)\n",
     );
+    if let Some(by) = &traced.traced_by {
+        let _ = writeln!(out, "  {by}");
+    }
     let _ = writeln!(
         out,
         "  {:<10} {:<9} {:<7} {:>9} {:>9} {:>8} {:>8} {:>9} {:>8} {:>8} {:>9}",

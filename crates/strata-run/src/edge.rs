@@ -61,6 +61,10 @@ pub struct Edge {
     /// ([`crate::block_trace`]); `None` without tracing, or with the disks
     /// of another host.
     pub block_trace: Option<strata_probe::blocktrace::TraceSnapshot>,
+    /// The requests the server host's agent traced there (`--agent`), as
+    /// it served them now; `None` without an agent, or when it did not
+    /// answer.
+    pub agent_block_trace: Option<crate::block_trace::AgentBlockTrace>,
 }
 
 /// Another host's counters at one edge, as its agent gave them.

@@ -155,8 +155,13 @@ impl ServerHostAgent {
     fn put(&self, scraped: anyhow::Result<Scrape>, edge: &mut Edge) {
         edge.processes_io = Default::default();
         edge.block_trace = None;
+        edge.agent_block_trace = None;
         match answered(scraped, &self.endpoint) {
-            Ok(counters) => {
+            Ok(mut counters) => {
+                edge.agent_block_trace = Some(crate::block_trace::AgentBlockTrace {
+                    host: self.host.clone(),
+                    trace: counters.traced.take(),
+                });
                 let mut gaps = self.gaps();
                 for device in self.devices.each_once() {
                     if let Some(why) = counters.unreadable.get(&counters.thing(&device)) {

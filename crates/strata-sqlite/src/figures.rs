@@ -45,6 +45,7 @@ pub fn take_edge(version_num: u32) -> SqliteEdge {
         database: None,
         database_error: None,
         block_trace,
+        agent_block_trace: None,
         disks,
         host_cpu: HostCpu::read().unwrap_or_default(),
         server: ServerProcesses::default(),

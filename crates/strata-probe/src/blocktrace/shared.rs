@@ -227,6 +227,7 @@ pub fn figures(
     let skipped = window.unfollowed.skipped_by_kernel;
     BlockTraceFigures {
         unavailable: None,
+        traced_by: None,
         devices: traced,
         unfollowed: UnfollowedRequests {
             issued_unstarted: window.unfollowed.issued_unstarted,
