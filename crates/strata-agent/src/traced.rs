@@ -10,7 +10,9 @@
 
 use crate::text::Series;
 use std::collections::BTreeMap;
-use strata_recording::names::blocktrace::{DEVICE_SECONDS_FAMILY, QUEUE_SECONDS_FAMILY};
+use strata_recording::names::blocktrace::{
+    DEVICE_SECONDS_FAMILY, QUEUE_SECONDS_FAMILY, SECONDS_FAMILY,
+};
 
 /// One histogram as served: requests at or under each upper bound
 /// (seconds; `+Inf` last), their count and the sum of their times.
@@ -21,11 +23,15 @@ pub struct ServedHistogram {
     pub sum_s: f64,
 }
 
-/// A device's requests of one operation, as the agent traced them.
+/// A device's requests of one operation, as the agent traced them: those
+/// issued to the driver (device time), and of those whose start it saw,
+/// the queue time and the time start → end (what /proc/diskstats counts;
+/// absent from agents before it was served).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct TracedSeries {
     pub device_time: ServedHistogram,
     pub queue_time: Option<ServedHistogram>,
+    pub total_time: Option<ServedHistogram>,
 }
 
 /// What an agent serves of its tracer: by (device, operation).
@@ -96,13 +102,14 @@ impl ServedHistogram {
 pub fn agent_trace(series: &[Series]) -> Option<AgentTrace> {
     let mut trace = AgentTrace::default();
     let mut found = false;
-    for (family, is_device) in [(DEVICE_SECONDS_FAMILY, true), (QUEUE_SECONDS_FAMILY, false)] {
+    for family in [DEVICE_SECONDS_FAMILY, QUEUE_SECONDS_FAMILY, SECONDS_FAMILY] {
         for ((device, operation), histogram) in histograms(series, family, &mut trace.unreadable) {
             found = true;
             let entry = trace.series.entry((device, operation)).or_default();
-            match is_device {
-                true => entry.device_time = histogram,
-                false => entry.queue_time = Some(histogram),
+            match family {
+                DEVICE_SECONDS_FAMILY => entry.device_time = histogram,
+                QUEUE_SECONDS_FAMILY => entry.queue_time = Some(histogram),
+                _ => entry.total_time = Some(histogram),
             }
         }
     }

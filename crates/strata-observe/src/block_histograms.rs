@@ -1,5 +1,6 @@
 //! The block tracer's requests as Prometheus histograms: per device and
-//! operation, the device time (issue → end, blktrace's D2C) and the queue
+//! operation, the time start → end (blktrace's Q2C: what /proc/diskstats
+//! times and counts), the device time (issue → end, D2C) and the queue
 //! time (start → issue, Q2D), in seconds, with `_bucket`, `_sum` and
 //! `_count`, so that a fleet's Prometheus takes p99 per disk with
 //! `histogram_quantile`. The tracer's fine buckets (128 per power of two)
@@ -42,7 +43,14 @@ struct Family {
     scale: f64,
 }
 
-const FAMILIES: [Family; 3] = [
+const FAMILIES: [Family; 4] = [
+    Family {
+        kind: Kind::Total,
+        name: blocktrace::SECONDS_FAMILY,
+        help: "block requests' time from start to end (blktrace's Q2C, what /proc/diskstats times and counts), of requests whose start was traced one by one with BPF, seconds",
+        bounds: &BOUNDS_S,
+        scale: 1e-9,
+    },
     Family {
         kind: Kind::Device,
         name: blocktrace::DEVICE_SECONDS_FAMILY,

@@ -236,9 +236,13 @@ fn serve_prometheus(
         .unwrap_or_else(|| strata_recording::HostInfo::current().hostname);
     let collectors = sampler.collectors();
     let scraped_host = host.clone();
+    // The tracer is read right before the layers, whose first is the
+    // device layer's /proc/diskstats: a scraper that sets the two side by
+    // side (a run's --agent) sees them a few milliseconds apart, not the
+    // time every layer takes.
     let metrics: prometheus::Metrics = Arc::new(move || {
-        exposition(&collect_now(&collectors), &scraped_host)
-            + &crate::block_histograms::families(&scraped_host)
+        let histograms = crate::block_histograms::families(&scraped_host);
+        exposition(&collect_now(&collectors), &scraped_host) + &histograms
     });
     let bound = prometheus::serve(address, metrics, &host)?;
     strata_core::note::note(&format!(

@@ -240,6 +240,71 @@ fn traced_requests_are_the_kernels_own_count_and_time() {
     assert_eq!(snapshot.unfollowed.starts_dropped, 0);
 }
 
+/// Writes each followed by a flush (`dd oflag=dsync` on the device): the
+/// requests started and ended are /proc/diskstats' writes, among them the
+/// empty PREFLUSH writes that are never issued (the block layer issues a
+/// flush of its own for each, with no start), and the flushes issued are
+/// its flushes.
+#[test]
+fn writes_with_flushes_are_counted_as_diskstats_counts_them() {
+    let _alone = ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let device = data_device();
+    let tracer = BlockTracer::start().expect("tracing the block layer as root");
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let (traced_before, before) = (tracer.snapshot(), stat_of(&device));
+    let dd = Command::new("dd")
+        .args([
+            "if=/dev/zero",
+            "bs=4k",
+            "count=300",
+            "oflag=dsync",
+            "status=none",
+        ])
+        .arg(format!("of={}", device.node.display()))
+        .status()
+        .unwrap();
+    assert!(dd.success());
+    settle_completions(&device);
+    let (traced_after, after) = (tracer.snapshot(), stat_of(&device));
+    let window = traced_after.since(&traced_before);
+    let count = |op: Op, kind: Kind| {
+        window
+            .get((after.major, after.minor), op, kind)
+            .map_or(0, |buckets| buckets.count())
+    };
+    let started_writes = count(Op::Write, Kind::Total);
+    let issued = (
+        count(Op::Write, Kind::Device),
+        count(Op::Flush, Kind::Device),
+    );
+    let kernel = (
+        after.write_requests - before.write_requests,
+        after.flush_requests - before.flush_requests,
+    );
+    assert!(kernel.1 >= 300, "{} flushes for 300 dsync writes", kernel.1);
+    // Exact, but for the end BPF misses now and then (docs/tracing.md):
+    // at most one here, within the issue's 0.1%.
+    let within = |traced: u64, kernel: u64| traced <= kernel && traced + 1 >= kernel;
+    assert!(
+        within(started_writes, kernel.0) && within(issued.1, kernel.1),
+        "writes started and ended, flushes issued ({started_writes}, {}) against \
+         /proc/diskstats' writes and flushes {kernel:?}; {} writes issued",
+        issued.1,
+        issued.0
+    );
+    assert!(
+        issued.0 < started_writes,
+        "{issued:?} issued of {started_writes} writes"
+    );
+    println!(
+        "300 dsync writes: {started_writes} writes started and ended ({} issued) and {} flushes \
+         issued, as /proc/diskstats counts writes and flushes",
+        issued.0, issued.1
+    );
+}
+
 /// bpftrace's biolatency in its tracepoint form (this kernel has no
 /// kprobes, which Debian's biolatency.bt attaches to), for one device.
 fn biolatency_script(dev: u32) -> String {

@@ -37,6 +37,7 @@ pub mod blocktrace {
     /// request traced on its host, labelled `device` and `operation`.
     pub const DEVICE_SECONDS_FAMILY: &str = "strata_block_request_device_seconds";
     pub const QUEUE_SECONDS_FAMILY: &str = "strata_block_request_queue_seconds";
+    pub const SECONDS_FAMILY: &str = "strata_block_request_seconds";
 }
 
 /// The `device` layer's counters (`/proc/diskstats`), labelled `device`,

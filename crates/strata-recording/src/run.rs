@@ -495,12 +495,21 @@ pub struct TracedRoleOperation {
 pub struct TracedOperation {
     /// `read`, `write`, `flush`, `discard` or `other`.
     pub operation: String,
-    /// Requests that ended in the window and whose issue was seen.
+    /// Requests whose start was seen that ended in the window: what
+    /// /proc/diskstats counts (Recordings before `issued_requests`: those
+    /// issued to the driver).
     pub requests: u64,
     /// The same operation's completed requests by /proc/diskstats, where it
     /// counts them (read, write, flush, discard).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub diskstats_requests: Option<u64>,
+    /// Requests issued to the driver that ended in the window: those whose
+    /// device time `device_time` holds. Under fsync they differ from
+    /// `requests`: a PREFLUSH write with no data ends without being issued
+    /// (the flush it asks for is), and the flush the block layer issues
+    /// for it has no start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub issued_requests: Option<u64>,
     /// Issue to the driver → end (blktrace's D2C).
     pub device_time: LatencyPercentiles,
     /// Start → issue: the host's block layer and scheduler (Q2D).

@@ -66,6 +66,12 @@ fn by_agent(
         .iter()
         .map(|(series, why)| format!("{series}: {why}"))
         .collect();
+    // An agent before the time start → end was served: its issued
+    // requests stand for those started.
+    let serves_totals = later
+        .series
+        .values()
+        .any(|series| series.total_time.is_some());
     let traced = devices
         .iter()
         .map(|counted| {
@@ -76,7 +82,7 @@ fn by_agent(
             let mut operations = Vec::new();
             for ((device, operation), now) in of_device {
                 let then = earlier.series.get(&(device.clone(), operation.clone()));
-                match operation_by_agent(operation, now, then, counted) {
+                match operation_by_agent((operation, serves_totals), now, then, counted) {
                     Some(figures) => operations.extend(figures),
                     None => left_out.push(format!(
                         "device={device},operation={operation}: its counts went down between \
@@ -111,7 +117,7 @@ fn by_agent(
 /// One operation's requests over the window; `Some(None)` where none
 /// ended in it, `None` where a count went down.
 fn operation_by_agent(
-    operation: &str,
+    (operation, serves_totals): (&str, bool),
     now: &TracedSeries,
     then: Option<&TracedSeries>,
     counted: &IostatFigures,
@@ -120,29 +126,42 @@ fn operation_by_agent(
     let device_time = now
         .device_time
         .since(then.map_or(&empty, |then| &then.device_time))?;
-    let queue_time = match (
-        &now.queue_time,
-        then.and_then(|then| then.queue_time.as_ref()),
-    ) {
-        (Some(now), then) => Some(now.since(then.unwrap_or(&empty))?),
-        (None, _) => None,
+    let window = |now: Option<&ServedHistogram>, then: Option<&ServedHistogram>| match now {
+        Some(now) => now.since(then.unwrap_or(&empty)).map(Some),
+        None => Some(None),
     };
+    let queue_time = window(
+        now.queue_time.as_ref(),
+        then.and_then(|then| then.queue_time.as_ref()),
+    )?;
+    let total_time = window(
+        now.total_time.as_ref(),
+        then.and_then(|then| then.total_time.as_ref()),
+    )?;
     let diskstats_requests = match operation {
         "read" => Some(counted.read_requests),
         "write" => Some(counted.write_requests),
         "flush" => Some(counted.flush_requests),
         _ => None,
     };
-    Some(
-        percentiles(&device_time).map(|device_percentiles| TracedOperation {
-            operation: operation.to_string(),
-            requests: device_time.count,
-            diskstats_requests,
-            device_time: device_percentiles,
-            queue_time: queue_time.as_ref().and_then(percentiles),
-            ..TracedOperation::default()
-        }),
-    )
+    let figures = |device_percentiles| TracedOperation {
+        operation: operation.to_string(),
+        requests: match (&total_time, serves_totals) {
+            (Some(total), _) => total.count,
+            (None, true) => 0,
+            (None, false) => device_time.count,
+        },
+        diskstats_requests,
+        issued_requests: Some(device_time.count),
+        device_time: device_percentiles,
+        queue_time: queue_time.as_ref().and_then(percentiles),
+        total_mean_ms: total_time
+            .as_ref()
+            .filter(|total| total.count > 0)
+            .map(|total| total.sum_s * 1e3 / total.count as f64),
+        ..TracedOperation::default()
+    };
+    Some(percentiles(&device_time).map(figures))
 }
 
 /// Mean, and p50, p99, p99.9 and max as their buckets' upper bounds, ms.
@@ -177,6 +196,7 @@ mod tests {
         let series = TracedSeries {
             device_time: served(cumulative, sum_s),
             queue_time: None,
+            total_time: None,
         };
         AgentBlockTrace {
             host: "db1".into(),

@@ -23,19 +23,21 @@ pub fn text(traced: &BlockTraceFigures) -> String {
     }
     let mut out = String::from(
         "\nBlock requests, one by one (BPF: block_io_start -> block_rq_issue -> block_io_done; \
-         D2C device time, Q2D queue time, ms)\n",
+         requests started and ended, as diskstats counts them; issued: those sent to the \
+         driver, whose D2C device time and Q2D queue time are shown, ms)\n",
     );
     if let Some(by) = &traced.traced_by {
         let _ = writeln!(out, "  {by}");
     }
     let _ = writeln!(
         out,
-        "  {:<10} {:<9} {:<7} {:>9} {:>9} {:>8} {:>8} {:>9} {:>8} {:>8} {:>9}",
+        "  {:<10} {:<9} {:<7} {:>9} {:>9} {:>9} {:>8} {:>8} {:>9} {:>8} {:>8} {:>9}",
         "device",
         "role",
         "op",
         "requests",
         "diskstats",
+        "issued",
         "D2C p50",
         "D2C p99",
         "D2C p99.9",
@@ -57,15 +59,19 @@ pub fn text(traced: &BlockTraceFigures) -> String {
                             format!("{:.3}", queue.p999_ms),
                         )
                     });
+            let issued = op
+                .issued_requests
+                .map_or("n/a".to_string(), |count| count.to_string());
             let device_time = &op.device_time;
             let _ = writeln!(
                 out,
-                "  {:<10} {:<9} {:<7} {:>9} {:>9} {:>8.3} {:>8.3} {:>9.3} {:>8.3} {:>8} {:>9}",
+                "  {:<10} {:<9} {:<7} {:>9} {:>9} {:>9} {:>8.3} {:>8.3} {:>9.3} {:>8.3} {:>8} {:>9}",
                 device.device,
                 device.role,
                 op.operation,
                 op.requests,
                 diskstats,
+                issued,
                 device_time.p50_ms,
                 device_time.p99_ms,
                 device_time.p999_ms,

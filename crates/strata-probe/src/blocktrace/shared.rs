@@ -380,19 +380,18 @@ fn operation(
         Op::Flush => (Some(0), None),
         Op::Discard | Op::Other => (None, None),
     };
+    let total = window.get(device, op, Kind::Total);
     Some(TracedOperation {
         operation: op.name().to_string(),
-        requests: device_time.count(),
+        requests: total.as_ref().map_or(0, Buckets::count),
         diskstats_requests,
+        issued_requests: Some(device_time.count()),
         device_time: percentiles(&device_time)?,
         queue_time: window
             .get(device, op, Kind::Queue)
             .as_ref()
             .and_then(percentiles),
-        total_mean_ms: window
-            .get(device, op, Kind::Total)
-            .and_then(|total| total.mean())
-            .map(|ns| ns / 1e6),
+        total_mean_ms: total.and_then(|total| total.mean()).map(|ns| ns / 1e6),
         sizes: window
             .get(device, op, Kind::Size)
             .and_then(|sizes| request_sizes(&sizes, diskstats_bytes)),

@@ -18,6 +18,9 @@ pub(crate) fn add_to(mut section: Section, traced: &BlockTraceFigures) -> Sectio
     if let Some(why) = &traced.unavailable {
         return section.note(format!("Block requests were not traced one by one: {why}."));
     }
+    if let Some(by) = &traced.traced_by {
+        section = section.note(format!("Block requests: {by}."));
+    }
     for device in &traced.devices {
         if let Some(chart) = distribution_chart(device) {
             section = section.chart(chart);
