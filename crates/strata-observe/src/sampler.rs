@@ -202,22 +202,33 @@ fn raw(collected: anyhow::Result<Collected>) -> LayerSample {
 }
 
 /// Every layer now, raw values without rates: what a scrape gets
-/// (`t_s` and `interval_s` are 0).
-pub fn collect_now(collectors: &SharedCollectors) -> Sample {
+/// (`t_s` and `interval_s` are 0), with `beside_first` run right after the
+/// first collector (observe's device layer, /proc/diskstats), so that what
+/// it reads is of the same moment.
+pub fn collect_now_beside_first<T>(
+    collectors: &SharedCollectors,
+    beside_first: impl FnOnce() -> T,
+) -> (Sample, T) {
     let mut collectors = collectors
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
     let unix_s = strata_core::time::unix_now_s();
-    let layers = collectors
-        .iter_mut()
-        .map(|collector| (collector.layer().to_string(), raw(collector.collect())))
-        .collect();
-    Sample {
+    let mut layers = BTreeMap::new();
+    let mut each = collectors.iter_mut();
+    for collector in each.by_ref().take(1) {
+        layers.insert(collector.layer().to_string(), raw(collector.collect()));
+    }
+    let beside = beside_first();
+    for collector in each {
+        layers.insert(collector.layer().to_string(), raw(collector.collect()));
+    }
+    let sample = Sample {
         t_s: 0.0,
         unix_s,
         interval_s: 0.0,
         layers,
-    }
+    };
+    (sample, beside)
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@
 //! engine) or where the shown text goes (the binary's output path).
 
 use crate::exposition::exposition;
-use crate::sampler::{collect_now, Sample, Sampler};
+use crate::sampler::{collect_now_beside_first, Sample, Sampler};
 use crate::top::{TopProcesses, TopTracker};
 use crate::{prometheus, record, stream, view};
 use anyhow::bail;
@@ -236,13 +236,15 @@ fn serve_prometheus(
         .unwrap_or_else(|| strata_recording::HostInfo::current().hostname);
     let collectors = sampler.collectors();
     let scraped_host = host.clone();
-    // The tracer is read right before the layers, whose first is the
-    // device layer's /proc/diskstats: a scraper that sets the two side by
-    // side (a run's --agent) sees them a few milliseconds apart, not the
-    // time every layer takes.
+    // The tracer is read right after the first layer, the device layer's
+    // /proc/diskstats: a scraper that sets the two side by side (a run's
+    // --agent) sees them of one moment, and the device layer first in the
+    // scrape, as every agent's is.
     let metrics: prometheus::Metrics = Arc::new(move || {
-        let histograms = crate::block_histograms::families(&scraped_host);
-        exposition(&collect_now(&collectors), &scraped_host) + &histograms
+        let (sample, histograms) = collect_now_beside_first(&collectors, || {
+            crate::block_histograms::families(&scraped_host)
+        });
+        exposition(&sample, &scraped_host) + &histograms
     });
     let bound = prometheus::serve(address, metrics, &host)?;
     strata_core::note::note(&format!(

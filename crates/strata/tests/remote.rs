@@ -192,13 +192,11 @@ fn run_through(agent: &str, others: &[&str], url: &str, plan: &[&str], dir: &std
     for other in others {
         args.extend(["--agent", other]);
     }
-    // Commits write the WAL: the device has requests in every window,
-    // whatever of the tables the page cache holds.
-    args.extend(["--update-pct", "20", "--duration", "3s", "--warmup", "1s"]);
-    args.push("--record");
+    args.extend(["--duration", "3s", "--warmup", "1s", "--record"]);
     args.push(record.to_str().unwrap());
     args.push("--overwrite");
     args.extend(plan);
+    let writing = KeepWriting::start(&dir.join("writes.dat"));
     let text = run(&args, dir);
     assert!(text.status.success(), "{}", everything(&text));
     assert!(
@@ -208,6 +206,7 @@ fn run_through(agent: &str, others: &[&str], url: &str, plan: &[&str], dir: &std
     );
     let agent = &agent.replace(AGENT_PASSWORD, "***");
     let document = run_json(&args, dir);
+    drop(writing);
     assert!(!document.to_string().contains(AGENT_PASSWORD), "{document}");
     assert_secret_nowhere_in_recording_or_reports(AGENT_PASSWORD, &record, dir);
     assert_matches_the_run_schema(&document);
@@ -304,6 +303,44 @@ fn run_through(agent: &str, others: &[&str], url: &str, plan: &[&str], dir: &std
         hosts.contains("at the two edges"),
         "exact, from the result: {hosts}"
     );
+}
+
+/// A write of 4 KiB made durable (a write and a flush) every 20 ms until
+/// dropped: the device under the server has requests in every window
+/// whatever the page cache holds of the tables, and no reads, so the two
+/// agents' read counts are not disturbed.
+struct KeepWriting {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    writer: Option<std::thread::JoinHandle<()>>,
+}
+
+impl KeepWriting {
+    fn start(path: &std::path::Path) -> KeepWriting {
+        use std::io::Write;
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let mut file = std::fs::File::create(path).unwrap();
+        let stopped = stop.clone();
+        let writer = std::thread::spawn(move || {
+            while !stopped.load(std::sync::atomic::Ordering::Relaxed) {
+                file.write_all(&[7u8; 4096]).unwrap();
+                file.sync_data().unwrap();
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+        });
+        KeepWriting {
+            stop,
+            writer: Some(writer),
+        }
+    }
+}
+
+impl Drop for KeepWriting {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(writer) = self.writer.take() {
+            let _ = writer.join();
+        }
+    }
 }
 
 /// A strata agent (root there) traces its host's requests, and the run
