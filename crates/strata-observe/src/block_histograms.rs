@@ -155,7 +155,7 @@ mod tests {
         buckets.sum = 3 * 40_000 + 2 * 2_000_000 + 20_000_000_000;
         let family = Family {
             name: "f",
-            ..FAMILIES[0]
+            ..FAMILIES[1]
         };
         let mut out = String::new();
         write_histogram(&mut out, &family, "{host=\"h\"}", &buckets);
@@ -188,7 +188,7 @@ mod tests {
         buckets.sum = 5 * 4096 + 4608;
         let family = Family {
             name: "s",
-            ..FAMILIES[2]
+            ..FAMILIES[3]
         };
         let mut out = String::new();
         write_histogram(&mut out, &family, "{host=\"h\"}", &buckets);
