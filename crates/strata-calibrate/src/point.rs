@@ -140,6 +140,7 @@ fn worker_plans(spec: &PointSpec, context: &PointContext, files: &[File]) -> Vec
             let seed = context.seed
                 ^ ((group_index as u64) << 32 | instance as u64).wrapping_mul(0x9E37_79B9);
             plans.push(WorkerPlan {
+                role: format!("calibrate {}", group.label),
                 group: group_index,
                 engine: context.engine,
                 fd: file.as_raw_fd(),

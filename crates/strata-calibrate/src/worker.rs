@@ -16,6 +16,7 @@ use std::sync::{Barrier, OnceLock};
 use std::time::{Duration, Instant};
 use strata_core::histogram::LatencyHistogram;
 use strata_io::{EngineKind, IoCompletion, IoEngine, IoRequest, Operation};
+use strata_probe::blocktrace::shared::ThreadRole;
 
 /// Kept per worker so a long run with a sick device cannot eat memory.
 const MAX_OUTLIERS_PER_WORKER: usize = 10_000;
@@ -35,6 +36,9 @@ pub struct WorkerPlan {
     /// This worker's share of a fixed-count job.
     pub ios_budget: Option<u64>,
     pub outlier_ns: u64,
+    /// The role its block requests are traced under: `calibrate` and its
+    /// group's label.
+    pub role: String,
 }
 
 /// The point's clock, the same for every worker.
@@ -146,6 +150,9 @@ pub fn run_worker(plan: WorkerPlan, shared: &Shared, index: usize) -> WorkerOutc
     let engine = plan
         .engine
         .open(plan.fd, plan.depth, plan.block_size as usize);
+    // Where the roles' table has no room, its requests are counted by
+    // process only, as strata's.
+    let _role = ThreadRole::give(&plan.role).ok();
     shared.ready.wait();
     shared.ready.wait();
     let timeline = *shared

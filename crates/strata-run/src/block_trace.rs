@@ -5,23 +5,15 @@
 //!
 //! Not for: the tracing itself, or printing the figures (`output`).
 
-use crate::edge::Edge;
-use strata_agent::traced::{AgentTrace, ServedHistogram, TracedSeries};
+use crate::edge::{AgentBlockTrace, Edge};
+use strata_agent::traced::{ServedHistogram, TracedSeries};
 use strata_recording::device::IostatFigures;
 use strata_recording::run::{BlockTraceFigures, LatencyPercentiles, TracedDevice, TracedOperation};
 
 pub use strata_probe::blocktrace::shared::{
     decline, forget_roles, name_roles, set_outlier_threshold_ms, snapshot, start, with_diskstats,
+    ThreadRole,
 };
-
-/// The server host's agent's traced requests at one edge.
-#[derive(Clone, Debug, PartialEq)]
-pub struct AgentBlockTrace {
-    /// The agent's host, as it names itself.
-    pub host: String,
-    /// What it served of its tracer; `None` where it serves none.
-    pub trace: Option<AgentTrace>,
-}
 
 /// The run's devices' traced requests between the two edges: this host's
 /// tracer's, or the server host's agent's where the run has one.
@@ -179,6 +171,7 @@ fn percentiles(histogram: &ServedHistogram) -> Option<LatencyPercentiles> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use strata_agent::traced::AgentTrace;
 
     fn served(cumulative: [u64; 3], sum_s: f64) -> ServedHistogram {
         ServedHistogram {

@@ -64,7 +64,16 @@ pub struct Edge {
     /// The requests the server host's agent traced there (`--agent`), as
     /// it served them now; `None` without an agent, or when it did not
     /// answer.
-    pub agent_block_trace: Option<crate::block_trace::AgentBlockTrace>,
+    pub agent_block_trace: Option<AgentBlockTrace>,
+}
+
+/// The server host's agent's traced requests at one edge.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AgentBlockTrace {
+    /// The agent's host, as it names itself.
+    pub host: String,
+    /// What it served of its tracer; `None` where it serves none.
+    pub trace: Option<strata_agent::traced::AgentTrace>,
 }
 
 /// Another host's counters at one edge, as its agent gave them.

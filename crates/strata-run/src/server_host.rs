@@ -158,7 +158,7 @@ impl ServerHostAgent {
         edge.agent_block_trace = None;
         match answered(scraped, &self.endpoint) {
             Ok(mut counters) => {
-                edge.agent_block_trace = Some(crate::block_trace::AgentBlockTrace {
+                edge.agent_block_trace = Some(crate::edge::AgentBlockTrace {
                     host: self.host.clone(),
                     trace: counters.traced.take(),
                 });

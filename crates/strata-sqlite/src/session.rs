@@ -11,8 +11,8 @@
 use crate::connection::open_for_session;
 use crate::schema::SessionSql;
 use rusqlite::{Connection, InterruptHandle};
-use std::collections::BTreeMap;
 use std::path::Path;
+use strata_run::block_trace::ThreadRole;
 use strata_slob::session::access::LoopChoice;
 use strata_slob::session::SessionSpec;
 use strata_slob::threads::{BlockingSession, Opener};
@@ -33,19 +33,19 @@ impl Opener for SqliteOpener<'_> {
     fn open(&self, spec: &SessionSpec) -> anyhow::Result<(SqliteSession, InterruptHandle)> {
         let connection = open_for_session(self.path, self.cache_kib)?;
         let handle = connection.get_interrupt_handle();
-        let thread = unsafe { libc::gettid() } as u32;
-        let role = BTreeMap::from([(thread, SESSION_ROLE.to_string())]);
-        if let Err(why) = strata_run::block_trace::name_roles(&role) {
-            strata_core::note::note(&format!(
-                "strata: warning: session {}'s block requests not counted by role: {why}",
-                spec.index + 1
-            ));
-        }
+        let role = ThreadRole::give(SESSION_ROLE)
+            .map_err(|why| {
+                strata_core::note::note(&format!(
+                    "strata: warning: session {}'s block requests not counted by role: {why}",
+                    spec.index + 1
+                ))
+            })
+            .ok();
         let session = SqliteSession {
             connection,
             own: SessionSql::of(&spec.schema),
             hot: spec.hot_schema.as_deref().map(SessionSql::of),
-            thread,
+            _role: role,
         };
         Ok((session, handle))
     }
@@ -60,14 +60,8 @@ pub(crate) struct SqliteSession {
     connection: Connection,
     own: SessionSql,
     hot: Option<SessionSql>,
-    /// The session's thread, its role taken away when it ends.
-    thread: u32,
-}
-
-impl Drop for SqliteSession {
-    fn drop(&mut self) {
-        strata_run::block_trace::forget_roles(&[self.thread]);
-    }
+    /// The session thread's role, taken away when the session ends.
+    _role: Option<ThreadRole>,
 }
 
 impl SqliteSession {

@@ -59,7 +59,8 @@ fn assert_every_read_request_traced_or_named(result: &serde_json::Value, device_
         requests <= device_reads + slack && requests + named + slack >= device_reads,
         "{requests} traced and {named} named of {device_reads} read requests: {traced}"
     );
-    assert_reads_counted_under_their_submitters(traced, requests);
+    let issued = reads["issued_requests"].as_u64().unwrap();
+    assert_reads_counted_under_their_submitters(traced, issued);
     assert_read_sizes_and_merges_are_diskstats_own(reads);
     for time in ["device_time", "queue_time"] {
         let figures = &reads[time];
@@ -100,12 +101,12 @@ fn assert_read_sizes_and_merges_are_diskstats_own(reads: &serde_json::Value) {
     );
 }
 
-/// The data device's reads, by the role of the process that submitted
-/// them, are all its reads, and the sessions' backends ("client backend")
+/// The data device's reads issued, by the role of the process that
+/// submitted them, are all its reads issued, and the sessions' backends ("client backend")
 /// made nearly all of them; the processes' own counts add up to the same
 /// (less requests started before tracing, or with no room in the table);
 /// the outliers are listed, or none.
-fn assert_reads_counted_under_their_submitters(traced: &serde_json::Value, requests: u64) {
+fn assert_reads_counted_under_their_submitters(traced: &serde_json::Value, issued: u64) {
     let device = traced["devices"][0]["device"].as_str().unwrap();
     let reads_of = |rows: &serde_json::Value, by: &str| -> BTreeMap<String, u64> {
         let mut counts = BTreeMap::new();
@@ -120,19 +121,19 @@ fn assert_reads_counted_under_their_submitters(traced: &serde_json::Value, reque
         counts
     };
     let by_role = reads_of(&traced["devices"][0]["by_role"], "role");
-    assert_eq!(by_role.values().sum::<u64>(), requests, "{by_role:?}");
+    assert_eq!(by_role.values().sum::<u64>(), issued, "{by_role:?}");
     let backends = by_role.get("client backend").copied().unwrap_or(0);
-    assert!(backends * 10 >= requests * 9, "{by_role:?}");
+    assert!(backends * 10 >= issued * 9, "{by_role:?}");
     let by_process: u64 = reads_of(&traced["processes"], "role").values().sum();
     let unfollowed = &traced["unfollowed"];
     let without_a_process = unfollowed["issued_unstarted"].as_u64().unwrap()
         + unfollowed["processes_dropped"].as_u64().unwrap();
     // The processes' table is read just before the counts at each edge:
     // the same edge slack as between the trace and diskstats.
-    let slack = requests / 200 + 2;
+    let slack = issued / 200 + 2;
     assert!(
-        by_process <= requests + slack && by_process + without_a_process + slack >= requests,
-        "{by_process} reads by process of {requests}"
+        by_process <= issued + slack && by_process + without_a_process + slack >= issued,
+        "{by_process} reads by process of {issued}"
     );
     let outliers = &traced["outliers"];
     assert!(outliers["listed"].is_array(), "{outliers}");

@@ -62,6 +62,30 @@ pub fn name_roles(threads: &BTreeMap<u32, String>) -> Result<(), String> {
         .map_err(|error| format!("{error:#}"))
 }
 
+/// The calling thread's role, given while it lives: its block requests
+/// are counted under `role` until it is dropped (strata's own threads:
+/// SQLite's sessions, calibrate's workers).
+pub struct ThreadRole {
+    thread: u32,
+}
+
+impl ThreadRole {
+    /// Gives the calling thread `role`; the error says why its requests
+    /// will not be counted under it.
+    pub fn give(role: &str) -> Result<ThreadRole, String> {
+        // SAFETY: gettid has no preconditions.
+        let thread = unsafe { libc::gettid() } as u32;
+        name_roles(&BTreeMap::from([(thread, role.to_string())]))?;
+        Ok(ThreadRole { thread })
+    }
+}
+
+impl Drop for ThreadRole {
+    fn drop(&mut self) {
+        forget_roles(&[self.thread]);
+    }
+}
+
 /// Takes these threads' roles away: a thread that ended, whose id the
 /// kernel may give another. Nothing without a tracer.
 pub fn forget_roles(threads: &[u32]) {
