@@ -39,9 +39,20 @@ impl LoopDevice {
         partition_scan: bool,
         prepare: impl FnOnce(&mut File),
     ) -> LoopDevice {
+        Self::attach_in(&std::env::temp_dir(), size_bytes, partition_scan, prepare)
+    }
+
+    /// [`LoopDevice::attach`] with its image in a directory under `base`
+    /// (`/dev/shm`: a device whose requests never reach a disk).
+    pub fn attach_in(
+        base: &std::path::Path,
+        size_bytes: u64,
+        partition_scan: bool,
+        prepare: impl FnOnce(&mut File),
+    ) -> LoopDevice {
         let dir = tempfile::Builder::new()
             .prefix("strata-loop-")
-            .tempdir()
+            .tempdir_in(base)
             .expect("a directory for the loop device");
         let image = dir.path().join("disk.img");
         let mut file = File::create(&image).expect("creating image");

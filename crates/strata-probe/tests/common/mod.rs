@@ -69,7 +69,12 @@ pub fn stat_of(device: &LoopDevice) -> DiskStat {
 /// A loop device over a file written whole, read with direct I/O: each
 /// request reaches the disk below.
 pub fn data_device() -> LoopDevice {
-    let device = LoopDevice::attach(64 * MIB, false, |image| {
+    data_device_in(&std::env::temp_dir())
+}
+
+/// [`data_device`] with its image under `base` (`/dev/shm`: in memory).
+pub fn data_device_in(base: &std::path::Path) -> LoopDevice {
+    let device = LoopDevice::attach_in(base, 64 * MIB, false, |image| {
         let data: Vec<u8> = (0..MIB).map(|byte| (byte % 251) as u8 + 1).collect();
         for mib in 0..64 {
             image.write_all_at(&data, mib * MIB).unwrap();
