@@ -98,8 +98,15 @@ impl ServedHistogram {
 }
 
 /// The histograms of a strata agent's answer; `None` where it serves none
-/// (node_exporter, or an agent that does not trace).
+/// and its `blocktrace` layer is not up (node_exporter, or an agent that
+/// does not trace). An agent that traces and has seen no request yet
+/// gives an empty trace.
 pub fn agent_trace(series: &[Series]) -> Option<AgentTrace> {
+    let tracing = series.iter().any(|one| {
+        one.name == "strata_layer_up"
+            && one.label("layer") == Some("blocktrace")
+            && one.value == 1.0
+    });
     let mut trace = AgentTrace::default();
     let mut found = false;
     for family in [DEVICE_SECONDS_FAMILY, QUEUE_SECONDS_FAMILY, SECONDS_FAMILY] {
@@ -116,7 +123,7 @@ pub fn agent_trace(series: &[Series]) -> Option<AgentTrace> {
     trace
         .series
         .retain(|_, traced| !traced.device_time.cumulative.is_empty());
-    found.then_some(trace)
+    (found || tracing).then_some(trace)
 }
 
 type Histograms = BTreeMap<(String, String), ServedHistogram>;
@@ -226,6 +233,11 @@ strata_block_request_device_seconds_count{device=\"vdb\",host=\"db1\",operation=
             trace.unreadable
         );
         assert!(agent_trace(&parse("node_load1 0.5\n").series).is_none());
+        let idle = "strata_layer_up{host=\"db1\",layer=\"blocktrace\"} 1\n";
+        assert_eq!(
+            agent_trace(&parse(idle).series),
+            Some(AgentTrace::default())
+        );
     }
 
     #[test]
