@@ -13,6 +13,7 @@ use std::collections::BTreeMap;
 use strata_recording::names::blocktrace::{
     DEVICE_SECONDS_FAMILY, QUEUE_SECONDS_FAMILY, SECONDS_FAMILY,
 };
+use strata_recording::names::layer;
 
 /// One histogram as served: requests at or under each upper bound
 /// (seconds; `+Inf` last), their count and the sum of their times.
@@ -103,8 +104,8 @@ impl ServedHistogram {
 /// gives an empty trace.
 pub fn agent_trace(series: &[Series]) -> Option<AgentTrace> {
     let tracing = series.iter().any(|one| {
-        one.name == "strata_layer_up"
-            && one.label("layer") == Some("blocktrace")
+        one.name == layer::UP_FAMILY
+            && one.label("layer") == Some(layer::BLOCKTRACE)
             && one.value == 1.0
     });
     let mut trace = AgentTrace::default();

@@ -17,6 +17,7 @@ use crate::sampler::{LayerSample, Sample};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use strata_core::metrics::MetricKind;
+use strata_recording::names::layer::UP_FAMILY;
 use strata_recording::names::served;
 
 /// One family's name, type and help, and its series.
@@ -74,13 +75,13 @@ pub fn exposition(sample: &Sample, host: &str) -> String {
     for (layer, data) in own_layers {
         let LayerSample::Values { metrics, .. } = data else {
             up.push(format!(
-                "strata_layer_up{} 0",
+                "{UP_FAMILY}{} 0",
                 labels(host, &layer_label(layer))
             ));
             continue;
         };
         up.push(format!(
-            "strata_layer_up{} 1",
+            "{UP_FAMILY}{} 1",
             labels(host, &layer_label(layer))
         ));
         for metric in metrics {
@@ -106,7 +107,7 @@ pub fn exposition(sample: &Sample, host: &str) -> String {
         }
     }
     families.insert(
-        "strata_layer_up".to_string(),
+        UP_FAMILY.to_string(),
         Family {
             kind: MetricKind::Gauge,
             help: "1 when the layer had values in this sample, 0 when it was absent or failed"

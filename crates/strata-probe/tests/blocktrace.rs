@@ -46,6 +46,20 @@ fn direct_io(device: &LoopDevice, size: usize, count: u64, write: bool) {
     }
 }
 
+/// This binary's tests one at a time: its lock held, then the device
+/// `made`, and the tracer started and given 200 ms to settle.
+fn alone_traced(
+    made: impl FnOnce() -> LoopDevice,
+) -> (std::sync::MutexGuard<'static, ()>, LoopDevice, BlockTracer) {
+    let alone = ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let device = made();
+    let tracer = BlockTracer::start().expect("tracing the block layer as root");
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    (alone, device, tracer)
+}
+
 fn traced(snapshot: &TraceSnapshot, stat: &DiskStat, op: Op, kind: Kind) -> (u64, f64) {
     let buckets = snapshot
         .get((stat.major, stat.minor), op, kind)
@@ -154,12 +168,7 @@ fn merges_are_the_kernels_own_count() {
 
 #[test]
 fn traced_requests_are_the_kernels_own_count_and_time() {
-    let _alone = ONE_AT_A_TIME
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
-    let device = data_device();
-    let tracer = BlockTracer::start().expect("tracing the block layer as root");
-    std::thread::sleep(std::time::Duration::from_millis(200));
+    let (_alone, device, tracer) = alone_traced(data_device);
     // The tracer's counts last before diskstats, as a run's edges read them.
     let (traced_before, before) = (tracer.snapshot(), stat_of(&device));
     direct_io(&device, 4096, 3000, false);
@@ -248,12 +257,7 @@ fn traced_requests_are_the_kernels_own_count_and_time() {
 /// its flushes.
 #[test]
 fn writes_with_flushes_are_counted_as_diskstats_counts_them() {
-    let _alone = ONE_AT_A_TIME
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
-    let device = data_device();
-    let tracer = BlockTracer::start().expect("tracing the block layer as root");
-    std::thread::sleep(std::time::Duration::from_millis(200));
+    let (_alone, device, tracer) = alone_traced(data_device);
     let (traced_before, before) = (tracer.snapshot(), stat_of(&device));
     let dd = Command::new("dd")
         .args([
@@ -312,12 +316,8 @@ fn writes_with_flushes_are_counted_as_diskstats_counts_them() {
 /// the 0.1%.
 #[test]
 fn counts_are_exact_where_no_disk_interrupt_intervenes() {
-    let _alone = ONE_AT_A_TIME
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
-    let device = data_device_in(std::path::Path::new("/dev/shm"));
-    let tracer = BlockTracer::start().expect("tracing the block layer as root");
-    std::thread::sleep(std::time::Duration::from_millis(200));
+    let (_alone, device, tracer) =
+        alone_traced(|| data_device_in(std::path::Path::new("/dev/shm")));
     let (traced_before, before) = (tracer.snapshot(), stat_of(&device));
     direct_io(&device, 4096, 3000, false);
     direct_io(&device, 4096, 1000, true);

@@ -99,3 +99,16 @@ pub struct IostatFigures {
     pub aqu_sz: f64,
     pub util_pct: f64,
 }
+
+impl IostatFigures {
+    /// The completed requests /proc/diskstats counts of `operation`
+    /// (`read`, `write`, `flush`); `None` for one it does not count here.
+    pub fn completed_requests(&self, operation: &str) -> Option<u64> {
+        match operation {
+            "read" => Some(self.read_requests),
+            "write" => Some(self.write_requests),
+            "flush" => Some(self.flush_requests),
+            _ => None,
+        }
+    }
+}

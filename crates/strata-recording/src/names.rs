@@ -20,6 +20,9 @@ pub mod layer {
     pub const POSTGRES: &str = "postgres";
     pub const MARIADB: &str = "mariadb";
     pub const BLOCKTRACE: &str = "blocktrace";
+    /// The family a strata agent serves each layer's state under: 1 with
+    /// values in the sample, 0 absent or failed (label `layer`).
+    pub const UP_FAMILY: &str = "strata_layer_up";
 }
 
 /// The `blocktrace` layer (block requests traced one by one), labelled

@@ -130,12 +130,6 @@ fn operation_by_agent(
         now.total_time.as_ref(),
         then.and_then(|then| then.total_time.as_ref()),
     )?;
-    let diskstats_requests = match operation {
-        "read" => Some(counted.read_requests),
-        "write" => Some(counted.write_requests),
-        "flush" => Some(counted.flush_requests),
-        _ => None,
-    };
     let figures = |device_percentiles| TracedOperation {
         operation: operation.to_string(),
         requests: match (&total_time, serves_totals) {
@@ -143,7 +137,7 @@ fn operation_by_agent(
             (None, true) => 0,
             (None, false) => device_time.count,
         },
-        diskstats_requests,
+        diskstats_requests: counted.completed_requests(operation),
         issued_requests: Some(device_time.count),
         device_time: device_percentiles,
         queue_time: queue_time.as_ref().and_then(percentiles),

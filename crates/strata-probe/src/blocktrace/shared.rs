@@ -392,12 +392,6 @@ fn operation(
     counted: &IostatFigures,
 ) -> Option<TracedOperation> {
     let device_time = window.get(device, op, Kind::Device)?;
-    let diskstats_requests = match op {
-        Op::Read => Some(counted.read_requests),
-        Op::Write => Some(counted.write_requests),
-        Op::Flush => Some(counted.flush_requests),
-        Op::Discard | Op::Other => None,
-    };
     let (diskstats_bytes, diskstats_merges) = match op {
         Op::Read => (Some(counted.read_bytes), Some(counted.read_merges)),
         Op::Write => (Some(counted.write_bytes), Some(counted.write_merges)),
@@ -408,7 +402,7 @@ fn operation(
     Some(TracedOperation {
         operation: op.name().to_string(),
         requests: total.as_ref().map_or(0, Buckets::count),
-        diskstats_requests,
+        diskstats_requests: counted.completed_requests(op.name()),
         issued_requests: Some(device_time.count()),
         device_time: percentiles(&device_time)?,
         queue_time: window
