@@ -11,7 +11,7 @@
 use crate::text::Series;
 use std::collections::BTreeMap;
 use strata_recording::names::blocktrace::{
-    DEVICE_SECONDS_FAMILY, QUEUE_SECONDS_FAMILY, SECONDS_FAMILY,
+    DEVICE_SECONDS_FAMILY, ENDS_MISSED_FAMILY, QUEUE_SECONDS_FAMILY, SECONDS_FAMILY,
 };
 use strata_recording::names::layer;
 
@@ -27,12 +27,14 @@ pub struct ServedHistogram {
 /// A device's requests of one operation, as the agent traced them: those
 /// issued to the driver (device time), and of those whose start it saw,
 /// the queue time and the time start → end (what /proc/diskstats counts;
-/// absent from agents before it was served).
+/// absent from agents before it was served), and those whose end it
+/// missed (absent from agents before it was served).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct TracedSeries {
     pub device_time: ServedHistogram,
     pub queue_time: Option<ServedHistogram>,
     pub total_time: Option<ServedHistogram>,
+    pub ends_missed: Option<u64>,
 }
 
 /// What an agent serves of its tracer: by (device, operation).
@@ -121,10 +123,30 @@ pub fn agent_trace(series: &[Series]) -> Option<AgentTrace> {
             }
         }
     }
+    for one in series.iter().filter(|one| one.name == ENDS_MISSED_FAMILY) {
+        let (Some(device), Some(operation)) = (one.label("device"), one.label("operation")) else {
+            continue;
+        };
+        let key = (device.to_string(), operation.to_string());
+        match whole(one.value) {
+            Some(missed) => trace.series.entry(key).or_default().ends_missed = Some(missed),
+            None => {
+                let why = format!("{} {} is not a count", one.name, one.value);
+                trace
+                    .unreadable
+                    .insert(format!("device={device},operation={operation}"), why);
+            }
+        }
+    }
     trace
         .series
         .retain(|_, traced| !traced.device_time.cumulative.is_empty());
     (found || tracing).then_some(trace)
+}
+
+/// A sample's value as a count: whole, finite, not negative.
+fn whole(value: f64) -> Option<u64> {
+    (value.is_finite() && value >= 0.0 && value.fract() == 0.0).then_some(value as u64)
 }
 
 type Histograms = BTreeMap<(String, String), ServedHistogram>;
@@ -148,11 +170,7 @@ fn histograms(
         let key = (device.to_string(), operation.to_string());
         let histogram = found.entry(key.clone()).or_default();
         let counted = || -> Result<u64, String> {
-            let value = one.value;
-            let whole = value.is_finite() && value >= 0.0 && value.fract() == 0.0;
-            whole
-                .then_some(value as u64)
-                .ok_or(format!("{} {value} is not a count", one.name))
+            whole(one.value).ok_or(format!("{} {} is not a count", one.name, one.value))
         };
         let taken = match part {
             "_bucket" => bucket_bound(one).and_then(|bound| {
@@ -213,6 +231,9 @@ strata_block_request_device_seconds_count{device=\"vda\",host=\"db1\",operation=
 strata_block_request_device_seconds_bucket{device=\"vdb\",host=\"db1\",operation=\"read\",le=\"0.0001\"} NaN
 strata_block_request_device_seconds_bucket{device=\"vdb\",host=\"db1\",operation=\"read\",le=\"+Inf\"} 3
 strata_block_request_device_seconds_count{device=\"vdb\",host=\"db1\",operation=\"read\"} 3
+# TYPE strata_block_request_ends_missed_total counter
+strata_block_request_ends_missed_total{device=\"vda\",host=\"db1\",operation=\"read\"} 2
+strata_block_request_ends_missed_total{device=\"vdb\",host=\"db1\",operation=\"write\"} -1
 ";
 
     #[test]
@@ -225,6 +246,8 @@ strata_block_request_device_seconds_count{device=\"vdb\",host=\"db1\",operation=
         assert_eq!(vda.device_time.quantile_bound_s(0.99), Some(0.001));
         assert_eq!(vda.device_time.max_bound_s(), Some(0.01));
         assert!(vda.queue_time.is_none());
+        assert_eq!(vda.ends_missed, Some(2));
+        assert!(trace.unreadable["device=vdb,operation=write"].contains("-1 is not a count"));
         assert!(!trace
             .series
             .contains_key(&("vdb".to_string(), "read".to_string())));

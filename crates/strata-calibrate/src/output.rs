@@ -201,12 +201,13 @@ pub fn trace_table(points: &[PointResult]) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{:<34} {:<8} {:<5} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+        "{:<34} {:<8} {:<5} {:>9} {:>9} {:>6} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
         "point",
         "device",
         "op",
         "requests",
         "diskstats",
+        "missed",
         "D2C p50",
         "D2C p99",
         "D2C p99.9",
@@ -229,6 +230,7 @@ pub fn trace_table(points: &[PointResult]) -> String {
                 .filter(|op| op.operation != "flush")
             {
                 let us = |ms: f64| format!("{:.1}", ms * 1e3);
+                let count = |count: Option<u64>| count.map_or("n/a".to_string(), |n| n.to_string());
                 let block_us = op.total_mean_ms.map(|ms| ms * 1e3);
                 let strata_us = strata_mean_us(point, &op.operation);
                 let host = match (strata_us, block_us) {
@@ -237,13 +239,13 @@ pub fn trace_table(points: &[PointResult]) -> String {
                 };
                 let _ = writeln!(
                     out,
-                    "{:<34} {:<8} {:<5} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+                    "{:<34} {:<8} {:<5} {:>9} {:>9} {:>6} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
                     point.name,
                     device.device,
                     op.operation,
                     op.requests,
-                    op.diskstats_requests
-                        .map_or("n/a".to_string(), |n| n.to_string()),
+                    count(op.diskstats_requests),
+                    count(op.ends_missed),
                     us(op.device_time.p50_ms),
                     us(op.device_time.p99_ms),
                     us(op.device_time.p999_ms),

@@ -6,15 +6,17 @@
 //! `histogram_quantile`. The tracer's fine buckets (128 per power of two)
 //! are folded into fixed bounds from 10 µs to 10 s: a request is counted
 //! under the first bound at or above the top of its fine bucket, so a bound
-//! is exact to 0.8%.
+//! is exact to 0.8%. Beside them, a counter of the requests whose end the
+//! tracer missed (`strata_block_request_ends_missed_total`), which
+//! /proc/diskstats counts and the histograms do not.
 //!
 //! Not for: the per-second percentiles of the `blocktrace` layer (a
 //! collector), or tracing.
 
 use crate::exposition::{help_escape, labels};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
-use strata_probe::blocktrace::{bucket_range, shared, Buckets, Kind};
+use strata_probe::blocktrace::{bucket_range, shared, Buckets, Kind, Op, TraceSnapshot};
 use strata_probe::diskstats::read_diskstats;
 use strata_recording::names::blocktrace;
 
@@ -101,6 +103,45 @@ pub fn families(host: &str) -> String {
             ]);
             write_histogram(&mut out, family, &labels(host, &series_labels), &buckets);
         }
+    }
+    out += &ends_missed(host, &snapshot, &names);
+    out
+}
+
+/// The ends missed by device and operation: every pair the histograms
+/// hold, 0 where none was missed.
+fn ends_missed(
+    host: &str,
+    snapshot: &TraceSnapshot,
+    names: &BTreeMap<(u32, u32), String>,
+) -> String {
+    let name = blocktrace::ENDS_MISSED_FAMILY;
+    let mut out = format!(
+        "# HELP {name} {}\n# TYPE {name} counter\n",
+        help_escape(
+            "block requests whose start was traced and whose end the tracer's BPF program did not \
+             see, found when the kernel reused the request: counted by /proc/diskstats, not in the \
+             strata_block_request histograms"
+        )
+    );
+    let mut pairs: BTreeSet<((u32, u32), Op)> =
+        snapshot.by_device(Kind::Device).into_keys().collect();
+    pairs.extend(
+        snapshot
+            .ends_missed
+            .keys()
+            .map(|(device, op, _)| (*device, *op)),
+    );
+    for (device, op) in pairs {
+        let Some(device_name) = names.get(&device) else {
+            continue;
+        };
+        let series_labels = BTreeMap::from([
+            ("device".to_string(), device_name.clone()),
+            ("operation".to_string(), op.name().to_string()),
+        ]);
+        let missed = snapshot.ends_missed_of(device, op);
+        let _ = writeln!(out, "{name}{} {missed}", labels(host, &series_labels));
     }
     out
 }

@@ -189,19 +189,23 @@ fn traced_requests_are_the_kernels_own_count_and_time() {
     );
     let (traced_reads, read_mean_ns) = traced(&snapshot, &after, Op::Read, Kind::Total);
     let (traced_writes, write_mean_ns) = traced(&snapshot, &after, Op::Write, Kind::Total);
-    // Every request, or named, but for the ends BPF misses on this kernel
-    // when the loop device's requests end in the disk's interrupt
-    // (bpftrace too; up to 0.66% of 3,500 with the whole suite running:
-    // docs/tracing.md): 1% here. Where no disk intervenes, the issue's
-    // 0.1% holds (`counts_are_exact_where_no_disk_interrupt_intervenes`).
+    // Every request, or named: the ends BPF misses on this kernel when the
+    // loop device's requests end in the disk's interrupt (docs/tracing.md)
+    // are found when the kernel reuses the request, or after 2 s in flight.
+    let device = (after.major, after.minor);
+    let missed = (
+        snapshot.ends_missed_of(device, Op::Read),
+        snapshot.ends_missed_of(device, Op::Write),
+    );
     let not_seen = snapshot.unfollowed.ends_not_seen;
-    let allowed = (reads + writes) / 100;
+    let accounted = traced_reads + traced_writes + missed.0 + missed.1;
+    let allowed = (reads + writes) / 1000;
     assert!(
-        traced_reads <= reads
-            && traced_writes <= writes
-            && traced_reads + traced_writes + not_seen + allowed >= reads + writes,
-        "traced ({traced_reads}, {traced_writes}) and {not_seen} ends not seen against \
-         /proc/diskstats ({reads}, {writes}); unfollowed: {:?}",
+        traced_reads + missed.0 <= reads
+            && traced_writes + missed.1 <= writes
+            && accounted + not_seen + allowed >= reads + writes,
+        "traced ({traced_reads}, {traced_writes}), ends missed {missed:?} and {not_seen} ends \
+         not seen against /proc/diskstats ({reads}, {writes}); unfollowed: {:?}",
         snapshot.unfollowed
     );
     assert!(
@@ -241,8 +245,8 @@ fn traced_requests_are_the_kernels_own_count_and_time() {
     let missing = (reads + writes) - (traced_reads + traced_writes);
     sizes_are_those_issued(&snapshot, (&before, &after), missing);
     println!(
-        "{reads} reads, {writes} writes traced as /proc/diskstats counts them ({not_seen} ends \
-         not seen); read mean \
+        "{reads} reads, {writes} writes traced as /proc/diskstats counts them ({missed:?} ends \
+         missed, {not_seen} not seen); read mean \
          {read_mean_ns:.0} ns traced, {kernel_read_ns:.0} ns by diskstats (queue \
          {queue_mean_ns:.0} + device {device_mean_ns:.0}); write mean {write_mean_ns:.0} ns \
          traced, {kernel_write_ns:.0} ns; read device p50 {p50:.0} ns, p99 {p99:.0} ns"

@@ -41,6 +41,10 @@ pub mod blocktrace {
     pub const DEVICE_SECONDS_FAMILY: &str = "strata_block_request_device_seconds";
     pub const QUEUE_SECONDS_FAMILY: &str = "strata_block_request_queue_seconds";
     pub const SECONDS_FAMILY: &str = "strata_block_request_seconds";
+    /// The counter a strata agent serves of the requests its tracer saw
+    /// start and not end (found when the kernel reused the request), by
+    /// `device` and `operation`.
+    pub const ENDS_MISSED_FAMILY: &str = "strata_block_request_ends_missed_total";
 }
 
 /// The `device` layer's counters (`/proc/diskstats`), labelled `device`,

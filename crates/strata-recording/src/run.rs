@@ -455,6 +455,11 @@ pub struct UnfollowedRequests {
     /// the kernel running the tracer's end program.
     #[serde(default)]
     pub ends_not_seen: u64,
+    /// Requests started whose end the tracer did not see, found when the
+    /// kernel reused the request for a later one (every device's; each
+    /// operation's own are `TracedOperation::ends_missed`).
+    #[serde(default)]
+    pub ends_missed: u64,
 }
 
 /// One device's traced requests, by operation.
@@ -510,6 +515,14 @@ pub struct TracedOperation {
     /// for it has no start.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub issued_requests: Option<u64>,
+    /// Requests whose start was traced and whose end the kernel did not
+    /// run the tracer's program for, found in the window when the kernel
+    /// reused the request's structure: /proc/diskstats counts them, and
+    /// `requests` and the times do not, so `requests + ends_missed` is the
+    /// trace's count of diskstats' (absent where the tracer does not say:
+    /// an agent's histograms, Recordings before it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ends_missed: Option<u64>,
     /// Issue to the driver → end (blktrace's D2C).
     pub device_time: LatencyPercentiles,
     /// Start → issue: the host's block layer and scheduler (Q2D).

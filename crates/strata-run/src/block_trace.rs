@@ -139,6 +139,9 @@ fn operation_by_agent(
         },
         diskstats_requests: counted.completed_requests(operation),
         issued_requests: Some(device_time.count),
+        ends_missed: now.ends_missed.and_then(|missed| {
+            missed.checked_sub(then.and_then(|then| then.ends_missed).unwrap_or(0))
+        }),
         device_time: device_percentiles,
         queue_time: queue_time.as_ref().and_then(percentiles),
         total_mean_ms: total_time
@@ -184,6 +187,7 @@ mod tests {
             device_time: served(cumulative, sum_s),
             queue_time: None,
             total_time: None,
+            ends_missed: Some(cumulative[2] / 100),
         };
         AgentBlockTrace {
             host: "db1".into(),
@@ -210,6 +214,7 @@ mod tests {
         assert!(figures.traced_by.unwrap().contains("db1"));
         let read = &figures.devices[0].operations[0];
         assert_eq!((read.requests, read.diskstats_requests), (1000, Some(1000)));
+        assert_eq!(read.ends_missed, Some(10));
         assert_eq!(read.device_time.p50_ms, 0.1);
         assert_eq!(read.device_time.p999_ms, 1.0);
         assert!((read.device_time.mean_ms - 0.1).abs() < 1e-9);

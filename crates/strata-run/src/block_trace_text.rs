@@ -23,20 +23,23 @@ pub fn text(traced: &BlockTraceFigures) -> String {
     }
     let mut out = String::from(
         "\nBlock requests, one by one (BPF: block_io_start -> block_rq_issue -> block_io_done; \
-         requests started and ended, as diskstats counts them; issued: those sent to the \
-         driver, whose D2C device time and Q2D queue time are shown, ms)\n",
+         requests started and ended, as diskstats counts them; missed: started, and their end \
+         not traced (found when the kernel reused the request), in diskstats' count and not \
+         in the times; issued: those sent to the driver, whose D2C device time and Q2D queue \
+         time are shown, ms)\n",
     );
     if let Some(by) = &traced.traced_by {
         let _ = writeln!(out, "  {by}");
     }
     let _ = writeln!(
         out,
-        "  {:<10} {:<9} {:<7} {:>9} {:>9} {:>9} {:>8} {:>8} {:>9} {:>8} {:>8} {:>9}",
+        "  {:<10} {:<9} {:<7} {:>9} {:>9} {:>6} {:>9} {:>8} {:>8} {:>9} {:>8} {:>8} {:>9}",
         "device",
         "role",
         "op",
         "requests",
         "diskstats",
+        "missed",
         "issued",
         "D2C p50",
         "D2C p99",
@@ -47,9 +50,6 @@ pub fn text(traced: &BlockTraceFigures) -> String {
     );
     for device in &traced.devices {
         for op in &device.operations {
-            let diskstats = op
-                .diskstats_requests
-                .map_or("n/a".to_string(), |count| count.to_string());
             let (queue_p50, queue_p999) =
                 op.queue_time
                     .as_ref()
@@ -59,19 +59,18 @@ pub fn text(traced: &BlockTraceFigures) -> String {
                             format!("{:.3}", queue.p999_ms),
                         )
                     });
-            let issued = op
-                .issued_requests
-                .map_or("n/a".to_string(), |count| count.to_string());
+            let count = |count: Option<u64>| count.map_or("n/a".to_string(), |n| n.to_string());
             let device_time = &op.device_time;
             let _ = writeln!(
                 out,
-                "  {:<10} {:<9} {:<7} {:>9} {:>9} {:>9} {:>8.3} {:>8.3} {:>9.3} {:>8.3} {:>8} {:>9}",
+                "  {:<10} {:<9} {:<7} {:>9} {:>9} {:>6} {:>9} {:>8.3} {:>8.3} {:>9.3} {:>8.3} {:>8} {:>9}",
                 device.device,
                 device.role,
                 op.operation,
                 op.requests,
-                diskstats,
-                issued,
+                count(op.diskstats_requests),
+                count(op.ends_missed),
+                count(op.issued_requests),
                 device_time.p50_ms,
                 device_time.p99_ms,
                 device_time.p999_ms,
@@ -85,14 +84,16 @@ pub fn text(traced: &BlockTraceFigures) -> String {
     let missing = unfollowed.ended_unseen
         + unfollowed.starts_dropped
         + unfollowed.ends_skipped_by_kernel
-        + unfollowed.ends_not_seen;
+        + unfollowed.ends_not_seen
+        + unfollowed.ends_missed;
     if missing + unfollowed.issues_skipped_by_kernel > 0 {
         let _ = writeln!(
             out,
-            "  not in these figures: {} ends the kernel skipped (a BPF program already running on \
-             that CPU), {} requests ended unseen (in flight when tracing began, or moved by a \
-             front merge), {} starts dropped (65,536 in flight), {} ends not seen 2 s after their \
-             start; {} issues skipped (no device time)",
+            "  not in these figures: {} ends missed (on every device), {} ends the kernel skipped \
+             (a BPF program already running on that CPU), {} requests ended unseen (in flight \
+             when tracing began, or moved by a front merge), {} starts dropped (65,536 in \
+             flight), {} ends not seen 2 s after their start; {} issues skipped (no device time)",
+            unfollowed.ends_missed,
             unfollowed.ends_skipped_by_kernel,
             unfollowed.ended_unseen,
             unfollowed.starts_dropped,

@@ -373,11 +373,17 @@ fn traced_by_the_agent(block_trace: &serde_json::Value, agent_kind: &serde_json:
     // not those issued (a PREFLUSH write with no data is never issued; the
     // flush issued for it has no start).
     // diskstats counts the flushes the block layer issues.
+    // Ends the agent's tracer missed are served beside the histograms.
+    let started_and_ended = |op: &str| of(op, "requests") + of(op, "ends_missed");
     let traced = [
-        of("read", "requests"),
-        of("write", "requests"),
+        started_and_ended("read"),
+        started_and_ended("write"),
         of("flush", "issued_requests"),
     ];
+    assert!(
+        operations.iter().all(|op| op["ends_missed"].is_u64()),
+        "no count of ends missed: {block_trace}"
+    );
     let counted = ["read", "write", "flush"].map(|op| of(op, "diskstats_requests"));
     // The agent reads its tracer and /proc/diskstats in one scrape, a few
     // milliseconds apart, while this host's other tests do I/O.

@@ -32,7 +32,7 @@ fn run_in(dir: &Path, extra: &[&str]) -> serde_json::Value {
 
 /// The data device's read requests, traced one by one over the window, are
 /// /proc/diskstats' own (within 0.5%), less those the trace names as not
-/// followed (ends the kernel skipped, requests in flight when it began),
+/// followed (ends missed, requests in flight when it began),
 /// and carry device and queue time percentiles in order.
 fn assert_every_read_request_traced_or_named(result: &serde_json::Value, device_reads: u64) {
     let traced = &result["block_trace"];
@@ -47,7 +47,8 @@ fn assert_every_read_request_traced_or_named(result: &serde_json::Value, device_
     assert_eq!(reads["diskstats_requests"].as_u64(), Some(device_reads));
     let requests = reads["requests"].as_u64().unwrap();
     let unfollowed = &traced["unfollowed"];
-    let named = unfollowed["ends_skipped_by_kernel"].as_u64().unwrap()
+    let named = reads["ends_missed"].as_u64().unwrap()
+        + unfollowed["ends_skipped_by_kernel"].as_u64().unwrap()
         + unfollowed["ended_unseen"].as_u64().unwrap()
         + unfollowed["starts_dropped"].as_u64().unwrap()
         + unfollowed["ends_not_seen"].as_u64().unwrap();

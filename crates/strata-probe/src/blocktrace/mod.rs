@@ -274,6 +274,12 @@ pub struct TraceSnapshot {
     /// thread they happened in (0: none), as /proc/diskstats counts them:
     /// a bio merged into a request, or a request into another.
     pub merges: BTreeMap<((u32, u32), Op, u8), u64>,
+    /// Requests whose start was traced and whose end was not (the kernel
+    /// did not run the end's program: docs/tracing.md), found when the
+    /// kernel reused the request's structure for a later request; by the
+    /// missed request's device, operation and role. /proc/diskstats
+    /// counts them; the histograms do not.
+    pub ends_missed: BTreeMap<((u32, u32), Op, u8), u64>,
     /// The outliers still in the ring, in order.
     pub outliers: Vec<IoOutlier>,
     /// Outliers since the tracer started (the ring keeps the last 4,096).
@@ -329,6 +335,7 @@ impl TraceSnapshot {
             series,
             processes,
             merges: counts_since(&self.merges, &earlier.merges),
+            ends_missed: counts_since(&self.ends_missed, &earlier.ends_missed),
             unfollowed: self
                 .unfollowed
                 .since(&earlier.unfollowed, seen, outliers.len()),
@@ -344,11 +351,13 @@ impl TraceSnapshot {
     /// The merges of one device (major, minor) and operation, every
     /// role's together.
     pub fn merges_of(&self, device: (u32, u32), op: Op) -> u64 {
-        self.merges
-            .iter()
-            .filter(|((merged_on, merged_op, _), _)| *merged_on == device && *merged_op == op)
-            .map(|(_, merges)| merges)
-            .sum()
+        of_device(&self.merges, device, op)
+    }
+
+    /// The ends missed of one device (major, minor) and operation, every
+    /// role's together.
+    pub fn ends_missed_of(&self, device: (u32, u32), op: Op) -> u64 {
+        of_device(&self.ends_missed, device, op)
     }
 
     /// The histogram of one device (major, minor), operation and span,
@@ -383,6 +392,15 @@ impl TraceSnapshot {
     }
 }
 
+/// The counts of one device and operation, every role's together.
+fn of_device(counts: &BTreeMap<((u32, u32), Op, u8), u64>, device: (u32, u32), op: Op) -> u64 {
+    counts
+        .iter()
+        .filter(|((on, counted_op, _), _)| *on == device && *counted_op == op)
+        .map(|(_, count)| count)
+        .sum()
+}
+
 impl Unfollowed {
     /// Since `before`, with the outliers seen and kept in between.
     fn since(&self, before: &Unfollowed, outliers_seen: u64, outliers_kept: usize) -> Unfollowed {
@@ -413,6 +431,7 @@ pub struct BlockTracer {
     config: bpf::Map,
     outliers: bpf::Map,
     merges: bpf::Map,
+    ends_missed: bpf::Map,
     role_names: std::sync::Mutex<Vec<String>>,
     attachments: Vec<bpf::Attachment>,
 }
@@ -445,11 +464,21 @@ impl BlockTracer {
     /// Loads and attaches the programs; the error says why tracing cannot
     /// run here (not root, no BPF, no BTF, a kernel before 6.5).
     pub fn start() -> Result<BlockTracer> {
+        BlockTracer::start_on(&TRACEPOINTS)
+    }
+
+    /// [`BlockTracer::start`] with programs on these tracepoints only.
+    fn start_on(tracepoints: &[&str]) -> Result<BlockTracer> {
         let layout = program::Layout::of(&btf::Btf::of_the_kernel()?)?;
         // Least recently used starts make way: a request whose end the
-        // kernel skipped is never taken out.
+        // kernel skipped is taken out only when its structure is reused.
         let tracer = BlockTracer {
-            starts: bpf::Map::create(bpf::MAP_TYPE_LRU_HASH, 8, 56, STARTS_IN_FLIGHT)?,
+            starts: bpf::Map::create(
+                bpf::MAP_TYPE_LRU_HASH,
+                8,
+                program::REQUEST_BYTES,
+                STARTS_IN_FLIGHT,
+            )?,
             buckets: bpf::Map::create(bpf::MAP_TYPE_HASH, 8, 8, BUCKET_ENTRIES)?,
             totals: bpf::Map::create(bpf::MAP_TYPE_HASH, 8, 16, SERIES_ENTRIES)?,
             lost: bpf::Map::create(bpf::MAP_TYPE_ARRAY, 4, 8, program::LOST_COUNTERS)?,
@@ -468,6 +497,7 @@ impl BlockTracer {
                 program::OUTLIER_SLOTS,
             )?,
             merges: bpf::Map::create(bpf::MAP_TYPE_HASH, 8, 8, MERGE_ENTRIES)?,
+            ends_missed: bpf::Map::create(bpf::MAP_TYPE_HASH, 8, 8, MERGE_ENTRIES)?,
             role_names: std::sync::Mutex::new(vec![String::new()]),
             attachments: Vec::new(),
         };
@@ -482,11 +512,12 @@ impl BlockTracer {
             config: &tracer.config,
             outliers: &tracer.outliers,
             merges: &tracer.merges,
+            ends_missed: &tracer.ends_missed,
         };
         let mut attachments = Vec::new();
-        for name in TRACEPOINTS {
+        for &name in tracepoints {
             let insns = match name {
-                "block_io_start" => program::start(&maps)?,
+                "block_io_start" => program::start(&layout, &maps)?,
                 "block_rq_issue" => program::issue(&layout, &maps)?,
                 "block_io_done" => program::done(&layout, &maps)?,
                 "block_rq_merge" => program::merge(&layout, &maps, program::Merged::Request)?,
@@ -570,7 +601,8 @@ impl BlockTracer {
         self.processes.for_each(|key, value| {
             snapshot.processes.extend(process_entry(key, value));
         });
-        snapshot.merges = self.merges();
+        snapshot.merges = by_device_op_and_role(&self.merges);
+        snapshot.ends_missed = by_device_op_and_role(&self.ends_missed);
         snapshot
     }
 
@@ -626,17 +658,6 @@ impl BlockTracer {
             .collect();
     }
 
-    fn merges(&self) -> BTreeMap<((u32, u32), Op, u8), u64> {
-        let mut merges = BTreeMap::new();
-        self.merges.for_each(|key, value| {
-            if let (Ok(key), true) = (<[u8; 8]>::try_from(key), value.len() >= 8) {
-                let device = split_device(u32_at(&key, 0));
-                merges.insert((device, Op::of(key[4]), key[5]), u64_at(value, 0));
-            }
-        });
-        merges
-    }
-
     /// The start times of the requests in flight that started more than
     /// `STALE_NS` before `now_ns`.
     fn stale_starts(&self, now_ns: u64) -> Vec<u64> {
@@ -669,6 +690,19 @@ impl BlockTracer {
             ends_not_seen: 0,
         }
     }
+}
+
+/// A map of counts keyed (dev u32, op u8, role u8, 0, 0) by device (major,
+/// minor), operation and role.
+fn by_device_op_and_role(map: &bpf::Map) -> BTreeMap<((u32, u32), Op, u8), u64> {
+    let mut counts = BTreeMap::new();
+    map.for_each(|key, value| {
+        if let (Ok(key), true) = (<[u8; 8]>::try_from(key), value.len() >= 8) {
+            let device = split_device(u32_at(&key, 0));
+            counts.insert((device, Op::of(key[4]), key[5]), u64_at(value, 0));
+        }
+    });
+    counts
 }
 
 /// CLOCK_MONOTONIC, ns: the clock of `bpf_ktime_get_ns`.
@@ -769,6 +803,60 @@ fn outlier_entry(value: &[u8]) -> Option<IoOutlier> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::fs::{FileExt, OpenOptionsExt};
+
+    /// With no program at the end, every request whose structure the
+    /// kernel had used before is found still kept at its next start:
+    /// counted as an end missed, under its own device and operation.
+    #[test]
+    fn a_start_still_kept_at_the_next_is_an_end_missed() {
+        let device = strata_testkit::loopdev::LoopDevice::attach_in(
+            std::path::Path::new("/dev/shm"),
+            16 << 20,
+            false,
+            |_| {},
+        );
+        let tracer = BlockTracer::start_on(&TRACEPOINTS[..2]).expect("tracing as root");
+        let name = device.name();
+        let stat = || {
+            crate::diskstats::read_diskstats()
+                .unwrap()
+                .into_iter()
+                .find(|disk| disk.name == name)
+                .unwrap()
+        };
+        let before = (tracer.snapshot(), stat());
+        let file = std::fs::File::options()
+            .read(true)
+            .custom_flags(libc::O_DIRECT)
+            .open(&device.node)
+            .unwrap();
+        let mut buffer = vec![0u8; 2 * 4096];
+        let offset = buffer.as_ptr().align_offset(4096);
+        for read in 0..2000u64 {
+            file.read_exact_at(&mut buffer[offset..offset + 4096], read % 4096 * 4096)
+                .unwrap();
+        }
+        let after = (tracer.snapshot(), stat());
+        let window = after.0.since(&before.0);
+        let reads = after.1.read_requests - before.1.read_requests;
+        let nr_requests: u64 =
+            std::fs::read_to_string(format!("/sys/block/{name}/queue/nr_requests"))
+                .unwrap()
+                .trim()
+                .parse()
+                .unwrap();
+        let on_device = (after.1.major, after.1.minor);
+        let missed = window.ends_missed_of(on_device, Op::Read);
+        assert!(
+            reads >= 2000 && missed <= reads && missed + nr_requests >= reads,
+            "{missed} ends missed of {reads} reads ({nr_requests} requests at most in flight): \
+             {:?}",
+            window.ends_missed
+        );
+        assert_eq!(window.ends_missed_of(on_device, Op::Write), 0);
+        assert!(window.get(on_device, Op::Read, Kind::Total).is_none());
+    }
 
     #[test]
     fn quantiles_come_from_the_bucket_that_holds_them() {

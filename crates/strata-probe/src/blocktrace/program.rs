@@ -8,8 +8,11 @@
 //! in a map per device, operation and role (the submitting thread's, from
 //! a map strata fills), with their counts and sums in another; each
 //! submitting process's totals in a third; and a request that took longer
-//! than a floor, whole, in a ring of outliers. Nothing is sent to user
-//! space per event.
+//! than a floor, whole, in a ring of outliers. A
+//! start found still kept when its request starts again is an end the
+//! kernel did not run the end's program for, counted (by the queue and
+//! flags kept with the start) in a fourth. Nothing is sent to user space
+//! per event.
 //!
 //! Not for: reading the maps (`super`), or any other tracepoint.
 
@@ -70,38 +73,44 @@ const FP: Reg = 10;
 /// Stack slots (offsets from the frame pointer).
 const START_KEY: i16 = -8;
 /// A request as kept from its start to its end (the `starts` map's value):
-/// its start and issue times, its submitter, its size and sector at issue.
-const REQUEST: i16 = -64;
-const REQUEST_BYTES: usize = 56;
-const DELTA: i16 = -72;
-const BUCKET_KEY: i16 = -80;
+/// its start and issue times, its submitter, its size and sector at issue,
+/// its queue and flags where first seen.
+const REQUEST: i16 = -72;
+pub const REQUEST_BYTES: u32 = 64;
+const DELTA: i16 = -80;
+const BUCKET_KEY: i16 = -88;
 /// A new map entry's value (zeros, or a process's name and zeros).
-const FRESH: i16 = -136;
+const FRESH: i16 = -144;
 /// Where a kernel value read through a pointer lands.
-const READ: i16 = -144;
+const READ: i16 = -152;
 /// The request's device, as the kernel's dev_t (major << 20 | minor).
-const DEVICE: i16 = -152;
-const PROCESS_KEY: i16 = -168;
-const QUEUE_NS: i16 = -176;
-const DEVICE_NS: i16 = -184;
-const TOTAL_NS: i16 = -192;
+const DEVICE: i16 = -160;
+const PROCESS_KEY: i16 = -176;
+const QUEUE_NS: i16 = -184;
+const DEVICE_NS: i16 = -192;
+const TOTAL_NS: i16 = -200;
 /// A 4-byte key: the submitting thread, a config index, an outlier slot.
-const SMALL_KEY: i16 = -200;
-const OUTLIER_SEQUENCE: i16 = -208;
+const SMALL_KEY: i16 = -208;
+const OUTLIER_SEQUENCE: i16 = -216;
 /// The submitting thread's id.
-const THREAD: i16 = -216;
+const THREAD: i16 = -224;
 /// A merge's key: (dev u32, op u8, role u8, two zero bytes).
-const MERGE_KEY: i16 = -224;
+const MERGE_KEY: i16 = -232;
 const MERGE_ROLE: i16 = 5;
 
-/// The offsets of a request's fields in `REQUEST` (and the starts map).
+/// The offsets of a request's fields in `REQUEST` (and the starts map):
+/// its queue and flags (`cmd_flags`) are kept from where it is first
+/// seen, so a start still kept when the kernel reuses the request says
+/// whose it was.
 const STARTED: i16 = 0;
 const ISSUED: i16 = 8;
 const TGID: i16 = 16;
 const ROLE: i16 = 20;
 const BYTES: i16 = 24;
+const FLAGS_AT: i16 = 28;
 const SECTOR: i16 = 32;
 const COMM: i16 = 40;
+const QUEUE_AT: i16 = 56;
 
 /// Lost-event counters: index in the `lost` array map.
 pub const ISSUED_UNSTARTED: u32 = 0;
@@ -139,6 +148,7 @@ pub struct Maps<'a> {
     pub config: &'a Map,
     pub outliers: &'a Map,
     pub merges: &'a Map,
+    pub ends_missed: &'a Map,
 }
 
 /// r6 = ctx, r7 = now, the start key (the request's address) on the stack.
@@ -179,22 +189,45 @@ fn epilogue(program: &mut Program) {
     program.exit();
 }
 
-/// `starts[request] = REQUEST`; a failure counted as `lost`.
-fn keep_request(program: &mut Program, maps: &Maps, lost: u32) {
+/// `bpf_map_update_elem`'s flags: make or replace; make only.
+const ANY: i32 = 0;
+const NO_EXIST: i32 = 1;
+
+/// `starts[request] = REQUEST` (made only, with `NO_EXIST`): r0 = 0 when
+/// done.
+fn store_request(program: &mut Program, maps: &Maps, flags: i32) {
     program.load_map(1, maps.starts);
     stack_pointer(program, 2, START_KEY);
     stack_pointer(program, 3, REQUEST);
-    program.alu_imm(Alu::Mov, 4, 0);
+    program.alu_imm(Alu::Mov, 4, flags);
     program.call(Helper::MapUpdateElem);
-    if lost == STARTS_DROPPED {
-        program.jump_imm(Cond::Eq, 0, 0, "out");
-    }
-    count_lost(program, maps.lost, lost);
+}
+
+/// The tracepoint's request's queue and flags into `REQUEST`: two reads,
+/// where its device and operation would take four.
+fn first_seen(program: &mut Program, layout: &Layout) {
+    let into = (FP, REQUEST + QUEUE_AT);
+    request_member(program, (Size::DW, 8), layout.request_queue, into);
+    let into = (FP, REQUEST + FLAGS_AT);
+    request_member(program, (Size::W, 4), layout.request_cmd_flags, into);
+}
+
+/// `*(size *)(base + at) = ` the tracepoint's request's member at
+/// `member`, of `size` (`bytes` long).
+fn request_member(program: &mut Program, size: (Size, i32), member: i16, into: (Reg, i16)) {
+    let ((size, bytes), (base, at)) = (size, into);
+    program.load(Size::DW, 1, CTX, 0);
+    read_kernel(program, size, bytes, member);
+    program.store_reg(size, base, at, 0);
 }
 
 /// `block_io_start`: starts[request] = (now, 0, the submitter's process,
-/// its role, and its name).
-pub fn start(maps: &Maps) -> Result<Vec<super::bpf::Insn>> {
+/// its role, the request's flags and queue, and the submitter's name). A
+/// start still kept for the same request is one whose end the
+/// kernel did not run the end's program for (the request's structure is
+/// reused only once it has ended): counted in `ends_missed` under its own
+/// device, operation and role, then replaced.
+pub fn start(layout: &Layout, maps: &Maps) -> Result<Vec<super::bpf::Insn>> {
     let mut program = Program::default();
     prologue(&mut program);
     program.store_reg(Size::DW, FP, REQUEST + STARTED, NOW);
@@ -206,12 +239,48 @@ pub fn start(maps: &Maps) -> Result<Vec<super::bpf::Insn>> {
     program.alu_imm(Alu::Rsh, 0, 32);
     program.store_reg(Size::W, FP, REQUEST + TGID, 0);
     role_of_thread(&mut program, maps, REQUEST + ROLE);
+    first_seen(&mut program, layout);
     stack_pointer(&mut program, 1, REQUEST + COMM);
     program.alu_imm(Alu::Mov, 2, 16);
     program.call(Helper::GetCurrentComm);
-    keep_request(&mut program, maps, STARTS_DROPPED);
+    store_request(&mut program, maps, NO_EXIST);
+    program.jump_imm(Cond::Eq, 0, 0, "out");
+    program.load_map(1, maps.starts);
+    stack_pointer(&mut program, 2, START_KEY);
+    program.call(Helper::MapLookupElem);
+    program.jump_imm(Cond::Eq, 0, 0, "dropped");
+    count_end_missed(&mut program, layout, maps);
+    store_request(&mut program, maps, ANY);
+    program.jump_imm(Cond::Eq, 0, 0, "out");
+    program.label("dropped");
+    count_lost(&mut program, maps.lost, STARTS_DROPPED);
     epilogue(&mut program);
     program.finish()
+}
+
+/// ends_missed[the device, operation and role of the start in r0] += 1.
+fn count_end_missed(program: &mut Program, layout: &Layout, maps: &Maps) {
+    program.store_imm(Size::DW, FP, MERGE_KEY, 0);
+    program.load(Size::B, 1, 0, ROLE);
+    program.store_reg(Size::B, FP, MERGE_KEY + MERGE_ROLE, 1);
+    // The flags wait where the start's program keeps no time.
+    program.load(Size::W, 1, 0, FLAGS_AT);
+    program.store_reg(Size::W, FP, QUEUE_NS, 1);
+    program.load(Size::DW, 1, 0, QUEUE_AT);
+    disk_device(program, layout, &[layout.queue_disk]);
+    program.load(Size::W, 1, FP, DEVICE);
+    program.store_reg(Size::W, FP, MERGE_KEY, 1);
+    program.load(Size::W, 0, FP, QUEUE_NS);
+    op_of_flags(program);
+    program.store_reg(Size::B, FP, MERGE_KEY + 4, OP);
+    let zeros = |program: &mut Program| program.store_imm(Size::DW, FP, FRESH, 0);
+    let target = AddTarget {
+        map: maps.ends_missed,
+        key: MERGE_KEY,
+        fresh: &zeros,
+        dropped: None,
+    };
+    add_to(program, &target, &[(0, None)], "missed_added");
 }
 
 /// The role of the thread in `THREAD` into the byte at `into` (left as it
@@ -235,12 +304,10 @@ fn role_of_thread(program: &mut Program, maps: &Maps, into: i16) {
 /// stack) or the starts entry in VALUE.
 fn size_and_sector(program: &mut Program, layout: &Layout, into: (Reg, i16)) {
     let (base, offset) = into;
-    program.load(Size::DW, 1, CTX, 0);
-    read_kernel(program, Size::W, 4, layout.request_data_len);
-    program.store_reg(Size::W, base, offset + BYTES, 0);
-    program.load(Size::DW, 1, CTX, 0);
-    read_kernel(program, Size::DW, 8, layout.request_sector);
-    program.store_reg(Size::DW, base, offset + SECTOR, 0);
+    let bytes = (base, offset + BYTES);
+    request_member(program, (Size::W, 4), layout.request_data_len, bytes);
+    let sector = (base, offset + SECTOR);
+    request_member(program, (Size::DW, 8), layout.request_sector, sector);
 }
 
 /// `block_rq_issue`: the start's issue time is now, with the request's
@@ -263,7 +330,9 @@ pub fn issue(layout: &Layout, maps: &Maps) -> Result<Vec<super::bpf::Insn>> {
     }
     program.store_reg(Size::DW, FP, REQUEST + ISSUED, NOW);
     size_and_sector(&mut program, layout, (FP, REQUEST));
-    keep_request(&mut program, maps, ISSUED_UNSTARTED);
+    first_seen(&mut program, layout);
+    store_request(&mut program, maps, ANY);
+    count_lost(&mut program, maps.lost, ISSUED_UNSTARTED);
     epilogue(&mut program);
     program.finish()
 }
@@ -313,10 +382,18 @@ pub enum Merged {
 /// A merge: merges[device, op, role] += 1, as /proc/diskstats counts
 /// them (a bio merged into a request, or a request into another, by
 /// operation), under the role of the thread the merge happened in (the
-/// submitter's, for a bio merged as it was submitted).
+/// submitter's, for a bio merged as it was submitted). A request merged
+/// into another ends without its own end: its start is forgotten.
 pub fn merge(layout: &Layout, maps: &Maps, merged: Merged) -> Result<Vec<super::bpf::Insn>> {
     let mut program = Program::default();
     program.alu_reg(Alu::Mov, CTX, 1);
+    if merged == Merged::Request {
+        program.load(Size::DW, 1, CTX, 0);
+        program.store_reg(Size::DW, FP, START_KEY, 1);
+        program.load_map(1, maps.starts);
+        stack_pointer(&mut program, 2, START_KEY);
+        program.call(Helper::MapDeleteElem);
+    }
     let (flags, to_disk) = match merged {
         Merged::Bio => (layout.bio_opf, [layout.bio_bdev, layout.bdev_disk]),
         Merged::Request => (
@@ -473,6 +550,11 @@ fn read_kernel(program: &mut Program, size: Size, bytes: i32, offset: i16) {
 fn operation(program: &mut Program, flags: i16) {
     program.load(Size::DW, 1, CTX, 0);
     read_kernel(program, Size::W, 4, flags);
+    op_of_flags(program);
+}
+
+/// r9 = the operation of the flags in r0.
+fn op_of_flags(program: &mut Program) {
     program.alu_imm(Alu::And, 0, 0xff);
     program.alu_imm(Alu::Mov, OP, Op::Flush as i32);
     program.jump_imm(Cond::Eq, 0, 2, "op_known");
@@ -492,7 +574,13 @@ fn operation(program: &mut Program, flags: i16) {
 /// (every kernel so far), both come in one read.
 fn device(program: &mut Program, layout: &Layout, to_disk: [i16; 2]) {
     program.load(Size::DW, 1, CTX, 0);
-    for offset in to_disk {
+    disk_device(program, layout, &to_disk);
+}
+
+/// The stack slot DEVICE = the disk reached from the pointer in r1 through
+/// the pointers at `to_disk`, as [`device`] says.
+fn disk_device(program: &mut Program, layout: &Layout, to_disk: &[i16]) {
+    for &offset in to_disk {
         read_kernel(program, Size::DW, 8, offset);
         program.alu_reg(Alu::Mov, 1, 0);
     }

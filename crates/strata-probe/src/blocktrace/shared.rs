@@ -261,6 +261,7 @@ pub fn figures(
             issues_skipped_by_kernel: skipped[1],
             processes_dropped: window.unfollowed.processes_dropped,
             ends_not_seen: window.unfollowed.ends_not_seen,
+            ends_missed: window.ends_missed.values().sum(),
         },
         processes: processes(&window, &on_devices),
         outliers: Some(outliers(&window, before.taken_ns, &on_devices)),
@@ -404,6 +405,7 @@ fn operation(
         requests: total.as_ref().map_or(0, Buckets::count),
         diskstats_requests: counted.completed_requests(op.name()),
         issued_requests: Some(device_time.count()),
+        ends_missed: Some(window.ends_missed_of(device, op)),
         device_time: percentiles(&device_time)?,
         queue_time: window
             .get(device, op, Kind::Queue)
