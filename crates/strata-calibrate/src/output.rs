@@ -548,8 +548,9 @@ pub fn report_text(outcome: &CalibrationOutcome, outlier_us: f64) -> String {
     );
     out.push_str(&device_table(&outcome.points));
     out.push_str(
-        "\nRequests traced one by one — the target's device (BPF; µs): D2C device time, Q2C the \
-         block layer's whole time, strata its own per request, host/IO the difference\n",
+        "\nRequests traced one by one — the target's device (BPF; µs): missed, ends not traced \
+         (in diskstats' count, not in the times), D2C device time, Q2C the block layer's whole \
+         time, strata its own per request, host/IO the difference\n",
     );
     out.push_str(&trace_table(&outcome.points));
     let batches = batch_table(&outcome.points);
