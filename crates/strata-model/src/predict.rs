@@ -52,9 +52,10 @@
 //! back, the WAL's own writes), which take the device's time as reads at
 //! the same depth do. The statement latency is the selects'.
 //!
-//! Not for: reading a calibrate Recording or a run (the binary gives the
-//! curve and the work as numbers), scans, or a commit's time under load
-//! (a commit takes the time measured, at every session count).
+//! It reads a calibrate Recording's small random reads into the curve
+//! ([`curve_of`]). Not for: reading a run (the binary gives the work per
+//! read as numbers), scans, or a commit's time under load (a commit takes
+//! the time measured, at every session count).
 
 use crate::queue::{mva_load_dependent_overlapping, LoadDependentCentre};
 use crate::{invalid, require_non_negative, require_positive, ModelError};

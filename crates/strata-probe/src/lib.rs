@@ -1,4 +1,5 @@
-//! Read-only probes of the Linux block layer for strata.
+//! Read-only probes of the Linux host for strata: its block layer, CPU and
+//! processes, and the OS collectors `strata observe` samples.
 //!
 //! - [`diskstats`]: parse `/proc/diskstats` and turn two samples into
 //!   `iostat -x` figures.
@@ -10,6 +11,10 @@
 //!   `/proc`, for `strata observe --top`.
 //! - [`blocktrace`]: every block request's queue and device time, counted
 //!   in the kernel by BPF programs on the block tracepoints.
+//! - [`extents`]: which file a block request touched, from the files'
+//!   extents on the disk.
+//! - [`collectors`]: the OS layers `strata observe` samples (devices,
+//!   traced requests, NFS client, NICs, CPU and pressure, memory, processes).
 //!
 //! This crate never writes to a device and never issues I/O for measurement;
 //! load generation lives elsewhere.

@@ -32,9 +32,10 @@ enum Command {
     /// Measure storage alone the way a database uses it: small random reads at
     /// rising queue depth, large sequential reads, durable log writes, mixes.
     Calibrate(Box<calibrate_cmd::CalibrateArgs>),
-    /// The SLOB method on PostgreSQL: sessions that turn every logical read into
-    /// a physical one, with every I/O accounted for at every layer. With no --db,
-    /// on a throwaway cluster that strata makes and removes.
+    /// The SLOB method on PostgreSQL, MariaDB or SQLite: sessions that turn every
+    /// logical read into a physical one, with every I/O accounted for at every
+    /// layer. With no --db, on a throwaway PostgreSQL cluster that strata makes
+    /// and removes.
     Run(Box<run_cmd::RunArgs>),
     /// Load the SLOB schemas (one row per 8 KiB block) for `strata run --db`.
     Setup(Box<run_cmd::SetupArgs>),
