@@ -59,7 +59,6 @@ pub fn text(traced: &BlockTraceFigures) -> String {
                             format!("{:.3}", queue.p999_ms),
                         )
                     });
-            let count = |count: Option<u64>| count.map_or("n/a".to_string(), |n| n.to_string());
             let device_time = &op.device_time;
             let _ = writeln!(
                 out,
@@ -68,9 +67,9 @@ pub fn text(traced: &BlockTraceFigures) -> String {
                 device.role,
                 op.operation,
                 op.requests,
-                count(op.diskstats_requests),
-                count(op.ends_missed),
-                count(op.issued_requests),
+                count_text(op.diskstats_requests),
+                count_text(op.ends_missed),
+                count_text(op.issued_requests),
                 device_time.p50_ms,
                 device_time.p99_ms,
                 device_time.p999_ms,
@@ -110,6 +109,11 @@ pub fn text(traced: &BlockTraceFigures) -> String {
     out
 }
 
+/// A count, or "n/a" where it is not known.
+fn count_text(count: Option<u64>) -> String {
+    count.map_or("n/a".to_string(), |count| count.to_string())
+}
+
 /// Sizes shown as the commonest, most requests first.
 const SIZES_SHOWN: usize = 3;
 
@@ -132,7 +136,6 @@ fn sizes_text(traced: &BlockTraceFigures) -> String {
             let Some(sizes) = op.sizes.as_ref().filter(|sizes| sizes.bytes > 0) else {
                 continue;
             };
-            let counted = |count: Option<u64>| count.map_or("n/a".to_string(), |c| c.to_string());
             let _ = writeln!(
                 out,
                 "  {:<10} {:<7} {:>11} {:>11} {:>10} {:>9} {:>9} {:>9} {:>7} {:>9}  {}",
@@ -144,8 +147,8 @@ fn sizes_text(traced: &BlockTraceFigures) -> String {
                 format_size(sizes.p50_bytes),
                 format_size(sizes.p99_bytes),
                 format_size(sizes.max_bytes),
-                counted(op.merges),
-                counted(op.diskstats_merges),
+                count_text(op.merges),
+                count_text(op.diskstats_merges),
                 commonest_sizes(sizes)
             );
             rows += 1;

@@ -354,6 +354,11 @@ impl TraceSnapshot {
         of_device(&self.merges, device, op)
     }
 
+    /// The ends missed on every device.
+    pub fn ends_missed_in_all(&self) -> u64 {
+        self.ends_missed.values().sum()
+    }
+
     /// The ends missed of one device (major, minor) and operation, every
     /// role's together.
     pub fn ends_missed_of(&self, device: (u32, u32), op: Op) -> u64 {

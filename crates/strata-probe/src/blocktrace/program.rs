@@ -260,19 +260,17 @@ pub fn start(layout: &Layout, maps: &Maps) -> Result<Vec<super::bpf::Insn>> {
 
 /// ends_missed[the device, operation and role of the start in r0] += 1.
 fn count_end_missed(program: &mut Program, layout: &Layout, maps: &Maps) {
+    program.alu_reg(Alu::Mov, VALUE, 0);
     program.store_imm(Size::DW, FP, MERGE_KEY, 0);
-    program.load(Size::B, 1, 0, ROLE);
+    program.load(Size::B, 1, VALUE, ROLE);
     program.store_reg(Size::B, FP, MERGE_KEY + MERGE_ROLE, 1);
-    // The flags wait where the start's program keeps no time.
-    program.load(Size::W, 1, 0, FLAGS_AT);
-    program.store_reg(Size::W, FP, QUEUE_NS, 1);
-    program.load(Size::DW, 1, 0, QUEUE_AT);
+    program.load(Size::W, 0, VALUE, FLAGS_AT);
+    op_of_flags(program);
+    program.store_reg(Size::B, FP, MERGE_KEY + 4, OP);
+    program.load(Size::DW, 1, VALUE, QUEUE_AT);
     disk_device(program, layout, &[layout.queue_disk]);
     program.load(Size::W, 1, FP, DEVICE);
     program.store_reg(Size::W, FP, MERGE_KEY, 1);
-    program.load(Size::W, 0, FP, QUEUE_NS);
-    op_of_flags(program);
-    program.store_reg(Size::B, FP, MERGE_KEY + 4, OP);
     let zeros = |program: &mut Program| program.store_imm(Size::DW, FP, FRESH, 0);
     let target = AddTarget {
         map: maps.ends_missed,

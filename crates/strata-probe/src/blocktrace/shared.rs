@@ -261,7 +261,7 @@ pub fn figures(
             issues_skipped_by_kernel: skipped[1],
             processes_dropped: window.unfollowed.processes_dropped,
             ends_not_seen: window.unfollowed.ends_not_seen,
-            ends_missed: window.ends_missed.values().sum(),
+            ends_missed: window.ends_missed_in_all(),
         },
         processes: processes(&window, &on_devices),
         outliers: Some(outliers(&window, before.taken_ns, &on_devices)),

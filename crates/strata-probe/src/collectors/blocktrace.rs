@@ -108,7 +108,7 @@ impl Collector for BlockTraceCollector {
             ("ended_unseen", unfollowed.ended_unseen),
             ("starts_dropped", unfollowed.starts_dropped),
             ("ends_skipped_by_kernel", unfollowed.skipped_by_kernel[2]),
-            ("ends_missed", snapshot.ends_missed.values().sum()),
+            ("ends_missed", snapshot.ends_missed_in_all()),
         ] {
             metrics.push(
                 Metric::counter("unfollowed_requests", count as f64).with_label("reason", reason),
