@@ -8,7 +8,7 @@
 
 use std::io::Write;
 use std::process::{Child, Command, Stdio};
-use strata_probe::blocktrace::{BlockTracer, Kind, Op, ProcessKey, TraceSnapshot};
+use strata_probe::blocktrace::{bucket_range, BlockTracer, Kind, Op, ProcessKey, TraceSnapshot};
 use strata_probe::diskstats::DiskStat;
 use strata_testkit::command::run;
 use strata_testkit::loopdev::{own_filesystem, LoopDevice};
@@ -218,6 +218,23 @@ fn a_request_slow_at_its_device_is_listed_whole_with_its_process() {
         .iter()
         .all(|outlier| outlier.tgid != fast_pid));
     assert_eq!(window.unfollowed.outliers_overwritten, 0);
+    // Past 2^26 ns, the slow reads' device times are counted in the hash
+    // map of buckets, the fast reads' in the series' dense slot: together
+    // every request, once.
+    let device_times = window
+        .get((outer_stat.major, outer_stat.minor), Op::Read, Kind::Device)
+        .expect("the outer device's reads");
+    let slow_counted: u64 = device_times
+        .counts
+        .iter()
+        .filter(|(bucket, _)| bucket_range(**bucket).0 >= 100_000_000)
+        .map(|(_, count)| count)
+        .sum();
+    assert_eq!(slow_counted, outliers.len() as u64, "{device_times:?}");
+    assert_eq!(
+        device_times.counts.values().sum::<u64>(),
+        device_times.requests
+    );
     println!(
         "{} outliers of pid {slow_pid} on {}, device times {:?} ms",
         outliers.len(),

@@ -1,10 +1,10 @@
 //! The few parts of Linux's BPF interface the block tracer needs, written
 //! in Rust against the kernel's ABI: maps, programs built instruction by
-//! instruction, and their attachment to raw tracepoints.
+//! instruction, and their attachment to BTF-typed raw tracepoints.
 //!
 //! For: a program strata assembles itself (no compiler, no object file:
 //! a fresh machine has gcc but no clang). Not for: reading BTF (`btf`), or
-//! any program type but raw tracepoints.
+//! any program type but BTF-typed raw tracepoints.
 
 use anyhow::{bail, Context, Result};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
@@ -26,7 +26,8 @@ pub const MAP_TYPE_HASH: u32 = 1;
 pub const MAP_TYPE_ARRAY: u32 = 2;
 /// A hash map that evicts its least recently used entries when full.
 pub const MAP_TYPE_LRU_HASH: u32 = 9;
-const PROG_TYPE_RAW_TRACEPOINT: u32 = 17;
+const PROG_TYPE_TRACING: u32 = 26;
+const TRACE_RAW_TP: u32 = 23;
 
 /// One instruction, as the kernel reads it.
 #[repr(C)]
@@ -57,6 +58,7 @@ pub enum Size {
 pub enum Alu {
     Add = 0x00,
     Sub = 0x10,
+    Mul = 0x20,
     Or = 0x40,
     And = 0x50,
     Lsh = 0x60,
@@ -68,6 +70,7 @@ pub enum Alu {
 #[derive(Clone, Copy, Debug)]
 pub enum Cond {
     Eq = 0x10,
+    Ge = 0x30,
     Ne = 0x50,
     Lt = 0xa0,
 }
@@ -275,6 +278,40 @@ impl Map {
         entries
     }
 
+    /// The values (their first 8 bytes, as u64) of an array map's entries
+    /// `first..first + count`: one batch where the kernel reads batches,
+    /// else a lookup each.
+    pub fn array_range(&self, first: u32, count: usize) -> Vec<u64> {
+        let mut keys = vec![0u8; 4 * count];
+        let mut values = vec![0u8; self.value_size * count];
+        let previous = first.wrapping_sub(1).to_ne_bytes();
+        let mut out_batch = [0u8; 8];
+        let mut attr = [0u64; 7];
+        attr[0] = if first == 0 {
+            0
+        } else {
+            previous.as_ptr() as u64
+        };
+        attr[1] = out_batch.as_mut_ptr() as u64;
+        attr[2] = keys.as_mut_ptr() as u64;
+        attr[3] = values.as_mut_ptr() as u64;
+        attr[4] = count as u64 | ((self.fd.as_raw_fd() as u64) << 32);
+        let read_whole =
+            bpf(BPF_MAP_LOOKUP_BATCH, &mut attr) == 0 && (attr[4] & 0xffff_ffff) as usize == count;
+        (0..count)
+            .map(|at| match read_whole {
+                true => {
+                    let at = at * self.value_size;
+                    u64::from_ne_bytes(values[at..at + 8].try_into().unwrap_or_default())
+                }
+                false => self
+                    .lookup(&(first + at as u32).to_ne_bytes())
+                    .and_then(|value| Some(u64::from_ne_bytes(value.get(..8)?.try_into().ok()?)))
+                    .unwrap_or(0),
+            })
+            .collect()
+    }
+
     /// Shows `visit` every key and its value: in batches of thousands per
     /// system call (Linux 5.6 and later), else one key at a time.
     pub fn for_each(&self, mut visit: impl FnMut(&[u8], &[u8])) {
@@ -356,16 +393,28 @@ pub struct LoadedProgram {
 }
 
 impl LoadedProgram {
-    /// Loads a raw tracepoint program; the verifier's log is in the error.
-    pub fn load_raw_tracepoint(name: &str, insns: &[Insn]) -> Result<LoadedProgram> {
+    /// Loads a program for the BTF-typed raw tracepoint `name` (its
+    /// typedef `btf_trace_<name>` is type `btf_id` of the kernel's BTF): the
+    /// verifier knows its arguments' types, so the program reads their
+    /// members directly; the verifier's log is in the error.
+    pub fn load_btf_tracepoint(name: &str, btf_id: u32, insns: &[Insn]) -> Result<LoadedProgram> {
         let license = c"GPL";
         let mut log = vec![0u8; 1 << 20];
-        let mut attr = [0u64; 8];
-        attr[0] = u64::from(PROG_TYPE_RAW_TRACEPOINT) | ((insns.len() as u64) << 32);
+        let mut attr = [0u64; 15];
+        attr[0] = u64::from(PROG_TYPE_TRACING) | ((insns.len() as u64) << 32);
         attr[1] = insns.as_ptr() as u64;
         attr[2] = license.as_ptr() as u64;
         attr[3] = 1 | ((log.len() as u64) << 32);
         attr[4] = log.as_mut_ptr() as u64;
+        // prog_name: the tracepoint's, as `bpftool prog` shows it.
+        let mut program_name = [0u8; 16];
+        for (into, byte) in program_name.iter_mut().zip(name.bytes().take(15)) {
+            *into = byte;
+        }
+        attr[6] = u64::from_ne_bytes(program_name[..8].try_into()?);
+        attr[7] = u64::from_ne_bytes(program_name[8..].try_into()?);
+        attr[8] = u64::from(TRACE_RAW_TP) << 32;
+        attr[13] = u64::from(btf_id) << 32;
         let fd = bpf(BPF_PROG_LOAD, &mut attr);
         if fd < 0 {
             let error = std::io::Error::last_os_error();
@@ -418,14 +467,13 @@ impl Attachment {
     }
 }
 
-/// Attaches `program` to the raw tracepoint `name` (its arguments are the
-/// tracepoint's own: a `struct request *` for the block ones). The kernel
-/// keeps a raw tracepoint's program from nesting only in itself, where a
-/// tracepoint's is kept from running inside any other BPF program.
+/// Attaches `program`, loaded for the raw tracepoint `name` (its
+/// arguments are the tracepoint's own: a `struct request *` for the block
+/// ones). The kernel keeps a raw tracepoint's program from nesting only in
+/// itself, where a tracepoint's is kept from running inside any other BPF
+/// program.
 pub fn attach_raw(program: LoadedProgram, name: &str) -> Result<Attachment> {
-    let name_c = std::ffi::CString::new(name)?;
     let mut attr = [0u64; 2];
-    attr[0] = name_c.as_ptr() as u64;
     attr[1] = program.fd.as_raw_fd() as u64;
     let fd = bpf(BPF_RAW_TRACEPOINT_OPEN, &mut attr);
     if fd < 0 {

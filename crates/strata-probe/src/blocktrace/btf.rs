@@ -4,13 +4,16 @@
 //! not at offsets compiled in.
 //!
 //! For: the byte offset of a named member of a named struct, through
-//! anonymous unions and structs. Not for: anything else BTF says.
+//! anonymous unions and structs; the id of a named typedef (a BTF-typed
+//! tracepoint's, `btf_trace_<name>`, which a program is loaded against).
+//! Not for: anything else BTF says.
 
 use anyhow::{bail, Context, Result};
 
 const MAGIC: u16 = 0xeb9f;
 const KIND_STRUCT: u32 = 4;
 const KIND_UNION: u32 = 5;
+const KIND_TYPEDEF: u32 = 8;
 
 /// One type's entry: where it starts, its kind, its member count, and for
 /// structs and unions where its members start.
@@ -114,6 +117,17 @@ impl Btf {
         Ok(bits / 8)
     }
 
+    /// The id of `typedef name`.
+    pub fn typedef_id(&self, name: &str) -> Result<u32> {
+        let id = (1..self.entries.len())
+            .find(|id| {
+                let entry = &self.entries[*id];
+                entry.kind == KIND_TYPEDEF && self.name(entry.name_off) == name
+            })
+            .with_context(|| format!("the kernel's BTF has no typedef {name}"))?;
+        Ok(u32::try_from(id)?)
+    }
+
     /// The bit offset of `member` in the struct or union `id`, looking
     /// into its anonymous members.
     fn find_member(&self, id: usize, member: &str) -> Option<usize> {
@@ -167,5 +181,7 @@ mod tests {
         assert!(btf.member_offset("gendisk", "major").is_ok());
         assert!(btf.member_offset("request", "no_such_member").is_err());
         assert!(btf.member_offset("no_such_struct", "q").is_err());
+        assert!(btf.typedef_id("btf_trace_block_io_done").unwrap() > 0);
+        assert!(btf.typedef_id("no_such_typedef").is_err());
     }
 }

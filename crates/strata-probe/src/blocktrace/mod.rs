@@ -32,8 +32,10 @@ use std::collections::BTreeMap;
 pub use strata_core::log_linear::{bucket_of, bucket_range, SUB_BUCKET_BITS};
 
 const STARTS_IN_FLIGHT: u32 = 65_536;
-const BUCKET_ENTRIES: u32 = 262_144;
-const SERIES_ENTRIES: u32 = 16_384;
+/// Buckets past the dense ones (values over 2^26, series past the first
+/// 128).
+const BUCKET_ENTRIES: u32 = 65_536;
+const SERIES_ENTRIES: u32 = 4_096;
 
 /// What a request was asked to do (from the tracepoint's `rwbs`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -429,6 +431,10 @@ impl Unfollowed {
 pub struct BlockTracer {
     starts: bpf::Map,
     buckets: bpf::Map,
+    /// Each of the first series' buckets of each kind, by its slot.
+    dense: bpf::Map,
+    /// The series given dense slots, by slot: a series keeps its slot.
+    dense_slots: std::sync::Mutex<BTreeMap<u32, SeriesKey>>,
     totals: bpf::Map,
     lost: bpf::Map,
     roles: bpf::Map,
@@ -474,9 +480,11 @@ impl BlockTracer {
 
     /// [`BlockTracer::start`] with programs on these tracepoints only.
     fn start_on(tracepoints: &[&str]) -> Result<BlockTracer> {
-        let layout = program::Layout::of(&btf::Btf::of_the_kernel()?)?;
-        // Least recently used starts make way: a request whose end the
-        // kernel skipped is taken out only when its structure is reused.
+        let btf = btf::Btf::of_the_kernel()?;
+        let layout = program::Layout::of(&btf)?;
+        // An entry per request structure seen, kept once its request has
+        // ended; the least recently used make way (a structure freed with
+        // its queue is never seen again).
         let tracer = BlockTracer {
             starts: bpf::Map::create(
                 bpf::MAP_TYPE_LRU_HASH,
@@ -485,7 +493,19 @@ impl BlockTracer {
                 STARTS_IN_FLIGHT,
             )?,
             buckets: bpf::Map::create(bpf::MAP_TYPE_HASH, 8, 8, BUCKET_ENTRIES)?,
-            totals: bpf::Map::create(bpf::MAP_TYPE_HASH, 8, 16, SERIES_ENTRIES)?,
+            dense: bpf::Map::create(
+                bpf::MAP_TYPE_ARRAY,
+                4,
+                8,
+                program::DENSE_SLOTS * program::DENSE_PER_SLOT,
+            )?,
+            dense_slots: std::sync::Mutex::new(BTreeMap::new()),
+            totals: bpf::Map::create(
+                bpf::MAP_TYPE_HASH,
+                8,
+                program::SERIES_TOTALS_BYTES,
+                SERIES_ENTRIES,
+            )?,
             lost: bpf::Map::create(bpf::MAP_TYPE_ARRAY, 4, 8, program::LOST_COUNTERS)?,
             roles: bpf::Map::create(bpf::MAP_TYPE_HASH, 4, 4, THREADS_WITH_A_ROLE)?,
             processes: bpf::Map::create(
@@ -510,6 +530,7 @@ impl BlockTracer {
         let maps = program::Maps {
             starts: &tracer.starts,
             buckets: &tracer.buckets,
+            dense: &tracer.dense,
             totals: &tracer.totals,
             lost: &tracer.lost,
             roles: &tracer.roles,
@@ -528,7 +549,11 @@ impl BlockTracer {
                 "block_rq_merge" => program::merge(&layout, &maps, program::Merged::Request)?,
                 _ => program::merge(&layout, &maps, program::Merged::Bio)?,
             };
-            let loaded = bpf::LoadedProgram::load_raw_tracepoint(name, &insns)?;
+            let typedef = format!("btf_trace_{name}");
+            let btf_id = btf.typedef_id(&typedef).map_err(|error| {
+                anyhow::anyhow!("{error} (Linux 6.5 and later have the block_io_start and block_io_done tracepoints)")
+            })?;
+            let loaded = bpf::LoadedProgram::load_btf_tracepoint(name, btf_id, &insns)?;
             attachments.push(bpf::attach_raw(loaded, name)?);
         }
         Ok(BlockTracer {
@@ -594,14 +619,27 @@ impl BlockTracer {
             taken_ns: monotonic_ns(),
             ..TraceSnapshot::default()
         };
+        let mut dense_slots = self.dense_slots.lock().ok();
         self.totals.for_each(|key, value| {
-            let (Some((series_key, _)), Ok(value)) = (series_key(key), <[u8; 16]>::try_from(value))
-            else {
+            let (Some((series_key, _)), true) = (series_key(key), value.len() >= 72) else {
                 return;
             };
-            let series = snapshot.series.entry(series_key).or_default();
-            series.requests = u64_at(&value, 0);
-            series.sum = u64_at(&value, 8);
+            if let (Some(slots), Some(slot)) = (&mut dense_slots, u64_at(value, 64).checked_sub(1))
+            {
+                slots.insert(slot as u32, series_key);
+            }
+            for kind in [Kind::Device, Kind::Queue, Kind::Total, Kind::Size] {
+                let at = kind as usize * 16;
+                let requests = u64_at(value, at);
+                if requests > 0 {
+                    let series = snapshot
+                        .series
+                        .entry(SeriesKey { kind, ..series_key })
+                        .or_default();
+                    series.requests = requests;
+                    series.sum = u64_at(value, at + 8);
+                }
+            }
         });
         self.processes.for_each(|key, value| {
             snapshot.processes.extend(process_entry(key, value));
@@ -622,8 +660,9 @@ impl BlockTracer {
                 return;
             };
             let series = snapshot.series.entry(series_key).or_default();
-            series.counts.insert(bucket, u64::from_ne_bytes(value));
+            *series.counts.entry(bucket).or_default() += u64::from_ne_bytes(value);
         });
+        self.add_dense_buckets(snapshot);
         self.read_outliers(snapshot);
         snapshot.stale_starts = self.stale_starts(snapshot.taken_ns);
         snapshot.roles = self
@@ -632,6 +671,33 @@ impl BlockTracer {
             .map(|names| names.clone())
             .unwrap_or_default();
         snapshot.unfollowed = self.unfollowed();
+    }
+
+    /// The buckets of the series with dense slots (those `counts` has
+    /// seen), each slot read in one batch.
+    fn add_dense_buckets(&self, snapshot: &mut TraceSnapshot) {
+        let slots = match self.dense_slots.lock() {
+            Ok(slots) => slots.clone(),
+            Err(_) => return,
+        };
+        let per_kind = program::DENSE_BUCKETS as usize;
+        for (slot, series_key) in slots {
+            let values = self.dense.array_range(
+                slot * program::DENSE_PER_SLOT,
+                program::DENSE_PER_SLOT as usize,
+            );
+            let counted = values.iter().enumerate().filter(|(_, count)| **count > 0);
+            for (at, count) in counted {
+                let Some(kind) = Kind::of((at / per_kind) as u8) else {
+                    continue;
+                };
+                let series = snapshot
+                    .series
+                    .entry(SeriesKey { kind, ..series_key })
+                    .or_default();
+                *series.counts.entry((at % per_kind) as u16).or_default() += count;
+            }
+        }
     }
 
     fn config(&self, index: u32) -> u64 {

@@ -1,18 +1,22 @@
 //! The three programs of the block tracer, assembled for this kernel's
 //! structure layouts: a request's start (`block_io_start`), its issue to
-//! the driver (`block_rq_issue`) and its end (`block_io_done`), all raw
-//! tracepoints whose argument is the `struct request *`. Each request is
+//! the driver (`block_rq_issue`) and its end (`block_io_done`), all
+//! BTF-typed raw tracepoints whose argument is the `struct request *`,
+//! whose members are read directly. Each request is
 //! found again by that pointer; at its end its device (its queue's disk)
 //! and operation are read from it, and its queue time (start → issue),
 //! device time (issue → end) and total are counted into log-linear buckets
-//! in a map per device, operation and role (the submitting thread's, from
-//! a map strata fills), with their counts and sums in another; each
+//! per device, operation and role (the submitting thread's, from a map
+//! strata fills: an array map's slot for the first series, else a hash
+//! map), with their counts and sums in another; each
 //! submitting process's totals in a third; and a request that took longer
-//! than a floor, whole, in a ring of outliers. A
-//! start found still kept when its request starts again is an end the
-//! kernel did not run the end's program for, counted (by the queue and
-//! flags kept with the start) in a fourth. Nothing is sent to user space
-//! per event.
+//! than a floor, whole, in a ring of outliers. A request's entry stays in
+//! the table once it has ended, marked so, and the structure's next
+//! request writes over it in place (no map entry made or deleted per
+//! request); an entry found not marked ended when its structure starts
+//! again is an end the kernel did not run the end's program for, counted
+//! (by the queue and flags kept with the start) in a fourth. Nothing is
+//! sent to user space per event.
 //!
 //! Not for: reading the maps (`super`), or any other tracepoint.
 
@@ -80,7 +84,11 @@ pub const REQUEST_BYTES: u32 = 64;
 const DELTA: i16 = -80;
 const BUCKET_KEY: i16 = -88;
 /// A new map entry's value (zeros, or a process's name and zeros).
-const FRESH: i16 = -144;
+const FRESH: i16 = -320;
+/// A series' totals' key: (dev u32, op u8, role << 2 u8, two zero bytes).
+const SERIES_KEY: i16 = -240;
+/// A request's bucket, kept across a call.
+const BUCKET: i16 = -248;
 /// Where a kernel value read through a pointer lands.
 const READ: i16 = -152;
 /// The request's device, as the kernel's dev_t (major << 20 | minor).
@@ -125,7 +133,9 @@ pub const CONFIG_OUTLIER_FLOOR: u32 = 0;
 pub const CONFIG_OUTLIERS_SEEN: u32 = 1;
 /// Not 0 once strata has given a thread a role.
 pub const CONFIG_ROLES_GIVEN: u32 = 2;
-pub const CONFIG_ENTRIES: u32 = 3;
+/// Dense slots given out (some may be past `DENSE_SLOTS`).
+pub const CONFIG_SLOTS_TAKEN: u32 = 3;
+pub const CONFIG_ENTRIES: u32 = 4;
 
 /// The outliers' ring: slots, a power of two.
 pub const OUTLIER_SLOTS: u32 = 4096;
@@ -136,11 +146,22 @@ pub const OUTLIER_BYTES: u32 = 72;
 /// bytes, device and queue time (ns).
 pub const PROCESS_KEY_BYTES: u32 = 16;
 pub const PROCESS_VALUE_BYTES: u32 = 48;
+/// A series' totals: each kind's count and sum (u64 each), by kind, then
+/// its slot in the dense buckets plus one (0: none).
+pub const SERIES_TOTALS_BYTES: u32 = 72;
+const SLOT_AT: i16 = 64;
+/// Series given dense buckets (the first seen), and the buckets each kind
+/// has there: values under 2^26 (67 ms, or 64 MiB). A series past these,
+/// or a value over, is counted in the hash map of buckets instead.
+pub const DENSE_SLOTS: u32 = 128;
+pub const DENSE_BUCKETS: u32 = 2_560;
+pub const DENSE_PER_SLOT: u32 = 4 * DENSE_BUCKETS;
 
 /// The maps the programs share.
 pub struct Maps<'a> {
     pub starts: &'a Map,
     pub buckets: &'a Map,
+    pub dense: &'a Map,
     pub totals: &'a Map,
     pub lost: &'a Map,
     pub roles: &'a Map,
@@ -189,78 +210,102 @@ fn epilogue(program: &mut Program) {
     program.exit();
 }
 
-/// `bpf_map_update_elem`'s flags: make or replace; make only.
+/// `bpf_map_update_elem`'s flags: make or replace.
 const ANY: i32 = 0;
-const NO_EXIST: i32 = 1;
 
-/// `starts[request] = REQUEST` (made only, with `NO_EXIST`): r0 = 0 when
-/// done.
-fn store_request(program: &mut Program, maps: &Maps, flags: i32) {
+/// `starts[request] = REQUEST`: r0 = 0 when done.
+fn store_request(program: &mut Program, maps: &Maps) {
     program.load_map(1, maps.starts);
     stack_pointer(program, 2, START_KEY);
     stack_pointer(program, 3, REQUEST);
-    program.alu_imm(Alu::Mov, 4, flags);
+    program.alu_imm(Alu::Mov, 4, ANY);
     program.call(Helper::MapUpdateElem);
 }
 
-/// The tracepoint's request's queue and flags into `REQUEST`: two reads,
-/// where its device and operation would take four.
-fn first_seen(program: &mut Program, layout: &Layout) {
-    let into = (FP, REQUEST + QUEUE_AT);
-    request_member(program, (Size::DW, 8), layout.request_queue, into);
-    let into = (FP, REQUEST + FLAGS_AT);
-    request_member(program, (Size::W, 4), layout.request_cmd_flags, into);
+/// The tracepoint's request's queue and flags into the request at `into`
+/// (the stack's `REQUEST` or the entry in VALUE): two reads, where its
+/// device and operation would take four.
+fn first_seen(program: &mut Program, layout: &Layout, into: (Reg, i16)) {
+    let (base, at) = into;
+    let queue = (base, at + QUEUE_AT);
+    request_member(program, Size::DW, layout.request_queue, queue);
+    let flags = (base, at + FLAGS_AT);
+    request_member(program, Size::W, layout.request_cmd_flags, flags);
 }
 
 /// `*(size *)(base + at) = ` the tracepoint's request's member at
-/// `member`, of `size` (`bytes` long).
-fn request_member(program: &mut Program, size: (Size, i32), member: i16, into: (Reg, i16)) {
-    let ((size, bytes), (base, at)) = (size, into);
+/// `member`, of `size`.
+fn request_member(program: &mut Program, size: Size, member: i16, into: (Reg, i16)) {
+    let (base, at) = into;
     program.load(Size::DW, 1, CTX, 0);
-    read_kernel(program, size, bytes, member);
+    program.load(size, 0, 1, member);
     program.store_reg(size, base, at, 0);
 }
 
 /// `block_io_start`: starts[request] = (now, 0, the submitter's process,
-/// its role, the request's flags and queue, and the submitter's name). A
-/// start still kept for the same request is one whose end the
-/// kernel did not run the end's program for (the request's structure is
-/// reused only once it has ended): counted in `ends_missed` under its own
-/// device, operation and role, then replaced.
+/// its role, the request's flags and queue, and the submitter's name),
+/// written in place where the request's structure was seen before (the
+/// kernel reuses a few per queue). An entry not marked ended is a start
+/// whose end the kernel did not run the end's program for (the structure
+/// is reused only once its request has ended): counted in `ends_missed`
+/// under its own device, operation and role first.
 pub fn start(layout: &Layout, maps: &Maps) -> Result<Vec<super::bpf::Insn>> {
     let mut program = Program::default();
     prologue(&mut program);
-    program.store_reg(Size::DW, FP, REQUEST + STARTED, NOW);
-    for field in [ISSUED, TGID, BYTES, SECTOR] {
-        program.store_imm(Size::DW, FP, REQUEST + field, 0);
-    }
+    program.store_imm(Size::DW, FP, REQUEST + TGID, 0);
     program.call(Helper::GetCurrentPidTgid);
     program.store_reg(Size::W, FP, THREAD, 0);
     program.alu_imm(Alu::Rsh, 0, 32);
     program.store_reg(Size::W, FP, REQUEST + TGID, 0);
     role_of_thread(&mut program, maps, REQUEST + ROLE);
-    first_seen(&mut program, layout);
-    stack_pointer(&mut program, 1, REQUEST + COMM);
-    program.alu_imm(Alu::Mov, 2, 16);
-    program.call(Helper::GetCurrentComm);
-    store_request(&mut program, maps, NO_EXIST);
-    program.jump_imm(Cond::Eq, 0, 0, "out");
     program.load_map(1, maps.starts);
     stack_pointer(&mut program, 2, START_KEY);
     program.call(Helper::MapLookupElem);
-    program.jump_imm(Cond::Eq, 0, 0, "dropped");
+    program.jump_imm(Cond::Eq, 0, 0, "new_entry");
+    program.alu_reg(Alu::Mov, VALUE, 0);
+    jump_if_ended(&mut program, "reused");
     count_end_missed(&mut program, layout, maps);
-    store_request(&mut program, maps, ANY);
+    program.label("reused");
+    fill_start(&mut program, layout, (VALUE, 0));
+    program.jump("out");
+    program.label("new_entry");
+    fill_start(&mut program, layout, (FP, REQUEST));
+    store_request(&mut program, maps);
     program.jump_imm(Cond::Eq, 0, 0, "out");
-    program.label("dropped");
     count_lost(&mut program, maps.lost, STARTS_DROPPED);
     epilogue(&mut program);
     program.finish()
 }
 
-/// ends_missed[the device, operation and role of the start in r0] += 1.
+/// A start at `into` (the stack's `REQUEST` or the entry in VALUE): now,
+/// not issued, the submitter (its process and role from `REQUEST`), no
+/// size or sector yet, the request's queue and flags, the submitter's name.
+fn fill_start(program: &mut Program, layout: &Layout, into: (Reg, i16)) {
+    let (base, at) = into;
+    program.store_reg(Size::DW, base, at + STARTED, NOW);
+    program.store_imm(Size::DW, base, at + ISSUED, 0);
+    program.load(Size::DW, 1, FP, REQUEST + TGID);
+    program.store_reg(Size::DW, base, at + TGID, 1);
+    program.store_imm(Size::DW, base, at + BYTES, 0);
+    program.store_imm(Size::DW, base, at + SECTOR, 0);
+    first_seen(program, layout, into);
+    program.alu_reg(Alu::Mov, 1, base);
+    program.alu_imm(Alu::Add, 1, i32::from(at + COMM));
+    program.alu_imm(Alu::Mov, 2, 16);
+    program.call(Helper::GetCurrentComm);
+}
+
+/// Jumps to `ended` when the entry in VALUE is marked ended (its start and
+/// issue times both 0: the end's program ran for it).
+fn jump_if_ended(program: &mut Program, ended: &str) {
+    program.load(Size::DW, 1, VALUE, STARTED);
+    program.load(Size::DW, 2, VALUE, ISSUED);
+    program.alu_reg(Alu::Or, 1, 2);
+    program.jump_imm(Cond::Eq, 1, 0, ended);
+}
+
+/// ends_missed[the device, operation and role of the start in VALUE] += 1.
 fn count_end_missed(program: &mut Program, layout: &Layout, maps: &Maps) {
-    program.alu_reg(Alu::Mov, VALUE, 0);
     program.store_imm(Size::DW, FP, MERGE_KEY, 0);
     program.load(Size::B, 1, VALUE, ROLE);
     program.store_reg(Size::B, FP, MERGE_KEY + MERGE_ROLE, 1);
@@ -268,7 +313,7 @@ fn count_end_missed(program: &mut Program, layout: &Layout, maps: &Maps) {
     op_of_flags(program);
     program.store_reg(Size::B, FP, MERGE_KEY + 4, OP);
     program.load(Size::DW, 1, VALUE, QUEUE_AT);
-    disk_device(program, layout, &[layout.queue_disk]);
+    device_of_queue(program, layout);
     program.load(Size::W, 1, FP, DEVICE);
     program.store_reg(Size::W, FP, MERGE_KEY, 1);
     let zeros = |program: &mut Program| program.store_imm(Size::DW, FP, FRESH, 0);
@@ -303,9 +348,9 @@ fn role_of_thread(program: &mut Program, maps: &Maps, into: i16) {
 fn size_and_sector(program: &mut Program, layout: &Layout, into: (Reg, i16)) {
     let (base, offset) = into;
     let bytes = (base, offset + BYTES);
-    request_member(program, (Size::W, 4), layout.request_data_len, bytes);
+    request_member(program, Size::W, layout.request_data_len, bytes);
     let sector = (base, offset + SECTOR);
-    request_member(program, (Size::DW, 8), layout.request_sector, sector);
+    request_member(program, Size::DW, layout.request_sector, sector);
 }
 
 /// `block_rq_issue`: the start's issue time is now, with the request's
@@ -319,6 +364,7 @@ pub fn issue(layout: &Layout, maps: &Maps) -> Result<Vec<super::bpf::Insn>> {
     program.call(Helper::MapLookupElem);
     program.jump_imm(Cond::Eq, 0, 0, "unstarted");
     program.alu_reg(Alu::Mov, VALUE, 0);
+    jump_if_ended(&mut program, "unstarted");
     program.store_reg(Size::DW, VALUE, ISSUED, NOW);
     size_and_sector(&mut program, layout, (VALUE, 0));
     program.jump("out");
@@ -328,8 +374,8 @@ pub fn issue(layout: &Layout, maps: &Maps) -> Result<Vec<super::bpf::Insn>> {
     }
     program.store_reg(Size::DW, FP, REQUEST + ISSUED, NOW);
     size_and_sector(&mut program, layout, (FP, REQUEST));
-    first_seen(&mut program, layout);
-    store_request(&mut program, maps, ANY);
+    first_seen(&mut program, layout, (FP, REQUEST));
+    store_request(&mut program, maps);
     count_lost(&mut program, maps.lost, ISSUED_UNSTARTED);
     epilogue(&mut program);
     program.finish()
@@ -337,24 +383,28 @@ pub fn issue(layout: &Layout, maps: &Maps) -> Result<Vec<super::bpf::Insn>> {
 
 /// `block_io_done`: the request's times into the histograms of its device,
 /// operation and role, its submitter's totals, the outliers' ring when it
-/// took longer than the floor; its start forgotten.
+/// took longer than the floor; its entry marked ended (start and issue
+/// times 0), kept for the structure's next request.
 pub fn done(layout: &Layout, maps: &Maps) -> Result<Vec<super::bpf::Insn>> {
     let mut program = Program::default();
     prologue(&mut program);
     program.load_map(1, maps.starts);
     stack_pointer(&mut program, 2, START_KEY);
     program.call(Helper::MapLookupElem);
-    program.jump_imm(Cond::Ne, 0, 0, "found");
+    program.jump_imm(Cond::Eq, 0, 0, "unseen");
+    program.alu_reg(Alu::Mov, VALUE, 0);
+    jump_if_ended(&mut program, "unseen");
+    program.jump("found");
+    program.label("unseen");
     count_lost(&mut program, maps.lost, ENDED_UNSEEN);
     program.jump("out");
     program.label("found");
     for at in (0..REQUEST_BYTES as i16).step_by(8) {
-        program.load(Size::DW, 1, 0, at);
+        program.load(Size::DW, 1, VALUE, at);
         program.store_reg(Size::DW, FP, REQUEST + at, 1);
     }
-    program.load_map(1, maps.starts);
-    stack_pointer(&mut program, 2, START_KEY);
-    program.call(Helper::MapDeleteElem);
+    program.store_imm(Size::DW, VALUE, STARTED, 0);
+    program.store_imm(Size::DW, VALUE, ISSUED, 0);
     operation(&mut program, layout.request_cmd_flags);
     device(
         &mut program,
@@ -424,7 +474,7 @@ pub fn merge(layout: &Layout, maps: &Maps, merged: Merged) -> Result<Vec<super::
 /// the size as issued, and from a start seen, the total and queue time,
 /// into the histograms; each time kept in its stack slot.
 fn spans(program: &mut Program, maps: &Maps) {
-    let histograms = (maps.buckets, maps.totals);
+    series_totals(program, maps);
     for slot in [DEVICE_NS, QUEUE_NS] {
         program.store_imm(Size::DW, FP, slot, 0);
     }
@@ -433,23 +483,23 @@ fn spans(program: &mut Program, maps: &Maps) {
     program.alu_reg(Alu::Mov, 2, NOW);
     program.alu_reg(Alu::Sub, 2, 1);
     program.store_reg(Size::DW, FP, DEVICE_NS, 2);
-    record(program, histograms, Kind::Device, "device");
+    record(program, maps, Kind::Device, "device");
     program.load(Size::W, 2, FP, REQUEST + BYTES);
-    record(program, histograms, Kind::Size, "size");
+    record(program, maps, Kind::Size, "size");
     program.label("device_done");
     program.load(Size::DW, 1, FP, REQUEST + STARTED);
     program.jump_imm(Cond::Eq, 1, 0, "out");
     program.alu_reg(Alu::Mov, 2, NOW);
     program.alu_reg(Alu::Sub, 2, 1);
     program.store_reg(Size::DW, FP, TOTAL_NS, 2);
-    record(program, histograms, Kind::Total, "total");
+    record(program, maps, Kind::Total, "total");
     program.load(Size::DW, 1, FP, REQUEST + ISSUED);
     program.jump_imm(Cond::Eq, 1, 0, "queue_done");
     program.load(Size::DW, 2, FP, REQUEST + STARTED);
     program.alu_reg(Alu::Sub, 1, 2);
     program.store_reg(Size::DW, FP, QUEUE_NS, 1);
     program.alu_reg(Alu::Mov, 2, 1);
-    record(program, histograms, Kind::Queue, "queue");
+    record(program, maps, Kind::Queue, "queue");
     program.label("queue_done");
 }
 
@@ -547,7 +597,7 @@ fn read_kernel(program: &mut Program, size: Size, bytes: i32, offset: i16) {
 /// them: flush, discard, write (every operation with the write bit), read.
 fn operation(program: &mut Program, flags: i16) {
     program.load(Size::DW, 1, CTX, 0);
-    read_kernel(program, Size::W, 4, flags);
+    program.load(Size::W, 0, 1, flags);
     op_of_flags(program);
 }
 
@@ -568,20 +618,27 @@ fn op_of_flags(program: &mut Program) {
 /// The stack slot DEVICE = the disk of the request or bio in the
 /// tracepoint's first argument (reached through the two pointers at
 /// `to_disk`) as a dev_t (major << 20 | first minor): what /proc/diskstats
-/// names it by. Where `first_minor` follows `major` in `struct gendisk`
-/// (every kernel so far), both come in one read.
+/// names it by. The verifier knows the argument's type, so each member is
+/// read directly (a bad pointer reads as 0).
 fn device(program: &mut Program, layout: &Layout, to_disk: [i16; 2]) {
     program.load(Size::DW, 1, CTX, 0);
-    disk_device(program, layout, &to_disk);
+    for offset in to_disk {
+        program.load(Size::DW, 1, 1, offset);
+    }
+    program.load(Size::W, 2, 1, layout.disk_major);
+    program.load(Size::W, 3, 1, layout.disk_first_minor);
+    program.alu_imm(Alu::Lsh, 2, 20);
+    program.alu_reg(Alu::Or, 2, 3);
+    program.store_reg(Size::W, FP, DEVICE, 2);
 }
 
-/// The stack slot DEVICE = the disk reached from the pointer in r1 through
-/// the pointers at `to_disk`, as [`device`] says.
-fn disk_device(program: &mut Program, layout: &Layout, to_disk: &[i16]) {
-    for &offset in to_disk {
-        read_kernel(program, Size::DW, 8, offset);
-        program.alu_reg(Alu::Mov, 1, 0);
-    }
+/// [`device`] from a queue's address kept as a number (in r1): read
+/// through `bpf_probe_read_kernel`, the verifier knowing no type for it.
+/// Where `first_minor` follows `major` in `struct gendisk` (every kernel
+/// so far), both come in one read.
+fn device_of_queue(program: &mut Program, layout: &Layout) {
+    read_kernel(program, Size::DW, 8, layout.queue_disk);
+    program.alu_reg(Alu::Mov, 1, 0);
     if layout.disk_first_minor == layout.disk_major + 4 {
         read_kernel(program, Size::DW, 8, layout.disk_major);
         program.alu_reg(Alu::Mov, 1, 0);
@@ -603,48 +660,112 @@ fn disk_device(program: &mut Program, layout: &Layout, to_disk: &[i16]) {
     program.store_reg(Size::W, FP, DEVICE, 1);
 }
 
-/// Counts r2 (nanoseconds) into `kind`'s bucket of (device, r9, role),
-/// and into its totals (count, sum) in `totals`: a small map strata reads
-/// right beside /proc/diskstats.
-fn record(program: &mut Program, maps: (&Map, &Map), kind: Kind, name: &str) {
-    let (buckets, totals) = maps;
+/// VALUE = the totals of the request's series (its device, the operation
+/// in r9, its role), made when new, with the next dense slot while there
+/// is one; 0 when it cannot be made.
+fn series_totals(program: &mut Program, maps: &Maps) {
+    program.load(Size::W, 2, FP, DEVICE);
+    program.store_reg(Size::W, FP, SERIES_KEY, 2);
+    program.store_imm(Size::W, FP, SERIES_KEY + 4, 0);
+    program.store_reg(Size::B, FP, SERIES_KEY + 4, OP);
+    program.load(Size::B, 2, FP, REQUEST + ROLE);
+    program.alu_imm(Alu::Lsh, 2, 2);
+    program.store_reg(Size::B, FP, SERIES_KEY + 5, 2);
+    let fresh = |program: &mut Program| {
+        for at in (0..SERIES_TOTALS_BYTES as i16).step_by(8) {
+            program.store_imm(Size::DW, FP, FRESH + at, 0);
+        }
+        lookup_small(program, maps.config, CONFIG_SLOTS_TAKEN);
+        program.jump_imm(Cond::Eq, 0, 0, "slot_given");
+        program.alu_imm(Alu::Mov, 1, 1);
+        program.atomic_fetch_add(0, 0, 1);
+        program.jump_imm(Cond::Ge, 1, DENSE_SLOTS as i32, "slot_given");
+        program.alu_imm(Alu::Add, 1, 1);
+        program.store_reg(Size::DW, FP, FRESH + SLOT_AT, 1);
+        program.label("slot_given");
+    };
+    let target = AddTarget {
+        map: maps.totals,
+        key: SERIES_KEY,
+        fresh: &fresh,
+        dropped: None,
+    };
+    add_to(program, &target, &[], "series_found");
+    program.alu_reg(Alu::Mov, VALUE, 0);
+}
+
+/// Counts r2 (nanoseconds) into `kind`'s bucket of (device, r9, role):
+/// in the series' dense slot when it has one and the bucket is there,
+/// else in the hash map of buckets; and into its count and sum in the
+/// series' totals (in VALUE), a small map strata reads right beside
+/// /proc/diskstats.
+fn record(program: &mut Program, maps: &Maps, kind: Kind, name: &str) {
     let label = |what: &str| format!("{name}_{what}");
     program.store_reg(Size::DW, FP, DELTA, 2);
     bucket_of(program, name);
+    dense_bucket(
+        program,
+        maps.dense,
+        kind,
+        (&label("hashed"), &label("bucket_added")),
+    );
+    program.label(&label("hashed"));
     // The key (dev u32, op u8, kind | role << 2 u8, bucket u16); the
     // bucket is in r1.
-    program.load(Size::W, 2, FP, DEVICE);
+    program.load(Size::W, 2, FP, SERIES_KEY);
     program.store_reg(Size::W, FP, BUCKET_KEY, 2);
     program.store_reg(Size::B, FP, BUCKET_KEY + 4, OP);
-    program.load(Size::B, 2, FP, REQUEST + ROLE);
-    program.alu_imm(Alu::Lsh, 2, 2);
+    program.load(Size::B, 2, FP, SERIES_KEY + 5);
     program.alu_imm(Alu::Or, 2, kind as i32);
     program.store_reg(Size::B, FP, BUCKET_KEY + 5, 2);
     program.store_reg(Size::H, FP, BUCKET_KEY + 6, 1);
     let zeros = |program: &mut Program| {
         program.store_imm(Size::DW, FP, FRESH, 0);
-        program.store_imm(Size::DW, FP, FRESH + 8, 0);
     };
-    let target = |map| AddTarget {
-        map,
+    let target = AddTarget {
+        map: maps.buckets,
         key: BUCKET_KEY,
         fresh: &zeros,
         dropped: None,
     };
-    add_to(
-        program,
-        &target(buckets),
-        &[(0, None)],
-        &label("bucket_added"),
-    );
-    program.store_imm(Size::H, FP, BUCKET_KEY + 6, 0);
-    let sum = Some((Size::DW, DELTA));
-    add_to(
-        program,
-        &target(totals),
-        &[(0, None), (8, sum)],
-        &label("totals_added"),
-    );
+    add_to(program, &target, &[(0, None)], &label("bucket_added"));
+    program.jump_imm(Cond::Eq, VALUE, 0, &label("totals_added"));
+    let at = kind as i16 * 16;
+    program.alu_imm(Alu::Mov, 1, 1);
+    program.atomic_add(VALUE, at, 1);
+    program.load(Size::DW, 1, FP, DELTA);
+    program.atomic_add(VALUE, at + 8, 1);
+    program.label(&label("totals_added"));
+}
+
+/// dense[(slot × 4 + kind) × DENSE_BUCKETS + the bucket in r1] += 1, then
+/// on to `added`; on to `hashed` (r1 kept) where the series has no slot
+/// or the bucket is past the dense ones. An array map's lookup is a few
+/// instructions the verifier writes in place: no call, no hash.
+fn dense_bucket(program: &mut Program, dense: &Map, kind: Kind, to: (&str, &str)) {
+    let (hashed, added) = to;
+    program.jump_imm(Cond::Eq, VALUE, 0, hashed);
+    program.jump_imm(Cond::Ge, 1, DENSE_BUCKETS as i32, hashed);
+    program.load(Size::DW, 2, VALUE, SLOT_AT);
+    program.jump_imm(Cond::Eq, 2, 0, hashed);
+    program.alu_imm(Alu::Sub, 2, 1);
+    program.alu_imm(Alu::Mul, 2, DENSE_PER_SLOT as i32);
+    program.alu_imm(Alu::Add, 2, (kind as u32 * DENSE_BUCKETS) as i32);
+    program.alu_reg(Alu::Add, 2, 1);
+    program.store_reg(Size::W, FP, SMALL_KEY, 2);
+    program.store_reg(Size::DW, FP, BUCKET, 1);
+    program.load_map(1, dense);
+    stack_pointer(program, 2, SMALL_KEY);
+    program.call(Helper::MapLookupElem);
+    program.alu_reg(Alu::Mov, 1, 0);
+    program.load(Size::DW, 0, FP, BUCKET);
+    program.jump_imm(Cond::Ne, 1, 0, &format!("{added}_dense"));
+    program.alu_reg(Alu::Mov, 1, 0);
+    program.jump(hashed);
+    program.label(&format!("{added}_dense"));
+    program.alu_imm(Alu::Mov, 2, 1);
+    program.atomic_add(1, 0, 2);
+    program.jump(added);
 }
 
 /// A map whose entry (its key on the stack) is added to: a new entry's
