@@ -3,8 +3,12 @@
 //! another network or PID namespace answers on its own 127.0.0.1), nor does
 //! a data directory path that exists here (two Debian hosts both have
 //! `/var/lib/mysql`). The server is local when its pid file, read here,
-//! names a `mariadbd` or `mysqld` process here that began when the server
-//! says it began (its `Uptime` before its `NOW()`), and that process works
+//! names a `mariadbd` or `mysqld` process here that serves strata's own
+//! connection (the server's thread for it, `information_schema.PROCESSLIST`'s
+//! `TID`, is one of that process's threads here) or, where the server does
+//! not name its threads (MySQL), that began when the server says it began
+//! (its `Uptime` before its `NOW()`: both on the wall clock, so a step of
+//! the clock since the server began defeats it); and that process works
 //! in the server's `@@datadir` (its working directory is there or, where
 //! strata may not read that link, it sees the same mounts as strata).
 //!
@@ -47,7 +51,6 @@ fn prove_local(conn: &mut Conn, data_dir: &str, pid_file: &str) -> Result<u32, S
     if data_dir.is_empty() {
         return Err("the server does not show its data directory".into());
     }
-    let started_unix_s = server_start(conn)?;
     let pid_path = Path::new(data_dir).join(pid_file);
     let text = std::fs::read_to_string(&pid_path).map_err(|error| {
         format!(
@@ -66,9 +69,39 @@ fn prove_local(conn: &mut Conn, data_dir: &str, pid_file: &str) -> Result<u32, S
             pid_path.display()
         )
     })?;
-    is_the_server(&process, pid, started_unix_s)?;
+    is_a_server_program(&process, pid)?;
+    match connection_thread(conn) {
+        Some(thread) => serves_the_connection(pid, thread)?,
+        None => began_with_the_server(&process, pid, server_start(conn)?)?,
+    }
     works_in(pid, Path::new(data_dir))?;
     Ok(pid)
+}
+
+/// The server's thread for this connection, as the server numbers it
+/// (MariaDB's `information_schema.PROCESSLIST.TID`); `None` where the
+/// server does not say (MySQL has no such column).
+fn connection_thread(conn: &mut Conn) -> Option<u32> {
+    let thread: Option<Option<u64>> = conn
+        .query_first("SELECT TID FROM information_schema.PROCESSLIST WHERE ID = CONNECTION_ID()")
+        .ok()?;
+    thread
+        .flatten()
+        .and_then(|thread| u32::try_from(thread).ok())
+}
+
+/// Whether this machine's process `pid` has the thread `thread` that
+/// serves strata's connection: a server in another PID namespace numbers
+/// its threads apart from this machine's.
+fn serves_the_connection(pid: u32, thread: u32) -> Result<(), String> {
+    match Path::new(&format!("/proc/{pid}/task/{thread}")).exists() {
+        true => Ok(()),
+        false => Err(format!(
+            "pid {pid} here has no thread {thread}, the server's thread for strata's connection: \
+             another server (the one strata is connected to is on another host or in another \
+             PID namespace)"
+        )),
+    }
 }
 
 /// When the server began, Unix seconds on its clock: `NOW()` less its
@@ -88,16 +121,25 @@ fn server_start(conn: &mut Conn) -> Result<f64, String> {
     }
 }
 
-/// Whether this machine's process `pid` is the server: a `mariadbd` or
-/// `mysqld` that began when the server says it began.
-fn is_the_server(process: &ProcessStart, pid: u32, started_unix_s: f64) -> Result<(), String> {
-    if !(process.comm.starts_with("mariadbd") || process.comm.starts_with("mysqld")) {
-        return Err(format!(
+/// Whether this machine's process `pid` is a `mariadbd` or `mysqld`.
+fn is_a_server_program(process: &ProcessStart, pid: u32) -> Result<(), String> {
+    match process.comm.starts_with("mariadbd") || process.comm.starts_with("mysqld") {
+        true => Ok(()),
+        false => Err(format!(
             "pid {pid} here is `{}`, not the server (the server is on another host or in another \
              PID namespace)",
             process.comm
-        ));
+        )),
     }
+}
+
+/// Whether this machine's process `pid` began when the server says it
+/// began.
+fn began_with_the_server(
+    process: &ProcessStart,
+    pid: u32,
+    started_unix_s: f64,
+) -> Result<(), String> {
     let apart_s = (process.started_unix_s - started_unix_s).abs();
     if apart_s > START_TOLERANCE_S {
         return Err(format!(
@@ -141,12 +183,23 @@ mod tests {
 
     #[test]
     fn another_program_or_another_start_is_not_the_server() {
-        assert!(is_the_server(&process("mariadbd", 100.0), 7, 101.5).is_ok());
-        assert!(is_the_server(&process("mysqld", 100.0), 7, 99.0).is_ok());
-        let kernel_thread = is_the_server(&process("kthreadd", 100.0), 2, 100.0);
+        assert!(is_a_server_program(&process("mariadbd", 100.0), 7).is_ok());
+        assert!(is_a_server_program(&process("mysqld", 100.0), 7).is_ok());
+        let kernel_thread = is_a_server_program(&process("kthreadd", 100.0), 2);
         assert!(kernel_thread.unwrap_err().contains("not the server"));
-        let later = is_the_server(&process("mariadbd", 100.0), 7, 130.0);
+        assert!(began_with_the_server(&process("mariadbd", 100.0), 7, 101.5).is_ok());
+        assert!(began_with_the_server(&process("mysqld", 100.0), 7, 99.0).is_ok());
+        let later = began_with_the_server(&process("mariadbd", 100.0), 7, 130.0);
         assert!(later.unwrap_err().contains("30.0 s apart"));
+    }
+
+    #[test]
+    fn a_process_without_the_connection_s_thread_does_not_serve_it() {
+        let here = std::process::id();
+        let this_thread = unsafe { libc::gettid() } as u32;
+        assert!(serves_the_connection(here, this_thread).is_ok());
+        let other = serves_the_connection(here, u32::MAX - 1).unwrap_err();
+        assert!(other.contains("has no thread"), "{other}");
     }
 
     #[test]
