@@ -11,6 +11,9 @@
 //!    tests or benches (as an identifier outside plain comments; doc
 //!    comments count, since doc tests use dependencies).
 //!
+//! 3. docs/architecture.md's table of each crate's strata dependencies is
+//!    its Cargo.toml's `[dependencies]`, crate for crate.
+//!
 //! The checks read text; they do not run the compiler. The `analyzer_*`
 //! tests feed them small made-up crates, so that a check that could never
 //! fail shows up here.
@@ -60,6 +63,81 @@ fn every_dependency_is_used() {
         }
     }
     assert!(report.is_empty(), "unused dependencies:\n{report}");
+}
+
+#[test]
+fn architecture_md_lists_each_crate_s_strata_dependencies() {
+    let doc = std::fs::read_to_string(workspace_root().join("docs/architecture.md")).unwrap();
+    let mut listed = dependency_table(&doc);
+    assert!(
+        listed.len() > 10,
+        "no dependency table in docs/architecture.md"
+    );
+    let mut report = String::new();
+    for crate_dir in crate_dirs() {
+        let name = short_name(&crate_name(&crate_dir));
+        let manifest = std::fs::read_to_string(crate_dir.join("Cargo.toml")).unwrap();
+        let has: BTreeSet<String> = dependencies(&manifest)
+            .into_iter()
+            .filter(|(kind, dependency)| {
+                *kind == DependencyKind::Normal && dependency.starts_with("strata")
+            })
+            .map(|(_, dependency)| short_name(&dependency))
+            .collect();
+        match listed.remove(&name) {
+            Some(row) if row == has => {}
+            row => writeln!(
+                report,
+                "{name}: the table lists {row:?}, its Cargo.toml has {has:?}"
+            )
+            .unwrap(),
+        }
+    }
+    for name in listed.keys() {
+        writeln!(report, "{name}: in the table, and no such crate").unwrap();
+    }
+    assert!(report.is_empty(), "docs/architecture.md:\n{report}");
+}
+
+#[test]
+fn the_dependency_table_is_read_row_by_row() {
+    let doc = "Dependencies point one way.\n\n| crate | deps |\n|---|---|\n\
+               | `run` | `core`, `slob` |\n| `core` | none |\n\n| `other` | `table` |\n";
+    let table = dependency_table(doc);
+    assert_eq!(table.len(), 2, "{table:?}");
+    assert_eq!(table["run"], BTreeSet::from(["core".into(), "slob".into()]));
+    assert!(table["core"].is_empty());
+}
+
+/// "strata-core" → "core"; "strata" stays.
+fn short_name(name: &str) -> String {
+    name.strip_prefix("strata-").unwrap_or(name).to_string()
+}
+
+/// The rows (`| `crate` | `dependency`, … |`, or `none`) of the first table
+/// after "Dependencies point one way", up to the blank line that ends it.
+fn dependency_table(doc: &str) -> BTreeMap<String, BTreeSet<String>> {
+    let after = doc
+        .split_once("Dependencies point one way")
+        .map_or("", |(_, rest)| rest);
+    let rows = after
+        .lines()
+        .skip_while(|line| !line.starts_with('|'))
+        .take_while(|line| line.starts_with('|'));
+    rows.filter_map(|row| {
+        let cells: Vec<&str> = row.trim_matches('|').split('|').map(str::trim).collect();
+        let [name, listed] = cells[..] else {
+            return None;
+        };
+        let name = name.strip_prefix('`')?.strip_suffix('`')?;
+        let listed = listed
+            .split(',')
+            .map(|dependency| dependency.trim().trim_matches('`').to_string())
+            .filter(|dependency| dependency != "none")
+            .collect();
+        Some((name.to_string(), listed))
+    })
+    .collect()
 }
 
 #[test]
