@@ -619,15 +619,20 @@ impl BlockTracer {
             taken_ns: monotonic_ns(),
             ..TraceSnapshot::default()
         };
-        let mut dense_slots = self.dense_slots.lock().ok();
+        let mut dense_slots = self
+            .dense_slots
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let totals_bytes = program::SERIES_TOTALS_BYTES as usize;
         self.totals.for_each(|key, value| {
-            let (Some((series_key, _)), true) = (series_key(key), value.len() >= 72) else {
+            let (Some((series_key, _)), true) = (series_key(key), value.len() >= totals_bytes)
+            else {
                 return;
             };
-            if let (Some(slots), Some(slot)) = (&mut dense_slots, u64_at(value, 64).checked_sub(1))
-            {
-                slots.insert(slot as u32, series_key);
+            if let Some(slot) = u64_at(value, program::SLOT_AT as usize).checked_sub(1) {
+                dense_slots.insert(slot as u32, series_key);
             }
+            // Each kind's count and sum, in the kind's order.
             for kind in [Kind::Device, Kind::Queue, Kind::Total, Kind::Size] {
                 let at = kind as usize * 16;
                 let requests = u64_at(value, at);
@@ -676,10 +681,11 @@ impl BlockTracer {
     /// The buckets of the series with dense slots (those `counts` has
     /// seen), each slot read in one batch.
     fn add_dense_buckets(&self, snapshot: &mut TraceSnapshot) {
-        let slots = match self.dense_slots.lock() {
-            Ok(slots) => slots.clone(),
-            Err(_) => return,
-        };
+        let slots = self
+            .dense_slots
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone();
         let per_kind = program::DENSE_BUCKETS as usize;
         for (slot, series_key) in slots {
             let values = self.dense.array_range(

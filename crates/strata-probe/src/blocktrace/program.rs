@@ -149,7 +149,7 @@ pub const PROCESS_VALUE_BYTES: u32 = 48;
 /// A series' totals: each kind's count and sum (u64 each), by kind, then
 /// its slot in the dense buckets plus one (0: none).
 pub const SERIES_TOTALS_BYTES: u32 = 72;
-const SLOT_AT: i16 = 64;
+pub const SLOT_AT: i16 = 64;
 /// Series given dense buckets (the first seen), and the buckets each kind
 /// has there: values under 2^26 (67 ms, or 64 MiB). A series past these,
 /// or a value over, is counted in the hash map of buckets instead.
