@@ -226,20 +226,22 @@ fn store_request(program: &mut Program, maps: &Maps) {
 /// (the stack's `REQUEST` or the entry in VALUE): two reads, where its
 /// device and operation would take four.
 fn first_seen(program: &mut Program, layout: &Layout, into: (Reg, i16)) {
-    let (base, at) = into;
-    let queue = (base, at + QUEUE_AT);
-    request_member(program, Size::DW, layout.request_queue, queue);
-    let flags = (base, at + FLAGS_AT);
-    request_member(program, Size::W, layout.request_cmd_flags, flags);
+    let members = [
+        (Size::DW, layout.request_queue, QUEUE_AT),
+        (Size::W, layout.request_cmd_flags, FLAGS_AT),
+    ];
+    request_members(program, &members, into);
 }
 
-/// `*(size *)(base + at) = ` the tracepoint's request's member at
-/// `member`, of `size`.
-fn request_member(program: &mut Program, size: Size, member: i16, into: (Reg, i16)) {
+/// Each (size, member, field) of `members`: the tracepoint's request's
+/// member, read directly, into the field of the request at `into`.
+fn request_members(program: &mut Program, members: &[(Size, i16, i16)], into: (Reg, i16)) {
     let (base, at) = into;
     program.load(Size::DW, 1, CTX, 0);
-    program.load(size, 0, 1, member);
-    program.store_reg(size, base, at, 0);
+    for &(size, member, field) in members {
+        program.load(size, 0, 1, member);
+        program.store_reg(size, base, at + field, 0);
+    }
 }
 
 /// `block_io_start`: starts[request] = (now, 0, the submitter's process,
@@ -258,11 +260,7 @@ pub fn start(layout: &Layout, maps: &Maps) -> Result<Vec<super::bpf::Insn>> {
     program.alu_imm(Alu::Rsh, 0, 32);
     program.store_reg(Size::W, FP, REQUEST + TGID, 0);
     role_of_thread(&mut program, maps, REQUEST + ROLE);
-    program.load_map(1, maps.starts);
-    stack_pointer(&mut program, 2, START_KEY);
-    program.call(Helper::MapLookupElem);
-    program.jump_imm(Cond::Eq, 0, 0, "new_entry");
-    program.alu_reg(Alu::Mov, VALUE, 0);
+    request_entry(&mut program, maps, "new_entry");
     jump_if_ended(&mut program, "reused");
     count_end_missed(&mut program, layout, maps);
     program.label("reused");
@@ -295,6 +293,16 @@ fn fill_start(program: &mut Program, layout: &Layout, into: (Reg, i16)) {
     program.call(Helper::GetCurrentComm);
 }
 
+/// VALUE = the starts entry of the tracepoint's request (its address on
+/// the stack), or on to `missing` when it has none.
+fn request_entry(program: &mut Program, maps: &Maps, missing: &str) {
+    program.load_map(1, maps.starts);
+    stack_pointer(program, 2, START_KEY);
+    program.call(Helper::MapLookupElem);
+    program.jump_imm(Cond::Eq, 0, 0, missing);
+    program.alu_reg(Alu::Mov, VALUE, 0);
+}
+
 /// Jumps to `ended` when the entry in VALUE is marked ended (its start and
 /// issue times both 0: the end's program ran for it).
 fn jump_if_ended(program: &mut Program, ended: &str) {
@@ -316,14 +324,7 @@ fn count_end_missed(program: &mut Program, layout: &Layout, maps: &Maps) {
     device_of_queue(program, layout);
     program.load(Size::W, 1, FP, DEVICE);
     program.store_reg(Size::W, FP, MERGE_KEY, 1);
-    let zeros = |program: &mut Program| program.store_imm(Size::DW, FP, FRESH, 0);
-    let target = AddTarget {
-        map: maps.ends_missed,
-        key: MERGE_KEY,
-        fresh: &zeros,
-        dropped: None,
-    };
-    add_to(program, &target, &[(0, None)], "missed_added");
+    count_at_merge_key(program, maps.ends_missed, "missed_added");
 }
 
 /// The role of the thread in `THREAD` into the byte at `into` (left as it
@@ -346,11 +347,11 @@ fn role_of_thread(program: &mut Program, maps: &Maps, into: i16) {
 /// The request's size and sector as issued, into `REQUEST` (`at` the
 /// stack) or the starts entry in VALUE.
 fn size_and_sector(program: &mut Program, layout: &Layout, into: (Reg, i16)) {
-    let (base, offset) = into;
-    let bytes = (base, offset + BYTES);
-    request_member(program, Size::W, layout.request_data_len, bytes);
-    let sector = (base, offset + SECTOR);
-    request_member(program, Size::DW, layout.request_sector, sector);
+    let members = [
+        (Size::W, layout.request_data_len, BYTES),
+        (Size::DW, layout.request_sector, SECTOR),
+    ];
+    request_members(program, &members, into);
 }
 
 /// `block_rq_issue`: the start's issue time is now, with the request's
@@ -359,11 +360,7 @@ fn size_and_sector(program: &mut Program, layout: &Layout, into: (Reg, i16)) {
 pub fn issue(layout: &Layout, maps: &Maps) -> Result<Vec<super::bpf::Insn>> {
     let mut program = Program::default();
     prologue(&mut program);
-    program.load_map(1, maps.starts);
-    stack_pointer(&mut program, 2, START_KEY);
-    program.call(Helper::MapLookupElem);
-    program.jump_imm(Cond::Eq, 0, 0, "unstarted");
-    program.alu_reg(Alu::Mov, VALUE, 0);
+    request_entry(&mut program, maps, "unstarted");
     jump_if_ended(&mut program, "unstarted");
     program.store_reg(Size::DW, VALUE, ISSUED, NOW);
     size_and_sector(&mut program, layout, (VALUE, 0));
@@ -388,11 +385,7 @@ pub fn issue(layout: &Layout, maps: &Maps) -> Result<Vec<super::bpf::Insn>> {
 pub fn done(layout: &Layout, maps: &Maps) -> Result<Vec<super::bpf::Insn>> {
     let mut program = Program::default();
     prologue(&mut program);
-    program.load_map(1, maps.starts);
-    stack_pointer(&mut program, 2, START_KEY);
-    program.call(Helper::MapLookupElem);
-    program.jump_imm(Cond::Eq, 0, 0, "unseen");
-    program.alu_reg(Alu::Mov, VALUE, 0);
+    request_entry(&mut program, maps, "unseen");
     jump_if_ended(&mut program, "unseen");
     program.jump("found");
     program.label("unseen");
@@ -458,14 +451,7 @@ pub fn merge(layout: &Layout, maps: &Maps, merged: Merged) -> Result<Vec<super::
     program.call(Helper::GetCurrentPidTgid);
     program.store_reg(Size::W, FP, THREAD, 0);
     role_of_thread(&mut program, maps, MERGE_KEY + MERGE_ROLE);
-    let zeros = |program: &mut Program| program.store_imm(Size::DW, FP, FRESH, 0);
-    let target = AddTarget {
-        map: maps.merges,
-        key: MERGE_KEY,
-        fresh: &zeros,
-        dropped: None,
-    };
-    add_to(&mut program, &target, &[(0, None)], "merge_added");
+    count_at_merge_key(&mut program, maps.merges, "merge_added");
     epilogue(&mut program);
     program.finish()
 }
@@ -766,6 +752,19 @@ fn dense_bucket(program: &mut Program, dense: &Map, kind: Kind, to: (&str, &str)
     program.alu_imm(Alu::Mov, 2, 1);
     program.atomic_add(1, 0, 2);
     program.jump(added);
+}
+
+/// `map[MERGE_KEY] += 1`: a count by (device, operation, role), the entry
+/// made when new.
+fn count_at_merge_key(program: &mut Program, map: &Map, done: &str) {
+    let zeros = |program: &mut Program| program.store_imm(Size::DW, FP, FRESH, 0);
+    let target = AddTarget {
+        map,
+        key: MERGE_KEY,
+        fresh: &zeros,
+        dropped: None,
+    };
+    add_to(program, &target, &[(0, None)], done);
 }
 
 /// A map whose entry (its key on the stack) is added to: a new entry's
