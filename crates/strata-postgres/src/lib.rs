@@ -23,6 +23,7 @@ pub mod figures;
 pub mod load;
 pub mod locality;
 pub mod outlier_files;
+pub mod outlier_queries;
 pub mod read_path;
 pub mod rendezvous;
 pub mod run;

@@ -963,7 +963,7 @@ impl WindowContext<'_> {
             |joined| joined.start,
         );
         let limit = cache_limit.as_ref();
-        let (outcome, start, end) = measure(
+        let (outcome, start, end, queries) = measure(
             driver,
             (client, self.version_num),
             server,
@@ -980,8 +980,12 @@ impl WindowContext<'_> {
         let start_unix_s = strata_core::time::unix_now_s() - start.at.elapsed().as_secs_f64();
         let database = crate::figures::database_figures(&start, &end);
         let mut figures = account(&start, &end, database, &outcome, self.devices);
-        if let (Some(dir), Some(traced)) = (&server.data_directory, figures.block_trace.as_mut()) {
-            crate::outlier_files::name(client, dir, traced).await;
+        if let Some(traced) = figures.block_trace.as_mut() {
+            strata_run::block_trace::name_sessions(traced, &start, &outcome);
+            crate::outlier_queries::name_queries(traced, &queries);
+            if let Some(dir) = &server.data_directory {
+                crate::outlier_files::name(client, dir, traced).await;
+            }
         }
         figures.page_cache_held = limit.and_then(CacheLimit::held);
         if let Some(agent) = server.agent.get() {
@@ -1107,7 +1111,7 @@ async fn measure(
     (start, stop_after): (Instant, &StopAfter),
     interrupt: &AtomicBool,
     observer: &mut dyn RunObserver,
-) -> (RunOutcome, Edge, Edge) {
+) -> (RunOutcome, Edge, Edge, BTreeMap<u64, String>) {
     let (window_start, expected) = match stop_after {
         StopAfter::Duration { warmup, duration } => (start + *warmup, Some(*warmup + *duration)),
         StopAfter::WorkLoops(_) => (start, None),
@@ -1128,6 +1132,8 @@ async fn measure(
         }
         StopAfter::Duration { .. } => None,
     };
+    let watcher =
+        crate::outlier_queries::Watcher::start(&server.target, driver.backend_pids()).await;
     observer.phase("running");
     let run = driver.run(start, stop.clone(), progress.clone());
     tokio::pin!(run);
@@ -1168,7 +1174,11 @@ async fn measure(
     let edge_client = reconnected.as_ref().unwrap_or(client);
     wait_for_sessions_to_exit(edge_client).await;
     let end_edge = server.take_edge(edge_client, version_num).await;
-    (outcome, start_edge, end_edge)
+    let queries = match watcher {
+        Some(watcher) => watcher.finish().await,
+        None => Default::default(),
+    };
+    (outcome, start_edge, end_edge, queries)
 }
 
 /// The window's limit: all shared memory and the page cache allowed beside

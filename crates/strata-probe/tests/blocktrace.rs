@@ -314,6 +314,46 @@ fn writes_with_flushes_are_counted_as_diskstats_counts_them() {
     );
 }
 
+/// Discards (`blkdiscard` in 1 MiB steps: 64 requests) are counted and
+/// sized as /proc/diskstats counts them: their requests started and ended,
+/// and their bytes its sectors discarded × 512.
+#[test]
+fn discards_are_counted_as_diskstats_counts_them() {
+    let (_alone, device, tracer) = alone_traced(data_device);
+    let (traced_before, before) = (tracer.snapshot(), stat_of(&device));
+    let discarded = Command::new("blkdiscard")
+        .args(["--step", "1MiB"])
+        .arg(&device.node)
+        .status()
+        .unwrap();
+    assert!(discarded.success());
+    settle_completions(&device);
+    let (traced_after, after) = (tracer.snapshot(), stat_of(&device));
+    let window = traced_after.since(&traced_before);
+    let (requests, _) = traced(&window, &after, Op::Discard, Kind::Total);
+    let kernel = after.discard_requests - before.discard_requests;
+    assert!(
+        kernel >= 64,
+        "{kernel} discard requests for 64 MiB in 1 MiB steps"
+    );
+    assert!(
+        requests <= kernel && requests + 1 >= kernel,
+        "{requests} discards traced, /proc/diskstats {kernel}"
+    );
+    let bytes = window
+        .get((after.major, after.minor), Op::Discard, Kind::Size)
+        .unwrap()
+        .sum;
+    let kernel_bytes = (after.discard_sectors - before.discard_sectors) * 512;
+    assert!(
+        bytes <= kernel_bytes && bytes + MIB >= kernel_bytes,
+        "{bytes} bytes discarded traced, /proc/diskstats {kernel_bytes}"
+    );
+    println!(
+        "{requests} discards of {bytes} bytes traced; /proc/diskstats {kernel} of {kernel_bytes}"
+    );
+}
+
 /// On a loop device whose image is in memory (tmpfs, read with direct
 /// I/O), no request ends in a disk's interrupt, where BPF on this kernel
 /// misses some ends: there the traced requests are /proc/diskstats' within

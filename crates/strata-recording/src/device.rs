@@ -86,6 +86,14 @@ pub struct IostatFigures {
     pub read_merges: u64,
     #[serde(default)]
     pub write_merges: u64,
+    /// Discard requests completed, merged into others, and the bytes they
+    /// discarded (/proc/diskstats, 4.18+; iostat -x's d/s, drqm).
+    #[serde(default)]
+    pub discard_requests: u64,
+    #[serde(default)]
+    pub discard_merges: u64,
+    #[serde(default)]
+    pub discard_bytes: u64,
     pub read_bytes: u64,
     pub write_bytes: u64,
     pub r_per_s: f64,
@@ -102,12 +110,14 @@ pub struct IostatFigures {
 
 impl IostatFigures {
     /// The completed requests /proc/diskstats counts of `operation`
-    /// (`read`, `write`, `flush`); `None` for one it does not count here.
+    /// (`read`, `write`, `flush`, `discard`); `None` for one it does not
+    /// count.
     pub fn completed_requests(&self, operation: &str) -> Option<u64> {
         match operation {
             "read" => Some(self.read_requests),
             "write" => Some(self.write_requests),
             "flush" => Some(self.flush_requests),
+            "discard" => Some(self.discard_requests),
             _ => None,
         }
     }

@@ -401,7 +401,7 @@ pub struct TracedOutliers {
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct TracedOutlier {
-    /// When it ended, seconds after the window's start.
+    /// When it ended, seconds after the start edge's trace snapshot.
     pub ended_s: f64,
     pub pid: u32,
     pub command: String,
@@ -426,6 +426,25 @@ pub struct TracedOutlier {
     /// `schema.relation`, with its fork when not the main one; `WAL`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub relation: Option<String>,
+    /// The run's session whose server process submitted it (PostgreSQL:
+    /// the request's process is the session's `pg_backend_pid()`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<u32>,
+    /// The session's statement that was running from before the request
+    /// started until after it ended, where it was slow enough to be kept
+    /// (the statement outliers' floor).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub statement: Option<StatementOutlier>,
+    /// For another process of the database's (a client that is not one of
+    /// the sessions, an autovacuum worker): the query `pg_stat_activity`
+    /// showed it running from before the request started until after it
+    /// ended, string literals as `?`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub query: Option<String>,
+    /// Its place among the tracer's outliers, to name it within the run;
+    /// not written.
+    #[serde(skip)]
+    pub sequence: u64,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

@@ -6,9 +6,13 @@
 //! Not for: the tracing itself, or printing the figures (`output`).
 
 use crate::edge::{AgentBlockTrace, Edge};
+use std::collections::BTreeMap;
 use strata_agent::traced::{ServedHistogram, TracedSeries};
 use strata_recording::device::IostatFigures;
-use strata_recording::run::{BlockTraceFigures, LatencyPercentiles, TracedDevice, TracedOperation};
+use strata_recording::run::{
+    BlockTraceFigures, LatencyPercentiles, StatementOutlier, TracedDevice, TracedOperation,
+};
+use strata_slob::session::RunOutcome;
 
 pub use strata_probe::blocktrace::shared::{
     decline, forget_roles, name_roles, set_outlier_threshold_ms, snapshot, start, with_diskstats,
@@ -28,6 +32,53 @@ pub fn figures(start: &Edge, end: &Edge, devices: &[IostatFigures]) -> BlockTrac
         _ => unavailable(
             "the server host's agent did not answer at an edge of the window".to_string(),
         ),
+    }
+}
+
+/// A statement and a request it ran across may be this far apart at
+/// either end, seconds: the two clocks' origins are read a few
+/// microseconds apart.
+const SPAN_SLACK_S: f64 = 0.000_5;
+
+/// Names, for each listed outlier that a session's server process
+/// submitted, the session, and the session's statement that ran from
+/// before the request started until after it ended, where that statement
+/// was slow enough to be kept. The outliers' `ended_s` count from the
+/// start edge's trace snapshot, the statements' `at_s` from the sessions'
+/// window start: both are CLOCK_MONOTONIC, brought together here.
+pub fn name_sessions(traced: &mut BlockTraceFigures, start: &Edge, outcome: &RunOutcome) {
+    let Some(outliers) = traced.outliers.as_mut() else {
+        return;
+    };
+    let Some(trace_origin_ns) = start.block_trace.as_ref().map(|trace| trace.taken_ns) else {
+        return;
+    };
+    let window_start_ns = strata_probe::blocktrace::monotonic_ns() as f64
+        - outcome.window_start.elapsed().as_nanos() as f64;
+    let trace_after_window_s = (trace_origin_ns as f64 - window_start_ns) / 1e9;
+    let mut statements_of: BTreeMap<u32, Vec<&StatementOutlier>> = BTreeMap::new();
+    for statement in &outcome.outliers {
+        statements_of
+            .entry(statement.session)
+            .or_default()
+            .push(statement);
+    }
+    for outlier in &mut outliers.listed {
+        let Some(session) = outcome.session_of_backend.get(&outlier.pid) else {
+            continue;
+        };
+        outlier.session = Some(*session);
+        let ended_s = outlier.ended_s + trace_after_window_s;
+        let started_s = ended_s - (outlier.queue_ms + outlier.device_ms) / 1e3;
+        outlier.statement = statements_of
+            .get(session)
+            .into_iter()
+            .flatten()
+            .find(|statement| {
+                statement.at_s - statement.latency_ms / 1e3 <= started_s + SPAN_SLACK_S
+                    && ended_s <= statement.at_s + SPAN_SLACK_S
+            })
+            .map(|statement| (*statement).clone());
     }
 }
 

@@ -7,7 +7,7 @@
 use std::fmt::Write as _;
 use strata_core::units::format_size;
 use strata_recording::run::{
-    BlockTraceFigures, DatabaseFigures, RequestSizes, TracedOutliers, TracedProcess,
+    BlockTraceFigures, DatabaseFigures, RequestSizes, TracedOutlier, TracedOutliers, TracedProcess,
 };
 
 /// Processes listed, most requests first.
@@ -131,6 +131,7 @@ fn sizes_text(traced: &BlockTraceFigures) -> String {
         "device", "op", "bytes", "diskstats", "mean", "p50", "p99", "max", "merges", "diskstats",
     );
     let mut rows = 0;
+    let mut discards = false;
     for device in &traced.devices {
         for op in &device.operations {
             let Some(sizes) = op.sizes.as_ref().filter(|sizes| sizes.bytes > 0) else {
@@ -152,7 +153,11 @@ fn sizes_text(traced: &BlockTraceFigures) -> String {
                 commonest_sizes(sizes)
             );
             rows += 1;
+            discards |= op.operation == "discard";
         }
+    }
+    if discards {
+        out += "  (a discard merged into a request passes no tracepoint: its merges are /proc/diskstats' alone)\n";
     }
     match rows {
         0 => String::new(),
@@ -410,6 +415,24 @@ fn processes_text(processes: &[TracedProcess]) -> String {
     out
 }
 
+/// The session whose server process submitted an outlier, and its
+/// statement that ran across it where the session kept it (a statement
+/// outlier); for another process, the query
+/// pg_stat_activity showed it running across it; else empty.
+fn session_text(outlier: &TracedOutlier) -> String {
+    match (outlier.session, &outlier.statement) {
+        (Some(_), Some(statement)) => format!(
+            "session {} ({}): {} of {:.1} ms",
+            statement.session, statement.schema, statement.operation, statement.latency_ms
+        ),
+        (Some(session), None) => format!("session {session}"),
+        (None, _) => outlier
+            .query
+            .as_ref()
+            .map_or(String::new(), |query| format!("query: {query}")),
+    }
+}
+
 /// The Linux `V$KERNEL_IO_OUTLIER`: the requests over their threshold, or
 /// that there were none.
 fn outliers_text(outliers: &TracedOutliers) -> String {
@@ -423,7 +446,7 @@ fn outliers_text(outliers: &TracedOutliers) -> String {
         let _ = writeln!(out, " {}", outliers.listed.len());
         let _ = writeln!(
             out,
-            "  {:>9} {:>8} {:<16} {:<40} {:<10} {:<7} {:>12} {:>10} {:>10} {:>10}  relation (file)",
+            "  {:>9} {:>8} {:<16} {:<40} {:<10} {:<7} {:>12} {:>10} {:>10} {:>10}  relation (file); session, statement or query",
             "ended s",
             "pid",
             "command",
@@ -443,6 +466,11 @@ fn outliers_text(outliers: &TracedOutliers) -> String {
                 (None, Some(file)) => format!("({file})"),
                 _ => String::new(),
             };
+            let object = [object, session_text(outlier)]
+                .into_iter()
+                .filter(|part| !part.is_empty())
+                .collect::<Vec<_>>()
+                .join("; ");
             let _ = writeln!(
                 out,
                 "  {:>9.3} {:>8} {:<16} {:<40} {:<10} {:<7} {:>12} {:>10} {:>10.3} {:>10.3}  {object}",

@@ -1750,22 +1750,10 @@ mod tests {
             device: "vda".into(),
             role: role.into(),
             read_requests: (r_per_s * 10.0) as u64,
-            write_requests: 0,
-            flush_requests: 0,
-            read_merges: 0,
-            write_merges: 0,
-            read_bytes: 0,
-            write_bytes: 0,
             r_per_s,
-            w_per_s: 0.0,
-            read_mb_per_s: 0.0,
-            write_mb_per_s: 0.0,
             rareq_sz_kib: 8.0,
-            wareq_sz_kib: 0.0,
             r_await_ms,
-            w_await_ms: 0.0,
-            aqu_sz: 0.0,
-            util_pct: 0.0,
+            ..IostatFigures::default()
         }
     }
 

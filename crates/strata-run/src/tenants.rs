@@ -289,23 +289,9 @@ mod tests {
         IostatFigures {
             device: "vda".into(),
             role: "data".to_string(),
-            read_requests: 0,
-            write_requests: 0,
-            flush_requests: 0,
-            read_merges: 0,
-            write_merges: 0,
             read_bytes,
             write_bytes,
-            r_per_s: 0.0,
-            w_per_s: 0.0,
-            read_mb_per_s: 0.0,
-            write_mb_per_s: 0.0,
-            rareq_sz_kib: 0.0,
-            wareq_sz_kib: 0.0,
-            r_await_ms: 0.0,
-            w_await_ms: 0.0,
-            aqu_sz: 0.0,
-            util_pct: 0.0,
+            ..IostatFigures::default()
         }
     }
 

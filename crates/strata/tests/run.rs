@@ -913,6 +913,95 @@ fn setup_then_run_against_an_existing_server() {
     assert_nothing_left_behind(&dir);
 }
 
+/// Another client's query reading the disk through the window (one
+/// statement that looks up scattered keys of a table whose pages strata
+/// dropped from the page cache before the run): its slow reads name the
+/// query, as pg_stat_activity showed it running across them, its string
+/// literals as `?`, and no session.
+#[test]
+fn another_clients_slow_reads_name_its_query_without_its_literals() {
+    let (device, dir) = own_filesystem(512);
+    // No read-ahead: each lookup reads its one block, and the table is not
+    // in the page cache after a few hundred of them.
+    let no_read_ahead = Command::new("blockdev")
+        .args(["--setra", "0"])
+        .arg(&device.node)
+        .status()
+        .unwrap();
+    assert!(no_read_ahead.success());
+    // Two schemas loaded, the sessions on the first: the client reads the
+    // second, which no session brings into the page cache.
+    let mut setup = vec!["setup", "--shared-buffers", "16MiB", "--keep"];
+    setup.extend(["--schemas", "2", "--scale", "32MiB"]);
+    let kept = run_json(&setup, &dir)["kept"].clone();
+    let connection = kept["connection_string"].as_str().unwrap().to_string();
+    let mut args = vec!["run", "--json", "--db", &connection];
+    args.extend(["--schemas", "1", "--scale", "32MiB"]);
+    args.extend(["--duration", "3s", "--warmup", "1s", "--io-outlier", "20us"]);
+    let (run, lines) = spawn_with_stderr_lines(&args, &dir);
+    wait_for_phase(&lines, "running");
+    // 3,000 lookups of scattered keys, 1 ms apart: random blocks read from
+    // the device through the window (a few thousand of the table's 4,096),
+    // all in one statement.
+    let lookups = "SELECT count(s.n) FROM generate_series(1, 3000) g, \
+                   LATERAL (SELECT n FROM strata_slob_2.slob \
+                            WHERE key = (hashint4(g) & 4095) + 1 OFFSET 0) s \
+                   WHERE pg_sleep(0.001 + g * 0) IS NOT NULL AND 'not-a-secret-7Qx' <> ''";
+    let client = Command::new(strata_testkit::postgres::debian_bin_dir().join("psql"))
+        .args([connection.as_str(), "-X", "-c", lookups])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let output = run.wait_with_output().unwrap();
+    let mut client = client;
+    let _ = client.kill();
+    let _ = client.wait();
+    let stop = kept["how_to_stop"].as_str().unwrap().to_string();
+    let stopped = Command::new("sh").args(["-c", &stop]).output().unwrap();
+    assert!(stopped.status.success());
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        !stdout.contains("not-a-secret-7Qx"),
+        "a literal reached the output"
+    );
+    let document: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let listed = document["result"]["block_trace"]["outliers"]["listed"]
+        .as_array()
+        .unwrap();
+    let by_the_client: Vec<&serde_json::Value> = listed
+        .iter()
+        .filter(|outlier| {
+            outlier["query"]
+                .as_str()
+                .is_some_and(|query| query.contains("FROM strata_slob_2.slob"))
+        })
+        .collect();
+    assert!(
+        !by_the_client.is_empty(),
+        "no outlier named the client's query: {listed:?}"
+    );
+    let pid = &by_the_client[0]["pid"];
+    for outlier in &by_the_client {
+        assert!(
+            outlier["query"].as_str().unwrap().contains("AND ? <> ?"),
+            "{outlier}"
+        );
+        assert!(outlier.get("session").is_none(), "{outlier}");
+        assert_eq!(&outlier["pid"], pid, "{outlier}");
+    }
+    println!(
+        "{} of {} outliers named by another client's query",
+        by_the_client.len(),
+        listed.len()
+    );
+    assert_nothing_left_behind(&dir);
+}
+
 /// A `dd` reading the run's own disk with O_DIRECT through the window (one
 /// process, alive at both edges: it starts as the sessions connect, so a
 /// run slowed by tests beside it cannot outlast it): the run is not a
@@ -1018,6 +1107,75 @@ fn an_oom_kill_inside_strata_s_cgroup_fails_the_run_and_says_whose() {
             && causes.contains(&cgroup.display().to_string())
             && causes.contains("the first about "),
         "{causes}"
+    );
+}
+
+/// A slow read by a session's backend names the session (its
+/// `pg_backend_pid()`) and, where the session's statement was kept, the
+/// statement that ran across it: same session, the read inside its span.
+#[test]
+fn a_sessions_slow_reads_name_the_session_and_its_statement() {
+    let (_device, dir) = own_filesystem(512);
+    let document = run_in(
+        &dir,
+        &[
+            "--duration",
+            "3s",
+            "--warmup",
+            "1s",
+            "--outlier-threshold",
+            "200us",
+            "--io-outlier",
+            "200us",
+        ],
+    );
+    let result = &document["result"];
+    let listed = result["block_trace"]["outliers"]["listed"]
+        .as_array()
+        .unwrap();
+    let backend_reads: Vec<&serde_json::Value> = listed
+        .iter()
+        .filter(|outlier| outlier["role"] == "client backend" && outlier["operation"] == "read")
+        .collect();
+    assert!(!backend_reads.is_empty(), "{listed:?}");
+    let with_session = backend_reads
+        .iter()
+        .filter(|outlier| {
+            outlier["session"]
+                .as_u64()
+                .is_some_and(|session| session < 2)
+        })
+        .count();
+    assert!(
+        with_session * 10 >= backend_reads.len() * 9,
+        "{with_session} of {} backend read outliers name their session: {:?}",
+        backend_reads.len(),
+        backend_reads.iter().take(5).collect::<Vec<_>>()
+    );
+    let mut with_statement = 0;
+    for outlier in &backend_reads {
+        let Some(statement) = outlier.get("statement") else {
+            continue;
+        };
+        with_statement += 1;
+        assert_eq!(statement["session"], outlier["session"], "{outlier}");
+        assert_eq!(statement["operation"], "select", "{outlier}");
+        let request_ms =
+            outlier["queue_ms"].as_f64().unwrap() + outlier["device_ms"].as_f64().unwrap();
+        assert!(
+            statement["latency_ms"].as_f64().unwrap() >= request_ms,
+            "{outlier}"
+        );
+        let apart_s = statement["at_s"].as_f64().unwrap() - outlier["ended_s"].as_f64().unwrap();
+        assert!(
+            (-0.05..statement["latency_ms"].as_f64().unwrap() / 1e3 + 0.05).contains(&apart_s),
+            "the statement ended {apart_s} s after the request: {outlier}"
+        );
+    }
+    assert!(
+        with_statement * 10 >= with_session * 9,
+        "{with_statement} of {with_session} session read outliers name the statement (every \
+         statement over 0.2 ms was kept)"
     );
 }
 

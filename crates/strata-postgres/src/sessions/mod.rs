@@ -78,6 +78,14 @@ impl Driver {
         self.sessions.len()
     }
 
+    /// The server processes serving the sessions (`pg_backend_pid()`).
+    pub fn backend_pids(&self) -> std::collections::BTreeSet<u32> {
+        self.sessions
+            .iter()
+            .map(|(_, connection)| connection.backend_pid())
+            .collect()
+    }
+
     /// Starts every session at `start` and returns when all have ended:
     /// their loops done, the window over, failed, or `stop` set.
     pub async fn run(
@@ -149,16 +157,11 @@ async fn wait_for_sessions(
         .zip(indexes)
         .map(|(result, index)| {
             result.unwrap_or_else(|panic| SessionEnd {
-                index,
-                schema: String::new(),
-                ended_at: Instant::now(),
                 failure: Some((
                     Instant::now(),
                     format!("session task ended abnormally: {panic}"),
                 )),
-                offline: Vec::new(),
-                first_lost: None,
-                reconnects: 0,
+                ..SessionEnd::new(index, String::new(), Instant::now())
             })
         })
         .collect();

@@ -48,11 +48,19 @@ struct SchemaStatements {
 
 pub(crate) struct SessionConnection {
     client: Client,
+    /// `pg_backend_pid()`: the server process serving the connection.
+    backend_pid: u32,
     end: pg::ConnectionEnd,
     own: SchemaStatements,
     hot: Option<SchemaStatements>,
     /// [`SessionSpec::also`]'s statements.
     also: Vec<SchemaStatements>,
+}
+
+impl SessionConnection {
+    pub(crate) fn backend_pid(&self) -> u32 {
+        self.backend_pid
+    }
 }
 
 /// Connects, applies the session settings and prepares the statements.
@@ -65,6 +73,12 @@ pub(crate) async fn open_session(
         .batch_execute(SESSION_SETTINGS)
         .await
         .map_err(|error| format!("setting up the session: {}", pg::describe(&error)))?;
+    let backend_pid = client
+        .query_one("SELECT pg_backend_pid()", &[])
+        .await
+        .and_then(|row| row.try_get::<_, i32>(0))
+        .map_err(|error| format!("reading pg_backend_pid(): {}", pg::describe(&error)))?
+        as u32;
     let own = prepare(&client, &spec.schema, spec).await?;
     let hot = match &spec.hot_schema {
         Some(schema) => Some(prepare(&client, schema, spec).await?),
@@ -76,6 +90,7 @@ pub(crate) async fn open_session(
     }
     Ok(SessionConnection {
         client,
+        backend_pid,
         end,
         own,
         hot,
@@ -176,15 +191,8 @@ enum Reconnect {
 
 impl Session {
     pub(crate) async fn run(mut self, mut interrupt: Interrupt) -> SessionEnd {
-        let mut end = SessionEnd {
-            index: self.spec.index,
-            schema: self.spec.schema.clone(),
-            ended_at: self.start,
-            failure: None,
-            offline: Vec::new(),
-            first_lost: None,
-            reconnects: 0,
-        };
+        let mut end = SessionEnd::new(self.spec.index, self.spec.schema.clone(), self.start);
+        end.backend_pids.push(self.connection.backend_pid);
         if interrupt
             .guard(tokio::time::sleep_until(self.start))
             .await
@@ -239,6 +247,7 @@ impl Session {
         match outcome {
             Reconnect::Done => {
                 end.reconnects += 1;
+                end.backend_pids.push(self.connection.backend_pid);
                 self.progress.reconnects.fetch_add(1, Ordering::Relaxed);
                 true
             }

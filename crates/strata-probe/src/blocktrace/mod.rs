@@ -29,6 +29,7 @@ pub mod shared;
 use anyhow::Result;
 use std::collections::BTreeMap;
 
+pub use program::OUTLIER_SLOTS;
 pub use strata_core::log_linear::{bucket_of, bucket_range, SUB_BUCKET_BITS};
 
 const STARTS_IN_FLIGHT: u32 = 65_536;
@@ -715,13 +716,23 @@ impl BlockTracer {
     /// The outliers in the ring: the last 4,096 seen at most.
     fn read_outliers(&self, snapshot: &mut TraceSnapshot) {
         snapshot.outlier_floor_ns = self.config(program::CONFIG_OUTLIER_FLOOR);
+        (snapshot.outliers_seen, snapshot.outliers) = self.outliers_after(0);
+    }
+
+    /// The outliers seen so far, and those after the `after`th still in the
+    /// ring (the last 4,096 at most), in order: one map lookup when there
+    /// are none.
+    pub fn outliers_after(&self, after: u64) -> (u64, Vec<IoOutlier>) {
         let seen = self.config(program::CONFIG_OUTLIERS_SEEN);
-        snapshot.outliers_seen = seen;
-        let first = seen.saturating_sub(u64::from(program::OUTLIER_SLOTS)) + 1;
+        let first = (seen.saturating_sub(u64::from(program::OUTLIER_SLOTS)) + 1)
+            .max(after.saturating_add(1));
+        if first > seen {
+            return (seen, Vec::new());
+        }
         // Past a few dozen, the whole ring in one batch beats a lookup each.
         let ring: Option<BTreeMap<Vec<u8>, Vec<u8>>> =
             (seen + 1 - first > 64).then(|| self.outliers.entries().into_iter().collect());
-        snapshot.outliers = (first..=seen)
+        let outliers = (first..=seen)
             .filter_map(|sequence| {
                 let slot = ((sequence - 1) % u64::from(program::OUTLIER_SLOTS)) as u32;
                 let key = slot.to_ne_bytes();
@@ -733,6 +744,7 @@ impl BlockTracer {
                 (outlier.sequence == sequence).then_some(outlier)
             })
             .collect();
+        (seen, outliers)
     }
 
     /// The start times of the requests in flight that started more than

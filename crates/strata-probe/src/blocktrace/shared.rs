@@ -175,6 +175,12 @@ fn counts() -> Option<Counts> {
     Some(Counts(tracer.counts()))
 }
 
+/// The outliers the tracer has seen, and those after the `after`th still
+/// in its ring; `None` when it is not running.
+pub fn outliers_after(after: u64) -> Option<(u64, Vec<IoOutlier>)> {
+    Some(TRACER.get()?.as_ref().ok()?.outliers_after(after))
+}
+
 /// What the tracer counted so far, leaving the outlier floor as it is (for
 /// a reader beside the one that sets it: `observe --top`, a Prometheus
 /// scrape); `None` when it is not running.
@@ -370,6 +376,7 @@ fn outliers(
                 queue_ms: outlier.queue_ns as f64 / 1e6,
                 device_ms: outlier.device_ns as f64 / 1e6,
                 threshold_ms: threshold / 1e6,
+                sequence: outlier.sequence,
                 ..TracedOutlier::default()
             })
         })
@@ -397,7 +404,8 @@ fn operation(
         Op::Read => (Some(counted.read_bytes), Some(counted.read_merges)),
         Op::Write => (Some(counted.write_bytes), Some(counted.write_merges)),
         Op::Flush => (Some(0), None),
-        Op::Discard | Op::Other => (None, None),
+        Op::Discard => (Some(counted.discard_bytes), Some(counted.discard_merges)),
+        Op::Other => (None, None),
     };
     let total = window.get(device, op, Kind::Total);
     Some(TracedOperation {
@@ -415,7 +423,11 @@ fn operation(
         sizes: window
             .get(device, op, Kind::Size)
             .and_then(|sizes| request_sizes(&sizes, diskstats_bytes)),
-        merges: diskstats_merges.map(|_| window.merges_of(device, op)),
+        // A discard bio merged into a request passes no tracepoint
+        // (`bio_attempt_discard_merge`): only diskstats counts those.
+        merges: diskstats_merges
+            .filter(|_| op != Op::Discard)
+            .map(|_| window.merges_of(device, op)),
         diskstats_merges,
     })
 }

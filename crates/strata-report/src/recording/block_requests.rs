@@ -204,6 +204,8 @@ fn outlier_table(outliers: &TracedOutliers) -> Table {
             Column::number("D2C", Some("ms")),
             Column::text("relation"),
             Column::text("file"),
+            Column::text("session"),
+            Column::text("statement or query"),
         ],
     );
     for outlier in &outliers.listed {
@@ -220,6 +222,17 @@ fn outlier_table(outliers: &TracedOutliers) -> Table {
             Cell::number(outlier.device_ms, 3, "ms"),
             outlier.relation.as_ref().map_or(Cell::empty(), Cell::text),
             outlier.file.as_ref().map_or(Cell::empty(), Cell::text),
+            outlier.session.map_or(Cell::empty(), |session| {
+                Cell::number(f64::from(session), 0, "")
+            }),
+            match (&outlier.statement, &outlier.query) {
+                (Some(statement), _) => Cell::text(format!(
+                    "{} of {:.1} ms",
+                    statement.operation, statement.latency_ms
+                )),
+                (None, Some(query)) => Cell::text(query),
+                (None, None) => Cell::empty(),
+            },
         ]);
     }
     table

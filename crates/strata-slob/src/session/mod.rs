@@ -10,6 +10,7 @@
 pub mod access;
 pub mod tally;
 
+use std::collections::BTreeMap;
 use std::sync::atomic::AtomicU64;
 use std::time::Duration;
 
@@ -187,6 +188,26 @@ pub struct SessionEnd {
     /// Why the server went away the first time (as the server said it).
     pub first_lost: Option<String>,
     pub reconnects: u64,
+    /// The server processes that served it, one per connection
+    /// (PostgreSQL's backends); empty where the server serves sessions on
+    /// threads of one process.
+    pub backend_pids: Vec<u32>,
+}
+
+impl SessionEnd {
+    /// A session that ended at `ended_at` having done nothing yet.
+    pub fn new(index: u32, schema: String, ended_at: Instant) -> SessionEnd {
+        SessionEnd {
+            index,
+            schema,
+            ended_at,
+            failure: None,
+            offline: Vec::new(),
+            first_lost: None,
+            reconnects: 0,
+            backend_pids: Vec::new(),
+        }
+    }
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -232,6 +253,9 @@ pub struct RunOutcome {
     pub outlier_floor: Duration,
     /// `--outlier-threshold`, when given.
     pub outlier_threshold: Option<Duration>,
+    /// Each server process that served a session (`backend_pids`), and the
+    /// session's index.
+    pub session_of_backend: BTreeMap<u32, u32>,
 }
 
 /// The measurement window of a run starting at `start`, and the loops each
@@ -309,6 +333,10 @@ pub fn outcome(
         outliers_dropped: total.outliers_dropped,
         outlier_floor: tally.outlier_floor,
         outlier_threshold: tally.outlier_threshold,
+        session_of_backend: ends
+            .iter()
+            .flat_map(|end| end.backend_pids.iter().map(|pid| (*pid, end.index)))
+            .collect(),
     }
 }
 

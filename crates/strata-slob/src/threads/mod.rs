@@ -179,13 +179,8 @@ fn join(threads: Vec<ScopedJoinHandle<'_, SessionEnd>>) -> Vec<SessionEnd> {
         .enumerate()
         .map(|(index, thread)| {
             thread.join().unwrap_or_else(|_| SessionEnd {
-                index: index as u32,
-                schema: String::new(),
-                ended_at: Instant::now(),
                 failure: Some((Instant::now(), "session thread panicked".into())),
-                offline: Vec::new(),
-                first_lost: None,
-                reconnects: 0,
+                ..SessionEnd::new(index as u32, String::new(), Instant::now())
             })
         })
         .collect()

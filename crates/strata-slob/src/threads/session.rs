@@ -44,15 +44,7 @@ pub(super) fn session_thread<O: Opener>(
         }
     };
     shared.go.wait();
-    let mut end = SessionEnd {
-        index: spec.index,
-        schema: spec.schema.clone(),
-        ended_at: Instant::now(),
-        failure: None,
-        offline: Vec::new(),
-        first_lost: None,
-        reconnects: 0,
-    };
+    let mut end = SessionEnd::new(spec.index, spec.schema.clone(), Instant::now());
     let (Ok(connection), Some(timeline)) = (opened, shared.timeline.get()) else {
         return end;
     };
