@@ -96,26 +96,28 @@ fn each_request_is_counted_under_its_process_and_role() {
     }
     let window = tracer.snapshot().since(&before);
 
+    // Exact, but for the end BPF misses now and then (docs/tracing.md): at
+    // most one of a process's requests here.
+    let all_but_one_missed = |counted: u64, issued: u64| counted <= issued && counted + 1 >= issued;
     let (key, totals) = requests_of(&window, reader_pid, &first_stat, Op::Read)
         .unwrap_or_else(|| panic!("no reads of pid {reader_pid}: {:?}", window.processes));
-    assert_eq!(
-        (totals.command.as_str(), totals.requests, totals.bytes),
-        ("dd", 500, 500 * 4096)
-    );
+    assert_eq!(totals.command, "dd");
+    assert!(all_but_one_missed(totals.requests, 500), "{totals:?}");
+    assert_eq!(totals.bytes, totals.requests * 4096);
     assert_eq!(window.role_name(key.role), "reader of the first device");
     assert!(totals.device_ns > 0);
     let (key, totals) = requests_of(&window, other_pid, &second_stat, Op::Read).unwrap();
-    assert_eq!(
-        (totals.command.as_str(), totals.requests, totals.bytes),
-        ("dd", 100, 100 * 65536)
-    );
+    assert_eq!(totals.command, "dd");
+    assert!(all_but_one_missed(totals.requests, 100), "{totals:?}");
+    assert_eq!(totals.bytes, totals.requests * 65536);
     assert_eq!(window.role_name(key.role), "");
     assert!(requests_of(&window, reader_pid, &second_stat, Op::Read).is_none());
     assert!(requests_of(&window, other_pid, &first_stat, Op::Read).is_none());
     let file_stat = stat_of(&filesystem);
     let (_, totals) = requests_of(&window, file_reader_pid, &file_stat, Op::Read)
         .unwrap_or_else(|| panic!("no reads of the file by {file_reader_pid}"));
-    assert_eq!((totals.command.as_str(), totals.requests), ("dd", 256));
+    assert_eq!(totals.command, "dd");
+    assert!(all_but_one_missed(totals.requests, 256), "{totals:?}");
 
     let by_role = |role: &str| -> u64 {
         window
@@ -129,7 +131,10 @@ fn each_request_is_counted_under_its_process_and_role() {
             .map(|(_, buckets)| buckets.count())
             .sum()
     };
-    assert_eq!(by_role("reader of the first device"), 500);
+    assert!(all_but_one_missed(
+        by_role("reader of the first device"),
+        500
+    ));
     println!(
         "pid {reader_pid}: 500 reads of {} as its role; pid {other_pid}: 100 of {}; pid {file_reader_pid}: 256 of the file on {}",
         first_stat.name, second_stat.name, file_stat.name
