@@ -6,15 +6,7 @@
 
 use anyhow::Context;
 
-/// Clock ticks per second for /proc's CPU counters (USER_HZ).
-pub fn ticks_per_second() -> f64 {
-    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-    if ticks > 0 {
-        ticks as f64
-    } else {
-        100.0
-    }
-}
+pub use crate::collectors::ticks_per_second;
 
 /// The host's aggregate CPU counters (the `cpu` line of /proc/stat), in ticks.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]

@@ -5,7 +5,9 @@
 //!    `crate::` or `super::` path (grouped `use` trees included) outside
 //!    comments, string literals and `#[cfg(test)]` items; it imports the
 //!    longest prefix of the path that is a module (the crate root when none
-//!    is). A parent declaring `mod child;` is not an import.
+//!    is), or, for a name that module re-exports (`pub use`), the module
+//!    the name comes from. A parent declaring `mod child;` is not an
+//!    import.
 //! 2. every `[dependencies]` entry of every crates/*/Cargo.toml is named in
 //!    that crate's src, and every `[dev-dependencies]` entry in its src,
 //!    tests or benches (as an identifier outside plain comments; doc
@@ -182,6 +184,19 @@ fn analyzer_finds_a_longer_cycle_through_grouped_imports() {
     let cycles = module_cycles(&modules);
     assert_eq!(cycles.len(), 1, "{cycles:?}");
     assert_eq!(cycles[0].modules, ["x", "y", "z"]);
+}
+
+#[test]
+fn analyzer_follows_a_re_export_to_the_module_it_comes_from() {
+    let modules = made_up(&[
+        ("", "mod top;\nmod group;\n"),
+        ("top", "fn f() { crate::group::helper(); }\n"),
+        ("group", "mod inner;\npub use inner::{helper, Other};\n"),
+        ("group::inner", "pub fn helper() {}\nuse crate::top::f;\n"),
+    ]);
+    let cycles = module_cycles(&modules);
+    assert_eq!(cycles.len(), 1, "{cycles:?}");
+    assert_eq!(cycles[0].modules, ["group::inner", "top"]);
 }
 
 #[test]
@@ -390,9 +405,13 @@ fn show(module: &[String]) -> String {
 /// The strongly connected components of more than one module of the
 /// import graph.
 fn module_cycles(modules: &BTreeMap<ModulePath, String>) -> Vec<Cycle> {
+    let re_exported = re_exports(modules);
     let graph: BTreeMap<ModulePath, BTreeSet<ModulePath>> = modules
         .iter()
-        .map(|(module, text)| (module.clone(), imports(module, text, modules)))
+        .map(|(module, text)| {
+            let imported = imports(module, text, modules, &re_exported);
+            (module.clone(), imported)
+        })
         .collect();
     let mut cycles: Vec<Cycle> = strongly_connected(&graph)
         .into_iter()
@@ -417,16 +436,79 @@ fn module_cycles(modules: &BTreeMap<ModulePath, String>) -> Vec<Cycle> {
     cycles
 }
 
+/// A name a module re-exports (`pub use`), and the module it comes from.
+type ReExports = BTreeMap<(ModulePath, String), ModulePath>;
+
+/// The names each module re-exports from another of the crate's modules
+/// (`pub use child::name`, `pub use crate::a::name`, grouped or not), so
+/// that an import of `module::name` is an import of the module the name
+/// comes from.
+fn re_exports(modules: &BTreeMap<ModulePath, String>) -> ReExports {
+    let mut found = ReExports::new();
+    for (module, text) in modules {
+        let code = code_of(text);
+        let mut at = 0;
+        while at < code.len() {
+            let after_word = at == 0 || !is_word(code[at - 1]);
+            let Some(pattern) = ["pub use ", "pub(crate) use "]
+                .into_iter()
+                .find(|pattern| after_word && starts_with(&code, at, pattern))
+            else {
+                at += 1;
+                continue;
+            };
+            let mut tree = skip_space(&code, at + pattern.len());
+            let prefix = match starts_with(&code, tree, "crate::") {
+                true => {
+                    tree += "crate::".len();
+                    Vec::new()
+                }
+                false => module.clone(),
+            };
+            let mut paths = Vec::new();
+            at = use_tree(&code, tree, prefix, &mut paths).max(at + 1);
+            for path in paths {
+                let (Some(name), Some(source)) = (path.last(), longest_module(&path, modules))
+                else {
+                    continue;
+                };
+                if source != module.as_slice() && source.len() < path.len() {
+                    found.insert((module.clone(), name.clone()), source.to_vec());
+                }
+            }
+        }
+    }
+    found
+}
+
+/// The longest prefix of `path` that is one of `modules`.
+fn longest_module<'a>(
+    path: &'a [String],
+    modules: &BTreeMap<ModulePath, String>,
+) -> Option<&'a [String]> {
+    (0..=path.len())
+        .rev()
+        .map(|length| &path[..length])
+        .find(|prefix| modules.contains_key(*prefix))
+}
+
+/// A module's code: comments and `#[cfg(test)]` items out, strings blank.
+fn code_of(text: &str) -> Vec<char> {
+    without_test_items(&strip(text, false, true))
+        .chars()
+        .collect()
+}
+
 /// The modules that `module` imports through `crate::` and `super::`
-/// paths, itself excluded.
+/// paths, itself excluded; a name another module re-exports is imported
+/// from the module it comes from.
 fn imports(
     module: &ModulePath,
     text: &str,
     modules: &BTreeMap<ModulePath, String>,
+    re_exported: &ReExports,
 ) -> BTreeSet<ModulePath> {
-    let code: Vec<char> = without_test_items(&strip(text, false, true))
-        .chars()
-        .collect();
+    let code = code_of(text);
     let mut paths = Vec::new();
     let mut at = 0;
     while at < code.len() {
@@ -448,13 +530,13 @@ fn imports(
     }
     let mut targets = BTreeSet::new();
     for path in paths {
-        let longest = (0..=path.len())
-            .rev()
-            .map(|length| &path[..length])
-            .find(|prefix| modules.contains_key(*prefix));
-        if let Some(target) = longest {
-            targets.insert(target.to_vec());
-        }
+        let Some(target) = longest_module(&path, modules) else {
+            continue;
+        };
+        let source = path
+            .get(target.len())
+            .and_then(|name| re_exported.get(&(target.to_vec(), name.clone())));
+        targets.insert(source.cloned().unwrap_or_else(|| target.to_vec()));
     }
     targets.remove(module);
     targets

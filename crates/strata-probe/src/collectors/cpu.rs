@@ -49,10 +49,7 @@ impl Collector for CpuCollector {
             });
         };
         let mut metrics = parse_proc_stat(&text)?;
-        metrics.push(Metric::gauge(
-            "ticks_per_second",
-            crate::cpu::ticks_per_second(),
-        ));
+        metrics.push(Metric::gauge("ticks_per_second", ticks_per_second()));
         for resource in PSI_RESOURCES {
             let path = Path::new(PRESSURE_DIR).join(resource);
             // Missing, or EOPNOTSUPP with psi=0: no pressure series for it.
@@ -106,6 +103,16 @@ pub fn parse_proc_stat(text: &str) -> anyhow::Result<Vec<Metric>> {
         metrics.push(Metric::gauge(cpu::CPUS, cpus as f64));
     }
     Ok(metrics)
+}
+
+/// Clock ticks per second for /proc's CPU counters (USER_HZ).
+pub fn ticks_per_second() -> f64 {
+    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    if ticks > 0 {
+        ticks as f64
+    } else {
+        100.0
+    }
 }
 
 /// Parses one `/proc/pressure/RESOURCE` file

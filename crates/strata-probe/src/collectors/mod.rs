@@ -25,7 +25,7 @@ mod nfs;
 mod process;
 
 pub use blocktrace::BlockTraceCollector;
-pub use cpu::{parse_pressure, parse_proc_stat, CpuCollector};
+pub use cpu::{parse_pressure, parse_proc_stat, ticks_per_second, CpuCollector};
 pub use device::{device_metrics, disk_totals, DeviceCollector, DeviceFilter};
 pub use memory::{host_oom_kills, parse_meminfo, parse_vmstat, MemoryCollector};
 pub use net::{parse_net_dev, NetCollector};
