@@ -140,16 +140,21 @@ fn assert_reads_counted_under_their_submitters(traced: &serde_json::Value, issue
     assert!(outliers["listed"].is_array(), "{outliers}");
 }
 
-/// With `--io-outlier 200us` the backends' slow reads are listed, each
-/// named by the file its sector lies in and the relation stored there: the
-/// SLOB table or its index.
-fn assert_backend_outliers_name_their_relation(traced: &serde_json::Value) {
-    let backend_reads: Vec<&serde_json::Value> = traced["outliers"]["listed"]
+/// The listed outliers that are reads by client backends.
+fn backend_read_outliers(traced: &serde_json::Value) -> Vec<&serde_json::Value> {
+    traced["outliers"]["listed"]
         .as_array()
         .unwrap()
         .iter()
         .filter(|outlier| outlier["role"] == "client backend" && outlier["operation"] == "read")
-        .collect();
+        .collect()
+}
+
+/// With `--io-outlier 200us` the backends' slow reads are listed, each
+/// named by the file its sector lies in and the relation stored there: the
+/// SLOB table or its index.
+fn assert_backend_outliers_name_their_relation(traced: &serde_json::Value) {
+    let backend_reads = backend_read_outliers(traced);
     assert!(!backend_reads.is_empty(), "{}", traced["outliers"]);
     let named = backend_reads
         .iter()
@@ -1136,14 +1141,12 @@ fn a_sessions_slow_reads_name_the_session_and_its_statement() {
         ],
     );
     let result = &document["result"];
-    let listed = result["block_trace"]["outliers"]["listed"]
-        .as_array()
-        .unwrap();
-    let backend_reads: Vec<&serde_json::Value> = listed
-        .iter()
-        .filter(|outlier| outlier["role"] == "client backend" && outlier["operation"] == "read")
-        .collect();
-    assert!(!backend_reads.is_empty(), "{listed:?}");
+    let backend_reads = backend_read_outliers(&result["block_trace"]);
+    assert!(
+        !backend_reads.is_empty(),
+        "{}",
+        result["block_trace"]["outliers"]
+    );
     let with_session = backend_reads
         .iter()
         .filter(|outlier| {
