@@ -11,14 +11,16 @@
 //! `slow_ios`, `device_saturation`, `storage_on_network`,
 //! `small_sync_writes_on_stripe`, `request_smaller_than_stripe`,
 //! `temp_spills`, `not_steady`, `cpu_bound`, `rotation_flag_contradicted`,
-//! `commit_tail_against_the_wal_device`.
+//! `commit_tail_against_the_wal_device`, `slow_requests_not_the_workloads`.
 //!
 //! Not for: reading sources, or formatting beyond the evidence's own text.
 
 use strata_output::document::{format_number, Evidence, Finding, Severity};
 
 mod commit_tail;
+mod outlier_submitters;
 pub use commit_tail::CommitTail;
+pub use outlier_submitters::OutlierSubmitters;
 
 /// Everything the findings look at, for one window, from any source.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -40,6 +42,8 @@ pub struct WindowFigures {
     /// the steadiness finding.
     pub steadiness: Option<RateSeries>,
     pub outliers: Option<OutlierFigures>,
+    /// A run's listed block request outliers, by who submitted them.
+    pub outlier_submitters: Option<OutlierSubmitters>,
 }
 
 /// The database's own read counters over the window (totals, not rates).
@@ -192,7 +196,7 @@ pub const STEADY_TOLERANCE_PCT: f64 = 20.0;
 /// The findings whose evidence is present in `figures`, in the order of
 /// the ids above.
 pub fn evaluate(figures: &WindowFigures) -> Vec<Finding> {
-    let rules: [fn(&WindowFigures) -> Option<Finding>; 13] = [
+    let rules: [fn(&WindowFigures) -> Option<Finding>; 14] = [
         commit_waits_decomposed,
         blocks_not_requests,
         buffered_not_physical,
@@ -206,6 +210,7 @@ pub fn evaluate(figures: &WindowFigures) -> Vec<Finding> {
         cpu_bound,
         rotation_flag_contradicted,
         commit_tail::commit_tail_against_the_wal_device,
+        outlier_submitters::slow_requests_not_the_workloads,
     ];
     rules.iter().filter_map(|rule| rule(figures)).collect()
 }

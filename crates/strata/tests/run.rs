@@ -943,6 +943,7 @@ fn another_clients_slow_reads_name_its_query_without_its_literals() {
     let mut args = vec!["run", "--json", "--db", &connection];
     args.extend(["--schemas", "1", "--scale", "32MiB"]);
     args.extend(["--duration", "3s", "--warmup", "1s", "--io-outlier", "20us"]);
+    args.extend(["--record", "client.strata"]);
     let (run, lines) = spawn_with_stderr_lines(&args, &dir);
     wait_for_phase(&lines, "connecting the sessions");
     // 6,000 lookups of scattered keys, 1 ms apart, begun as the sessions
@@ -1004,6 +1005,24 @@ fn another_clients_slow_reads_name_its_query_without_its_literals() {
         by_the_client.len(),
         listed.len()
     );
+    // The report says the slow requests were not only the sessions', and
+    // names the query.
+    let report = run_json(&["report", "client.strata"], &dir);
+    let finding = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|finding| finding["id"] == "slow_requests_not_the_workloads")
+        .unwrap_or_else(|| {
+            panic!(
+                "no finding on others' slow requests: {}",
+                report["findings"]
+            )
+        });
+    let title = finding["title"].as_str().unwrap();
+    assert!(title.contains("in the query SELECT count(s.n)"), "{title}");
+    assert!(!title.contains("not-a-secret-7Qx"), "{title}");
+    println!("finding: {title}");
     assert_nothing_left_behind(&dir);
 }
 

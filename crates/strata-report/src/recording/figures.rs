@@ -32,6 +32,7 @@ pub(crate) fn window_figures(measured: &Measured) -> WindowFigures {
             }),
         steadiness: measured.steadiness.clone(),
         outliers: Some(measured.outliers.clone()),
+        outlier_submitters: measured.outlier_submitters.clone(),
     }
 }
 

@@ -5,7 +5,9 @@
 //! Not for: reading records (the `run`, `calibrate`, `observe` and `layers`
 //! modules fill it) or laying it out (`sections`).
 
-use crate::findings::{CommitFigures, CpuEvidence, DeviceWindow, OutlierFigures, RateSeries};
+use crate::findings::{
+    CommitFigures, CpuEvidence, DeviceWindow, OutlierFigures, OutlierSubmitters, RateSeries,
+};
 use strata_output::document::Window;
 use strata_recording::names::{layer, mariadb, postgres};
 
@@ -27,6 +29,8 @@ pub(crate) struct Measured {
     pub cpu: Option<CpuEvidence>,
     pub waits: Option<WaitSamples>,
     pub commit: Option<CommitFigures>,
+    /// A run's listed block request outliers, by who submitted them.
+    pub outlier_submitters: Option<OutlierSubmitters>,
     pub outliers: OutlierFigures,
     /// The individual I/Os over the threshold (calibrate's `io_outlier`).
     pub outlier_events: Vec<OutlierEvent>,
@@ -248,6 +252,7 @@ impl Measured {
             cpu: None,
             waits: None,
             commit: None,
+            outlier_submitters: None,
             outliers: OutlierFigures::default(),
             outlier_events: Vec::new(),
             statement_outliers: Vec::new(),

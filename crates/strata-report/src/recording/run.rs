@@ -12,7 +12,7 @@ use super::measured::{
 };
 use super::samples::Timeline;
 use crate::findings::{
-    CommitFigures, CommitTail, DeviceWindow, OutlierFigures, RateSeries, Stripe,
+    CommitFigures, CommitTail, DeviceWindow, OutlierFigures, OutlierSubmitters, RateSeries, Stripe,
 };
 use std::collections::BTreeMap;
 use strata_core::log_linear;
@@ -73,6 +73,7 @@ pub(crate) fn whole(
         cpu.idle_pct = result.cpu.host_idle_pct;
     }
     measured.commit = commit(result, measured.database.as_ref());
+    measured.outlier_submitters = outlier_submitters(result);
     Some(measured)
 }
 
@@ -262,6 +263,28 @@ fn commit(result: &RunFigures, database: Option<&DatabaseTotals>) -> Option<Comm
         log_write_avg_ms: database.and_then(DatabaseTotals::log_write_avg_ms),
         log_write_label: "WAL write + sync time per sync (pg_stat_wal)".to_string(),
         tail: commit_tail(result, operation.latency.lat_p99_us / 1e3),
+    })
+}
+
+/// The run's listed block request outliers by who submitted them; `None`
+/// where it traced none.
+fn outlier_submitters(result: &RunFigures) -> Option<OutlierSubmitters> {
+    let listed = &result.block_trace.as_ref()?.outliers.as_ref()?.listed;
+    let mut queries: BTreeMap<&str, u64> = BTreeMap::new();
+    for query in listed.iter().filter_map(|outlier| outlier.query.as_deref()) {
+        *queries.entry(query).or_default() += 1;
+    }
+    Some(OutlierSubmitters {
+        listed: listed.len() as u64,
+        by_sessions: listed
+            .iter()
+            .filter(|outlier| outlier.session.is_some())
+            .count() as u64,
+        in_named_queries: queries.values().sum(),
+        commonest_query: queries
+            .into_iter()
+            .max_by_key(|(_, count)| *count)
+            .map(|(query, count)| (query.to_string(), count)),
     })
 }
 
