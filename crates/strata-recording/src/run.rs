@@ -447,6 +447,20 @@ pub struct TracedOutlier {
     pub sequence: u64,
 }
 
+impl TracedOutlier {
+    /// What its process ran across it: the session's statement
+    /// (`select of 24.0 ms`), else the query named for another process.
+    pub fn ran_across(&self) -> Option<String> {
+        match (&self.statement, &self.query) {
+            (Some(statement), _) => Some(format!(
+                "{} of {:.1} ms",
+                statement.operation, statement.latency_ms
+            )),
+            (None, query) => query.clone(),
+        }
+    }
+}
+
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct UnfollowedRequests {
     /// Issued with no start seen: their device time only.
@@ -812,6 +826,27 @@ mod tests {
                 scans: 0,
             })
             .collect()
+    }
+
+    #[test]
+    fn an_outlier_says_the_statement_or_else_the_query_it_ran_across() {
+        let statement = StatementOutlier {
+            at_s: 2.5,
+            session: 3,
+            schema: "strata_slob_4".to_string(),
+            operation: "select".to_string(),
+            latency_ms: 24.04,
+        };
+        let mut outlier = TracedOutlier {
+            statement: Some(statement),
+            query: Some("SELECT ?".to_string()),
+            ..TracedOutlier::default()
+        };
+        assert_eq!(outlier.ran_across().as_deref(), Some("select of 24.0 ms"));
+        outlier.statement = None;
+        assert_eq!(outlier.ran_across().as_deref(), Some("SELECT ?"));
+        outlier.query = None;
+        assert_eq!(outlier.ran_across(), None);
     }
 
     #[test]

@@ -415,21 +415,19 @@ fn processes_text(processes: &[TracedProcess]) -> String {
     out
 }
 
-/// The session whose server process submitted an outlier, and its
-/// statement that ran across it where the session kept it (a statement
-/// outlier); for another process, the query
-/// pg_stat_activity showed it running across it; else empty.
+/// The session whose server process submitted an outlier (with its
+/// schema where its statement was kept), and what the process ran across
+/// it: the statement, or for another process the query pg_stat_activity
+/// showed; else empty.
 fn session_text(outlier: &TracedOutlier) -> String {
-    match (outlier.session, &outlier.statement) {
-        (Some(_), Some(statement)) => format!(
-            "session {} ({}): {} of {:.1} ms",
-            statement.session, statement.schema, statement.operation, statement.latency_ms
-        ),
-        (Some(session), None) => format!("session {session}"),
-        (None, _) => outlier
-            .query
-            .as_ref()
-            .map_or(String::new(), |query| format!("query: {query}")),
+    let ran = outlier.ran_across();
+    match (outlier.session, &outlier.statement, ran) {
+        (Some(session), Some(statement), Some(ran)) => {
+            format!("session {session} ({}): {ran}", statement.schema)
+        }
+        (Some(session), _, _) => format!("session {session}"),
+        (None, _, Some(query)) => format!("query: {query}"),
+        (None, _, None) => String::new(),
     }
 }
 

@@ -225,14 +225,7 @@ fn outlier_table(outliers: &TracedOutliers) -> Table {
             outlier.session.map_or(Cell::empty(), |session| {
                 Cell::number(f64::from(session), 0, "")
             }),
-            match (&outlier.statement, &outlier.query) {
-                (Some(statement), _) => Cell::text(format!(
-                    "{} of {:.1} ms",
-                    statement.operation, statement.latency_ms
-                )),
-                (None, Some(query)) => Cell::text(query),
-                (None, None) => Cell::empty(),
-            },
+            outlier.ran_across().map_or(Cell::empty(), Cell::text),
         ]);
     }
     table
