@@ -18,6 +18,7 @@ pub mod engine;
 pub mod environment;
 pub mod figures;
 pub mod locality;
+mod outlier_queries;
 pub mod record;
 pub mod roles;
 pub mod run;

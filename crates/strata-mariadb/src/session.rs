@@ -81,7 +81,22 @@ fn open(target: &MariaDbTarget, spec: &SessionSpec) -> anyhow::Result<MariaDbSes
         ),
         None => None,
     };
-    Ok(MariaDbSession { conn, own, hot })
+    let server_thread = server_thread(&mut conn);
+    Ok(MariaDbSession {
+        conn,
+        own,
+        hot,
+        server_thread,
+    })
+}
+
+/// The server's thread serving `conn` (PROCESSLIST's `TID`, Linux only),
+/// for the block tracer's requests to name their session by.
+fn server_thread(conn: &mut Conn) -> Option<u32> {
+    let tid: Option<Option<u64>> = conn
+        .query_first("SELECT TID FROM information_schema.PROCESSLIST WHERE ID = CONNECTION_ID()")
+        .ok()?;
+    u32::try_from(tid??).ok()
 }
 
 /// A session's connection and the statements of its schemas.
@@ -89,6 +104,7 @@ pub(crate) struct MariaDbSession {
     conn: Conn,
     own: SchemaStatements,
     hot: Option<SchemaStatements>,
+    server_thread: Option<u32>,
 }
 
 impl BlockingSession for MariaDbSession {
@@ -124,5 +140,9 @@ impl BlockingSession for MariaDbSession {
 
     fn commit(&mut self) -> mysql::Result<()> {
         self.conn.query_drop("COMMIT")
+    }
+
+    fn server_thread(&self) -> Option<u32> {
+        self.server_thread
     }
 }

@@ -45,7 +45,10 @@ impl Windows<'_> {
         interrupt: &AtomicBool,
         observer: &mut dyn RunObserver,
     ) -> Result<MariaDbWindow> {
-        let measured = measure(&self.opener, driver, interrupt, observer, &mut self.edges)?;
+        let watcher = crate::outlier_queries::watch(self.opener.target);
+        let measured = measure(&self.opener, driver, interrupt, observer, &mut self.edges);
+        let queries = watcher.map(|watcher| watcher.finish()).unwrap_or_default();
+        let measured = measured?;
         let start_unix_s =
             strata_core::time::unix_now_s() - measured.start.os.at.elapsed().as_secs_f64();
         let mut figures = mariadb_figures(
@@ -55,6 +58,10 @@ impl Windows<'_> {
             self.devices,
             self.page_bytes,
         );
+        if let Some(traced) = figures.run.block_trace.as_mut() {
+            strata_run::block_trace::name_sessions(traced, &measured.start.os, &measured.outcome);
+            queries.onto(traced);
+        }
         if let Some(agent) = &self.edges.agent {
             agent.mark_gaps(&mut figures.run);
         }

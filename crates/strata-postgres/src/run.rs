@@ -982,7 +982,7 @@ impl WindowContext<'_> {
         let mut figures = account(&start, &end, database, &outcome, self.devices);
         if let Some(traced) = figures.block_trace.as_mut() {
             strata_run::block_trace::name_sessions(traced, &start, &outcome);
-            crate::outlier_queries::name_queries(traced, &queries);
+            queries.onto(traced);
             if let Some(dir) = &server.data_directory {
                 crate::outlier_files::name(client, dir, traced).await;
             }
@@ -1111,7 +1111,7 @@ async fn measure(
     (start, stop_after): (Instant, &StopAfter),
     interrupt: &AtomicBool,
     observer: &mut dyn RunObserver,
-) -> (RunOutcome, Edge, Edge, BTreeMap<u64, String>) {
+) -> (RunOutcome, Edge, Edge, strata_run::outlier_queries::Named) {
     let (window_start, expected) = match stop_after {
         StopAfter::Duration { warmup, duration } => (start + *warmup, Some(*warmup + *duration)),
         StopAfter::WorkLoops(_) => (start, None),

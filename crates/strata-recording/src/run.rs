@@ -404,6 +404,10 @@ pub struct TracedOutlier {
     /// When it ended, seconds after the start edge's trace snapshot.
     pub ended_s: f64,
     pub pid: u32,
+    /// The thread of `pid` that submitted it, where not the process's own
+    /// (a MariaDB connection's thread: PROCESSLIST's `TID`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thread: Option<u32>,
     pub command: String,
     pub role: String,
     pub device: String,
@@ -426,8 +430,9 @@ pub struct TracedOutlier {
     /// `schema.relation`, with its fork when not the main one; `WAL`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub relation: Option<String>,
-    /// The run's session whose server process submitted it (PostgreSQL:
-    /// the request's process is the session's `pg_backend_pid()`).
+    /// The run's session whose server process or thread submitted it
+    /// (PostgreSQL: the session's `pg_backend_pid()`; MariaDB: its
+    /// connection's thread, PROCESSLIST's `TID`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session: Option<u32>,
     /// The session's statement that was running from before the request
@@ -435,10 +440,11 @@ pub struct TracedOutlier {
     /// (the statement outliers' floor).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub statement: Option<StatementOutlier>,
-    /// For another process of the database's (a client that is not one of
-    /// the sessions, an autovacuum worker): the query `pg_stat_activity`
-    /// showed it running from before the request started until after it
-    /// ended, string literals as `?`.
+    /// For another process or connection of the database's (a client that
+    /// is not one of the sessions, an autovacuum worker): the query
+    /// `pg_stat_activity` (MariaDB: PROCESSLIST) showed it running from
+    /// before the request started until after it ended, string literals
+    /// as `?`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub query: Option<String>,
     /// Its place among the tracer's outliers, to name it within the run;

@@ -64,7 +64,8 @@ pub fn name_sessions(traced: &mut BlockTraceFigures, start: &Edge, outcome: &Run
             .push(statement);
     }
     for outlier in &mut outliers.listed {
-        let Some(session) = outcome.session_of_backend.get(&outlier.pid) else {
+        let server_thread = outlier.thread.unwrap_or(outlier.pid);
+        let Some(session) = outcome.session_of_server_thread.get(&server_thread) else {
             continue;
         };
         outlier.session = Some(*session);

@@ -415,10 +415,11 @@ fn processes_text(processes: &[TracedProcess]) -> String {
     out
 }
 
-/// The session whose server process submitted an outlier (with its
-/// schema where its statement was kept), and what the process ran across
-/// it: the statement, or for another process the query pg_stat_activity
-/// showed; else empty.
+/// The session whose server process or thread submitted an outlier (with
+/// its schema where its statement was kept), and what it ran across it:
+/// the statement, or for another process or connection the query the
+/// database showed (with the thread, where not the process's own); else
+/// empty.
 fn session_text(outlier: &TracedOutlier) -> String {
     let ran = outlier.ran_across();
     match (outlier.session, &outlier.statement, ran) {
@@ -426,7 +427,10 @@ fn session_text(outlier: &TracedOutlier) -> String {
             format!("session {session} ({}): {ran}", statement.schema)
         }
         (Some(session), _, _) => format!("session {session}"),
-        (None, _, Some(query)) => format!("query: {query}"),
+        (None, _, Some(query)) => match outlier.thread {
+            Some(thread) => format!("query (thread {thread}): {query}"),
+            None => format!("query: {query}"),
+        },
         (None, _, None) => String::new(),
     }
 }

@@ -17,6 +17,7 @@ pub mod engine;
 pub mod formats;
 pub mod options;
 pub mod outcome;
+pub mod outlier_queries;
 pub mod outliers;
 pub mod output;
 pub mod processes;

@@ -303,3 +303,127 @@ fn scale_is_the_size_of_the_table_on_disk_for_every_engine() {
         }
     }
 }
+
+/// On MariaDB a connection is a thread of mariadbd, and the tracer keeps
+/// the submitting thread: a session's slow reads name the session (its
+/// connection's PROCESSLIST `TID`) and the statement they fell in, and
+/// another client's name its query as PROCESSLIST showed it, string
+/// literals as `?`.
+#[test]
+fn a_mariadb_runs_slow_reads_name_the_session_or_another_clients_query() {
+    let dir = scratch();
+    let mut args = vec!["run", "--engine", "mariadb", "--json"];
+    args.extend(["--schemas", "2", "--scale", "2048"]);
+    args.extend(["--duration", "4s", "--warmup", "1s"]);
+    args.extend(["--outlier-threshold", "100us", "--io-outlier", "100us"]);
+    // Short statements far apart: few enough outliers for the ring (4,096)
+    // to keep the window's, and a read placed on the wrong clock falls
+    // between statements.
+    args.extend([
+        "--work-unit",
+        "8",
+        "--think-time",
+        "50ms",
+        "--think-every",
+        "1",
+    ]);
+    let (run, lines) = common::spawn_with_stderr_lines(&args, dir.path());
+    common::wait_for_phase(&lines, "running");
+    let socket = std::fs::read_dir(dir.path())
+        .unwrap()
+        .flatten()
+        .map(|entry| entry.path().join("mysqld.sock"))
+        .find(|socket| socket.exists())
+        .expect("the throwaway server's socket in the run's directory");
+    // Every row of the second schema through its secondary index (its keys
+    // are shuffled: a clustered page read per row), 0.5 ms apart.
+    let scattered = "SELECT COUNT(*), SUM(n) FROM strata_slob_2 FORCE INDEX (slob_key) \
+                     WHERE `key` BETWEEN 0 AND 100000000 AND SLEEP(0.0005) = 0 \
+                     AND 'not-a-secret-8Rk' <> ''";
+    let client = std::process::Command::new("mariadb")
+        .arg(format!("--socket={}", socket.display()))
+        .args(["-uroot", "strata_slob", "-e", scattered])
+        .output()
+        .unwrap();
+    assert!(client.status.success(), "{}", stderr_of(&client));
+    let output = run.wait_with_output().unwrap();
+    assert!(output.status.success(), "{}", stderr_of(&output));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        !stdout.contains("not-a-secret-8Rk"),
+        "a literal reached the output"
+    );
+    let document: Value = serde_json::from_str(&stdout).unwrap();
+    let listed = document["result"]["block_trace"]["outliers"]["listed"]
+        .as_array()
+        .unwrap();
+    let by_the_client: Vec<&Value> = listed
+        .iter()
+        .filter(|outlier| {
+            outlier["query"]
+                .as_str()
+                .is_some_and(|q| q.contains("strata_slob_2"))
+        })
+        .collect();
+    assert!(
+        by_the_client.len() >= 10,
+        "the client's query named on too few outliers: {listed:?}"
+    );
+    let clients_thread = &by_the_client[0]["thread"];
+    let sessions: Vec<&Value> = listed
+        .iter()
+        .filter(|outlier| &outlier["thread"] != clients_thread)
+        .collect();
+    assert_sessions_reads_name_their_statements(&sessions);
+    for outlier in by_the_client {
+        assert!(
+            outlier["query"].as_str().unwrap().contains("AND ? <> ?"),
+            "{outlier}"
+        );
+        assert!(outlier.get("session").is_none(), "{outlier}");
+        assert_eq!(outlier["command"], "mariadbd", "{outlier}");
+        assert_eq!(&outlier["thread"], clients_thread, "{outlier}");
+    }
+}
+
+/// The sessions' connections' slow reads: nine in ten name a session, and
+/// nine in ten of those the select that ran across the read.
+fn assert_sessions_reads_name_their_statements(listed: &[&Value]) {
+    let reads: Vec<&Value> = listed
+        .iter()
+        .copied()
+        .filter(|outlier| outlier["role"] == "sql/one_connection" && outlier["operation"] == "read")
+        .collect();
+    let sessions: Vec<&Value> = reads
+        .iter()
+        .copied()
+        .filter(|outlier| outlier["session"].as_u64().is_some_and(|index| index < 2))
+        .collect();
+    assert!(
+        !reads.is_empty() && sessions.len() * 10 >= reads.len() * 9,
+        "{} of {} connection read outliers name their session: {:?}",
+        sessions.len(),
+        reads.len(),
+        reads.iter().take(5).collect::<Vec<_>>()
+    );
+    let mut with_statement = 0;
+    for outlier in &sessions {
+        let Some(statement) = outlier.get("statement") else {
+            continue;
+        };
+        with_statement += 1;
+        assert_eq!(statement["session"], outlier["session"], "{outlier}");
+        assert_eq!(statement["operation"], "select", "{outlier}");
+        let request_ms =
+            outlier["queue_ms"].as_f64().unwrap() + outlier["device_ms"].as_f64().unwrap();
+        assert!(
+            statement["latency_ms"].as_f64().unwrap() >= request_ms,
+            "{outlier}"
+        );
+    }
+    assert!(
+        with_statement * 10 >= sessions.len() * 9,
+        "{with_statement} of {} session read outliers name the statement",
+        sessions.len()
+    );
+}

@@ -192,7 +192,7 @@ enum Reconnect {
 impl Session {
     pub(crate) async fn run(mut self, mut interrupt: Interrupt) -> SessionEnd {
         let mut end = SessionEnd::new(self.spec.index, self.spec.schema.clone(), self.start);
-        end.backend_pids.push(self.connection.backend_pid);
+        end.server_threads.push(self.connection.backend_pid);
         if interrupt
             .guard(tokio::time::sleep_until(self.start))
             .await
@@ -247,7 +247,7 @@ impl Session {
         match outcome {
             Reconnect::Done => {
                 end.reconnects += 1;
-                end.backend_pids.push(self.connection.backend_pid);
+                end.server_threads.push(self.connection.backend_pid);
                 self.progress.reconnects.fetch_add(1, Ordering::Relaxed);
                 true
             }

@@ -156,6 +156,9 @@ pub struct IoOutlier {
     pub bytes: u32,
     pub queue_ns: u64,
     pub device_ns: u64,
+    /// The submitting thread (its process's own for a single-threaded
+    /// process, a connection's for MariaDB).
+    pub thread: u32,
 }
 
 /// A histogram of requests' times (ns) or sizes (bytes, [`Kind::Size`]):
@@ -869,7 +872,7 @@ fn process_entry(key: &[u8], value: &[u8]) -> Option<(ProcessKey, ProcessTotals)
 }
 
 fn outlier_entry(value: &[u8]) -> Option<IoOutlier> {
-    if value.len() < 72 {
+    if value.len() < program::OUTLIER_BYTES as usize {
         return None;
     }
     let (major, minor) = split_device(u32_at(value, 16));
@@ -886,6 +889,7 @@ fn outlier_entry(value: &[u8]) -> Option<IoOutlier> {
         bytes: u32_at(value, 20),
         queue_ns: u64_at(value, 32),
         device_ns: u64_at(value, 40),
+        thread: u32_at(value, 72),
     })
 }
 

@@ -78,10 +78,10 @@ const FP: Reg = 10;
 const START_KEY: i16 = -8;
 /// A request as kept from its start to its end (the `starts` map's value):
 /// its start and issue times, its submitter, its size and sector at issue,
-/// its queue and flags where first seen.
-const REQUEST: i16 = -72;
-pub const REQUEST_BYTES: u32 = 64;
-const DELTA: i16 = -80;
+/// its queue and flags where first seen, the submitting thread.
+const REQUEST: i16 = -80;
+pub const REQUEST_BYTES: u32 = 72;
+const DELTA: i16 = -96;
 const BUCKET_KEY: i16 = -88;
 /// A new map entry's value (zeros, or a process's name and zeros).
 const FRESH: i16 = -320;
@@ -119,6 +119,9 @@ const FLAGS_AT: i16 = 28;
 const SECTOR: i16 = 32;
 const COMM: i16 = 40;
 const QUEUE_AT: i16 = 56;
+/// The submitting thread (a MariaDB connection's; a PostgreSQL backend's
+/// is its process).
+const THREAD_AT: i16 = 64;
 
 /// Lost-event counters: index in the `lost` array map.
 pub const ISSUED_UNSTARTED: u32 = 0;
@@ -140,8 +143,9 @@ pub const CONFIG_ENTRIES: u32 = 4;
 /// The outliers' ring: slots, a power of two.
 pub const OUTLIER_SLOTS: u32 = 4096;
 /// An outlier's record: end (ns), tgid, role, op, dev, bytes, sector,
-/// queue and device time (ns), the submitter's name, its sequence number.
-pub const OUTLIER_BYTES: u32 = 72;
+/// queue and device time (ns), the submitter's name, its sequence number,
+/// the submitting thread.
+pub const OUTLIER_BYTES: u32 = 80;
 /// A process's totals per (tgid, dev, op, role): its name, requests,
 /// bytes, device and queue time (ns).
 pub const PROCESS_KEY_BYTES: u32 = 16;
@@ -245,7 +249,8 @@ fn request_members(program: &mut Program, members: &[(Size, i16, i16)], into: (R
 }
 
 /// `block_io_start`: starts[request] = (now, 0, the submitter's process,
-/// its role, the request's flags and queue, and the submitter's name),
+/// its role, the request's flags and queue, the submitter's name and
+/// thread),
 /// written in place where the request's structure was seen before (the
 /// kernel reuses a few per queue). An entry not marked ended is a start
 /// whose end the kernel did not run the end's program for (the structure
@@ -276,8 +281,9 @@ pub fn start(layout: &Layout, maps: &Maps) -> Result<Vec<super::bpf::Insn>> {
 }
 
 /// A start at `into` (the stack's `REQUEST` or the entry in VALUE): now,
-/// not issued, the submitter (its process and role from `REQUEST`), no
-/// size or sector yet, the request's queue and flags, the submitter's name.
+/// not issued, the submitter (its process and role from `REQUEST`, its
+/// thread from `THREAD`), no size or sector yet, the request's queue and
+/// flags, the submitter's name.
 fn fill_start(program: &mut Program, layout: &Layout, into: (Reg, i16)) {
     let (base, at) = into;
     program.store_reg(Size::DW, base, at + STARTED, NOW);
@@ -286,6 +292,8 @@ fn fill_start(program: &mut Program, layout: &Layout, into: (Reg, i16)) {
     program.store_reg(Size::DW, base, at + TGID, 1);
     program.store_imm(Size::DW, base, at + BYTES, 0);
     program.store_imm(Size::DW, base, at + SECTOR, 0);
+    program.load(Size::W, 1, FP, THREAD);
+    program.store_reg(Size::DW, base, at + THREAD_AT, 1);
     first_seen(program, layout, into);
     program.alu_reg(Alu::Mov, 1, base);
     program.alu_imm(Alu::Add, 1, i32::from(at + COMM));
@@ -558,6 +566,7 @@ fn outlier(program: &mut Program, maps: &Maps) {
         (Size::DW, REQUEST + COMM, 48),
         (Size::DW, REQUEST + COMM + 8, 56),
         (Size::DW, OUTLIER_SEQUENCE, 64),
+        (Size::W, REQUEST + THREAD_AT, 72),
     ];
     program.store_reg(Size::B, 0, 13, OP);
     for (size, from, to) in copies {

@@ -367,6 +367,8 @@ fn outliers(
             (total >= threshold).then(|| TracedOutlier {
                 ended_s: outlier.ended_ns.saturating_sub(window_start_ns) as f64 / 1e9,
                 pid: outlier.tgid,
+                thread: (outlier.thread != outlier.tgid && outlier.thread != 0)
+                    .then_some(outlier.thread),
                 command: outlier.command.clone(),
                 role: window.role_name(outlier.role).to_string(),
                 device: device.to_string(),

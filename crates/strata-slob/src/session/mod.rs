@@ -188,10 +188,11 @@ pub struct SessionEnd {
     /// Why the server went away the first time (as the server said it).
     pub first_lost: Option<String>,
     pub reconnects: u64,
-    /// The server processes that served it, one per connection
-    /// (PostgreSQL's backends); empty where the server serves sessions on
-    /// threads of one process.
-    pub backend_pids: Vec<u32>,
+    /// The server's thread (Linux task id) that served each of its
+    /// connections: a PostgreSQL backend's process (its only thread), a
+    /// MariaDB connection's thread (PROCESSLIST's `TID`); empty where the
+    /// engine cannot say (SQLite runs in strata's own process).
+    pub server_threads: Vec<u32>,
 }
 
 impl SessionEnd {
@@ -205,7 +206,7 @@ impl SessionEnd {
             offline: Vec::new(),
             first_lost: None,
             reconnects: 0,
-            backend_pids: Vec::new(),
+            server_threads: Vec::new(),
         }
     }
 }
@@ -253,9 +254,9 @@ pub struct RunOutcome {
     pub outlier_floor: Duration,
     /// `--outlier-threshold`, when given.
     pub outlier_threshold: Option<Duration>,
-    /// Each server process that served a session (`backend_pids`), and the
-    /// session's index.
-    pub session_of_backend: BTreeMap<u32, u32>,
+    /// Each server thread that served a session (`server_threads`), and
+    /// the session's index.
+    pub session_of_server_thread: BTreeMap<u32, u32>,
 }
 
 /// The measurement window of a run starting at `start`, and the loops each
@@ -333,9 +334,9 @@ pub fn outcome(
         outliers_dropped: total.outliers_dropped,
         outlier_floor: tally.outlier_floor,
         outlier_threshold: tally.outlier_threshold,
-        session_of_backend: ends
+        session_of_server_thread: ends
             .iter()
-            .flat_map(|end| end.backend_pids.iter().map(|pid| (*pid, end.index)))
+            .flat_map(|end| end.server_threads.iter().map(|thread| (*thread, end.index)))
             .collect(),
     }
 }

@@ -43,6 +43,11 @@ pub trait BlockingSession {
     /// transaction back when it fails.
     fn update(&mut self, choice: &LoopChoice) -> Result<u64, Self::Error>;
     fn commit(&mut self) -> Result<(), Self::Error>;
+    /// The server's thread (Linux task id) serving the connection, where
+    /// the engine can say.
+    fn server_thread(&self) -> Option<u32> {
+        None
+    }
 }
 
 /// How an engine opens a session; called on the session's own thread.

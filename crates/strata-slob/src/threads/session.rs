@@ -48,6 +48,7 @@ pub(super) fn session_thread<O: Opener>(
     let (Ok(connection), Some(timeline)) = (opened, shared.timeline.get()) else {
         return end;
     };
+    end.server_threads.extend(connection.server_thread());
     if shared.abort.load(Ordering::Relaxed) {
         return end;
     }
