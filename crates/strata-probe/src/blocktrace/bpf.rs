@@ -24,6 +24,14 @@ const BATCH_ENTRIES: usize = 4096;
 
 pub const MAP_TYPE_HASH: u32 = 1;
 pub const MAP_TYPE_ARRAY: u32 = 2;
+/// A hash map with a value per CPU: a program adds to its own CPU's, with
+/// no atomic instruction and no cache line shared between CPUs.
+pub const MAP_TYPE_PERCPU_HASH: u32 = 5;
+/// An array map with a value per CPU.
+pub const MAP_TYPE_PERCPU_ARRAY: u32 = 6;
+/// `BPF_F_NO_PREALLOC`: a hash map's entries allocated as they are made,
+/// so a per-CPU map's memory grows with the entries used, not its bound.
+pub const NO_PREALLOC: u32 = 1;
 /// A hash map that evicts its least recently used entries when full.
 pub const MAP_TYPE_LRU_HASH: u32 = 9;
 const PROG_TYPE_TRACING: u32 = 26;
@@ -216,28 +224,54 @@ fn bpf(command: i64, attr: &mut [u64]) -> i64 {
     unsafe { libc::syscall(libc::SYS_bpf, command, attr.as_mut_ptr(), size) }
 }
 
-/// A BPF map, closed when dropped.
+/// A BPF map, closed when dropped. A per-CPU map's value, as read, is
+/// each possible CPU's in turn ([`Map::per_cpu`]).
 pub struct Map {
     fd: OwnedFd,
     key_size: usize,
+    /// The bytes of a value as read: a per-CPU map's are every CPU's.
     value_size: usize,
+    /// One CPU's value's bytes, as laid out in a per-CPU read.
+    cpu_stride: usize,
 }
 
 impl Map {
     pub fn create(map_type: u32, key_size: u32, value_size: u32, entries: u32) -> Result<Map> {
+        Map::create_with(map_type, (key_size, value_size), entries, 0)
+    }
+
+    /// A map of `map_type` with (key, value) bytes `sizes`, `entries` at
+    /// most, and `flags` (`NO_PREALLOC`).
+    pub fn create_with(map_type: u32, sizes: (u32, u32), entries: u32, flags: u32) -> Result<Map> {
+        let (key_size, value_size) = sizes;
         let mut attr = [0u64; 8];
         attr[0] = u64::from(map_type) | (u64::from(key_size) << 32);
         attr[1] = u64::from(value_size) | (u64::from(entries) << 32);
+        attr[2] = u64::from(flags);
         let fd = bpf(BPF_MAP_CREATE, &mut attr);
         if fd < 0 {
             let error = std::io::Error::last_os_error();
             bail!("creating a BPF map (bpf(BPF_MAP_CREATE)): {error}");
         }
+        let fd = unsafe { OwnedFd::from_raw_fd(fd as RawFd) };
+        let per_cpu = matches!(map_type, MAP_TYPE_PERCPU_HASH | MAP_TYPE_PERCPU_ARRAY);
+        let cpu_stride = (value_size as usize).next_multiple_of(8);
+        let value_size = match per_cpu {
+            true => cpu_stride * possible_cpus()?,
+            false => value_size as usize,
+        };
         Ok(Map {
-            fd: unsafe { OwnedFd::from_raw_fd(fd as RawFd) },
+            fd,
             key_size: key_size as usize,
-            value_size: value_size as usize,
+            value_size,
+            cpu_stride,
         })
+    }
+
+    /// Each CPU's part of a value read from this map (the one value of a
+    /// map that is not per-CPU).
+    pub fn per_cpu<'a>(&self, value: &'a [u8]) -> impl Iterator<Item = &'a [u8]> {
+        value.chunks_exact(self.cpu_stride.min(value.len().max(1)))
     }
 
     /// The value under `key`, when there is one.
@@ -385,6 +419,21 @@ impl Map {
             key = Some(next);
         }
     }
+}
+
+/// The CPUs the kernel may ever bring up (`/sys/devices/system/cpu/possible`,
+/// "0-15" or "0,2-3"): a per-CPU map has a value for each.
+fn possible_cpus() -> Result<usize> {
+    let path = "/sys/devices/system/cpu/possible";
+    let text = std::fs::read_to_string(path).with_context(|| format!("reading {path}"))?;
+    let highest = text
+        .trim()
+        .split(',')
+        .filter_map(|range| range.rsplit('-').next()?.parse::<usize>().ok())
+        .max();
+    highest
+        .map(|cpu| cpu + 1)
+        .ok_or_else(|| anyhow::anyhow!("{path} names no CPU: {text:?}"))
 }
 
 /// A loaded program, closed when dropped.

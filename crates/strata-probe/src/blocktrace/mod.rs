@@ -440,6 +440,10 @@ pub struct BlockTracer {
     /// The series given dense slots, by slot: a series keeps its slot.
     dense_slots: std::sync::Mutex<BTreeMap<u32, SeriesKey>>,
     totals: bpf::Map,
+    /// The counts and sums of the series with dense slots, per CPU.
+    slot_totals: bpf::Map,
+    /// Per CPU, the series its last request was of, and its slot.
+    series_cache: bpf::Map,
     lost: bpf::Map,
     roles: bpf::Map,
     processes: bpf::Map,
@@ -510,13 +514,25 @@ impl BlockTracer {
                 program::SERIES_TOTALS_BYTES,
                 SERIES_ENTRIES,
             )?,
+            slot_totals: bpf::Map::create(
+                bpf::MAP_TYPE_PERCPU_ARRAY,
+                4,
+                program::SLOT_TOTALS_BYTES,
+                program::DENSE_SLOTS,
+            )?,
+            series_cache: bpf::Map::create(
+                bpf::MAP_TYPE_PERCPU_ARRAY,
+                4,
+                program::SERIES_CACHE_BYTES,
+                1,
+            )?,
             lost: bpf::Map::create(bpf::MAP_TYPE_ARRAY, 4, 8, program::LOST_COUNTERS)?,
             roles: bpf::Map::create(bpf::MAP_TYPE_HASH, 4, 4, THREADS_WITH_A_ROLE)?,
-            processes: bpf::Map::create(
-                bpf::MAP_TYPE_HASH,
-                program::PROCESS_KEY_BYTES,
-                program::PROCESS_VALUE_BYTES,
+            processes: bpf::Map::create_with(
+                bpf::MAP_TYPE_PERCPU_HASH,
+                (program::PROCESS_KEY_BYTES, program::PROCESS_VALUE_BYTES),
                 PROCESS_ENTRIES,
+                bpf::NO_PREALLOC,
             )?,
             config: bpf::Map::create(bpf::MAP_TYPE_ARRAY, 4, 8, program::CONFIG_ENTRIES)?,
             outliers: bpf::Map::create(
@@ -536,6 +552,8 @@ impl BlockTracer {
             buckets: &tracer.buckets,
             dense: &tracer.dense,
             totals: &tracer.totals,
+            slot_totals: &tracer.slot_totals,
+            series_cache: &tracer.series_cache,
             lost: &tracer.lost,
             roles: &tracer.roles,
             processes: &tracer.processes,
@@ -636,22 +654,20 @@ impl BlockTracer {
             if let Some(slot) = u64_at(value, program::SLOT_AT as usize).checked_sub(1) {
                 dense_slots.insert(slot as u32, series_key);
             }
-            // Each kind's count and sum, in the kind's order.
-            for kind in [Kind::Device, Kind::Queue, Kind::Total, Kind::Size] {
-                let at = kind as usize * 16;
-                let requests = u64_at(value, at);
-                if requests > 0 {
-                    let series = snapshot
-                        .series
-                        .entry(SeriesKey { kind, ..series_key })
-                        .or_default();
-                    series.requests = requests;
-                    series.sum = u64_at(value, at + 8);
-                }
+            add_counts_and_sums(&mut snapshot, series_key, value);
+        });
+        self.slot_totals.for_each(|slot, value| {
+            let Some(series_key) = dense_slots.get(&u32_at(slot, 0)) else {
+                return;
+            };
+            for cpus_part in self.slot_totals.per_cpu(value) {
+                add_counts_and_sums(&mut snapshot, *series_key, cpus_part);
             }
         });
         self.processes.for_each(|key, value| {
-            snapshot.processes.extend(process_entry(key, value));
+            snapshot
+                .processes
+                .extend(process_entry(key, self.processes.per_cpu(value)));
         });
         snapshot.merges = by_device_op_and_role(&self.merges);
         snapshot.ends_missed = by_device_op_and_role(&self.ends_missed);
@@ -849,8 +865,40 @@ fn series_key(key: &[u8]) -> Option<(SeriesKey, u16)> {
     Some((series, u16::from_ne_bytes([key[6], key[7]])))
 }
 
-fn process_entry(key: &[u8], value: &[u8]) -> Option<(ProcessKey, ProcessTotals)> {
-    if key.len() < 10 || value.len() < 48 {
+/// Each kind's count and sum, in the kind's order, of a series' totals
+/// (or one CPU's part of them), added to the snapshot's.
+fn add_counts_and_sums(snapshot: &mut TraceSnapshot, series_key: SeriesKey, value: &[u8]) {
+    for kind in [Kind::Device, Kind::Queue, Kind::Total, Kind::Size] {
+        let at = kind as usize * 16;
+        let requests = u64_at(value, at);
+        if requests > 0 {
+            let series = snapshot
+                .series
+                .entry(SeriesKey { kind, ..series_key })
+                .or_default();
+            series.requests += requests;
+            series.sum += u64_at(value, at + 8);
+        }
+    }
+}
+
+/// A process's totals from each CPU's part of its entry, its name from the
+/// part that has one (the CPU that made the entry).
+fn process_entry<'a>(
+    key: &[u8],
+    cpus_parts: impl Iterator<Item = &'a [u8]>,
+) -> Option<(ProcessKey, ProcessTotals)> {
+    let mut totals = ProcessTotals::default();
+    for value in cpus_parts.filter(|value| value.len() >= 48) {
+        if totals.command.is_empty() {
+            totals.command = command(&value[..16]);
+        }
+        totals.requests += u64_at(value, 16);
+        totals.bytes += u64_at(value, 24);
+        totals.device_ns += u64_at(value, 32);
+        totals.queue_ns += u64_at(value, 40);
+    }
+    if key.len() < 10 {
         return None;
     }
     let (major, minor) = split_device(u32_at(key, 4));
@@ -860,13 +908,6 @@ fn process_entry(key: &[u8], value: &[u8]) -> Option<(ProcessKey, ProcessTotals)
         minor,
         op: Op::of(key[8]),
         role: key[9],
-    };
-    let totals = ProcessTotals {
-        command: command(&value[..16]),
-        requests: u64_at(value, 16),
-        bytes: u64_at(value, 24),
-        device_ns: u64_at(value, 32),
-        queue_ns: u64_at(value, 40),
     };
     Some((process, totals))
 }

@@ -82,6 +82,11 @@ const START_KEY: i16 = -8;
 const REQUEST: i16 = -80;
 pub const REQUEST_BYTES: u32 = 72;
 const DELTA: i16 = -96;
+/// The series' dense slot plus one (0: none).
+const SLOT: i16 = -104;
+/// Not 0 when VALUE is this CPU's counts and sums of the series (its
+/// slot's in `slot_totals`), added to without atomic instructions.
+const TOTALS_PER_CPU: i16 = -112;
 const BUCKET_KEY: i16 = -88;
 /// A new map entry's value (zeros, or a process's name and zeros).
 const FRESH: i16 = -320;
@@ -147,13 +152,17 @@ pub const OUTLIER_SLOTS: u32 = 4096;
 /// the submitting thread.
 pub const OUTLIER_BYTES: u32 = 80;
 /// A process's totals per (tgid, dev, op, role): its name, requests,
-/// bytes, device and queue time (ns).
+/// bytes, device and queue time (ns); a per-CPU map, so its name is in the
+/// part of the CPU that made the entry.
 pub const PROCESS_KEY_BYTES: u32 = 16;
 pub const PROCESS_VALUE_BYTES: u32 = 48;
 /// A series' totals: each kind's count and sum (u64 each), by kind, then
-/// its slot in the dense buckets plus one (0: none).
+/// its slot in the dense buckets plus one (0: none). A series with a slot
+/// is counted in `slot_totals` instead, per CPU, in the same layout.
 pub const SERIES_TOTALS_BYTES: u32 = 72;
 pub const SLOT_AT: i16 = 64;
+pub const SLOT_TOTALS_BYTES: u32 = 64;
+pub const SERIES_CACHE_BYTES: u32 = 16;
 /// Series given dense buckets (the first seen), and the buckets each kind
 /// has there: values under 2^26 (67 ms, or 64 MiB). A series past these,
 /// or a value over, is counted in the hash map of buckets instead.
@@ -167,6 +176,9 @@ pub struct Maps<'a> {
     pub buckets: &'a Map,
     pub dense: &'a Map,
     pub totals: &'a Map,
+    pub slot_totals: &'a Map,
+    /// Per CPU: the last series' key and slot plus one.
+    pub series_cache: &'a Map,
     pub lost: &'a Map,
     pub roles: &'a Map,
     pub processes: &'a Map,
@@ -283,9 +295,21 @@ pub fn start(layout: &Layout, maps: &Maps) -> Result<Vec<super::bpf::Insn>> {
 /// A start at `into` (the stack's `REQUEST` or the entry in VALUE): now,
 /// not issued, the submitter (its process and role from `REQUEST`, its
 /// thread from `THREAD`), no size or sector yet, the request's queue and
-/// flags, the submitter's name.
+/// flags, the submitter's name (kept in an entry whose last request was
+/// the same thread's: one helper call fewer per request for a process
+/// that reuses its requests, as fio and a database's I/O threads do).
 fn fill_start(program: &mut Program, layout: &Layout, into: (Reg, i16)) {
     let (base, at) = into;
+    let reused = base == VALUE;
+    if reused {
+        // The same thread's last request on this structure left its name.
+        program.load(Size::W, 1, base, at + THREAD_AT);
+        program.load(Size::W, 2, FP, THREAD);
+        program.store_imm(Size::DW, FP, READ, 0);
+        program.jump_reg(Cond::Ne, 1, 2, "other_thread");
+        program.store_imm(Size::DW, FP, READ, 1);
+        program.label("other_thread");
+    }
     program.store_reg(Size::DW, base, at + STARTED, NOW);
     program.store_imm(Size::DW, base, at + ISSUED, 0);
     program.load(Size::DW, 1, FP, REQUEST + TGID);
@@ -295,10 +319,17 @@ fn fill_start(program: &mut Program, layout: &Layout, into: (Reg, i16)) {
     program.load(Size::W, 1, FP, THREAD);
     program.store_reg(Size::DW, base, at + THREAD_AT, 1);
     first_seen(program, layout, into);
+    if reused {
+        program.load(Size::DW, 1, FP, READ);
+        program.jump_imm(Cond::Ne, 1, 0, "name_kept");
+    }
     program.alu_reg(Alu::Mov, 1, base);
     program.alu_imm(Alu::Add, 1, i32::from(at + COMM));
     program.alu_imm(Alu::Mov, 2, 16);
     program.call(Helper::GetCurrentComm);
+    if reused {
+        program.label("name_kept");
+    }
 }
 
 /// VALUE = the starts entry of the tracepoint's request (its address on
@@ -528,6 +559,7 @@ fn submitter(program: &mut Program, maps: &Maps) {
         key: PROCESS_KEY,
         fresh: &fresh,
         dropped: Some((maps.lost, PROCESSES_DROPPED)),
+        per_cpu: true,
     };
     add_to(program, &target, &adds, "process_added");
 }
@@ -666,6 +698,10 @@ fn series_totals(program: &mut Program, maps: &Maps) {
     program.load(Size::B, 2, FP, REQUEST + ROLE);
     program.alu_imm(Alu::Lsh, 2, 2);
     program.store_reg(Size::B, FP, SERIES_KEY + 5, 2);
+    program.alu_imm(Alu::Mov, VALUE, 0);
+    cached_slot(program, maps);
+    program.load(Size::DW, 1, FP, SLOT);
+    program.jump_imm(Cond::Ne, 1, 0, "slot_in_hand");
     let fresh = |program: &mut Program| {
         for at in (0..SERIES_TOTALS_BYTES as i16).step_by(8) {
             program.store_imm(Size::DW, FP, FRESH + at, 0);
@@ -684,9 +720,55 @@ fn series_totals(program: &mut Program, maps: &Maps) {
         key: SERIES_KEY,
         fresh: &fresh,
         dropped: None,
+        per_cpu: false,
     };
     add_to(program, &target, &[], "series_found");
     program.alu_reg(Alu::Mov, VALUE, 0);
+    program.jump_imm(Cond::Eq, VALUE, 0, "slot_in_hand");
+    program.load(Size::DW, 1, VALUE, SLOT_AT);
+    program.store_reg(Size::DW, FP, SLOT, 1);
+    program.jump_imm(Cond::Eq, 1, 0, "slot_in_hand");
+    lookup_small(program, maps.series_cache, 0);
+    program.jump_imm(Cond::Eq, 0, 0, "slot_in_hand");
+    program.load(Size::DW, 1, FP, SERIES_KEY);
+    program.store_reg(Size::DW, 0, 0, 1);
+    program.load(Size::DW, 1, FP, SLOT);
+    program.store_reg(Size::DW, 0, 8, 1);
+    program.label("slot_in_hand");
+    slot_totals(program, maps);
+}
+
+/// SLOT = the slot this CPU's last series had, where this request's series
+/// (SERIES_KEY) is that one: no hash lookup while a CPU's requests stay in
+/// one series; else 0.
+fn cached_slot(program: &mut Program, maps: &Maps) {
+    program.store_imm(Size::DW, FP, SLOT, 0);
+    lookup_small(program, maps.series_cache, 0);
+    program.jump_imm(Cond::Eq, 0, 0, "cache_missed");
+    program.load(Size::DW, 1, 0, 0);
+    program.load(Size::DW, 2, FP, SERIES_KEY);
+    program.jump_reg(Cond::Ne, 1, 2, "cache_missed");
+    program.load(Size::DW, 1, 0, 8);
+    program.store_reg(Size::DW, FP, SLOT, 1);
+    program.label("cache_missed");
+}
+
+/// Where the series has a slot (SLOT, plus one), VALUE = this CPU's counts
+/// and sums of it (TOTALS_PER_CPU not 0); else VALUE stays the shared
+/// totals' entry (or 0).
+fn slot_totals(program: &mut Program, maps: &Maps) {
+    program.store_imm(Size::DW, FP, TOTALS_PER_CPU, 0);
+    program.load(Size::DW, 1, FP, SLOT);
+    program.jump_imm(Cond::Eq, 1, 0, "slot_known");
+    program.alu_imm(Alu::Sub, 1, 1);
+    program.store_reg(Size::W, FP, SMALL_KEY, 1);
+    program.load_map(1, maps.slot_totals);
+    stack_pointer(program, 2, SMALL_KEY);
+    program.call(Helper::MapLookupElem);
+    program.jump_imm(Cond::Eq, 0, 0, "slot_known");
+    program.alu_reg(Alu::Mov, VALUE, 0);
+    program.store_imm(Size::DW, FP, TOTALS_PER_CPU, 1);
+    program.label("slot_known");
 }
 
 /// Counts r2 (nanoseconds) into `kind`'s bucket of (device, r9, role):
@@ -722,15 +804,39 @@ fn record(program: &mut Program, maps: &Maps, kind: Kind, name: &str) {
         key: BUCKET_KEY,
         fresh: &zeros,
         dropped: None,
+        per_cpu: false,
     };
     add_to(program, &target, &[(0, None)], &label("bucket_added"));
     program.jump_imm(Cond::Eq, VALUE, 0, &label("totals_added"));
     let at = kind as i16 * 16;
-    program.alu_imm(Alu::Mov, 1, 1);
-    program.atomic_add(VALUE, at, 1);
-    program.load(Size::DW, 1, FP, DELTA);
-    program.atomic_add(VALUE, at + 8, 1);
+    program.load(Size::DW, 2, FP, TOTALS_PER_CPU);
+    program.jump_imm(Cond::Ne, 2, 0, &label("per_cpu"));
+    for per_cpu in [false, true] {
+        if per_cpu {
+            program.label(&label("per_cpu"));
+        }
+        program.alu_imm(Alu::Mov, 1, 1);
+        add(program, per_cpu, (VALUE, at), 1);
+        program.load(Size::DW, 1, FP, DELTA);
+        add(program, per_cpu, (VALUE, at + 8), 1);
+        program.jump(&label("totals_added"));
+    }
     program.label(&label("totals_added"));
+}
+
+/// `*(u64 *)(base + offset) += src`: atomically in a map all CPUs share,
+/// plainly in this CPU's part of a per-CPU one (a program does not nest in
+/// itself, so nothing else writes it meanwhile). r2 is overwritten.
+fn add(program: &mut Program, per_cpu: bool, at: (Reg, i16), src: Reg) {
+    let (base, offset) = at;
+    match per_cpu {
+        true => {
+            program.load(Size::DW, 2, base, offset);
+            program.alu_reg(Alu::Add, 2, src);
+            program.store_reg(Size::DW, base, offset, 2);
+        }
+        false => program.atomic_add(base, offset, src),
+    }
 }
 
 /// dense[(slot × 4 + kind) × DENSE_BUCKETS + the bucket in r1] += 1, then
@@ -739,9 +845,8 @@ fn record(program: &mut Program, maps: &Maps, kind: Kind, name: &str) {
 /// instructions the verifier writes in place: no call, no hash.
 fn dense_bucket(program: &mut Program, dense: &Map, kind: Kind, to: (&str, &str)) {
     let (hashed, added) = to;
-    program.jump_imm(Cond::Eq, VALUE, 0, hashed);
     program.jump_imm(Cond::Ge, 1, DENSE_BUCKETS as i32, hashed);
-    program.load(Size::DW, 2, VALUE, SLOT_AT);
+    program.load(Size::DW, 2, FP, SLOT);
     program.jump_imm(Cond::Eq, 2, 0, hashed);
     program.alu_imm(Alu::Sub, 2, 1);
     program.alu_imm(Alu::Mul, 2, DENSE_PER_SLOT as i32);
@@ -772,18 +877,21 @@ fn count_at_merge_key(program: &mut Program, map: &Map, done: &str) {
         key: MERGE_KEY,
         fresh: &zeros,
         dropped: None,
+        per_cpu: false,
     };
     add_to(program, &target, &[(0, None)], done);
 }
 
 /// A map whose entry (its key on the stack) is added to: a new entry's
 /// value is written to `FRESH` by `fresh`; one that cannot be made is
-/// counted in `dropped` (the lost counters and an index), when given.
+/// counted in `dropped` (the lost counters and an index), when given;
+/// `per_cpu` for a per-CPU map (added to without atomic instructions).
 struct AddTarget<'a> {
     map: &'a Map,
     key: i16,
     fresh: &'a dyn Fn(&mut Program),
     dropped: Option<(&'a Map, u32)>,
+    per_cpu: bool,
 }
 
 /// `map[key] += 1` (or the stack slot given, of its size) at each offset
@@ -819,7 +927,7 @@ fn add_to(
             Some((size, slot)) => program.load(*size, 1, FP, *slot),
             None => program.alu_imm(Alu::Mov, 1, 1),
         }
-        program.atomic_add(0, *offset, 1);
+        add(program, target.per_cpu, (0, *offset), 1);
     }
     program.label(done);
 }
