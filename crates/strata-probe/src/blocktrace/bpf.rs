@@ -19,8 +19,10 @@ const BPF_OBJ_GET_INFO_BY_FD: i64 = 15;
 const BPF_RAW_TRACEPOINT_OPEN: i64 = 17;
 const BPF_MAP_LOOKUP_BATCH: i64 = 24;
 
-/// Entries a batched read asks for at once.
+/// Entries a batched read asks for at once, and the most bytes of values
+/// it asks for (a per-CPU map's value is every CPU's).
 const BATCH_ENTRIES: usize = 4096;
+const BATCH_VALUE_BYTES: usize = 1 << 20;
 
 pub const MAP_TYPE_HASH: u32 = 1;
 pub const MAP_TYPE_ARRAY: u32 = 2;
@@ -363,7 +365,7 @@ impl Map {
         // The kernel's position: a bucket index (hash) or a key (array).
         let token_size = self.key_size.max(8);
         let (mut in_batch, mut out_batch) = (vec![0u8; token_size], vec![0u8; token_size]);
-        let mut capacity = BATCH_ENTRIES;
+        let mut capacity = (BATCH_VALUE_BYTES / self.value_size.max(1)).clamp(64, BATCH_ENTRIES);
         let (mut keys, mut values) = (Vec::new(), Vec::new());
         let mut first = true;
         loop {
