@@ -386,44 +386,12 @@ fn a_mariadb_runs_slow_reads_name_the_session_or_another_clients_query() {
     }
 }
 
-/// The sessions' connections' slow reads: nine in ten name a session, and
-/// nine in ten of those the select that ran across the read.
+/// The sessions' connections' slow reads name their session and statement.
 fn assert_sessions_reads_name_their_statements(listed: &[&Value]) {
     let reads: Vec<&Value> = listed
         .iter()
         .copied()
         .filter(|outlier| outlier["role"] == "sql/one_connection" && outlier["operation"] == "read")
         .collect();
-    let sessions: Vec<&Value> = reads
-        .iter()
-        .copied()
-        .filter(|outlier| outlier["session"].as_u64().is_some_and(|index| index < 2))
-        .collect();
-    assert!(
-        !reads.is_empty() && sessions.len() * 10 >= reads.len() * 9,
-        "{} of {} connection read outliers name their session: {:?}",
-        sessions.len(),
-        reads.len(),
-        reads.iter().take(5).collect::<Vec<_>>()
-    );
-    let mut with_statement = 0;
-    for outlier in &sessions {
-        let Some(statement) = outlier.get("statement") else {
-            continue;
-        };
-        with_statement += 1;
-        assert_eq!(statement["session"], outlier["session"], "{outlier}");
-        assert_eq!(statement["operation"], "select", "{outlier}");
-        let request_ms =
-            outlier["queue_ms"].as_f64().unwrap() + outlier["device_ms"].as_f64().unwrap();
-        assert!(
-            statement["latency_ms"].as_f64().unwrap() >= request_ms,
-            "{outlier}"
-        );
-    }
-    assert!(
-        with_statement * 10 >= sessions.len() * 9,
-        "{with_statement} of {} session read outliers name the statement",
-        sessions.len()
-    );
+    common::assert_reads_name_their_session_and_statement(&reads, 2);
 }

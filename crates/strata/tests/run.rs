@@ -1166,40 +1166,7 @@ fn a_sessions_slow_reads_name_the_session_and_its_statement() {
         "{}",
         result["block_trace"]["outliers"]
     );
-    let with_session = backend_reads
-        .iter()
-        .filter(|outlier| {
-            outlier["session"]
-                .as_u64()
-                .is_some_and(|session| session < 2)
-        })
-        .count();
-    assert!(
-        with_session * 10 >= backend_reads.len() * 9,
-        "{with_session} of {} backend read outliers name their session: {:?}",
-        backend_reads.len(),
-        backend_reads.iter().take(5).collect::<Vec<_>>()
-    );
-    let mut with_statement = 0;
-    for outlier in &backend_reads {
-        let Some(statement) = outlier.get("statement") else {
-            continue;
-        };
-        with_statement += 1;
-        assert_eq!(statement["session"], outlier["session"], "{outlier}");
-        assert_eq!(statement["operation"], "select", "{outlier}");
-        let request_ms =
-            outlier["queue_ms"].as_f64().unwrap() + outlier["device_ms"].as_f64().unwrap();
-        assert!(
-            statement["latency_ms"].as_f64().unwrap() >= request_ms,
-            "{outlier}"
-        );
-    }
-    assert!(
-        with_statement * 10 >= with_session * 9,
-        "{with_statement} of {with_session} session read outliers name the statement (every \
-         statement over 0.2 ms was kept)"
-    );
+    assert_reads_name_their_session_and_statement(&backend_reads, 2);
 }
 
 /// `--outlier-threshold` keeps every statement at least that slow with its

@@ -278,3 +278,46 @@ pub fn work_directory_of(stderr: &str) -> std::path::PathBuf {
         .unwrap_or_else(|| panic!("no work directory line: {stderr}"));
     std::path::PathBuf::from(line.split(" (").next().unwrap())
 }
+
+/// A run's slow reads by its sessions' server processes or threads
+/// (`reads`, at least one): nine in ten name one of the run's `sessions`,
+/// and nine in ten of those the select that ran from before the read
+/// until after it (every statement over the run's floor was kept).
+pub fn assert_reads_name_their_session_and_statement(reads: &[&serde_json::Value], sessions: u64) {
+    let named: Vec<&serde_json::Value> = reads
+        .iter()
+        .copied()
+        .filter(|outlier| {
+            outlier["session"]
+                .as_u64()
+                .is_some_and(|index| index < sessions)
+        })
+        .collect();
+    assert!(
+        !reads.is_empty() && named.len() * 10 >= reads.len() * 9,
+        "{} of {} read outliers name their session: {:?}",
+        named.len(),
+        reads.len(),
+        reads.iter().take(5).collect::<Vec<_>>()
+    );
+    let mut with_statement = 0;
+    for outlier in &named {
+        let Some(statement) = outlier.get("statement") else {
+            continue;
+        };
+        with_statement += 1;
+        assert_eq!(statement["session"], outlier["session"], "{outlier}");
+        assert_eq!(statement["operation"], "select", "{outlier}");
+        let request_ms =
+            outlier["queue_ms"].as_f64().unwrap() + outlier["device_ms"].as_f64().unwrap();
+        assert!(
+            statement["latency_ms"].as_f64().unwrap() >= request_ms,
+            "{outlier}"
+        );
+    }
+    assert!(
+        with_statement * 10 >= named.len() * 9,
+        "{with_statement} of {} session read outliers name the statement",
+        named.len()
+    );
+}
