@@ -328,13 +328,15 @@ fn a_mariadb_runs_slow_reads_name_the_session_or_another_clients_query() {
         "1",
     ]);
     let (run, lines) = common::spawn_with_stderr_lines(&args, dir.path());
-    common::wait_for_phase(&lines, "running");
-    let socket = std::fs::read_dir(dir.path())
+    let seen = common::wait_for_phase(&lines, "running");
+    // The current directory, or one the server's account can reach.
+    let work_dir = common::work_directory_of(&seen);
+    let socket = std::fs::read_dir(&work_dir)
         .unwrap()
         .flatten()
         .map(|entry| entry.path().join("mysqld.sock"))
         .find(|socket| socket.exists())
-        .expect("the throwaway server's socket in the run's directory");
+        .unwrap_or_else(|| panic!("no throwaway server's socket in {}", work_dir.display()));
     // Every row of the second schema through its secondary index (its keys
     // are shuffled: a clustered page read per row), 0.5 ms apart.
     let scattered = "SELECT COUNT(*), SUM(n) FROM strata_slob_2 FORCE INDEX (slob_key) \
