@@ -329,14 +329,17 @@ fn a_mariadb_runs_slow_reads_name_the_session_or_another_clients_query() {
     ]);
     let (run, lines) = common::spawn_with_stderr_lines(&args, dir.path());
     let seen = common::wait_for_phase(&lines, "running");
-    // The current directory, or one the server's account can reach.
+    // The current directory, or one the server's account can reach, which
+    // other tests' servers may share: this run's is named by its PID.
     let work_dir = common::work_directory_of(&seen);
+    let ours = format!(".strata-mariadb-{}-", run.id());
     let socket = std::fs::read_dir(&work_dir)
         .unwrap()
         .flatten()
+        .filter(|entry| entry.file_name().to_string_lossy().starts_with(&ours))
         .map(|entry| entry.path().join("mysqld.sock"))
         .find(|socket| socket.exists())
-        .unwrap_or_else(|| panic!("no throwaway server's socket in {}", work_dir.display()));
+        .unwrap_or_else(|| panic!("no {ours}* server socket in {}", work_dir.display()));
     // Every row of the second schema through its secondary index (its keys
     // are shuffled: a clustered page read per row), 0.5 ms apart.
     let scattered = "SELECT COUNT(*), SUM(n) FROM strata_slob_2 FORCE INDEX (slob_key) \
