@@ -1263,13 +1263,16 @@ impl PageCacheHolder {
             // Ahead of a thousand sessions on two CPUs, or the limit is set
             // seconds apart and the page cache fills what they free between.
             unsafe { libc::setpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t, -20) };
+            // True once `moment` has come, even when the window ended at
+            // the same instant (its last second is held and sampled);
+            // false when stopped before it.
             let wait_until = |moment: std::time::Instant| {
                 while std::time::Instant::now() < moment && !stopped.load(Ordering::Relaxed) {
                     std::thread::park_timeout(
                         moment.saturating_duration_since(std::time::Instant::now()),
                     );
                 }
-                !stopped.load(Ordering::Relaxed)
+                std::time::Instant::now() >= moment
             };
             let mut held = HeldWindow::default();
             let mut warned = false;
