@@ -393,6 +393,24 @@ impl Endpoint {
         })
     }
 
+    /// The same server, asked `path` in place of the last part of this
+    /// endpoint's path (`/metrics`), so that an agent behind a proxy's
+    /// prefix is asked below the same prefix.
+    pub fn beside(&self, path: &str) -> anyhow::Result<Endpoint> {
+        let own = self.uri.path();
+        let prefix = own.rsplit_once('/').map_or("", |(prefix, _)| prefix);
+        let mut parts = self.uri.clone().into_parts();
+        parts.path_and_query = Some(
+            format!("{prefix}{path}")
+                .parse()
+                .context("the path beside the agent's")?,
+        );
+        Ok(Endpoint {
+            uri: Uri::from_parts(parts).context("the URL beside the agent's")?,
+            ..self.clone()
+        })
+    }
+
     /// The credentials `given` by `access` (its file or environment) and
     /// its TLS, where the URL has none of its own: a password in the URL
     /// wins; a URL with a user and no password takes the password given

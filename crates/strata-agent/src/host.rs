@@ -181,9 +181,6 @@ pub struct HostCounters {
     /// an infinity, below 0) or a series the thing must have and has not.
     /// Absent, never a number.
     pub unreadable: BTreeMap<String, String>,
-    /// The requests a strata agent traced one by one, as its histograms;
-    /// `None` where it serves none (node_exporter, or not tracing there).
-    pub traced: Option<crate::traced::AgentTrace>,
 }
 
 impl HostCounters {
@@ -231,10 +228,6 @@ impl HostCounters {
             oom_kills: oom_kills(scrape, dialect),
             mounts: mounts(&scrape.series),
             unreadable,
-            traced: match dialect {
-                Dialect::Strata => crate::traced::agent_trace(&scrape.series),
-                Dialect::NodeExporter => None,
-            },
         })
     }
 

@@ -5,7 +5,8 @@
 //! machine's clock (`scrape`), its text read into series (`text`), and its
 //! devices, CPU and memory as the counters strata keeps for its own host
 //! (`host`), so a window on another host is accounted by the same code;
-//! the requests a strata agent traced there, as its histograms (`traced`);
+//! the requests a strata agent traced there, as it serves them at
+//! `/blocktrace` (`traced`);
 //! an agent's layers as collectors of this machine's sampler
 //! (`collector`); and what a Prometheus server scraped of the agents over a
 //! past window (`query`).

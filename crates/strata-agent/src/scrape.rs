@@ -106,6 +106,19 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_tracer_is_asked_beside_metrics_below_a_proxy_s_prefix() {
+        let beside = |text: &str| parse_agent(text).unwrap().beside("/blocktrace").unwrap();
+        assert_eq!(
+            beside("http://user:pw@db1:9477").to_string(),
+            "http://user:***@db1:9477/blocktrace"
+        );
+        assert_eq!(
+            beside("https://proxy:443/agents/db1/metrics").uri().path(),
+            "/agents/db1/blocktrace"
+        );
+    }
+
+    #[test]
     fn a_url_without_a_path_scrapes_metrics_and_other_schemes_are_refused() {
         let parsed = |text: &str| parse_agent(text).unwrap();
         assert_eq!(

@@ -79,11 +79,24 @@ pub fn parse_listen_address(address: &str) -> anyhow::Result<SocketAddr> {
 /// query a database).
 pub type Metrics = Arc<dyn Fn() -> String + Send + Sync>;
 
-/// Serves `/metrics` from `metrics` on `address` in a background thread,
+/// What the endpoint serves: `/metrics`, and where the host traces its
+/// block requests, `/blocktrace` (JSON, for a run on another host:
+/// `strata_probe::blocktrace::served`).
+#[derive(Clone)]
+pub struct Pages {
+    pub metrics: Metrics,
+    pub block_trace: Option<BlockTrace>,
+}
+
+/// `/blocktrace`'s answer to a request that came at the given
+/// CLOCK_MONOTONIC nanoseconds.
+pub type BlockTrace = Arc<dyn Fn(u64) -> String + Send + Sync>;
+
+/// Serves `pages` on `address` in a background thread,
 /// with its own single-threaded tokio runtime (observe's loop is
 /// synchronous). Every connection is served concurrently and bounded in
 /// time and memory, so a slow or hostile client cannot stall the others.
-pub fn serve(address: &str, metrics: Metrics, host: &str) -> anyhow::Result<SocketAddr> {
+pub fn serve(address: &str, pages: Pages, host: &str) -> anyhow::Result<SocketAddr> {
     let parsed = parse_listen_address(address)?;
     // Collections take the collectors' lock one at a time anyway: one
     // blocking thread, kept, so that scrapes do not make threads (and their
@@ -108,7 +121,7 @@ pub fn serve(address: &str, metrics: Metrics, host: &str) -> anyhow::Result<Sock
         .name("strata-prometheus".into())
         .spawn({
             let host: Arc<str> = host.into();
-            move || runtime.block_on(accept_loop(listener, metrics, host))
+            move || runtime.block_on(accept_loop(listener, pages, host))
         })?;
     Ok(bound)
 }
@@ -174,7 +187,7 @@ impl Connections {
 
 /// Accepts every connection, making room for it (`Connections::make_room`);
 /// each runs as its own task, cut off after `CONNECTION_LIFETIME`.
-async fn accept_loop(listener: tokio::net::TcpListener, metrics: Metrics, host: Arc<str>) {
+async fn accept_loop(listener: tokio::net::TcpListener, pages: Pages, host: Arc<str>) {
     let connections = Arc::new(Mutex::new(Connections::default()));
     for id in 0u64.. {
         let (stream, peer) = match listener.accept().await {
@@ -187,7 +200,7 @@ async fn accept_loop(listener: tokio::net::TcpListener, metrics: Metrics, host: 
             }
         };
         let served = Served {
-            metrics: metrics.clone(),
+            pages: pages.clone(),
             host: host.clone(),
             connections: connections.clone(),
         };
@@ -202,7 +215,7 @@ async fn accept_loop(listener: tokio::net::TcpListener, metrics: Metrics, host: 
 
 /// What a connection is served with, and the open connections.
 struct Served {
-    metrics: Metrics,
+    pages: Pages,
     host: Arc<str>,
     connections: Arc<Mutex<Connections>>,
 }
@@ -219,10 +232,10 @@ impl Served {
             return false;
         }
         let asked = Arc::new(AtomicBool::new(false));
-        let (metrics, host, flag) = (self.metrics, self.host, asked.clone());
+        let (pages, host, flag) = (self.pages, self.host, asked.clone());
         let registry = self.connections.clone();
         let task = tokio::spawn(async move {
-            let served = connection(stream, metrics, host, flag);
+            let served = connection(stream, pages, host, flag);
             let _ = tokio::time::timeout(CONNECTION_LIFETIME, served).await;
             let mut open = registry.lock().unwrap_or_else(PoisonError::into_inner);
             open.open.remove(&id);
@@ -246,14 +259,14 @@ impl Served {
 /// scrape needs no more. `asked` is set when the request's head has come.
 async fn connection(
     stream: tokio::net::TcpStream,
-    metrics: Metrics,
+    pages: Pages,
     host: Arc<str>,
     asked: Arc<AtomicBool>,
 ) {
     let service = service_fn(move |request| {
         asked.store(true, Ordering::Relaxed);
-        let (metrics, host) = (metrics.clone(), host.clone());
-        async move { Ok::<_, Infallible>(answer(request, metrics, &host).await) }
+        let (pages, host) = (pages.clone(), host.clone());
+        async move { Ok::<_, Infallible>(answer(request, pages, &host).await) }
     });
     let _ = http1::Builder::new()
         .timer(TokioTimer::new())
@@ -267,30 +280,49 @@ async fn connection(
         .await;
 }
 
-/// GET (or HEAD) `/metrics` gets the layers collected now and the clock;
-/// anything else 404.
-async fn answer<B>(request: Request<B>, metrics: Metrics, host: &str) -> Response<Full<Bytes>> {
+/// GET (or HEAD) `/metrics` gets the layers collected now and the clock,
+/// `/blocktrace` the tracer's snapshot where it is served; anything else
+/// 404.
+async fn answer<B>(request: Request<B>, pages: Pages, host: &str) -> Response<Full<Bytes>> {
     let readable = matches!(*request.method(), Method::GET | Method::HEAD);
-    let (status, body) = if readable && request.uri().path() == "/metrics" {
-        let received_s = strata_core::time::unix_now_s();
-        let mut text = tokio::task::spawn_blocking(move || metrics())
-            .await
-            .unwrap_or_default();
-        text += &clock_families(host, received_s, strata_core::time::unix_now_s());
-        (StatusCode::OK, text)
-    } else {
-        (
-            StatusCode::NOT_FOUND,
-            "strata serves /metrics\n".to_string(),
-        )
+    let path = request.uri().path();
+    let (status, body, content_type) = match (&pages.block_trace, path) {
+        _ if !readable => not_found(),
+        (_, "/metrics") => {
+            let received_s = strata_core::time::unix_now_s();
+            let metrics = pages.metrics.clone();
+            let mut text = tokio::task::spawn_blocking(move || metrics())
+                .await
+                .unwrap_or_default();
+            text += &clock_families(host, received_s, strata_core::time::unix_now_s());
+            (StatusCode::OK, text, EXPOSITION)
+        }
+        (Some(block_trace), strata_probe::blocktrace::served::PATH) => {
+            let received_ns = strata_probe::blocktrace::monotonic_ns();
+            let block_trace = block_trace.clone();
+            let json = tokio::task::spawn_blocking(move || block_trace(received_ns))
+                .await
+                .unwrap_or_default();
+            (StatusCode::OK, json, "application/json")
+        }
+        _ => not_found(),
     };
     let mut response = Response::new(Full::new(Bytes::from(body)));
     *response.status_mut() = status;
-    response.headers_mut().insert(
-        CONTENT_TYPE,
-        HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
-    );
     response
+        .headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
+    response
+}
+
+const EXPOSITION: &str = "text/plain; version=0.0.4; charset=utf-8";
+
+fn not_found() -> (StatusCode, String, &'static str) {
+    (
+        StatusCode::NOT_FOUND,
+        "strata serves /metrics\n".to_string(),
+        EXPOSITION,
+    )
 }
 
 #[cfg(test)]
@@ -327,7 +359,11 @@ mod tests {
     #[test]
     fn metrics_is_served_and_everything_else_is_not() {
         let metrics: Metrics = Arc::new(|| "# TYPE strata_x gauge\nstrata_x 1\n".to_string());
-        let address = serve("127.0.0.1:0", metrics, "db1").unwrap();
+        let pages = Pages {
+            metrics,
+            block_trace: None,
+        };
+        let address = serve("127.0.0.1:0", pages, "db1").unwrap();
         let scrape = exchange(address, b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
         assert!(scrape.starts_with("HTTP/1.1 200"), "{scrape}");
         assert!(
@@ -359,7 +395,11 @@ mod tests {
 
     #[test]
     fn an_oversized_request_is_refused_without_being_read() {
-        let address = serve("127.0.0.1:0", Arc::new(String::new), "db1").unwrap();
+        let pages = Pages {
+            metrics: Arc::new(String::new),
+            block_trace: None,
+        };
+        let address = serve("127.0.0.1:0", pages, "db1").unwrap();
         let mut request = b"GET /".to_vec();
         request.resize(1 << 20, b'a');
         let refused = exchange(address, &request);

@@ -17,6 +17,8 @@ use std::time::{Duration, Instant};
 use strata_agent::endpoint::{AgentAccess, Endpoint};
 use strata_core::input;
 use strata_core::metrics::Collector;
+use strata_probe::blocktrace::served::ServedTrace;
+use strata_probe::blocktrace::shared;
 use strata_recording::RecordingWriter;
 
 /// The options of one `strata observe`.
@@ -93,6 +95,23 @@ pub struct ObserveRequest {
     /// container's) [default: the hostname]
     #[arg(long = "host", value_name = "NAME", requires = "prometheus", value_parser = host_label)]
     pub host_label: Option<String>,
+
+    /// With --prometheus: keep every block request at least this slow
+    /// (start to end, traced one by one) for a run through this agent to
+    /// list as an outlier, with its process, role, device, sector, size,
+    /// queue and device time [default: 500ms, Oracle's V$KERNEL_IO_OUTLIER]
+    #[arg(long, value_name = "DURATION", requires = "prometheus", value_parser = io_outlier)]
+    pub io_outlier: Option<Duration>,
+}
+
+/// A threshold over 0 s: at 0 every block request would be an outlier.
+fn io_outlier(text: &str) -> Result<Duration, String> {
+    match input::duration(text)? {
+        zero if zero.is_zero() => Err("must be more than 0 s: every block request would be an \
+                                       outlier"
+            .to_string()),
+        threshold => Ok(threshold),
+    }
 }
 
 /// A host name Prometheus and a report can show as it is: letters,
@@ -234,19 +253,35 @@ fn serve_prometheus(
         .host_label
         .clone()
         .unwrap_or_else(|| strata_recording::HostInfo::current().hostname);
+    if let Some(threshold) = request.io_outlier {
+        shared::set_outlier_threshold_ms(threshold.as_secs_f64() * 1e3);
+    }
     let collectors = sampler.collectors();
     let scraped_host = host.clone();
     // The tracer is read right after the first layer, the device layer's
     // /proc/diskstats: a scraper that sets the two side by side (a run's
     // --agent) sees them of one moment, and the device layer first in the
     // scrape, as every agent's is.
+    // Each scrape gives this host's PostgreSQL processes their roles from
+    // their titles, so that a run through the agent sees its requests by
+    // role from its first edge on.
     let metrics: prometheus::Metrics = Arc::new(move || {
+        let _ = shared::name_postgres_roles_from_titles();
         let (sample, histograms) = collect_now_beside_first(&collectors, || {
             crate::block_histograms::families(&scraped_host)
         });
         exposition(&sample, &scraped_host) + &histograms
     });
-    let bound = prometheus::serve(address, metrics, &host)?;
+    let block_trace: prometheus::BlockTrace = Arc::new(|received_ns| {
+        shared::served(received_ns)
+            .unwrap_or_else(|| ServedTrace::unavailable(shared::why_not_tracing()))
+            .to_json()
+    });
+    let pages = prometheus::Pages {
+        metrics,
+        block_trace: Some(block_trace),
+    };
+    let bound = prometheus::serve(address, pages, &host)?;
     strata_core::note::note(&format!(
         "strata: serving Prometheus metrics at http://{bound}/metrics"
     ));

@@ -8,7 +8,7 @@
 //! 11 counters before 4.18, 15 with discards (4.18+), 17 with flushes (5.5+).
 
 use anyhow::{bail, Context};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 pub use strata_recording::device::IostatFigures;
 
 const DISKSTATS_PATH: &str = "/proc/diskstats";
@@ -35,7 +35,7 @@ const COUNTER_NAMES: [&str; 17] = [
 ];
 
 /// One line of `/proc/diskstats`. Counters the kernel did not print are 0.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DiskStat {
     pub major: u32,
     pub minor: u32,

@@ -13,6 +13,8 @@
 //!   in the kernel by BPF programs on the block tracepoints.
 //! - [`extents`]: which file a block request touched, from the files'
 //!   extents on the disk.
+//! - [`titles`]: the roles of PostgreSQL's processes from their titles,
+//!   for an agent with no connection to the database.
 //! - [`collectors`]: the OS layers `strata observe` samples (devices,
 //!   traced requests, NFS client, NICs, CPU and pressure, memory, processes).
 //!
@@ -26,4 +28,5 @@ pub mod cpu;
 pub mod diskstats;
 pub mod extents;
 pub mod safety;
+pub mod titles;
 pub mod top;

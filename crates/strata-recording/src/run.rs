@@ -340,9 +340,8 @@ pub struct BlockTraceFigures {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unavailable: Option<String>,
     /// Where the requests were traced when not by this strata: the server
-    /// host's agent, from its Prometheus histograms (each percentile the
-    /// upper bound of the bucket it falls in; no roles, processes or
-    /// outliers).
+    /// host's agent, from its `/blocktrace` at the window's edges, and
+    /// how closely its clock was placed on this one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub traced_by: Option<String>,
     #[serde(default)]

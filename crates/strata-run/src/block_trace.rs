@@ -7,11 +7,11 @@
 
 use crate::edge::{AgentBlockTrace, Edge};
 use std::collections::BTreeMap;
-use strata_agent::traced::{ServedHistogram, TracedSeries};
+use strata_probe::blocktrace::served::ServedTrace;
+use strata_probe::blocktrace::TraceSnapshot;
+use strata_probe::diskstats::{find, DeviceDelta};
 use strata_recording::device::IostatFigures;
-use strata_recording::run::{
-    BlockTraceFigures, LatencyPercentiles, StatementOutlier, TracedDevice, TracedOperation,
-};
+use strata_recording::run::{BlockTraceFigures, StatementOutlier};
 use strata_slob::session::RunOutcome;
 
 pub use strata_probe::blocktrace::shared::{
@@ -50,9 +50,22 @@ pub fn name_sessions(traced: &mut BlockTraceFigures, start: &Edge, outcome: &Run
     let Some(outliers) = traced.outliers.as_mut() else {
         return;
     };
-    let Some(trace_origin_ns) = start.block_trace.as_ref().map(|trace| trace.taken_ns) else {
+    // A server host's agent's clock is placed on this one to within half
+    // the round trip.
+    let origin = match &start.agent_block_trace {
+        Some(agent) => agent.trace.as_ref().ok().map(|traced| {
+            let trace_origin_ns = traced.served.trace.taken_ns;
+            (trace_origin_ns, traced.placed_within_s)
+        }),
+        None => start
+            .block_trace
+            .as_ref()
+            .map(|trace| (trace.taken_ns, 0.0)),
+    };
+    let Some((trace_origin_ns, placed_within_s)) = origin else {
         return;
     };
+    let slack_s = SPAN_SLACK_S + placed_within_s;
     let window_start_ns = strata_probe::blocktrace::monotonic_ns() as f64
         - outcome.window_start.elapsed().as_nanos() as f64;
     let trace_after_window_s = (trace_origin_ns as f64 - window_start_ns) / 1e9;
@@ -76,8 +89,8 @@ pub fn name_sessions(traced: &mut BlockTraceFigures, start: &Edge, outcome: &Run
             .into_iter()
             .flatten()
             .find(|statement| {
-                statement.at_s - statement.latency_ms / 1e3 <= started_s + SPAN_SLACK_S
-                    && ended_s <= statement.at_s + SPAN_SLACK_S
+                statement.at_s - statement.latency_ms / 1e3 <= started_s + slack_s
+                    && ended_s <= statement.at_s + slack_s
             })
             .map(|statement| (*statement).clone());
     }
@@ -90,130 +103,81 @@ fn unavailable(why: String) -> BlockTraceFigures {
     }
 }
 
-/// The window's requests as the server host's agent traced them: per run
-/// device and operation, the count beside the agent's /proc/diskstats, and
-/// device and queue time to the agent's buckets.
+/// The window's requests as the server host's agent traced them, from
+/// its `/blocktrace` at the two edges: the figures this host's tracer
+/// would give, beside the agent's /proc/diskstats read right after its
+/// tracer's counts.
 fn by_agent(
     before: &AgentBlockTrace,
     after: &AgentBlockTrace,
     devices: &[IostatFigures],
 ) -> BlockTraceFigures {
     let host = &after.host;
-    let (Some(earlier), Some(later)) = (&before.trace, &after.trace) else {
-        return unavailable(format!(
-            "the agent of the server's host {host} serves no requests traced one by one (a strata \
-             agent traces where it runs as root with BPF; node_exporter does not trace)"
-        ));
+    let (earlier, later) = match (&before.trace, &after.trace) {
+        (Ok(earlier), Ok(later)) => (earlier, later),
+        (Err(why), _) | (_, Err(why)) => {
+            return unavailable(format!("the server's host {host}: {why}"))
+        }
     };
-    let mut left_out: Vec<String> = later
-        .unreadable
+    let (then, now) = (&earlier.served, &later.served);
+    if let Some(why) = now.unavailable.as_ref().or(then.unavailable.as_ref()) {
+        return unavailable(format!(
+            "the server's host {host} does not trace its requests one by one: {why}"
+        ));
+    }
+    if went_down(&then.trace, &now.trace) {
+        return unavailable(format!(
+            "the tracer of the server's host {host} counted fewer requests at the window's end \
+             than at its start: its agent restarted"
+        ));
+    }
+    let seconds = now.trace.taken_ns.saturating_sub(then.trace.taken_ns) as f64 / 1e9;
+    let mut left_out = Vec::new();
+    let counted: Vec<IostatFigures> = devices
         .iter()
-        .map(|(series, why)| format!("{series}: {why}"))
-        .collect();
-    // An agent before the time start → end was served: its issued
-    // requests stand for those started.
-    let serves_totals = later
-        .series
-        .values()
-        .any(|series| series.total_time.is_some());
-    let traced = devices
-        .iter()
-        .map(|counted| {
-            let of_device = later
-                .series
-                .iter()
-                .filter(|((device, _), _)| *device == counted.device);
-            let mut operations = Vec::new();
-            for ((device, operation), now) in of_device {
-                let then = earlier.series.get(&(device.clone(), operation.clone()));
-                match operation_by_agent((operation, serves_totals), now, then, counted) {
-                    Some(figures) => operations.extend(figures),
-                    None => left_out.push(format!(
-                        "device={device},operation={operation}: its counts went down between \
-                         the edges (the agent restarted)"
-                    )),
-                }
-            }
-            TracedDevice {
-                device: counted.device.clone(),
-                role: counted.role.clone(),
-                operations,
-                by_role: Vec::new(),
-            }
+        .filter_map(|device| {
+            let of = |served: &ServedTrace| find(&served.disks, &device.device).cloned();
+            let Some((start, end)) = of(then).zip(of(now)) else {
+                left_out.push(format!("{}: not in its /proc/diskstats", device.device));
+                return None;
+            };
+            DeviceDelta::between(&start, &end, seconds)
+                .map(|delta| delta.figures(&device.role))
+                .map_err(|why| left_out.push(why))
+                .ok()
         })
         .collect();
-    let mut note = format!(
-        "traced on the server's host {host} by its strata agent, read from its Prometheus \
-         histograms at the window's edges: each percentile is the upper bound of the bucket it \
-         falls in (10 µs to 10 s in 1-2.5-5 steps; past 10 s shown as 10 s); no roles, processes \
-         or outliers"
+    let mut figures = strata_probe::blocktrace::shared::figures(
+        (Some(&then.trace), Some(&now.trace)),
+        &now.disks,
+        &counted,
     );
+    let mut note = format!(
+        "traced on the server's host {host} by its strata agent (its /blocktrace), read at the \
+         window's edges with its /proc/diskstats read right after its tracer's counts (the \
+         diskstats counts beside the traced ones); its clock placed on this one to within \
+         {:.1} ms",
+        earlier.placed_within_s.max(later.placed_within_s) * 1e3
+    );
+    match &now.roles_unnamed {
+        Some(why) => note += &format!("; no roles: {why}"),
+        None => note += "; roles from its PostgreSQL processes' titles",
+    }
     if !left_out.is_empty() {
         note += &format!("; left out: {}", left_out.join("; "));
     }
-    BlockTraceFigures {
-        traced_by: Some(note),
-        devices: traced,
-        ..BlockTraceFigures::default()
-    }
+    figures.traced_by = Some(note);
+    figures
 }
 
-/// One operation's requests over the window; `Some(None)` where none
-/// ended in it, `None` where a count went down.
-fn operation_by_agent(
-    (operation, serves_totals): (&str, bool),
-    now: &TracedSeries,
-    then: Option<&TracedSeries>,
-    counted: &IostatFigures,
-) -> Option<Option<TracedOperation>> {
-    let empty = ServedHistogram::default();
-    let device_time = now
-        .device_time
-        .since(then.map_or(&empty, |then| &then.device_time))?;
-    let window = |now: Option<&ServedHistogram>, then: Option<&ServedHistogram>| match now {
-        Some(now) => now.since(then.unwrap_or(&empty)).map(Some),
-        None => Some(None),
-    };
-    let queue_time = window(
-        now.queue_time.as_ref(),
-        then.and_then(|then| then.queue_time.as_ref()),
-    )?;
-    let total_time = window(
-        now.total_time.as_ref(),
-        then.and_then(|then| then.total_time.as_ref()),
-    )?;
-    let figures = |device_percentiles| TracedOperation {
-        operation: operation.to_string(),
-        requests: match (&total_time, serves_totals) {
-            (Some(total), _) => total.count,
-            (None, true) => 0,
-            (None, false) => device_time.count,
-        },
-        diskstats_requests: counted.completed_requests(operation),
-        issued_requests: Some(device_time.count),
-        ends_missed: now.ends_missed.and_then(|missed| {
-            missed.checked_sub(then.and_then(|then| then.ends_missed).unwrap_or(0))
-        }),
-        device_time: device_percentiles,
-        queue_time: queue_time.as_ref().and_then(percentiles),
-        total_mean_ms: total_time
-            .as_ref()
-            .filter(|total| total.count > 0)
-            .map(|total| total.sum_s * 1e3 / total.count as f64),
-        ..TracedOperation::default()
-    };
-    Some(percentiles(&device_time).map(figures))
-}
-
-/// Mean, and p50, p99, p99.9 and max as their buckets' upper bounds, ms.
-fn percentiles(histogram: &ServedHistogram) -> Option<LatencyPercentiles> {
-    let bound_ms = |quantile: f64| histogram.quantile_bound_s(quantile).map(|s| s * 1e3);
-    Some(LatencyPercentiles {
-        mean_ms: histogram.sum_s * 1e3 / histogram.count as f64,
-        p50_ms: bound_ms(0.5)?,
-        p99_ms: bound_ms(0.99)?,
-        p999_ms: bound_ms(0.999)?,
-        max_ms: histogram.max_bound_s()? * 1e3,
+/// Whether a series counted fewer requests in `later` than in `earlier`:
+/// a tracer started again between them.
+fn went_down(earlier: &TraceSnapshot, later: &TraceSnapshot) -> bool {
+    earlier.series.iter().any(|(key, then)| {
+        later
+            .series
+            .get(key)
+            .is_none_or(|now| now.count() < then.count())
     })
 }
 
@@ -221,61 +185,77 @@ fn percentiles(histogram: &ServedHistogram) -> Option<LatencyPercentiles> {
 mod tests {
     use super::*;
     use strata_agent::traced::AgentTrace;
+    use strata_probe::blocktrace::{Buckets, Kind, Op, SeriesKey};
+    use strata_probe::diskstats::DiskStat;
 
-    fn served(cumulative: [u64; 3], sum_s: f64) -> ServedHistogram {
-        ServedHistogram {
-            cumulative: vec![
-                (0.0001, cumulative[0]),
-                (0.001, cumulative[1]),
-                (f64::INFINITY, cumulative[2]),
-            ],
-            count: cumulative[2],
-            sum_s,
+    fn at_edge(requests: u64, taken_ns: u64) -> AgentBlockTrace {
+        let key = SeriesKey {
+            major: 253,
+            minor: 0,
+            op: Op::Read,
+            kind: Kind::Device,
+            role: 0,
+        };
+        let mut trace = TraceSnapshot {
+            taken_ns,
+            ..TraceSnapshot::default()
+        };
+        for kind in [Kind::Device, Kind::Total] {
+            let mut buckets = Buckets::default();
+            buckets.counts.insert(300, requests);
+            buckets.requests = requests;
+            buckets.sum = requests * 100_000;
+            trace.series.insert(SeriesKey { kind, ..key }, buckets);
         }
-    }
-
-    fn at_edge(cumulative: [u64; 3], sum_s: f64) -> AgentBlockTrace {
-        let series = TracedSeries {
-            device_time: served(cumulative, sum_s),
-            queue_time: None,
-            total_time: None,
-            ends_missed: Some(cumulative[2] / 100),
+        let disk = DiskStat {
+            major: 253,
+            minor: 0,
+            name: "vda".into(),
+            read_requests: requests + 5,
+            ..DiskStat::default()
         };
         AgentBlockTrace {
             host: "db1".into(),
-            trace: Some(AgentTrace {
-                series: [(("vda".to_string(), "read".to_string()), series)].into(),
-                unreadable: Default::default(),
+            trace: Ok(AgentTrace {
+                served: ServedTrace {
+                    trace,
+                    disks: vec![disk],
+                    ..ServedTrace::default()
+                },
+                placed_within_s: 0.001,
             }),
         }
     }
 
     #[test]
-    fn an_agents_window_is_its_histograms_difference_beside_its_diskstats() {
-        let counted = IostatFigures {
+    fn an_agents_window_is_its_snapshots_difference_beside_its_own_diskstats() {
+        let device = IostatFigures {
             device: "vda".into(),
             role: "data".into(),
-            read_requests: 1000,
+            read_requests: 990,
             ..IostatFigures::default()
         };
+        let devices = std::slice::from_ref(&device);
         let figures = by_agent(
-            &at_edge([100, 110, 110], 0.01),
-            &at_edge([1090, 1100, 1110], 0.11),
-            std::slice::from_ref(&counted),
+            &at_edge(100, 1_000),
+            &at_edge(1_100, 2_000_001_000),
+            devices,
         );
-        assert!(figures.traced_by.unwrap().contains("db1"));
+        let note = figures.traced_by.unwrap();
+        assert!(
+            note.contains("db1") && note.contains("within 1.0 ms"),
+            "{note}"
+        );
         let read = &figures.devices[0].operations[0];
         assert_eq!((read.requests, read.diskstats_requests), (1000, Some(1000)));
-        assert_eq!(read.ends_missed, Some(10));
-        assert_eq!(read.device_time.p50_ms, 0.1);
-        assert_eq!(read.device_time.p999_ms, 1.0);
-        assert!((read.device_time.mean_ms - 0.1).abs() < 1e-9);
-        let restarted = by_agent(
-            &at_edge([1090, 1100, 1110], 0.11),
-            &at_edge([5, 5, 5], 0.0),
-            &[counted],
-        );
-        assert!(restarted.devices[0].operations.is_empty());
-        assert!(restarted.traced_by.unwrap().contains("the agent restarted"));
+        let restarted = by_agent(&at_edge(1_100, 1_000), &at_edge(5, 2_000_001_000), devices);
+        assert!(restarted
+            .unavailable
+            .unwrap()
+            .contains("its agent restarted"));
+        let mut untraced = at_edge(5, 2_000_001_000);
+        untraced.trace = Err("no answer in 5s".into());
+        let unread = by_agent(&at_edge(1_100, 1_000), &untraced, devices);
+        assert!(unread.unavailable.unwrap().contains("no answer in 5s"));
     }
 }

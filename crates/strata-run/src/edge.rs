@@ -72,8 +72,8 @@ pub struct Edge {
 pub struct AgentBlockTrace {
     /// The agent's host, as it names itself.
     pub host: String,
-    /// What it served of its tracer; `None` where it serves none.
-    pub trace: Option<strata_agent::traced::AgentTrace>,
+    /// What it served of its tracer (`/blocktrace`), or why it did not.
+    pub trace: Result<strata_agent::traced::AgentTrace, String>,
 }
 
 /// Another host's counters at one edge, as its agent gave them.

@@ -17,6 +17,7 @@ use strata_agent::collector::{Agent, AgentLayer, Layer};
 use strata_agent::endpoint::Endpoint;
 use strata_agent::host::{Dialect, HostCounters};
 use strata_agent::scrape::{scrape, scrape_blocking, Scrape};
+use strata_agent::traced;
 use strata_core::metrics::Collector;
 use strata_recording::environment::ServerHost;
 
@@ -141,26 +142,47 @@ impl ServerHostAgent {
     /// machine's devices, CPU and OOM kills (and no process of this machine
     /// stands for the server host's tenants). When the agent does not
     /// answer, the edge keeps no device and the gap is kept.
+    /// A strata agent's tracer is asked right after its /metrics.
     pub async fn onto(&self, edge: &mut Edge) {
         let scraped = scrape(&self.endpoint, EDGE_TIMEOUT).await;
-        self.put(scraped, edge);
+        let traced = match self.dialect {
+            Dialect::Strata => Some(traced::fetch(&self.endpoint, EDGE_TIMEOUT).await),
+            Dialect::NodeExporter => None,
+        };
+        self.put(scraped, traced, edge);
     }
 
     /// [`ServerHostAgent::onto`] from synchronous code.
     pub fn onto_blocking(&self, edge: &mut Edge) {
         let scraped = scrape_blocking(&self.endpoint, EDGE_TIMEOUT);
-        self.put(scraped, edge);
+        let traced = match self.dialect {
+            Dialect::Strata => Some(traced::fetch_blocking(&self.endpoint, EDGE_TIMEOUT)),
+            Dialect::NodeExporter => None,
+        };
+        self.put(scraped, traced, edge);
     }
 
-    fn put(&self, scraped: anyhow::Result<Scrape>, edge: &mut Edge) {
+    fn put(
+        &self,
+        scraped: anyhow::Result<Scrape>,
+        traced: Option<anyhow::Result<traced::AgentTrace>>,
+        edge: &mut Edge,
+    ) {
         edge.processes_io = Default::default();
         edge.block_trace = None;
         edge.agent_block_trace = None;
         match answered(scraped, &self.endpoint) {
-            Ok(mut counters) => {
+            Ok(counters) => {
                 edge.agent_block_trace = Some(crate::edge::AgentBlockTrace {
                     host: self.host.clone(),
-                    trace: counters.traced.take(),
+                    trace: match traced {
+                        Some(traced) => traced.map_err(|error| format!("{error:#}")),
+                        None => Err(format!(
+                            "its agent {} is node_exporter, which serves no requests traced one \
+                             by one (a strata agent does, where it runs as root with BPF)",
+                            self.endpoint
+                        )),
+                    },
                 });
                 let mut gaps = self.gaps();
                 for device in self.devices.each_once() {

@@ -6,6 +6,11 @@
 //! filesystem stays shared: exactly the trap a remote server sets, since
 //! its paths exist here too.
 //!
+//! A host that traces its block requests with BPF shares this machine's
+//! PID namespace instead ([`NamespaceHost::share_machine_pids`]): the
+//! kernel's tracepoints give the process ids of its first namespace, and
+//! on a real host those are the ids its database and its agent see.
+//!
 //! Needs root, `ip` (iproute2) and `unshare` (util-linux). Everything made
 //! is removed when the host is dropped.
 
@@ -21,6 +26,7 @@ pub struct NamespaceHost {
     pub peer_address: Ipv4Addr,
     veth: String,
     programs: Vec<Child>,
+    machine_pids: bool,
 }
 
 /// Runs `ip ARGS`, panicking with its stderr when it fails.
@@ -60,6 +66,7 @@ impl NamespaceHost {
             address,
             peer_address,
             veth,
+            machine_pids: false,
             programs: Vec::new(),
         };
         ip(&[
@@ -85,17 +92,44 @@ impl NamespaceHost {
         host
     }
 
+    /// Programs started from now on share this machine's PID namespace
+    /// (and /proc), as a host's processes share its kernel's: for a host
+    /// whose agent traces block requests and names their processes.
+    pub fn share_machine_pids(&mut self) {
+        self.machine_pids = true;
+    }
+
     /// Starts `program args` on the host, in a PID namespace of its own
-    /// (its processes are not in this machine's /proc as themselves), as
-    /// `user` when given (via runuser), its output to `log`. It is killed
+    /// (its processes are not in this machine's /proc as themselves)
+    /// unless the host shares this machine's, as `user` when given, its
+    /// output to `log`. It is killed
     /// with the host, or by [`NamespaceHost::stop`] with the number this
     /// returns.
     pub fn spawn(&mut self, program: &str, args: &[&str], user: Option<&str>, log: Stdio) -> usize {
         let mut command = Command::new("ip");
-        command.args(["netns", "exec", &self.name, "unshare", "--pid", "--fork"]);
-        command.args(["--mount-proc", "--kill-child=SIGKILL", "--"]);
-        if let Some(user) = user {
-            command.args(["runuser", "-u", user, "--"]);
+        command.args(["netns", "exec", &self.name]);
+        match (self.machine_pids, user) {
+            // `ip netns exec` and setpriv exec the program: killing the
+            // child kills it.
+            (true, Some(user)) => {
+                command.args([
+                    "setpriv",
+                    "--reuid",
+                    user,
+                    "--regid",
+                    user,
+                    "--init-groups",
+                    "--",
+                ]);
+            }
+            (true, None) => {}
+            (false, user) => {
+                command.args(["unshare", "--pid", "--fork"]);
+                command.args(["--mount-proc", "--kill-child=SIGKILL", "--"]);
+                if let Some(user) = user {
+                    command.args(["runuser", "-u", user, "--"]);
+                }
+            }
         }
         let child = command
             .arg(program)

@@ -66,6 +66,16 @@ impl HostedPostgres {
     /// Makes the cluster and starts it on `host`; returns once it accepts
     /// connections.
     pub fn start(host: &mut NamespaceHost, bin_dir: &Path) -> HostedPostgres {
+        Self::start_with(host, bin_dir, &[])
+    }
+
+    /// [`HostedPostgres::start`] with `settings` (`NAME=VALUE`) given to
+    /// the server.
+    pub fn start_with(
+        host: &mut NamespaceHost,
+        bin_dir: &Path,
+        settings: &[&str],
+    ) -> HostedPostgres {
         let dir = tempfile::tempdir_in("/tmp").unwrap();
         let data_dir = dir.path().join("data");
         std::fs::create_dir(&data_dir).unwrap();
@@ -90,7 +100,10 @@ impl HostedPostgres {
         let data = data_dir.to_str().unwrap();
         let listen = format!("listen_addresses={}", host.address);
         let port = Self::PORT.to_string();
-        let args = ["-D", data, "-k", data, "-c", &listen, "-p", &port];
+        let mut args = vec!["-D", data, "-k", data, "-c", &listen, "-p", &port];
+        for setting in settings {
+            args.extend(["-c", setting]);
+        }
         let postgres = bin_dir.join("postgres");
         let _ = host.spawn(
             postgres.to_str().unwrap(),

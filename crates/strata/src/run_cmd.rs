@@ -272,8 +272,16 @@ fn execute(data: &DataRequest, output: &OutputArgs, job: Job) -> anyhow::Result<
             return Err(error);
         }
     };
-    // Where it cannot start, the run's figures say why (block_trace).
-    let _ = strata_run::block_trace::start();
+    // Where it cannot start, the run's figures say why (block_trace). A
+    // server on another host is traced by its agent: this host's requests
+    // are not the server's, and their outliers must not be named by its
+    // processes.
+    match strata_run::request::server_host_agent(&data) {
+        Some(_) => strata_run::block_trace::decline(
+            "the server is on another host: its requests are traced there by its agent",
+        ),
+        None => drop(strata_run::block_trace::start()),
+    }
     let mut progress = RunProgress::new(warmup);
     let outcome = engine.run(interrupt, &mut progress);
     progress.finish();

@@ -308,6 +308,130 @@ fn run_through(agent: &str, others: &[&str], url: &str, plan: &[&str], dir: &std
     );
 }
 
+/// A run through a strata agent on the server's host (sharing the
+/// kernel's PID namespace, as a real host's processes do) gets that host's
+/// requests as its own tracer would: by role (the PostgreSQL processes'
+/// titles), by process, and the outliers, each backend's naming its
+/// session and statement on the run's clock. The server keeps 16 buffers
+/// and its files are dropped from the page cache every 100 ms, so the
+/// sessions' reads reach the device throughout the window.
+#[test]
+fn a_run_through_a_tracing_agent_names_roles_processes_and_outliers() {
+    let dir = scratch();
+    let mut host = NamespaceHost::create(3);
+    host.share_machine_pids();
+    let server =
+        HostedPostgres::start_with(&mut host, &debian_bin_dir(), &["shared_buffers=128kB"]);
+    let agent = format!("{}:9479", host.address);
+    let data = server.data_dir.to_str().unwrap().to_string();
+    let log = std::fs::File::create(dir.path().join("agent.log")).unwrap();
+    let agent_args = [
+        "observe",
+        "--prometheus",
+        &agent,
+        "--path",
+        &data,
+        "--io-outlier",
+        "200us",
+    ];
+    let _ = host.spawn(env!("CARGO_BIN_EXE_strata"), &agent_args, None, log.into());
+    let agent = format!("http://{agent}");
+    scrape_until_up(&agent);
+    let url = server.url();
+    let plan = ["--schemas", "1", "--scale", "4MiB"];
+    let mut setup = vec!["setup", "--db", url.as_str()];
+    setup.extend(plan);
+    run_json(&setup, dir.path());
+    let evicting = KeepEvicting::start(&server.data_dir.join("base"));
+    let mut args = vec!["run", "--db", url.as_str(), "--agent", agent.as_str()];
+    args.extend(["--duration", "3s", "--warmup", "1s"]);
+    args.extend(["--outlier-threshold", "200us", "--io-outlier", "200us"]);
+    args.extend(["--think-time", "20ms", "--think-every", "1"]);
+    args.extend(["--threads-per-schema", "2"]);
+    args.extend(plan);
+    let document = run_json(&args, dir.path());
+    drop(evicting);
+    let traced = &document["result"]["block_trace"];
+    let by = traced["traced_by"].as_str().unwrap_or_default();
+    assert!(
+        by.contains("its /blocktrace")
+            && by.contains("roles from its PostgreSQL processes' titles"),
+        "{traced}"
+    );
+    let data_device = &traced["devices"][0];
+    let backend_reads = data_device["by_role"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|role| role["role"] == "client backend" && role["operation"] == "read")
+        .unwrap_or_else(|| panic!("no client backend reads by role: {data_device}"));
+    assert!(
+        backend_reads["requests"].as_u64().unwrap() > 0,
+        "{backend_reads}"
+    );
+    let processes = traced["processes"].as_array().unwrap();
+    assert!(
+        processes
+            .iter()
+            .any(|process| process["command"] == "postgres" && process["role"] == "client backend"),
+        "{processes:?}"
+    );
+    let reads: Vec<&serde_json::Value> = traced["outliers"]["listed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|outlier| outlier["role"] == "client backend" && outlier["operation"] == "read")
+        .collect();
+    assert_reads_name_their_session_and_statement(&reads, 2);
+}
+
+/// Drops every file under a directory from the page cache every 100 ms
+/// until dropped.
+struct KeepEvicting {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    evictor: Option<std::thread::JoinHandle<()>>,
+}
+
+impl KeepEvicting {
+    fn start(directory: &std::path::Path) -> KeepEvicting {
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let stopped = stop.clone();
+        let directory = directory.to_path_buf();
+        let evictor = std::thread::spawn(move || {
+            while !stopped.load(std::sync::atomic::Ordering::Relaxed) {
+                evict_under(&directory);
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+        });
+        KeepEvicting {
+            stop,
+            evictor: Some(evictor),
+        }
+    }
+}
+
+fn evict_under(directory: &std::path::Path) {
+    use std::os::fd::AsRawFd;
+    for entry in std::fs::read_dir(directory).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            evict_under(&path);
+        } else if let Ok(file) = std::fs::File::open(&path) {
+            // SAFETY: the descriptor is open for the call.
+            unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+        }
+    }
+}
+
+impl Drop for KeepEvicting {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(evictor) = self.evictor.take() {
+            let _ = evictor.join();
+        }
+    }
+}
+
 /// A write of 4 KiB made durable (a write and a flush) every 20 ms until
 /// dropped: the device under the server has requests in every window
 /// whatever the page cache holds of the tables, and no reads, so the two
@@ -354,7 +478,7 @@ fn traced_by_the_agent(block_trace: &serde_json::Value, agent_kind: &serde_json:
     if agent_kind == "node_exporter" {
         let why = block_trace["unavailable"].as_str().unwrap_or_default();
         assert!(
-            why.contains("serves no requests traced one by one"),
+            why.contains("which serves no requests traced one by one"),
             "{block_trace}"
         );
         return;

@@ -24,9 +24,11 @@
 mod bpf;
 mod btf;
 mod program;
+pub mod served;
 pub mod shared;
 
 use anyhow::Result;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 pub use program::OUTLIER_SLOTS;
@@ -39,7 +41,7 @@ const BUCKET_ENTRIES: u32 = 65_536;
 const SERIES_ENTRIES: u32 = 4_096;
 
 /// What a request was asked to do (from the tracepoint's `rwbs`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum Op {
     Read = 0,
     Write = 1,
@@ -49,7 +51,7 @@ pub enum Op {
 }
 
 /// Which span of a request's life.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum Kind {
     /// Issue to the driver → end: the device's time (blktrace's D2C).
     Device = 0,
@@ -107,7 +109,7 @@ impl Kind {
 
 /// One histogram's identity: a device (major, minor), an operation, a
 /// span, the submitters' role (0: none given).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct SeriesKey {
     pub major: u32,
     pub minor: u32,
@@ -117,7 +119,7 @@ pub struct SeriesKey {
 }
 
 /// One process's requests on one device, of one operation and role.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct ProcessKey {
     pub tgid: u32,
     pub major: u32,
@@ -128,7 +130,7 @@ pub struct ProcessKey {
 
 /// A process's requests, as its submitter: their number, bytes (as
 /// issued), device and queue time.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ProcessTotals {
     /// The process's name (its thread's `comm`) when its first request
     /// started.
@@ -140,7 +142,7 @@ pub struct ProcessTotals {
 }
 
 /// A request that took at least the outlier floor, start to end.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct IoOutlier {
     /// Its place among all the outliers since the tracer started, from 1.
     pub sequence: u64,
@@ -165,7 +167,7 @@ pub struct IoOutlier {
 /// counts by bucket, and the exact count and sum, read apart from the
 /// buckets right beside /proc/diskstats. Its figures are in its kind's
 /// unit.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Buckets {
     pub counts: BTreeMap<u16, u64>,
     pub requests: u64,
@@ -243,7 +245,7 @@ fn counts_since<K: Ord + Copy>(
 }
 
 /// Requests the programs could not follow, since the tracer started.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Unfollowed {
     /// Issued with no start seen (started before tracing began): device
     /// time only.
@@ -272,19 +274,23 @@ pub struct Unfollowed {
 }
 
 /// Everything the tracer counted since it started.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct TraceSnapshot {
+    #[serde(with = "served::pairs")]
     pub series: BTreeMap<SeriesKey, Buckets>,
+    #[serde(with = "served::pairs")]
     pub processes: BTreeMap<ProcessKey, ProcessTotals>,
     /// Merges by device (major, minor), operation and the role of the
     /// thread they happened in (0: none), as /proc/diskstats counts them:
     /// a bio merged into a request, or a request into another.
+    #[serde(with = "served::pairs")]
     pub merges: BTreeMap<((u32, u32), Op, u8), u64>,
     /// Requests whose start was traced and whose end was not (the kernel
     /// did not run the end's program: docs/tracing.md), found when the
     /// kernel reused the request's structure for a later request; by the
     /// missed request's device, operation and role. /proc/diskstats
     /// counts them; the histograms do not.
+    #[serde(with = "served::pairs")]
     pub ends_missed: BTreeMap<((u32, u32), Op, u8), u64>,
     /// The outliers still in the ring, in order.
     pub outliers: Vec<IoOutlier>,

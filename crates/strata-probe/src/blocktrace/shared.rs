@@ -6,6 +6,7 @@
 //!
 //! Not for: the tracing itself (`super`), or printing the figures.
 
+use super::served::ServedTrace;
 use super::{BlockTracer, Buckets, IoOutlier, Kind, Op, SeriesKey, TraceSnapshot};
 use crate::diskstats::DiskStat;
 use std::collections::BTreeMap;
@@ -173,6 +174,64 @@ fn counts() -> Option<Counts> {
         }
     }
     Some(Counts(tracer.counts()))
+}
+
+/// Everything traced so far as an agent serves it, with /proc/diskstats
+/// read right after the counts, for a request that came at `received_ns`
+/// (CLOCK_MONOTONIC); `None` when the tracer is not running.
+/// The roles of this host's PostgreSQL processes are named from their
+/// titles first. Like [`peek`], it leaves the outlier floor as it is.
+pub fn served(received_ns: u64) -> Option<ServedTrace> {
+    let tracer = TRACER.get()?.as_ref().ok()?;
+    let roles_unnamed = name_roles_from_titles(tracer).err();
+    let mut trace = tracer.counts();
+    let disks = crate::diskstats::read_diskstats().unwrap_or_default();
+    tracer.add_distributions(&mut trace);
+    Some(ServedTrace {
+        trace,
+        disks,
+        received_ns,
+        answered_ns: 0,
+        roles_unnamed,
+        unavailable: None,
+    })
+}
+
+/// The PostgreSQL processes given a role from their titles, by process id.
+static TITLED: Mutex<BTreeMap<u32, &'static str>> = Mutex::new(BTreeMap::new());
+
+/// Gives this host's PostgreSQL processes their roles from their titles,
+/// and takes them from those gone; why not where this /proc's process ids
+/// are not the tracer's. Nothing without a tracer.
+pub fn name_postgres_roles_from_titles() -> Result<(), String> {
+    match TRACER.get() {
+        Some(Ok(tracer)) => name_roles_from_titles(tracer),
+        _ => Ok(()),
+    }
+}
+
+fn name_roles_from_titles(tracer: &BlockTracer) -> Result<(), String> {
+    if let Some(why) = crate::titles::pid_namespace_apart() {
+        return Err(why);
+    }
+    let roles = crate::titles::postgres_roles();
+    let mut titled = TITLED.lock().unwrap_or_else(PoisonError::into_inner);
+    let gone: Vec<u32> = titled
+        .keys()
+        .filter(|pid| !roles.contains_key(pid))
+        .copied()
+        .collect();
+    tracer.forget_roles(&gone);
+    let new: Vec<(u32, &str)> = roles
+        .iter()
+        .filter(|(pid, role)| titled.get(pid) != Some(role))
+        .map(|(pid, role)| (*pid, *role))
+        .collect();
+    let named = tracer
+        .name_roles(&new)
+        .map_err(|error| format!("{error:#}"));
+    *titled = roles;
+    named
 }
 
 /// The outliers the tracer has seen, and those after the `after`th still
