@@ -318,37 +318,19 @@ fn run_through(agent: &str, others: &[&str], url: &str, plan: &[&str], dir: &std
 #[test]
 fn a_run_through_a_tracing_agent_names_roles_processes_and_outliers() {
     let dir = scratch();
-    let mut host = NamespaceHost::create(3);
+    let mut host = NamespaceHost::create(7);
     host.share_machine_pids();
     let server =
         HostedPostgres::start_with(&mut host, &debian_bin_dir(), &["shared_buffers=128kB"]);
-    let agent = format!("{}:9479", host.address);
-    let data = server.data_dir.to_str().unwrap().to_string();
-    let log = std::fs::File::create(dir.path().join("agent.log")).unwrap();
-    let agent_args = [
-        "observe",
-        "--prometheus",
-        &agent,
-        "--path",
-        &data,
-        "--io-outlier",
-        "200us",
-    ];
-    let _ = host.spawn(env!("CARGO_BIN_EXE_strata"), &agent_args, None, log.into());
-    let agent = format!("http://{agent}");
-    scrape_until_up(&agent);
+    let (agent, _) = agent_and_schema(&mut host, &server, &["--io-outlier", "200us"], &dir);
     let url = server.url();
-    let plan = ["--schemas", "1", "--scale", "4MiB"];
-    let mut setup = vec!["setup", "--db", url.as_str()];
-    setup.extend(plan);
-    run_json(&setup, dir.path());
     let evicting = KeepEvicting::start(&server.data_dir.join("base"));
     let mut args = vec!["run", "--db", url.as_str(), "--agent", agent.as_str()];
     args.extend(["--duration", "3s", "--warmup", "1s"]);
     args.extend(["--outlier-threshold", "200us", "--io-outlier", "200us"]);
     args.extend(["--think-time", "20ms", "--think-every", "1"]);
     args.extend(["--threads-per-schema", "2"]);
-    args.extend(plan);
+    args.extend(PLAN);
     let document = run_json(&args, dir.path());
     drop(evicting);
     let traced = &document["result"]["block_trace"];
@@ -383,6 +365,33 @@ fn a_run_through_a_tracing_agent_names_roles_processes_and_outliers() {
         .filter(|outlier| outlier["role"] == "client backend" && outlier["operation"] == "read")
         .collect();
     assert_reads_name_their_session_and_statement(&reads, 2);
+}
+
+/// The SLOB schema the hosted servers' runs read.
+const PLAN: [&str; 4] = ["--schemas", "1", "--scale", "4MiB"];
+
+/// A strata agent on `host` (port 9477, with `options`) watching
+/// `server`'s data directory, up, and the server's schema set up: the
+/// agent's URL and its program's number on the host.
+fn agent_and_schema(
+    host: &mut NamespaceHost,
+    server: &HostedPostgres,
+    options: &[&str],
+    dir: &tempfile::TempDir,
+) -> (String, usize) {
+    let listen = format!("{}:9477", host.address);
+    let data = server.data_dir.to_str().unwrap().to_string();
+    let mut agent_args = vec!["observe", "--prometheus", &listen, "--path", &data];
+    agent_args.extend(options);
+    let log = std::fs::File::create(dir.path().join("agent.log")).unwrap();
+    let program = host.spawn(env!("CARGO_BIN_EXE_strata"), &agent_args, None, log.into());
+    let agent = format!("http://{listen}");
+    scrape_until_up(&agent);
+    let url = server.url();
+    let mut setup = vec!["setup", "--db", url.as_str()];
+    setup.extend(PLAN);
+    run_json(&setup, dir.path());
+    (agent, program)
 }
 
 /// Drops every file under a directory from the page cache every 100 ms
@@ -550,21 +559,11 @@ fn an_agent_lost_mid_run_leaves_a_named_gap_and_the_run_completes() {
     let dir = scratch();
     let mut host = NamespaceHost::create(3);
     let server = HostedPostgres::start(&mut host, &debian_bin_dir());
-    let listen = format!("{}:9477", host.address);
-    let data = server.data_dir.to_str().unwrap().to_string();
-    let agent_args = ["observe", "--prometheus", &listen, "--path", &data];
-    let log = std::fs::File::create(dir.path().join("agent.log")).unwrap();
-    let agent_program = host.spawn(env!("CARGO_BIN_EXE_strata"), &agent_args, None, log.into());
-    let agent = format!("http://{listen}");
-    scrape_until_up(&agent);
+    let (agent, agent_program) = agent_and_schema(&mut host, &server, &[], &dir);
     let url = server.url();
-    let plan = ["--schemas", "1", "--scale", "4MiB"];
-    let mut setup = vec!["setup", "--db", url.as_str()];
-    setup.extend(plan);
-    run_json(&setup, dir.path());
     let mut args = vec!["run", "--db", url.as_str(), "--agent", agent.as_str()];
     args.extend(["--duration", "4s", "--warmup", "1s", "--json"]);
-    args.extend(plan);
+    args.extend(PLAN);
     let running = strata()
         .args(&args)
         .current_dir(dir.path())
