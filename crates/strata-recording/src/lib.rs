@@ -13,7 +13,6 @@ pub mod environment;
 mod filesystem;
 pub mod format;
 pub mod layers;
-pub mod merge;
 pub mod names;
 mod parse;
 pub mod read;

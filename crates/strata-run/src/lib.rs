@@ -3,7 +3,8 @@
 //! measured window, accounting for every I/O across the layers (database,
 //! block devices and each of their requests traced, page cache, CPU of the
 //! host, the server and strata), the
-//! run's verdict, and its JSON document, text and Recording.
+//! run's verdict, and its JSON document, text and Recording; and the
+//! shards of one run merged into its one Recording (`merge`).
 //!
 //! Not for: any one engine (strata-postgres, strata-sqlite, strata-mariadb
 //! each implement `engine::DatabaseEngine`), the SQL of the method, or
@@ -15,6 +16,7 @@ pub mod block_trace_text;
 pub mod edge;
 pub mod engine;
 pub mod formats;
+pub mod merge;
 pub mod options;
 pub mod outcome;
 pub mod outlier_queries;

@@ -24,7 +24,7 @@ pub fn run(args: MergeArgs) -> anyhow::Result<i32> {
             args.output.display()
         );
     }
-    let merged = strata_recording::merge::merge_files(&args.shards)?;
+    let merged = strata_run::merge::merge_files(&args.shards)?;
     merged.write_to(&args.output)?;
     crate::note!(
         "strata: the merged run written to {}",

@@ -300,7 +300,7 @@ fn shards_on_two_servers_count_each_server_once() {
         servers_seen[0], servers_seen[1],
         "two servers: {servers_seen:?}"
     );
-    let merged = strata_recording::merge::merge_files(&paths).unwrap();
+    let merged = strata_run::merge::merge_files(&paths).unwrap();
     let figures = &merged.run_result().unwrap().figures;
     let commits: f64 = documents
         .iter()

@@ -14,11 +14,11 @@
 //! Not for: reporting (strata-report reads the merged Recording as any
 //! run's, with its shards).
 
-use crate::environment::{MergedShards, ShardRecord, ShardSummary};
-use crate::layers::Sample;
-use crate::read::Recording;
-use crate::record::{Record, RunHistograms, RunResult};
-use crate::run::{
+use strata_recording::environment::{MergedShards, ShardRecord, ShardSummary};
+use strata_recording::layers::Sample;
+use strata_recording::read::Recording;
+use strata_recording::record::{Record, RunHistograms, RunResult};
+use strata_recording::run::{
     Absorption, DatabaseFigures, RunFigures, SecondCounts, StatementOutlier, CPU_BOUND_IDLE_PCT,
 };
 use anyhow::{bail, Context};
@@ -583,7 +583,7 @@ fn merged_verdict(results: &[&RunResult], shards: &MergedShards) -> Verdict {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::layers::LayerSample;
+    use strata_recording::layers::LayerSample;
 
     fn sample(unix_s: f64, layer: &str) -> Sample {
         Sample {
