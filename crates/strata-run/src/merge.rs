@@ -14,6 +14,11 @@
 //! Not for: reporting (strata-report reads the merged Recording as any
 //! run's, with its shards).
 
+use anyhow::{bail, Context};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use strata_core::histogram::LatencyHistogram;
+use strata_core::verdict::{Reason, Verdict};
 use strata_recording::environment::{MergedShards, ShardRecord, ShardSummary};
 use strata_recording::layers::Sample;
 use strata_recording::read::Recording;
@@ -21,11 +26,6 @@ use strata_recording::record::{Record, RunHistograms, RunResult};
 use strata_recording::run::{
     Absorption, DatabaseFigures, RunFigures, SecondCounts, StatementOutlier, CPU_BOUND_IDLE_PCT,
 };
-use anyhow::{bail, Context};
-use std::collections::BTreeMap;
-use std::path::PathBuf;
-use strata_core::histogram::LatencyHistogram;
-use strata_core::verdict::{Reason, Verdict};
 
 /// The most the shards' windows may begin apart, ms.
 pub const START_SKEW_MS: f64 = 50.0;

@@ -14,10 +14,10 @@ use strata_agent::query::{Range, MOST_POINTS};
 use strata_output::args::OutputArgs;
 use strata_output::document::{Fact, Window};
 use strata_output::Output;
-use strata_run::merge::merge_files;
 use strata_report::recording::{
     compare_recordings, report_of, report_of_samples, report_with, ReportOptions, TimelineBuilder,
 };
+use strata_run::merge::merge_files;
 
 #[derive(Args)]
 pub struct ReportArgs {
