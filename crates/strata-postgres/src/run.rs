@@ -377,10 +377,7 @@ pub fn run_slob(
 /// The most sessions any window of the run connects (a sweep's last point).
 fn most_sessions(config: &SlobConfig) -> u32 {
     let driver = &config.driver;
-    let run = match driver.sessions {
-        Some(sessions) => sessions,
-        None => driver.plan.schemas * driver.threads_per_schema,
-    };
+    let run = u32::try_from(strata_slob::session::session_total(driver)).unwrap_or(u32::MAX);
     let sweep = config
         .sweep
         .as_ref()

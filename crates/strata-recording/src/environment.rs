@@ -34,6 +34,9 @@ pub struct Environment {
     pub page_bytes: Option<f64>,
     /// MariaDB's `innodb_flush_method`.
     pub flush_method: Option<String>,
+    /// MariaDB's `innodb_buffer_pool_size`, bytes.
+    #[serde(default, deserialize_with = "lenient")]
+    pub buffer_pool_bytes: Option<u64>,
     pub page_cache: Option<PageCache>,
     /// Where the run's device figures come from when not from this
     /// machine's devices under the data directory, or why there are none.
@@ -147,6 +150,13 @@ pub enum PageCache {
     Chosen {
         /// `cgroup_v1`, `cgroup_v2`, `unlimited`…
         method: String,
+        /// The cgroup's memory limit, bytes (`cgroup_v1`, `cgroup_v2`).
+        #[serde(
+            default,
+            skip_serializing_if = "Option::is_none",
+            deserialize_with = "lenient"
+        )]
+        limit_bytes: Option<u64>,
     },
     Described(String),
 }
@@ -154,7 +164,7 @@ pub enum PageCache {
 impl PageCache {
     pub fn method(&self) -> &str {
         match self {
-            PageCache::Chosen { method } | PageCache::Described(method) => method,
+            PageCache::Chosen { method, .. } | PageCache::Described(method) => method,
         }
     }
 
@@ -286,6 +296,84 @@ pub struct Options {
     /// The I/Os a calibration kept as `io_outlier` records, from this
     /// latency on, µs.
     pub outlier_floor_us: Option<f64>,
+    /// A run's schemas.
+    #[serde(default, deserialize_with = "lenient")]
+    pub plan: Option<PlanOptions>,
+    #[serde(default, deserialize_with = "lenient")]
+    pub threads_per_schema: Option<u32>,
+    /// A run's sessions where they were given apart from the schemas.
+    #[serde(default, deserialize_with = "lenient")]
+    pub sessions: Option<u32>,
+    /// A run's `--shared-buffers`, bytes.
+    #[serde(default, deserialize_with = "lenient")]
+    pub shared_buffers_bytes: Option<u64>,
+    /// A run's statements (none for a setup).
+    #[serde(default, deserialize_with = "lenient")]
+    pub workload: Option<WorkloadOptions>,
+    /// The database engine of a run; the I/O engine of a calibration.
+    #[serde(default, deserialize_with = "lenient")]
+    pub engine: Option<String>,
+    /// A calibration's workload (`oltp`, `matrix`, …).
+    #[serde(default, deserialize_with = "lenient")]
+    pub mode: Option<String>,
+    /// Whether a calibration opened its target with O_DIRECT.
+    #[serde(default, deserialize_with = "lenient")]
+    pub direct: Option<bool>,
+    /// A calibration's target as given; `None` for a temporary file.
+    #[serde(default, deserialize_with = "lenient")]
+    pub target: Option<String>,
+    /// A calibration's target size, bytes.
+    #[serde(default, deserialize_with = "lenient")]
+    pub size_bytes: Option<u64>,
+}
+
+/// A run's schemas, as its options hold them.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PlanOptions {
+    pub schemas: u32,
+    pub blocks_per_schema: u64,
+    #[serde(default)]
+    pub single_schema: bool,
+}
+
+/// The sessions a run starts: `sessions` where given apart, else
+/// `threads_per_schema` on each schema (on one shared schema, that many in
+/// all): the one place the rule is written.
+pub fn session_total(
+    sessions: Option<u32>,
+    (schemas, single_schema): (u32, bool),
+    threads_per_schema: u32,
+) -> u64 {
+    match (sessions, single_schema) {
+        (Some(sessions), _) => u64::from(sessions),
+        (None, true) => u64::from(threads_per_schema),
+        (None, false) => u64::from(schemas) * u64::from(threads_per_schema),
+    }
+}
+
+/// A run's statements, as its options hold them.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct WorkloadOptions {
+    /// Blocks per select.
+    #[serde(default, deserialize_with = "lenient")]
+    pub work_unit: Option<u32>,
+    #[serde(default, deserialize_with = "lenient")]
+    pub update_pct: Option<f64>,
+    /// Rows per update.
+    #[serde(default, deserialize_with = "lenient")]
+    pub update_work_unit: Option<u64>,
+}
+
+/// A field strata reads back whose value is not of its type reads as
+/// absent (a Recording written by another version), as a JSON reader
+/// taking `as_u64()` of it would; the rest of the header still reads.
+fn lenient<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: serde::de::DeserializeOwned,
+{
+    let value = serde_json::Value::deserialize(deserializer)?;
+    Ok(T::deserialize(value).ok())
 }
 
 /// How a run ends, as its options hold it: a timed run's warm-up, in
@@ -340,5 +428,54 @@ impl Options {
             Some(StopRule::Timed { ramp_s }) => ramp_s,
             _ => 0.0,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_s_options_read_typed_and_a_field_of_another_type_reads_as_absent() {
+        let options: Options = serde_json::from_value(serde_json::json!({
+            "engine": "postgres",
+            "plan": {"schemas": 4, "blocks_per_schema": 1024, "single_schema": false,
+                     "scan_table_blocks": 0},
+            "threads_per_schema": 2,
+            "sessions": null,
+            "shared_buffers_bytes": "128MB",
+            "workload": {"work_unit": 64, "update_pct": 20.0, "update_work_unit": 8},
+        }))
+        .unwrap();
+        let plan = options.plan.as_ref().unwrap();
+        assert_eq!((plan.schemas, plan.blocks_per_schema), (4, 1024));
+        assert_eq!(
+            options.shared_buffers_bytes, None,
+            "a string is no byte count"
+        );
+        let workload = options.workload.as_ref().unwrap();
+        assert_eq!(
+            (workload.work_unit, workload.update_pct),
+            (Some(64), Some(20.0))
+        );
+        assert_eq!(options.engine.as_deref(), Some("postgres"));
+        let environment: Environment = serde_json::from_value(serde_json::json!({
+            "buffer_pool_bytes": 134217728u64,
+            "page_cache": {"method": "cgroup_v2", "path": "/sys/fs/cgroup/x", "limit_bytes": 1024},
+        }))
+        .unwrap();
+        assert_eq!(environment.buffer_pool_bytes, Some(134_217_728));
+        let limited = PageCache::Chosen {
+            method: "cgroup_v2".into(),
+            limit_bytes: Some(1024),
+        };
+        assert_eq!(environment.page_cache, Some(limited));
+    }
+
+    #[test]
+    fn sessions_are_threads_on_each_schema_or_on_the_one_shared_schema() {
+        assert_eq!(session_total(None, (4, false), 2), 8);
+        assert_eq!(session_total(None, (4, true), 2), 2);
+        assert_eq!(session_total(Some(3), (4, false), 2), 3);
     }
 }

@@ -358,9 +358,15 @@ fn workload(args: &WorkloadRequest, conf: &Defaults) -> anyhow::Result<WorkloadO
         bail!("--update-pct {update_pct} plus --scan-pct {scan_pct} is over 100");
     }
     Ok(WorkloadOptions {
-        work_unit: args.work_unit.or(conf.work_unit).unwrap_or(256),
+        work_unit: args
+            .work_unit
+            .or(conf.work_unit)
+            .unwrap_or(strata_slob::session::DEFAULT_WORK_UNIT),
         update_pct,
-        update_work_unit: args.update_work_unit.or(conf.update_work_unit).unwrap_or(8),
+        update_work_unit: args
+            .update_work_unit
+            .or(conf.update_work_unit)
+            .unwrap_or(strata_slob::session::DEFAULT_UPDATE_WORK_UNIT),
         update_pad_bytes: args.update_pad_bytes.or(conf.update_pad_bytes).unwrap_or(0),
         scan_pct,
         think_time: args.think_time.or(conf.think_time),

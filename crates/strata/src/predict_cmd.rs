@@ -8,16 +8,12 @@ use anyhow::Context;
 use strata_model::command::args::PredictArgs;
 use strata_model::command::predict::PredictRequest;
 use strata_model::predict::{BlockWork, ContendedReads, Statement, Updates};
+use strata_recording::environment::WorkloadOptions;
 use strata_recording::record::RunResult;
 use strata_recording::run::BLOCK_BYTES;
 use strata_recording::Recording;
 use strata_run::sweep::{DatabaseWork, Storage};
-
-/// The default blocks per statement: `strata run`'s `--work-unit`.
-const WORK_UNIT: u32 = 256;
-
-/// The default rows per update: `strata run`'s `--update-work-unit`.
-const UPDATE_WORK_UNIT: u32 = 8;
+use strata_slob::session::{DEFAULT_UPDATE_WORK_UNIT, DEFAULT_WORK_UNIT};
 
 pub fn request(args: &PredictArgs) -> anyhow::Result<PredictRequest> {
     let run = match &args.from {
@@ -29,10 +25,9 @@ pub fn request(args: &PredictArgs) -> anyhow::Result<PredictRequest> {
     };
     // PostgreSQL's environment names its block, MariaDB's its page.
     let run_block_bytes = run.as_ref().and_then(|run| {
-        let environment = &run.header.environment;
-        environment["block_bytes"]
-            .as_u64()
-            .or(environment["page_bytes"].as_u64())
+        let environment = &run.environment;
+        let bytes = environment.block_bytes.or(environment.page_bytes)?;
+        (bytes.fract() == 0.0 && bytes >= 0.0).then_some(bytes as u64)
     });
     let block_bytes = args.block_size.or(run_block_bytes).unwrap_or(BLOCK_BYTES);
     let storage = Storage::read(&args.calibration, block_bytes)?;
@@ -40,11 +35,12 @@ pub fn request(args: &PredictArgs) -> anyhow::Result<PredictRequest> {
         Some(recording) => Some((recording, run_result(recording)?)),
         None => None,
     };
-    let run_work_unit = run.and_then(|(recording, _)| {
-        let work_unit = recording.header.options["workload"]["work_unit"].as_u64();
-        work_unit.map(|n| n as u32)
-    });
-    let blocks = f64::from(args.work_unit.or(run_work_unit).unwrap_or(WORK_UNIT));
+    let run_work_unit = run.and_then(|(recording, _)| workload_of(recording)?.work_unit);
+    let blocks = f64::from(
+        args.work_unit
+            .or(run_work_unit)
+            .unwrap_or(DEFAULT_WORK_UNIT),
+    );
     let statement = Statement {
         blocks,
         think_per_block_s: args.think_time.as_secs_f64() / blocks,
@@ -77,6 +73,11 @@ pub fn request(args: &PredictArgs) -> anyhow::Result<PredictRequest> {
     })
 }
 
+/// The `--from` run's statements, as its options hold them.
+fn workload_of(recording: &Recording) -> Option<&WorkloadOptions> {
+    recording.options.workload.as_ref()
+}
+
 /// The statements that update, from the options or the `--from` run's
 /// workload and what it measured: its mean COMMIT and its data devices'
 /// write requests per row updated. None where none update.
@@ -84,18 +85,18 @@ fn updates(
     args: &PredictArgs,
     run: Option<(&Recording, &RunResult)>,
 ) -> anyhow::Result<Option<Updates>> {
-    let workload = run.map(|(recording, _)| &recording.header.options["workload"]);
-    let run_pct = workload.and_then(|workload| workload["update_pct"].as_f64());
+    let workload = run.and_then(|(recording, _)| workload_of(recording));
+    let run_pct = workload.and_then(|workload| workload.update_pct);
     let pct = args.update_pct.or(run_pct).unwrap_or(0.0);
     if pct == 0.0 {
         return Ok(None);
     }
-    let run_rows = workload.and_then(|workload| workload["update_work_unit"].as_u64());
+    let run_rows = workload.and_then(|workload| workload.update_work_unit);
     let rows = args
         .update_work_unit
         .map(u64::from)
         .or(run_rows)
-        .unwrap_or(u64::from(UPDATE_WORK_UNIT));
+        .unwrap_or(u64::from(DEFAULT_UPDATE_WORK_UNIT));
     let (run_commit_s, run_writes_per_row) = run.map_or((None, None), measured_updates);
     let Some(commit_s) = args.commit_time.map(|d| d.as_secs_f64()).or(run_commit_s) else {
         anyhow::bail!(

@@ -94,9 +94,7 @@ pub fn run(mut args: RunArgs) -> anyhow::Result<i32> {
     let swept = sweep
         .as_ref()
         .and_then(|sweep| sweep.sessions.iter().max().copied());
-    let sessions = driver
-        .sessions
-        .unwrap_or(driver.plan.schemas * driver.threads_per_schema);
+    let sessions = u32::try_from(strata_slob::session::session_total(&driver)).unwrap_or(u32::MAX);
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
     request::refuse_more_sessions_than_the_cache_can_hold(
         &args.data,

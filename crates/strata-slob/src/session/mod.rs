@@ -45,6 +45,12 @@ pub struct Hotspot {
     pub every: u32,
 }
 
+/// Blocks one select reads when nothing says otherwise (`--work-unit`).
+pub const DEFAULT_WORK_UNIT: u32 = 256;
+/// Rows one update changes when nothing says otherwise
+/// (`--update-work-unit`).
+pub const DEFAULT_UPDATE_WORK_UNIT: u32 = 8;
+
 #[derive(Clone, Debug, Serialize)]
 pub struct WorkloadOptions {
     /// Keys (so blocks) one select reads.
@@ -433,13 +439,12 @@ fn validate_pattern(workload: &WorkloadOptions) -> anyhow::Result<()> {
 
 /// Sessions the options ask for.
 pub fn session_total(options: &DriverOptions) -> u64 {
-    if let Some(sessions) = options.sessions {
-        u64::from(sessions)
-    } else if options.plan.single_schema {
-        u64::from(options.threads_per_schema)
-    } else {
-        u64::from(options.plan.schemas) * u64::from(options.threads_per_schema)
-    }
+    let plan = &options.plan;
+    strata_recording::environment::session_total(
+        options.sessions,
+        (plan.schemas, plan.single_schema),
+        options.threads_per_schema,
+    )
 }
 
 /// Sessions are dealt round-robin over the schemas, so the first few

@@ -9,29 +9,14 @@
 //! Not for: measured figures (`operations`, `points`, `profile`).
 
 use super::Side;
-use serde_json::Value;
 use strata_core::units::format_size;
 use strata_output::document::{Cell, Column, Section, Table};
+use strata_recording::environment::PageCache;
 use strata_recording::{Kind, Recording};
 
 /// The throwaway PostgreSQL cluster's shared_buffers when the run gave no
 /// `--shared-buffers` (strata-run's `DEFAULT_SHARED_BUFFERS`).
 const THROWAWAY_SHARED_BUFFERS_BYTES: f64 = 128.0 * 1024.0 * 1024.0;
-
-/// The first value under `key` anywhere in `value`, depth first.
-fn find_key<'a>(value: &'a Value, key: &str) -> Option<&'a Value> {
-    match value {
-        Value::Object(map) => map
-            .get(key)
-            .or_else(|| map.values().find_map(|inner| find_key(inner, key))),
-        Value::Array(items) => items.iter().find_map(|inner| find_key(inner, key)),
-        _ => None,
-    }
-}
-
-fn option_f64(recording: &Recording, pointer: &str) -> Option<f64> {
-    recording.header.options.pointer(pointer)?.as_f64()
-}
 
 fn size(bytes: f64) -> String {
     format_size(bytes.max(0.0) as u64)
@@ -39,18 +24,17 @@ fn size(bytes: f64) -> String {
 
 /// The run's data set, bytes: schemas × blocks per schema × block size.
 pub(super) fn data_set_bytes(recording: &Recording) -> Option<f64> {
-    let schemas = option_f64(recording, "/plan/schemas")?;
-    let blocks = option_f64(recording, "/plan/blocks_per_schema")?;
+    let plan = recording.options.plan.as_ref()?;
+    let (schemas, blocks) = (f64::from(plan.schemas), plan.blocks_per_schema as f64);
     Some(schemas * blocks * super::super::run::block_bytes(&recording.environment))
 }
 
 fn data_set_text(recording: &Recording) -> Option<Cell> {
     let bytes = data_set_bytes(recording)?;
-    let schemas = option_f64(recording, "/plan/schemas")?;
-    let single =
-        recording.header.options.pointer("/plan/single_schema") == Some(&Value::Bool(true));
+    let plan = recording.options.plan.as_ref()?;
+    let schemas = f64::from(plan.schemas);
     let each = size(bytes / schemas.max(1.0));
-    let text = match single {
+    let text = match plan.single_schema {
         true => format!("1 shared schema of {each}"),
         false => format!("{schemas} × {each} = {}", size(bytes)),
     };
@@ -61,16 +45,19 @@ fn data_set_text(recording: &Recording) -> Option<Cell> {
 pub(super) fn database_cache(recording: &Recording) -> Option<(f64, &'static str)> {
     let environment = &recording.environment;
     match environment.engine.as_deref() {
-        Some("mariadb") => find_key(&recording.header.environment, "buffer_pool_bytes")
-            .and_then(Value::as_f64)
-            .map(|bytes| (bytes, "innodb_buffer_pool_size")),
+        Some("mariadb") => environment
+            .buffer_pool_bytes
+            .map(|bytes| (bytes as f64, "innodb_buffer_pool_size")),
         Some("sqlite") => None,
-        _ => option_f64(recording, "/shared_buffers_bytes")
-            .or_else(|| {
-                (environment.server.as_deref() == Some("throwaway cluster"))
-                    .then_some(THROWAWAY_SHARED_BUFFERS_BYTES)
-            })
-            .map(|bytes| (bytes, "shared_buffers")),
+        _ => (recording
+            .options
+            .shared_buffers_bytes
+            .map(|bytes| bytes as f64))
+        .or_else(|| {
+            (environment.server.as_deref() == Some("throwaway cluster"))
+                .then_some(THROWAWAY_SHARED_BUFFERS_BYTES)
+        })
+        .map(|bytes| (bytes, "shared_buffers")),
     }
 }
 
@@ -79,25 +66,28 @@ pub(super) fn sessions(recording: &Recording) -> Option<f64> {
     if let Some(result) = recording.run_result() {
         return Some(f64::from(result.figures.sessions.started));
     }
-    option_f64(recording, "/sessions").or_else(|| {
-        Some(
-            option_f64(recording, "/plan/schemas")? * option_f64(recording, "/threads_per_schema")?,
-        )
-    })
+    let options = &recording.options;
+    let asked = match (&options.plan, options.threads_per_schema) {
+        (Some(plan), Some(threads)) => strata_recording::environment::session_total(
+            options.sessions,
+            (plan.schemas, plan.single_schema),
+            threads,
+        ),
+        _ => u64::from(options.sessions?),
+    };
+    Some(asked as f64)
 }
 
 /// How the page cache was limited: the cgroup's limit, or the method.
 fn page_cache(recording: &Recording) -> Option<String> {
-    let environment = &recording.header.environment;
-    let method = recording
-        .environment
-        .page_cache
-        .as_ref()?
-        .method()
-        .to_string();
-    match find_key(environment, "limit_bytes").and_then(Value::as_f64) {
-        Some(bytes) => Some(format!("{} ({method})", size(bytes))),
-        None => Some(method),
+    let page_cache = recording.environment.page_cache.as_ref()?;
+    let method = page_cache.method().to_string();
+    match page_cache {
+        PageCache::Chosen {
+            limit_bytes: Some(bytes),
+            ..
+        } => Some(format!("{} ({method})", size(*bytes as f64))),
+        _ => Some(method),
     }
 }
 
@@ -175,6 +165,7 @@ fn number(value: Option<f64>, unit: &str, text: impl Fn(f64) -> String) -> Optio
 fn run_settings(side: &Side) -> Vec<(&'static str, Option<Cell>)> {
     let recording = &side.recording;
     let cache = database_cache(recording);
+    let workload = recording.options.workload.as_ref();
     vec![
         ("engine", text(engine(recording))),
         ("server version", text(server_version(recording))),
@@ -186,16 +177,18 @@ fn run_settings(side: &Side) -> Vec<(&'static str, Option<Cell>)> {
         (
             "work unit",
             number(
-                option_f64(recording, "/workload/work_unit"),
+                workload.and_then(|workload| workload.work_unit.map(f64::from)),
                 "blocks",
                 |n| format!("{n} blocks"),
             ),
         ),
         (
             "update %",
-            number(option_f64(recording, "/workload/update_pct"), "%", |n| {
-                format!("{n}%")
-            }),
+            number(
+                workload.and_then(|workload| workload.update_pct),
+                "%",
+                |n| format!("{n}%"),
+            ),
         ),
         (
             "database cache",
@@ -210,27 +203,28 @@ fn run_settings(side: &Side) -> Vec<(&'static str, Option<Cell>)> {
 /// A calibration's settings, by name.
 fn calibrate_settings(side: &Side) -> Vec<(&'static str, Option<Cell>)> {
     let recording = &side.recording;
-    let options = &recording.header.options;
-    let string = |key: &str| {
-        options
-            .get(key)
-            .map(|value| value.to_string().trim_matches('"').to_string())
-    };
-    let target = recording.environment.target.as_ref().map(|target| {
-        match options.get("target").is_some_and(|given| !given.is_null()) {
-            true => format!("{} ({})", target.path, target.kind),
-            false => "a temporary file".to_string(),
-        }
-    });
+    let options = &recording.options;
+    let target =
+        recording
+            .environment
+            .target
+            .as_ref()
+            .map(|target| match options.target.is_some() {
+                true => format!("{} ({})", target.path, target.kind),
+                false => "a temporary file".to_string(),
+            });
     vec![
         ("target", text(target)),
         (
             "size",
-            number(option_f64(recording, "/size_bytes"), "bytes", size),
+            number(options.size_bytes.map(|bytes| bytes as f64), "bytes", size),
         ),
-        ("I/O engine", text(string("engine"))),
-        ("direct I/O", text(string("direct"))),
-        ("mode", text(string("mode"))),
+        ("I/O engine", text(options.engine.clone())),
+        (
+            "direct I/O",
+            text(options.direct.map(|direct| direct.to_string())),
+        ),
+        ("mode", text(options.mode.clone())),
         (
             "points",
             Some(Cell::number(
