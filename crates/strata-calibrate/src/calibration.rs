@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use strata_core::units::format_size;
 use strata_io::target::{self, Preparation, TargetKind, TemporaryFile};
-use strata_io::EngineKind;
+use strata_io::IoEngineKind;
 use strata_observe::background::BackgroundSampler;
 use strata_probe::blockdev::{self, BlockDevice};
 use strata_probe::collectors::{all_os_collectors, DeviceFilter};
@@ -63,7 +63,7 @@ impl RangeSpec {
 pub struct CalibrationConfig {
     pub target: TargetChoice,
     pub range: RangeSpec,
-    pub engine: EngineKind,
+    pub engine: IoEngineKind,
     pub direct: bool,
     pub points: Vec<PointSpec>,
     pub stop_rule: StopRule,

@@ -10,7 +10,7 @@ use crate::spec::{Distribution, SyncMode};
 use std::path::PathBuf;
 use std::time::Duration;
 use strata_core::input;
-use strata_io::EngineKind;
+use strata_io::IoEngineKind;
 
 /// The options of one `strata calibrate`, as given.
 #[derive(clap::Args, Clone, Debug, Default)]
@@ -54,8 +54,8 @@ pub struct CalibrateRequest {
     /// (pread/pwrite, one thread per outstanding request). [default: psync
     /// for log-write (pwrite then fdatasync, as a database's log writer
     /// does), else io_uring when the kernel allows it, else psync]
-    #[arg(long, value_name = "ENGINE", value_parser = |s: &str| input::one_of(s, EngineKind::NAMES, EngineKind::parse))]
-    pub engine: Option<EngineKind>,
+    #[arg(long, value_name = "ENGINE", value_parser = |s: &str| input::one_of(s, IoEngineKind::NAMES, IoEngineKind::parse))]
+    pub engine: Option<IoEngineKind>,
 
     /// Go through the page cache instead of O_DIRECT (measures the cache, not the device)
     #[arg(long)]

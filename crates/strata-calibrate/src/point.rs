@@ -19,7 +19,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Barrier, OnceLock};
 use std::time::{Duration, Instant};
 use strata_io::target::open_target;
-use strata_io::{EngineKind, Operation};
+use strata_io::{IoEngineKind, Operation};
 use strata_probe::blocktrace::TraceSnapshot;
 use strata_probe::diskstats::{find, DeviceDelta, DiskStat};
 
@@ -40,7 +40,7 @@ pub const OUTLIER_FLOOR_NS: u64 = 100_000_000;
 pub struct PointContext<'a> {
     pub target: &'a Path,
     pub range: ByteRange,
-    pub engine: EngineKind,
+    pub engine: IoEngineKind,
     pub direct: bool,
     pub stop_rule: StopRule,
     pub outlier_threshold_ns: u64,

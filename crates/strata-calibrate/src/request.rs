@@ -19,7 +19,7 @@ use std::time::Duration;
 use strata_core::units::{format_duration, format_size, GIB, KIB};
 use strata_db::workdir::{WorkDir, WorkDirRequest};
 use strata_io::target::{kind_of, TargetKind};
-use strata_io::EngineKind;
+use strata_io::IoEngineKind;
 use strata_recording::Existing;
 
 /// Every option resolved to its final value, as the Recording keeps it.
@@ -116,7 +116,7 @@ fn stop_rule(request: &CalibrateRequest) -> anyhow::Result<StopRule> {
 
 fn resolved_options(
     request: &CalibrateRequest,
-    engine: EngineKind,
+    engine: IoEngineKind,
     stop_rule: StopRule,
     points: Vec<PointSpec>,
 ) -> ResolvedOptions {
@@ -169,22 +169,22 @@ fn only_durable_writes(points: &[PointSpec]) -> bool {
 /// with each write linked to its fdatasync does fewer of them per second);
 /// else io_uring where the kernel allows it.
 fn choose_engine(
-    asked: Option<EngineKind>,
+    asked: Option<IoEngineKind>,
     durable_writes: bool,
     notes: &mut Vec<String>,
-) -> anyhow::Result<EngineKind> {
+) -> anyhow::Result<IoEngineKind> {
     match (asked, strata_io::uring::probe()) {
-        (Some(EngineKind::IoUring), Err(error)) => {
+        (Some(IoEngineKind::IoUring), Err(error)) => {
             bail!("--engine io_uring: this kernel refuses io_uring ({error}); use --engine psync")
         }
         (Some(engine), _) => Ok(engine),
-        (None, _) if durable_writes => Ok(EngineKind::Psync),
-        (None, Ok(())) => Ok(EngineKind::IoUring),
+        (None, _) if durable_writes => Ok(IoEngineKind::Psync),
+        (None, Ok(())) => Ok(IoEngineKind::IoUring),
         (None, Err(error)) => {
             notes.push(format!(
                 "io_uring is not available ({error}); using the psync engine"
             ));
-            Ok(EngineKind::Psync)
+            Ok(IoEngineKind::Psync)
         }
     }
 }
@@ -302,7 +302,7 @@ fn shapes_a_point(request: &CalibrateRequest) -> bool {
         || request.sync.is_some()
 }
 
-fn validate_groups(points: &[PointSpec], engine: EngineKind) -> anyhow::Result<()> {
+fn validate_groups(points: &[PointSpec], engine: IoEngineKind) -> anyhow::Result<()> {
     for group in points.iter().flat_map(|point| &point.groups) {
         if group.label == "log" && !(512..=64 * KIB).contains(&u64::from(group.block_size_bytes)) {
             bail!(

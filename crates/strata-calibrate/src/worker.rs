@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Barrier, OnceLock};
 use std::time::{Duration, Instant};
 use strata_core::histogram::LatencyHistogram;
-use strata_io::{EngineKind, IoCompletion, IoEngine, IoRequest, Operation};
+use strata_io::{IoCompletion, IoEngine, IoEngineKind, IoRequest, Operation};
 use strata_probe::blocktrace::shared::ThreadRole;
 
 /// Kept per worker so a long run with a sick device cannot eat memory.
@@ -24,7 +24,7 @@ const MAX_OUTLIERS_PER_WORKER: usize = 10_000;
 /// Everything one worker needs, resolved before it starts.
 pub struct WorkerPlan {
     pub group: usize,
-    pub engine: EngineKind,
+    pub engine: IoEngineKind,
     pub fd: RawFd,
     pub depth: usize,
     pub block_size: u32,

@@ -1,6 +1,6 @@
 //! The I/O engine plug-in point: one small trait, modelled on fio's
 //! `ioengine_ops` (queue, then commit and reap). Each engine lives in its own
-//! file; adding one touches nothing else but `kind::EngineKind`.
+//! file; adding one touches nothing else but `kind::IoEngineKind`.
 //!
 //! An engine instance belongs to one worker thread and owns that worker's
 //! buffers, one per slot. Not for: choosing offsets or timing requests; the

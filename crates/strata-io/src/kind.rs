@@ -11,36 +11,36 @@ use std::os::fd::RawFd;
 
 /// The engines strata has.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum EngineKind {
+pub enum IoEngineKind {
     /// Linux io_uring: one thread keeps many requests in flight.
     IoUring,
     /// pread/pwrite: one thread per outstanding request, like fio's psync.
     Psync,
 }
 
-impl EngineKind {
+impl IoEngineKind {
     pub const NAMES: &'static [&'static str] = &["io_uring", "psync"];
 
     pub fn parse(name: &str) -> Option<Self> {
         match name {
-            "io_uring" | "io-uring" | "uring" => Some(EngineKind::IoUring),
-            "psync" | "sync" => Some(EngineKind::Psync),
+            "io_uring" | "io-uring" | "uring" => Some(IoEngineKind::IoUring),
+            "psync" | "sync" => Some(IoEngineKind::Psync),
             _ => None,
         }
     }
 
     pub fn name(self) -> &'static str {
         match self {
-            EngineKind::IoUring => "io_uring",
-            EngineKind::Psync => "psync",
+            IoEngineKind::IoUring => "io_uring",
+            IoEngineKind::Psync => "psync",
         }
     }
 
     /// How deep one instance may go: psync does one request at a time.
     pub fn depth_per_instance(self, wanted: usize) -> usize {
         match self {
-            EngineKind::IoUring => wanted,
-            EngineKind::Psync => 1,
+            IoEngineKind::IoUring => wanted,
+            IoEngineKind::Psync => 1,
         }
     }
 
@@ -49,13 +49,13 @@ impl EngineKind {
     pub fn open(self, fd: RawFd, depth: usize, buffer_len: usize) -> io::Result<Box<dyn IoEngine>> {
         let buffers = make_buffers(depth, buffer_len);
         Ok(match self {
-            EngineKind::IoUring => Box::new(crate::uring::UringEngine::new(fd, buffers)?),
-            EngineKind::Psync => Box::new(crate::psync::PsyncEngine::new(fd, buffers)),
+            IoEngineKind::IoUring => Box::new(crate::uring::UringEngine::new(fd, buffers)?),
+            IoEngineKind::Psync => Box::new(crate::psync::PsyncEngine::new(fd, buffers)),
         })
     }
 }
 
-impl fmt::Display for EngineKind {
+impl fmt::Display for IoEngineKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
     }

@@ -14,4 +14,4 @@ pub mod target;
 pub mod uring;
 
 pub use engine::{IoCompletion, IoEngine, IoRequest, Operation};
-pub use kind::EngineKind;
+pub use kind::IoEngineKind;

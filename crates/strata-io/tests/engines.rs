@@ -3,7 +3,7 @@
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::FileExt;
 use strata_io::target::open_target;
-use strata_io::{EngineKind, IoCompletion, IoRequest, Operation};
+use strata_io::{IoCompletion, IoEngineKind, IoRequest, Operation};
 
 const BLOCK: usize = 8192;
 
@@ -16,7 +16,7 @@ fn patterned_file(dir: &std::path::Path, blocks: usize) -> std::path::PathBuf {
     path
 }
 
-fn run_requests(kind: EngineKind, fd: i32, requests: &[IoRequest]) -> Vec<IoCompletion> {
+fn run_requests(kind: IoEngineKind, fd: i32, requests: &[IoRequest]) -> Vec<IoCompletion> {
     let mut engine = kind.open(fd, requests.len(), BLOCK).unwrap();
     for request in requests {
         engine.queue(*request).unwrap();
@@ -34,7 +34,7 @@ fn both_engines_read_the_right_bytes_with_o_direct() {
     let path = patterned_file(dir.path(), 16);
     let expected = std::fs::read(&path).unwrap();
     let file = open_target(&path, true, false, false).unwrap();
-    for kind in [EngineKind::IoUring, EngineKind::Psync] {
+    for kind in [IoEngineKind::IoUring, IoEngineKind::Psync] {
         let mut engine = kind.open(file.as_raw_fd(), 4, BLOCK).unwrap();
         for (slot, block) in [3u64, 0, 15, 7].iter().enumerate() {
             engine
@@ -68,7 +68,7 @@ fn durable_writes_complete_once_and_land() {
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let path = patterned_file(dir.path(), 8);
     let file = open_target(&path, true, true, false).unwrap();
-    for kind in [EngineKind::IoUring, EngineKind::Psync] {
+    for kind in [IoEngineKind::IoUring, IoEngineKind::Psync] {
         let requests: Vec<IoRequest> = (0..2)
             .map(|slot| IoRequest {
                 slot,
@@ -105,7 +105,7 @@ fn a_read_past_the_end_is_reported_not_hidden() {
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let path = patterned_file(dir.path(), 2);
     let file = open_target(&path, true, false, false).unwrap();
-    for kind in [EngineKind::IoUring, EngineKind::Psync] {
+    for kind in [IoEngineKind::IoUring, IoEngineKind::Psync] {
         let request = IoRequest {
             slot: 0,
             operation: Operation::Read,

@@ -8,7 +8,7 @@
 //!
 //! Not for: computing the figures (`top`) or the layers' sections (`view`).
 
-use crate::section::Section;
+use crate::layer_table::LayerTable;
 use crate::top::{TopProcess, TopProcesses};
 
 /// Characters of the command line shown in the table (the JSON line keeps
@@ -17,7 +17,7 @@ const COMMAND_SHOWN: usize = 60;
 
 /// The section of `top`: a note first when some processes' I/O could not
 /// be read, then one row per process, busiest first.
-pub fn section(top: &TopProcesses) -> Section {
+pub fn section(top: &TopProcesses) -> LayerTable {
     let header = format!(
         "{:>8} {:>10} {:>10} {:>15} {:>16} {:>10} {:>10} {:>8} {:>6} {:>9}  {:<24} command",
         "pid",
@@ -41,7 +41,7 @@ pub fn section(top: &TopProcesses) -> Section {
         ));
     }
     rows.extend(top.processes.iter().map(row));
-    Section {
+    LayerTable {
         layer: "top".to_string(),
         header,
         rows,

@@ -6,8 +6,8 @@
 //!
 //! Not for: computing rates (the sampler did) or deciding what is wrong.
 
+pub use crate::layer_table::LayerTable;
 use crate::sampler::{LayerSample, Sample};
-pub use crate::section::Section;
 use crate::top::TopProcesses;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -103,8 +103,8 @@ fn group_with_suffix(
     things.into_values().collect()
 }
 
-pub fn sections(sample: &Sample) -> Vec<Section> {
-    let mut sections: Vec<Section> = sample
+pub fn sections(sample: &Sample) -> Vec<LayerTable> {
+    let mut sections: Vec<LayerTable> = sample
         .layers
         .iter()
         .map(|(layer, layer_sample)| match layer_sample {
@@ -113,13 +113,13 @@ pub fn sections(sample: &Sample) -> Vec<Section> {
                 rates,
                 gaps,
             } => with_gaps(section_of(layer, &without(metrics, gaps), rates), gaps),
-            LayerSample::Absent { reason } => Section {
+            LayerSample::Absent { reason } => LayerTable {
                 layer: layer.clone(),
                 header: format!("{layer}: absent ({reason})"),
                 rows: Vec::new(),
                 active: false,
             },
-            LayerSample::Failed { error } => Section {
+            LayerSample::Failed { error } => LayerTable {
                 layer: layer.clone(),
                 header: format!("{layer}: FAILED: {error}"),
                 rows: Vec::new(),
@@ -142,7 +142,7 @@ fn without(metrics: &[Metric], gaps: &BTreeMap<String, String>) -> Vec<Metric> {
 
 /// `section` with a row for each thing that has no rates over this
 /// interval, and why.
-fn with_gaps(mut section: Section, gaps: &BTreeMap<String, String>) -> Section {
+fn with_gaps(mut section: LayerTable, gaps: &BTreeMap<String, String>) -> LayerTable {
     for (thing, why) in gaps {
         let thing = match thing.is_empty() {
             true => section.layer.clone(),
@@ -166,7 +166,7 @@ fn this_hostname() -> String {
 /// Beside other hosts' devices (`device@HOST`): each host's disks once, and
 /// all hosts together, like iostat-all over Exadata cells. A host named
 /// twice (an agent on this machine) is shown but not added again.
-fn hosts_total(sample: &Sample, this_host: &str) -> Option<Section> {
+fn hosts_total(sample: &Sample, this_host: &str) -> Option<LayerTable> {
     let mut hosts: Vec<(String, Result<Thing, String>)> = Vec::new();
     for (layer, layer_sample) in &sample.layers {
         let host = match layer.split_once('@') {
@@ -229,7 +229,7 @@ fn hosts_total(sample: &Sample, this_host: &str) -> Option<Section> {
             gaps.join(", ")
         )),
     }
-    Some(Section {
+    Some(LayerTable {
         layer: "device@all".to_string(),
         header,
         active: all.moved() || !gaps.is_empty(),
@@ -237,7 +237,7 @@ fn hosts_total(sample: &Sample, this_host: &str) -> Option<Section> {
     })
 }
 
-fn section_of(layer: &str, metrics: &[Metric], rates: &BTreeMap<String, f64>) -> Section {
+fn section_of(layer: &str, metrics: &[Metric], rates: &BTreeMap<String, f64>) -> LayerTable {
     let own_name = layer.split_once('@').map_or(layer, |(name, _host)| name);
     let rows = match own_name {
         "device" => device_rows(group(metrics, rates, &["device"])),
@@ -250,7 +250,7 @@ fn section_of(layer: &str, metrics: &[Metric], rates: &BTreeMap<String, f64>) ->
         "mariadb" => mariadb_rows(group(metrics, rates, &["event"])),
         _ => generic_rows(metrics, rates),
     };
-    Section {
+    LayerTable {
         layer: layer.to_string(),
         header: rows.header,
         rows: rows.rows,
@@ -641,7 +641,7 @@ fn clock(unix_s: f64) -> String {
 
 /// The sections of a sample, and the top processes' after them when
 /// `--top` was asked for.
-fn sections_with_top(sample: &Sample, top: Option<&TopProcesses>) -> Vec<Section> {
+fn sections_with_top(sample: &Sample, top: Option<&TopProcesses>) -> Vec<LayerTable> {
     let mut sections = sections(sample);
     sections.extend(top.map(crate::top_view::section));
     sections

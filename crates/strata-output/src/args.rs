@@ -106,17 +106,17 @@ impl OutputArgs {
 /// Where a command's Recording goes: the file asked for, else, when the
 /// HTML page (the report of the Recording) is asked for, a temporary file
 /// removed when this is dropped, else none.
-pub enum Recording {
+pub enum RecordingPath {
     Asked(PathBuf),
     Temporary(tempfile::TempPath),
     None,
 }
 
-impl Recording {
-    pub fn for_output(asked: Option<PathBuf>, format: Format) -> anyhow::Result<Recording> {
+impl RecordingPath {
+    pub fn for_output(asked: Option<PathBuf>, format: Format) -> anyhow::Result<RecordingPath> {
         Ok(match (asked, format) {
-            (Some(path), _) => Recording::Asked(path),
-            (None, Format::Html) => Recording::Temporary(
+            (Some(path), _) => RecordingPath::Asked(path),
+            (None, Format::Html) => RecordingPath::Temporary(
                 tempfile::Builder::new()
                     .prefix(".strata-report-")
                     .suffix(".strata")
@@ -124,15 +124,15 @@ impl Recording {
                     .context("a temporary Recording for the HTML page")?
                     .into_temp_path(),
             ),
-            (None, _) => Recording::None,
+            (None, _) => RecordingPath::None,
         })
     }
 
     pub fn path(&self) -> Option<PathBuf> {
         match self {
-            Recording::Asked(path) => Some(path.clone()),
-            Recording::Temporary(path) => Some(path.to_path_buf()),
-            Recording::None => None,
+            RecordingPath::Asked(path) => Some(path.clone()),
+            RecordingPath::Temporary(path) => Some(path.to_path_buf()),
+            RecordingPath::None => None,
         }
     }
 }

@@ -11,7 +11,7 @@ use strata_calibrate::options::CalibrateRequest;
 use strata_calibrate::output;
 use strata_calibrate::request;
 use strata_core::verdict::Verdict;
-use strata_output::args::{OutputArgs, Recording};
+use strata_output::args::{OutputArgs, RecordingPath};
 use strata_output::render::Format;
 
 #[derive(Args, Debug)]
@@ -37,7 +37,7 @@ Examples:
 
 pub fn run(args: CalibrateArgs) -> anyhow::Result<i32> {
     let interrupt = interrupt::install();
-    let recording = Recording::for_output(args.request.record.clone(), args.output.chosen())?;
+    let recording = RecordingPath::for_output(args.request.record.clone(), args.output.chosen())?;
     let resolved = request::resolve(&args.request, recording.path(), std::env::args().collect())?;
     for note in &resolved.notes {
         crate::note!("strata: {note}");

@@ -13,7 +13,7 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 use strata_core::metrics::Collector;
 use strata_observe::watch::{self, ObserveRequest, Shape, Shown};
-use strata_output::args::{OutputArgs, Recording};
+use strata_output::args::{OutputArgs, RecordingPath};
 use strata_output::render::Format;
 use strata_postgres::connect::ConnectionTarget;
 use strata_probe::collectors::{all_os_collectors, BlockTraceCollector, DeviceFilter};
@@ -47,9 +47,9 @@ pub fn run(mut args: ObserveArgs) -> anyhow::Result<i32> {
     }
     let interval = args.request.interval()?;
     args.output.check_writable()?;
-    let recording = Recording::for_output(args.request.record.clone(), args.output.chosen())?;
+    let recording = RecordingPath::for_output(args.request.record.clone(), args.output.chosen())?;
     let existing = match (&recording, args.request.overwrite) {
-        (Recording::Asked(_), false) => Existing::Refuse,
+        (RecordingPath::Asked(_), false) => Existing::Refuse,
         _ => Existing::Replace,
     };
     if let Some(path) = recording.path() {

@@ -4,7 +4,7 @@
 //! Not for: building the rows (each view does).
 
 /// One layer's table in one sample.
-pub struct Section {
+pub struct LayerTable {
     pub layer: String,
     pub header: String,
     pub rows: Vec<String>,
