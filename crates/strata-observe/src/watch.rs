@@ -48,8 +48,10 @@ pub struct ObserveRequest {
     #[arg(long, value_name = "PID")]
     pub pid: Vec<u32>,
 
-    /// Also a PostgreSQL server: its counters, where its active sessions wait (sampled at
-    /// 10 Hz), and, when it runs on this machine, the run-queue delay and I/O of its processes
+    /// Also a database server, named as `strata run --db` names it: PostgreSQL
+    /// (postgres://… or "host=… dbname=…"): its counters, where its active sessions wait
+    /// (sampled at 10 Hz), and, when it runs on this machine, the run-queue delay and I/O
+    /// of its processes; MariaDB/MySQL (mysql://… or mariadb://…): InnoDB's I/O counters
     #[arg(long, value_name = "URL")]
     pub db: Option<String>,
 
@@ -63,7 +65,8 @@ pub struct ObserveRequest {
     #[command(flatten)]
     pub agent_access: AgentAccess,
 
-    /// Also a MariaDB/MySQL server (mysql://user@host:port/db): InnoDB's I/O counters
+    /// Also a MariaDB/MySQL server (mysql://user@host:port/db): InnoDB's I/O counters;
+    /// the same as --db with that URL
     #[arg(long, value_name = "URL")]
     pub mariadb: Option<String>,
 
@@ -104,6 +107,11 @@ pub struct ObserveRequest {
     pub io_outlier: Option<Duration>,
 }
 
+/// A MariaDB/MySQL URL, as `strata run --db` tells one from PostgreSQL's.
+pub fn is_mariadb_url(value: &str) -> bool {
+    value.starts_with("mysql://") || value.starts_with("mariadb://")
+}
+
 /// A threshold over 0 s: at 0 every block request would be an outlier.
 fn io_outlier(text: &str) -> Result<Duration, String> {
     match input::duration(text)? {
@@ -137,6 +145,24 @@ fn top_count(text: &str) -> Result<u32, String> {
 }
 
 impl ObserveRequest {
+    /// The PostgreSQL server asked for (`--db` of any other form).
+    pub fn postgres_url(&self) -> Option<&str> {
+        self.db.as_deref().filter(|url| !is_mariadb_url(url))
+    }
+
+    /// The MariaDB server asked for (`--mariadb`, or `--db` with a
+    /// mysql:// or mariadb:// URL); an error naming both options when
+    /// each names one.
+    pub fn mariadb_url(&self) -> anyhow::Result<Option<&str>> {
+        let by_db = self.db.as_deref().filter(|url| is_mariadb_url(url));
+        match (by_db, self.mariadb.as_deref()) {
+            (Some(_), Some(_)) => {
+                bail!("--db with a MariaDB URL and --mariadb each name a MariaDB server: give one")
+            }
+            (by_db, by_option) => Ok(by_db.or(by_option)),
+        }
+    }
+
     /// `--interval`, else 1 s; refused under 100 ms.
     pub fn interval(&self) -> anyhow::Result<Duration> {
         let interval = self.interval.unwrap_or(Duration::from_secs(1));

@@ -7,6 +7,7 @@
 //! resolving the workload (`strata_run::request`).
 
 use anyhow::bail;
+use strata_observe::watch::is_mariadb_url;
 use strata_postgres::connect::ConnectionTarget;
 use strata_run::engine::{DatabaseEngine, EngineKind};
 use strata_run::options::DataRequest;
@@ -98,10 +99,6 @@ fn redact_unless_file(value: &str) -> String {
         true => strata_mariadb::collector::redact(value),
         false => value.to_string(),
     }
-}
-
-fn is_mariadb_url(value: &str) -> bool {
-    value.starts_with("mysql://") || value.starts_with("mariadb://")
 }
 
 /// The command line with the values of `--db`, `--mariadb`, `--agent`

@@ -127,8 +127,7 @@ fn collectors(args: &ObserveRequest) -> anyhow::Result<Vec<Box<dyn Collector>>> 
     };
     let mut pids = args.pid.clone();
     let target = args
-        .db
-        .as_deref()
+        .postgres_url()
         .map(ConnectionTarget::parse)
         .transpose()?;
     if let Some(target) = &target {
@@ -141,7 +140,7 @@ fn collectors(args: &ObserveRequest) -> anyhow::Result<Vec<Box<dyn Collector>>> 
             strata_postgres::collector::PostgresCollector::start(target)?,
         ));
     }
-    if let Some(url) = &args.mariadb {
+    if let Some(url) = args.mariadb_url()? {
         collectors.push(Box::new(
             strata_mariadb::collector::MariaDbCollector::connect(url)?,
         ));
@@ -158,8 +157,8 @@ fn header(args: &ObserveRequest, interval: Duration, other_hosts: &[ServerHost])
         "path": args.path,
         "pids": args.pid,
         "top": args.top,
-        "postgres": args.db.as_deref().and_then(|url| ConnectionTarget::parse(url).ok()).map(|t| t.redacted()),
-        "mariadb": args.mariadb.is_some(),
+        "postgres": args.postgres_url().and_then(|url| ConnectionTarget::parse(url).ok()).map(|t| t.redacted()),
+        "mariadb": args.mariadb_url().ok().flatten().is_some(),
     });
     header.environment = serde_json::json!({ "other_hosts": other_hosts });
     header

@@ -482,6 +482,39 @@ fn database_layers_show_postgresql_waits_and_mariadb_counters() {
     );
 }
 
+/// `--db` takes a MariaDB URL as `strata run --db` does, and observes the
+/// server as `--mariadb` does; both naming a MariaDB server is refused,
+/// naming the two options.
+#[test]
+fn observe_db_takes_a_mariadb_url_as_run_does() {
+    let dir = scratch();
+    let url = "mysql://root@127.0.0.1:3306/test";
+    let args = [
+        "observe",
+        "--interval",
+        "1s",
+        "--count",
+        "1",
+        "--all",
+        "--db",
+        url,
+    ];
+    let output = run(&args, dir.path());
+    assert!(output.status.success(), "{}", stderr_of(&output));
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        text.contains(" mariadb ") && text.contains("data reads/s"),
+        "{text}"
+    );
+    let both = run(&[&args[..], &["--mariadb", url]].concat(), dir.path());
+    assert!(!both.status.success());
+    let error = stderr_of(&both);
+    assert!(
+        error.contains("--db") && error.contains("--mariadb"),
+        "{error}"
+    );
+}
+
 /// dd's own last line: `N bytes (…) copied, S s, R MB/s`.
 fn dd_report(stderr: &[u8]) -> String {
     let text = String::from_utf8_lossy(stderr);
