@@ -22,6 +22,7 @@ pub mod outcome;
 pub mod outlier_queries;
 pub mod outliers;
 pub mod output;
+pub mod predict_inputs;
 pub mod processes;
 pub mod read_path;
 pub mod recorder;

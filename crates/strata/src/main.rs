@@ -9,7 +9,6 @@ mod merge_cmd;
 mod model_cmd;
 mod observe_cmd;
 mod output;
-mod predict_cmd;
 mod progress;
 mod report_cmd;
 mod run_cmd;

@@ -33,7 +33,7 @@ pub fn run(args: ModelArgs) -> anyhow::Result<i32> {
         }
         ModelCommand::Commit(args) => (args.output.clone(), commit::run(&commit_request(&args)?)?),
         ModelCommand::Predict(args) => {
-            let printed = predict::run(&crate::predict_cmd::request(&args)?)?;
+            let printed = predict::run(&strata_run::predict_inputs::request(&args)?)?;
             (args.output, printed)
         }
     };

@@ -1,9 +1,11 @@
 //! `strata model predict`'s measured inputs: the storage's curve from a
 //! calibrate Recording, and the CPU per block from the options or from a
-//! run's Recording (`--from`), into strata-model's request.
+//! run's Recording (`--from`), into strata-model's request. Here because
+//! the sweep reads the same figures the same way (`sweep`).
 //!
 //! Not for: the model or its output (strata-model's `predict`).
 
+use crate::sweep::{DatabaseWork, Storage};
 use anyhow::Context;
 use strata_model::command::args::PredictArgs;
 use strata_model::command::predict::PredictRequest;
@@ -12,7 +14,6 @@ use strata_recording::environment::WorkloadOptions;
 use strata_recording::record::RunResult;
 use strata_recording::run::BLOCK_BYTES;
 use strata_recording::Recording;
-use strata_run::sweep::{DatabaseWork, Storage};
 use strata_slob::session::{DEFAULT_UPDATE_WORK_UNIT, DEFAULT_WORK_UNIT};
 
 pub fn request(args: &PredictArgs) -> anyhow::Result<PredictRequest> {
@@ -123,7 +124,7 @@ fn measured_updates((recording, result): (&Recording, &RunResult)) -> (Option<f6
         .sweep()
         .and_then(|sweep| sweep.database_reads.as_ref()?.updates);
     if let Some(updates) = reading {
-        let model = strata_run::sweep::model_updates(updates);
+        let model = crate::sweep::model_updates(updates);
         return (Some(model.commit_s), Some(model.device_writes_per_row));
     }
     let figures = &result.figures;
@@ -132,7 +133,7 @@ fn measured_updates((recording, result): (&Recording, &RunResult)) -> (Option<f6
         .commits()
         .map(|commit| commit.latency.lat_mean_us * 1e-6);
     let rows = figures.workload.rows_updated as f64;
-    let writes = strata_run::sweep::data_write_requests(&figures.devices);
+    let writes = crate::sweep::data_write_requests(&figures.devices);
     (commit_s, (rows > 0.0).then(|| writes as f64 / rows))
 }
 
