@@ -48,6 +48,20 @@ pub fn text(traced: &BlockTraceFigures) -> String {
         "Q2D p50",
         "Q2D p99.9"
     );
+    out += &operations_text(traced);
+    out += &unfollowed_text(traced);
+    out += &sizes_text(traced);
+    out += &by_role_text(traced);
+    out += &processes_text(&traced.processes);
+    if let Some(outliers) = &traced.outliers {
+        out += &outliers_text(outliers);
+    }
+    out
+}
+
+/// One row per device and operation: the counts, device and queue time.
+fn operations_text(traced: &BlockTraceFigures) -> String {
+    let mut out = String::new();
     for device in &traced.devices {
         for op in &device.operations {
             let (queue_p50, queue_p999) =
@@ -79,6 +93,12 @@ pub fn text(traced: &BlockTraceFigures) -> String {
             );
         }
     }
+    out
+}
+
+/// The requests the tracer could not follow, where there were any.
+fn unfollowed_text(traced: &BlockTraceFigures) -> String {
+    let mut out = String::new();
     let unfollowed = &traced.unfollowed;
     let missing = unfollowed.ended_unseen
         + unfollowed.starts_dropped
@@ -99,12 +119,6 @@ pub fn text(traced: &BlockTraceFigures) -> String {
             unfollowed.ends_not_seen,
             unfollowed.issues_skipped_by_kernel
         );
-    }
-    out += &sizes_text(traced);
-    out += &by_role_text(traced);
-    out += &processes_text(&traced.processes);
-    if let Some(outliers) = &traced.outliers {
-        out += &outliers_text(outliers);
     }
     out
 }

@@ -496,10 +496,36 @@ impl BlockTracer {
     fn start_on(tracepoints: &[&str]) -> Result<BlockTracer> {
         let btf = btf::Btf::of_the_kernel()?;
         let layout = program::Layout::of(&btf)?;
+        let tracer = BlockTracer::with_maps()?;
+        tracer.set_outlier_floor(DEFAULT_OUTLIER_FLOOR_NS)?;
+        let maps = program::Maps {
+            starts: &tracer.starts,
+            buckets: &tracer.buckets,
+            dense: &tracer.dense,
+            totals: &tracer.totals,
+            slot_totals: &tracer.slot_totals,
+            series_cache: &tracer.series_cache,
+            lost: &tracer.lost,
+            roles: &tracer.roles,
+            processes: &tracer.processes,
+            config: &tracer.config,
+            outliers: &tracer.outliers,
+            merges: &tracer.merges,
+            ends_missed: &tracer.ends_missed,
+        };
+        let attachments = attach(tracepoints, (&btf, &layout), &maps)?;
+        Ok(BlockTracer {
+            attachments,
+            ..tracer
+        })
+    }
+
+    /// The tracer's maps, made empty; no program attached yet.
+    fn with_maps() -> Result<BlockTracer> {
         // An entry per request structure seen, kept once its request has
         // ended; the least recently used make way (a structure freed with
         // its queue is never seen again).
-        let tracer = BlockTracer {
+        Ok(BlockTracer {
             starts: bpf::Map::create(
                 bpf::MAP_TYPE_LRU_HASH,
                 8,
@@ -551,42 +577,6 @@ impl BlockTracer {
             ends_missed: bpf::Map::create(bpf::MAP_TYPE_HASH, 8, 8, MERGE_ENTRIES)?,
             role_names: std::sync::Mutex::new(vec![String::new()]),
             attachments: Vec::new(),
-        };
-        tracer.set_outlier_floor(DEFAULT_OUTLIER_FLOOR_NS)?;
-        let maps = program::Maps {
-            starts: &tracer.starts,
-            buckets: &tracer.buckets,
-            dense: &tracer.dense,
-            totals: &tracer.totals,
-            slot_totals: &tracer.slot_totals,
-            series_cache: &tracer.series_cache,
-            lost: &tracer.lost,
-            roles: &tracer.roles,
-            processes: &tracer.processes,
-            config: &tracer.config,
-            outliers: &tracer.outliers,
-            merges: &tracer.merges,
-            ends_missed: &tracer.ends_missed,
-        };
-        let mut attachments = Vec::new();
-        for &name in tracepoints {
-            let insns = match name {
-                "block_io_start" => program::start(&layout, &maps)?,
-                "block_rq_issue" => program::issue(&layout, &maps)?,
-                "block_io_done" => program::done(&layout, &maps)?,
-                "block_rq_merge" => program::merge(&layout, &maps, program::Merged::Request)?,
-                _ => program::merge(&layout, &maps, program::Merged::Bio)?,
-            };
-            let typedef = format!("btf_trace_{name}");
-            let btf_id = btf.typedef_id(&typedef).map_err(|error| {
-                anyhow::anyhow!("{error} (Linux 6.5 and later have the block_io_start and block_io_done tracepoints)")
-            })?;
-            let loaded = bpf::LoadedProgram::load_btf_tracepoint(name, btf_id, &insns)?;
-            attachments.push(bpf::attach_raw(loaded, name)?);
-        }
-        Ok(BlockTracer {
-            attachments,
-            ..tracer
         })
     }
 
@@ -817,6 +807,32 @@ fn by_device_op_and_role(map: &bpf::Map) -> BTreeMap<((u32, u32), Op, u8), u64> 
         }
     });
     counts
+}
+
+/// The programs on `tracepoints`, loaded against the kernel's types and
+/// attached.
+fn attach(
+    tracepoints: &[&str],
+    (btf, layout): (&btf::Btf, &program::Layout),
+    maps: &program::Maps,
+) -> Result<Vec<bpf::Attachment>> {
+    let mut attachments = Vec::new();
+    for &name in tracepoints {
+        let insns = match name {
+            "block_io_start" => program::start(layout, maps)?,
+            "block_rq_issue" => program::issue(layout, maps)?,
+            "block_io_done" => program::done(layout, maps)?,
+            "block_rq_merge" => program::merge(layout, maps, program::Merged::Request)?,
+            _ => program::merge(layout, maps, program::Merged::Bio)?,
+        };
+        let typedef = format!("btf_trace_{name}");
+        let btf_id = btf.typedef_id(&typedef).map_err(|error| {
+            anyhow::anyhow!("{error} (Linux 6.5 and later have the block_io_start and block_io_done tracepoints)")
+        })?;
+        let loaded = bpf::LoadedProgram::load_btf_tracepoint(name, btf_id, &insns)?;
+        attachments.push(bpf::attach_raw(loaded, name)?);
+    }
+    Ok(attachments)
 }
 
 /// CLOCK_MONOTONIC, ns: the clock of `bpf_ktime_get_ns`.

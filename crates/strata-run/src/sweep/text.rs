@@ -128,6 +128,48 @@ pub fn prediction_text(
         true => "prefetch (the server reads ahead of the block it works on)",
         false => "no prefetch (the server reads each block when it needs it)",
     };
+    let ahead = reads_ahead_text(work);
+    let one_device = one_device_text(work);
+    let p99_source = p99_source_text(work, storage);
+    let updates = updates_text_of(reads);
+    let mut text = format!(
+        "prediction (closed MVA): CPU per block {:.2} µs measured on the database (one session, \
+         {:.0} cached blocks in {:.1} s, {:.1}% buffer hits) + {:.2} µs the read path's per \
+         device read (one session reading from the device: {:.2} µs of CPU per device read, \
+         {} reads in {:.1} s{}, {:.2} µs per read, {:.3} reads per block, {:.2} reads in flight at \
+         the device) on {}; {prefetch}{ahead}; {:.2} µs of the CPU per \
+         read ran while the device read (CPU + calibrate's {:.2} µs per read at {:.2} \
+         outstanding − time per read){one_device}; {:.2} µs per block neither CPU nor device; \
+         think {:.2} µs per block; {} blocks per statement{updates}; statement p99 from \
+         {p99_source}\n",
+        cpu.cpu_per_block_us,
+        cpu.blocks,
+        cpu.window_s,
+        cpu.buffer_hit_pct,
+        work.cpu_per_io_s * 1e6,
+        reads.cpu_per_device_read_us,
+        reads.device_read_requests,
+        reads.window_s,
+        quarters_text(reads.quarter_spread_pct),
+        reads.elapsed_per_device_read_us,
+        reads.device_reads_per_block,
+        reads.device_reads_in_flight,
+        cpus_text(work.cpus, at_cpus.as_ref(), contention.as_ref()),
+        reads.overlap_per_device_read_us,
+        reads.storage_latency_us,
+        work.session_reads_in_flight,
+        work.delay_per_block_s * 1e6,
+        work.think_per_block_s * 1e6,
+        work.blocks_per_statement
+    );
+    text.push_str(&predicted_lines(points));
+    text
+}
+
+/// What the model takes of the device beyond calibrate's curve: reads a
+/// session keeps in flight, the device's slowdown under several sessions,
+/// and the read path's CPU per read.
+fn reads_ahead_text(work: &BlockWork) -> String {
     let ahead = match work.session_reads_in_flight > 1.0 {
         true => format!(
             ", {:.2} device reads in flight per session: the model's device serves sessions × \
@@ -158,15 +200,24 @@ pub fn prediction_text(
              from one session's through it"
         ),
     };
-    let one_device = match work.one_session_device_slowdown == 1.0 {
+    format!("{ahead}{slowdown}{read_path_cpu}")
+}
+
+/// The device's share of one session's time per read beyond calibrate's.
+fn one_device_text(work: &BlockWork) -> String {
+    match work.one_session_device_slowdown == 1.0 {
         true => String::new(),
         false => format!(
             "; what that cannot take of the session's time per read against calibrate's goes to \
              the device: the model's device takes {:.2} × calibrate's time for one session",
             work.one_session_device_slowdown
         ),
-    };
-    let p99_source = match (work.statement_p99_over_mean, storage.curve.has_batches()) {
+    }
+}
+
+/// Where the predicted statement p99 comes from.
+fn p99_source_text(work: &BlockWork, storage: &Storage) -> String {
+    match (work.statement_p99_over_mean, storage.curve.has_batches()) {
         (Some(ratio), _) => format!(
             "the database's own statements at one session (p99 {ratio:.2} × their mean{}), \
              times the predicted mean",
@@ -176,8 +227,12 @@ pub fn prediction_text(
             "calibrate's batches timed whole, p99 over mean at the predicted depth".to_string()
         }
         (None, false) => "independent reads (the calibration timed no batches)".to_string(),
-    };
-    let updates = reads.updates.map_or(String::new(), |measured| {
+    }
+}
+
+/// The measured updates, where statements updated.
+fn updates_text_of(reads: &DatabaseReads) -> String {
+    reads.updates.map_or(String::new(), |measured| {
         format!(
             "; {:.1}% of statements update {} rows and COMMIT: one session's COMMITs took \
              {:.3} ms ({} of them, {:.2} µs per device read), its data devices wrote {:.2} \
@@ -190,37 +245,12 @@ pub fn prediction_text(
             reads.commit_per_device_read_us(),
             measured.device_writes_per_row()
         )
-    });
-    let mut text = format!(
-        "prediction (closed MVA): CPU per block {:.2} µs measured on the database (one session, \
-         {:.0} cached blocks in {:.1} s, {:.1}% buffer hits) + {:.2} µs the read path's per \
-         device read (one session reading from the device: {:.2} µs of CPU per device read, \
-         {} reads in {:.1} s{}, {:.2} µs per read, {:.3} reads per block, {:.2} reads in flight at \
-         the device) on {}; {prefetch}{ahead}{slowdown}{read_path_cpu}; {:.2} µs of the CPU per \
-         read ran while the device read (CPU + calibrate's {:.2} µs per read at {:.2} \
-         outstanding − time per read){one_device}; {:.2} µs per block neither CPU nor device; \
-         think {:.2} µs per block; {} blocks per statement{updates}; statement p99 from \
-         {p99_source}\n",
-        cpu.cpu_per_block_us,
-        cpu.blocks,
-        cpu.window_s,
-        cpu.buffer_hit_pct,
-        work.cpu_per_io_s * 1e6,
-        reads.cpu_per_device_read_us,
-        reads.device_read_requests,
-        reads.window_s,
-        quarters_text(reads.quarter_spread_pct),
-        reads.elapsed_per_device_read_us,
-        reads.device_reads_per_block,
-        reads.device_reads_in_flight,
-        cpus_text(work.cpus, at_cpus.as_ref(), contention.as_ref()),
-        reads.overlap_per_device_read_us,
-        reads.storage_latency_us,
-        work.session_reads_in_flight,
-        work.delay_per_block_s * 1e6,
-        work.think_per_block_s * 1e6,
-        work.blocks_per_statement
-    );
+    })
+}
+
+/// One line per predicted point.
+fn predicted_lines(points: &[PredictedPoint]) -> String {
+    let mut text = String::new();
     for point in points {
         text.push_str(&format!(
             "  {:>5} sessions: {:>10.0} device read requests/s, {:>8.1} µs per block read, \
