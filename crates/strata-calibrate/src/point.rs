@@ -189,26 +189,12 @@ fn watch_point(
     handles: &[std::thread::ScopedJoinHandle<'_, WorkerOutcome>],
     progress: &mut dyn FnMut(&PointProgress),
 ) -> Window {
-    shared.ready.wait();
-    let start = Instant::now();
-    let (measure_from, stop_at, expected) = match context.stop_rule {
-        StopRule::Timed { ramp, duration } => (
-            start + ramp,
-            Some(start + ramp + duration),
-            Some(ramp + duration),
-        ),
-        StopRule::Count { .. } => (start, None, None),
-    };
-    let mut start_edge = Edge::now();
-    shared
-        .timeline
-        .set(Timeline {
-            start,
-            measure_from,
-            stop_at,
-        })
-        .expect("the timeline is set once");
-    shared.ready.wait();
+    let (timeline, expected, mut start_edge) = start_together(context, shared);
+    let Timeline {
+        start,
+        measure_from,
+        stop_at,
+    } = timeline;
     let ios_target = match context.stop_rule {
         StopRule::Count { ios } => Some(ios),
         StopRule::Timed { .. } => None,
@@ -242,33 +228,73 @@ fn watch_point(
             measured_requests,
             ios_target,
         });
-        let next_tick = Duration::from_millis(100);
-        let until_edge = [Some(measure_from), stop_at]
-            .into_iter()
-            .flatten()
-            .filter(|edge| *edge > now)
-            .map(|edge| edge - now)
-            .min()
-            .unwrap_or(next_tick);
-        std::thread::sleep(next_tick.min(until_edge));
+        nap(now, [Some(measure_from), stop_at]);
     }
     if !measuring {
         start_edge = Edge::now();
     }
-    let end_at = Instant::now();
-    if ios_target.is_some() {
-        // The block layer posts a request's completion before it updates
-        // /proc/diskstats; let the last completions reach the counters.
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let end = Edge {
-        at: end_at,
-        ..Edge::now()
-    };
+    let end = end_edge(ios_target.is_some());
     Window {
         start: start_edge,
         end,
         interrupted,
+    }
+}
+
+/// Starts the point's workers together: the timeline set from the moment
+/// they are all ready, the start edge taken before they begin. The
+/// timeline, the point's expected length, and the start edge.
+fn start_together(context: &PointContext, shared: &Shared) -> (Timeline, Option<Duration>, Edge) {
+    shared.ready.wait();
+    let start = Instant::now();
+    let (measure_from, stop_at, expected) = match context.stop_rule {
+        StopRule::Timed { ramp, duration } => (
+            start + ramp,
+            Some(start + ramp + duration),
+            Some(ramp + duration),
+        ),
+        StopRule::Count { .. } => (start, None, None),
+    };
+    let start_edge = Edge::now();
+    let timeline = Timeline {
+        start,
+        measure_from,
+        stop_at,
+    };
+    shared
+        .timeline
+        .set(timeline)
+        .expect("the timeline is set once");
+    shared.ready.wait();
+    (timeline, expected, start_edge)
+}
+
+/// Sleeps until the next progress tick or the next edge, whichever comes
+/// first.
+fn nap(now: Instant, edges: [Option<Instant>; 2]) {
+    let next_tick = Duration::from_millis(100);
+    let until_edge = edges
+        .into_iter()
+        .flatten()
+        .filter(|edge| *edge > now)
+        .map(|edge| edge - now)
+        .min()
+        .unwrap_or(next_tick);
+    std::thread::sleep(next_tick.min(until_edge));
+}
+
+/// The end edge; a point of a count of I/Os first lets the block layer
+/// update /proc/diskstats for its last completions.
+fn end_edge(counted: bool) -> Edge {
+    let end_at = Instant::now();
+    if counted {
+        // The block layer posts a request's completion before it updates
+        // /proc/diskstats; let the last completions reach the counters.
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Edge {
+        at: end_at,
+        ..Edge::now()
     }
 }
 

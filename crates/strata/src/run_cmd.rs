@@ -270,16 +270,7 @@ fn execute(data: &DataRequest, output: &OutputArgs, job: Job) -> anyhow::Result<
             return Err(error);
         }
     };
-    // Where it cannot start, the run's figures say why (block_trace). A
-    // server on another host is traced by its agent: this host's requests
-    // are not the server's, and their outliers must not be named by its
-    // processes.
-    match strata_run::request::server_host_agent(&data) {
-        Some(_) => strata_run::block_trace::decline(
-            "the server is on another host: its requests are traced there by its agent",
-        ),
-        None => drop(strata_run::block_trace::start()),
-    }
+    start_tracing(&data);
     let mut progress = RunProgress::new(warmup);
     let outcome = engine.run(interrupt, &mut progress);
     progress.finish();
@@ -310,6 +301,19 @@ fn execute(data: &DataRequest, output: &OutputArgs, job: Job) -> anyhow::Result<
     print_outcome(output, &outcome, &options, record.as_ref())?;
     let interrupted = interrupt.load(std::sync::atomic::Ordering::Relaxed);
     Ok(exit_code(&outcome, job.strict, interrupted))
+}
+
+/// Starts this host's block tracer; where it cannot start, the run's
+/// figures say why (block_trace). A server on another host is traced by
+/// its agent: this host's requests are not the server's, and their
+/// outliers must not be named by its processes.
+fn start_tracing(data: &DataRequest) {
+    match strata_run::request::server_host_agent(data) {
+        Some(_) => strata_run::block_trace::decline(
+            "the server is on another host: its requests are traced there by its agent",
+        ),
+        None => drop(strata_run::block_trace::start()),
+    }
 }
 
 /// 130/143 when stopped by a signal; else by the verdict: failed 1, not a
