@@ -10,7 +10,7 @@
 //! Not for: the method's arithmetic (shared by every engine through
 //! `accounting` and strata-slob's sessions) or printing (`output`).
 
-pub use crate::outcome::{EngineFigures, EngineKind};
+pub use crate::outcome::{Capability, EngineFigures, EngineKind};
 use crate::outcome::{RunObserver, SlobOutcome};
 use std::sync::atomic::AtomicBool;
 

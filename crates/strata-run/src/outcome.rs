@@ -61,6 +61,57 @@ impl EngineKind {
     pub fn has_server(self) -> bool {
         self != EngineKind::Sqlite
     }
+
+    /// Every engine, in the order their names are listed.
+    pub const ALL: [EngineKind; 3] = [
+        EngineKind::Postgresql,
+        EngineKind::Sqlite,
+        EngineKind::Mariadb,
+    ];
+
+    /// What the engine can do beyond the SLOB method every engine runs:
+    /// the one table an option that needs a capability is checked against.
+    pub fn capabilities(self) -> &'static [Capability] {
+        match self {
+            EngineKind::Postgresql => &[
+                Capability::UpdatePadding,
+                Capability::Sweep,
+                Capability::Shards,
+            ],
+            EngineKind::Mariadb => &[Capability::Sweep],
+            EngineKind::Sqlite => &[],
+        }
+    }
+
+    /// Refuses `option` (as the user gave it) where the engine lacks
+    /// `capability`, naming the engines that have it.
+    pub fn refuse_without(self, capability: Capability, option: &str) -> anyhow::Result<()> {
+        if self.capabilities().contains(&capability) {
+            return Ok(());
+        }
+        let having: Vec<&str> = EngineKind::ALL
+            .into_iter()
+            .filter(|kind| kind.capabilities().contains(&capability))
+            .map(EngineKind::label)
+            .collect();
+        anyhow::bail!(
+            "{option} does not apply to --engine {} ({} only, so far)",
+            self.name(),
+            having.join(" and ")
+        )
+    }
+}
+
+/// A capability an engine may have (`EngineKind::capabilities`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Capability {
+    /// Updates that pad their rows (`--update-pad-bytes`).
+    UpdatePadding,
+    /// A capacity curve of windows at several session counts
+    /// (`--sweep-sessions`).
+    Sweep,
+    /// Several drivers on one server, merged (`--shard`).
+    Shards,
 }
 
 /// Figures only one engine has (InnoDB's page reads vs read requests, its
@@ -164,4 +215,27 @@ pub fn data_set_bytes_in_blocks_of(plan: &SchemaPlan, block_bytes: u64) -> u64 {
         u64::from(plan.schemas)
     };
     schemas * (plan.blocks_per_schema + plan.scan_table_blocks) * block_bytes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_option_an_engine_cannot_take_is_refused_naming_those_that_can() {
+        let error = |kind: EngineKind, capability, option| {
+            format!("{:#}", kind.refuse_without(capability, option).unwrap_err())
+        };
+        assert_eq!(
+            error(EngineKind::Sqlite, Capability::Sweep, "--sweep-sessions"),
+            "--sweep-sessions does not apply to --engine sqlite (PostgreSQL and MariaDB only, so far)"
+        );
+        assert_eq!(
+            error(EngineKind::Mariadb, Capability::Shards, "--shard 1/2"),
+            "--shard 1/2 does not apply to --engine mariadb (PostgreSQL only, so far)"
+        );
+        assert!(EngineKind::Postgresql
+            .refuse_without(Capability::UpdatePadding, "--update-pad-bytes")
+            .is_ok());
+    }
 }

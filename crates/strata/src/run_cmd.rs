@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use strata_output::args::OutputArgs;
 use strata_output::render::Format;
 use strata_recording::Existing;
-use strata_run::engine::EngineKind;
+use strata_run::engine::{Capability, EngineKind};
 use strata_run::options::{DataRequest, WorkloadRequest};
 use strata_run::outcome::{PageCacheChoice, SlobOutcome};
 use strata_run::read_path::ReadPathRequest;
@@ -70,11 +70,8 @@ pub fn run(mut args: RunArgs) -> anyhow::Result<i32> {
     let (kind, conf) = prepare(&args.data)?;
     let defaults = engines::defaults(kind, &args.data);
     let plan = request::plan(&args.data, &conf, &defaults);
-    if args.workload.update_pad_bytes.is_some() && kind != EngineKind::Postgresql {
-        anyhow::bail!(
-            "--update-pad-bytes does not apply to --engine {} (PostgreSQL only, so far)",
-            kind.name()
-        );
+    if args.workload.update_pad_bytes.is_some() {
+        kind.refuse_without(Capability::UpdatePadding, "--update-pad-bytes")?;
     }
     let mut driver = request::driver_options(&args.workload, plan, &conf)?;
     if let Some(threshold) = args.workload.io_outlier {
@@ -138,12 +135,7 @@ fn sweep_request(
     let Some(sessions) = args.sweep_sessions.clone() else {
         return Ok(None);
     };
-    if kind == EngineKind::Sqlite {
-        anyhow::bail!(
-            "--sweep-sessions does not apply to --engine {} (PostgreSQL and MariaDB only, so far)",
-            kind.name()
-        );
-    }
+    kind.refuse_without(Capability::Sweep, "--sweep-sessions")?;
     let predict = args.predict.is_some();
     SweepRequest::check(predict, driver)?;
     if predict && data.db.is_some() {
@@ -168,12 +160,7 @@ fn sweep_request(
 /// A shard drives a server every shard reaches: PostgreSQL's, with --db.
 fn check_shard(kind: EngineKind, data: &DataRequest, shard: &ShardRequest) -> anyhow::Result<()> {
     let named = format!("--shard {}/{}", shard.shard.index, shard.shard.count);
-    if kind != EngineKind::Postgresql {
-        anyhow::bail!(
-            "{named} does not apply to --engine {} (PostgreSQL only, so far)",
-            kind.name()
-        );
-    }
+    kind.refuse_without(Capability::Shards, &named)?;
     if data.db.is_none() {
         anyhow::bail!("{named}: give --db, the server every shard drives (a throwaway cluster is one driver's own)");
     }
