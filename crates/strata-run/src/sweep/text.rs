@@ -431,15 +431,12 @@ pub(super) fn prediction_table(summary: &SweepSummary) -> String {
             "{:>8} {:>14.0} {:>14} {:>8} {:>14.2} {:>14} {:>8} {:>8}\n",
             predicted.sessions,
             predicted.device_read_requests_per_s,
-            measured
-                .and_then(|p| p.device_read_requests_per_s)
-                .map_or("-".to_string(), |v| format!("{v:.0}")),
+            or_dash(measured.and_then(|p| p.device_read_requests_per_s), 0),
             signed(predicted.device_error_pct),
             predicted.statement_p99_ms,
-            measured.map_or("-".to_string(), |p| format!("{:.2}", p.statement_p99_ms)),
+            or_dash(measured.map(|p| p.statement_p99_ms), 2),
             signed(predicted.statement_p99_error_pct),
-            (measured.and_then(|p| p.quarter_spread_pct))
-                .map_or("-".to_string(), |pct| format!("{pct:.1}")),
+            or_dash(measured.and_then(|p| p.quarter_spread_pct), 1),
         );
     }
     out
