@@ -196,7 +196,7 @@ fn run_through(agent: &str, others: &[&str], url: &str, plan: &[&str], dir: &std
     args.push(record.to_str().unwrap());
     args.push("--overwrite");
     args.extend(plan);
-    let writing = KeepWriting::start(&dir.join("writes.dat"));
+    let writing = KeepDoing::writing(&dir.join("writes.dat"));
     let text = run(&args, dir);
     assert!(text.status.success(), "{}", everything(&text));
     assert!(
@@ -324,7 +324,7 @@ fn a_run_through_a_tracing_agent_names_roles_processes_and_outliers() {
         HostedPostgres::start_with(&mut host, &debian_bin_dir(), &["shared_buffers=128kB"]);
     let (agent, _) = agent_and_schema(&mut host, &server, &["--io-outlier", "200us"], &dir);
     let url = server.url();
-    let evicting = KeepEvicting::start(&server.data_dir.join("base"));
+    let evicting = KeepDoing::evicting(&server.data_dir.join("base"));
     let mut args = vec!["run", "--db", url.as_str(), "--agent", agent.as_str()];
     args.extend(["--duration", "3s", "--warmup", "1s"]);
     args.extend(["--outlier-threshold", "200us", "--io-outlier", "200us"]);
@@ -394,27 +394,56 @@ fn agent_and_schema(
     (agent, program)
 }
 
-/// Drops every file under a directory from the page cache every 100 ms
+/// `work` done again and again, `pause` apart, on a thread of its own
 /// until dropped.
-struct KeepEvicting {
+struct KeepDoing {
     stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
-    evictor: Option<std::thread::JoinHandle<()>>,
+    worker: Option<std::thread::JoinHandle<()>>,
 }
 
-impl KeepEvicting {
-    fn start(directory: &std::path::Path) -> KeepEvicting {
+impl KeepDoing {
+    fn start(pause: std::time::Duration, mut work: impl FnMut() + Send + 'static) -> KeepDoing {
         let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
         let stopped = stop.clone();
-        let directory = directory.to_path_buf();
-        let evictor = std::thread::spawn(move || {
+        let worker = std::thread::spawn(move || {
             while !stopped.load(std::sync::atomic::Ordering::Relaxed) {
-                evict_under(&directory);
-                std::thread::sleep(std::time::Duration::from_millis(100));
+                work();
+                std::thread::sleep(pause);
             }
         });
-        KeepEvicting {
+        KeepDoing {
             stop,
-            evictor: Some(evictor),
+            worker: Some(worker),
+        }
+    }
+
+    /// Drops every file under `directory` from the page cache every 100 ms.
+    fn evicting(directory: &std::path::Path) -> KeepDoing {
+        let directory = directory.to_path_buf();
+        KeepDoing::start(std::time::Duration::from_millis(100), move || {
+            evict_under(&directory)
+        })
+    }
+
+    /// A write of 4 KiB made durable (a write and a flush) every 20 ms:
+    /// the device under the server has requests in every window whatever
+    /// the page cache holds of the tables, and no reads, so the two
+    /// agents' read counts are not disturbed.
+    fn writing(path: &std::path::Path) -> KeepDoing {
+        use std::io::Write;
+        let mut file = std::fs::File::create(path).unwrap();
+        KeepDoing::start(std::time::Duration::from_millis(20), move || {
+            file.write_all(&[7u8; 4096]).unwrap();
+            file.sync_data().unwrap();
+        })
+    }
+}
+
+impl Drop for KeepDoing {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(worker) = self.worker.take() {
+            let _ = worker.join();
         }
     }
 }
@@ -428,53 +457,6 @@ fn evict_under(directory: &std::path::Path) {
         } else if let Ok(file) = std::fs::File::open(&path) {
             // SAFETY: the descriptor is open for the call.
             unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
-        }
-    }
-}
-
-impl Drop for KeepEvicting {
-    fn drop(&mut self) {
-        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
-        if let Some(evictor) = self.evictor.take() {
-            let _ = evictor.join();
-        }
-    }
-}
-
-/// A write of 4 KiB made durable (a write and a flush) every 20 ms until
-/// dropped: the device under the server has requests in every window
-/// whatever the page cache holds of the tables, and no reads, so the two
-/// agents' read counts are not disturbed.
-struct KeepWriting {
-    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
-    writer: Option<std::thread::JoinHandle<()>>,
-}
-
-impl KeepWriting {
-    fn start(path: &std::path::Path) -> KeepWriting {
-        use std::io::Write;
-        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let mut file = std::fs::File::create(path).unwrap();
-        let stopped = stop.clone();
-        let writer = std::thread::spawn(move || {
-            while !stopped.load(std::sync::atomic::Ordering::Relaxed) {
-                file.write_all(&[7u8; 4096]).unwrap();
-                file.sync_data().unwrap();
-                std::thread::sleep(std::time::Duration::from_millis(20));
-            }
-        });
-        KeepWriting {
-            stop,
-            writer: Some(writer),
-        }
-    }
-}
-
-impl Drop for KeepWriting {
-    fn drop(&mut self) {
-        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
-        if let Some(writer) = self.writer.take() {
-            let _ = writer.join();
         }
     }
 }
