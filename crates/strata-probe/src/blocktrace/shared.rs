@@ -180,10 +180,12 @@ fn counts() -> Option<Counts> {
 /// read right after the counts, for a request that came at `received_ns`
 /// (CLOCK_MONOTONIC); `None` when the tracer is not running.
 /// The roles of this host's PostgreSQL processes are named from their
-/// titles first. Like [`peek`], it leaves the outlier floor as it is.
+/// titles first, unless a scrape named them under a second ago (a run's
+/// edge asks `/metrics`, then this). Like [`peek`], it leaves the outlier
+/// floor as it is.
 pub fn served(received_ns: u64) -> Option<ServedTrace> {
     let tracer = TRACER.get()?.as_ref().ok()?;
-    let roles_unnamed = name_roles_from_titles(tracer).err();
+    let roles_unnamed = name_roles_from_titles(tracer, TITLES_FRESH_FOR).err();
     let mut trace = tracer.counts();
     let disks = crate::diskstats::read_diskstats().unwrap_or_default();
     tracer.add_distributions(&mut trace);
@@ -197,25 +199,58 @@ pub fn served(received_ns: u64) -> Option<ServedTrace> {
     })
 }
 
-/// The PostgreSQL processes given a role from their titles, by process id.
-static TITLED: Mutex<BTreeMap<u32, &'static str>> = Mutex::new(BTreeMap::new());
+/// The PostgreSQL processes given a role from their titles, by process id,
+/// when they were last read, and what came of it.
+static TITLED: Mutex<Titled> = Mutex::new(Titled {
+    roles: BTreeMap::new(),
+    read_at: None,
+    outcome: Ok(()),
+});
+
+struct Titled {
+    roles: BTreeMap<u32, &'static str>,
+    read_at: Option<std::time::Instant>,
+    outcome: Result<(), String>,
+}
+
+/// Titles read this recently are not read again for `/blocktrace`.
+const TITLES_FRESH_FOR: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// Gives this host's PostgreSQL processes their roles from their titles,
 /// and takes them from those gone; why not where this /proc's process ids
 /// are not the tracer's. Nothing without a tracer.
 pub fn name_postgres_roles_from_titles() -> Result<(), String> {
     match TRACER.get() {
-        Some(Ok(tracer)) => name_roles_from_titles(tracer),
+        Some(Ok(tracer)) => name_roles_from_titles(tracer, std::time::Duration::ZERO),
         _ => Ok(()),
     }
 }
 
-fn name_roles_from_titles(tracer: &BlockTracer) -> Result<(), String> {
-    if let Some(why) = crate::titles::pid_namespace_apart() {
-        return Err(why);
-    }
-    let roles = crate::titles::postgres_roles();
+/// Names the roles from the titles, unless they were read within
+/// `fresh_for`: then what came of that reading.
+fn name_roles_from_titles(
+    tracer: &BlockTracer,
+    fresh_for: std::time::Duration,
+) -> Result<(), String> {
     let mut titled = TITLED.lock().unwrap_or_else(PoisonError::into_inner);
+    if titled.read_at.is_some_and(|at| at.elapsed() < fresh_for) {
+        return titled.outcome.clone();
+    }
+    titled.read_at = Some(std::time::Instant::now());
+    titled.outcome = match crate::titles::pid_namespace_apart() {
+        Some(why) => Err(why),
+        None => name_roles_anew(tracer, &mut titled.roles),
+    };
+    titled.outcome.clone()
+}
+
+/// Gives the PostgreSQL processes in /proc now their roles, and takes the
+/// roles of those in `titled` that are gone.
+fn name_roles_anew(
+    tracer: &BlockTracer,
+    titled: &mut BTreeMap<u32, &'static str>,
+) -> Result<(), String> {
+    let roles = crate::titles::postgres_roles();
     let gone: Vec<u32> = titled
         .keys()
         .filter(|pid| !roles.contains_key(pid))
