@@ -16,54 +16,38 @@
 
 use crate::connect::{connect, ConnectionTarget};
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use strata_probe::blocktrace::IoOutlier;
-use strata_run::outlier_queries::{span_ns, without_literals, Dialect, Named, LOOK_EVERY};
+use strata_run::outlier_queries::{span_ns, without_literals, Dialect, Named};
 
-/// The watcher while the window runs.
-pub struct Watcher {
-    stop: Arc<AtomicBool>,
-    task: tokio::task::JoinHandle<Named>,
-}
+/// The watcher while the window runs: `strata_run`'s, asking
+/// `pg_stat_activity` on the run's runtime.
+pub struct Watcher(strata_run::outlier_queries::Watcher);
 
 impl Watcher {
     /// Starts watching when the tracer runs here; `sessions` are the
-    /// sessions' backends, left out.
+    /// sessions' backends, left out. Called on a multi-threaded runtime:
+    /// the watcher's thread waits for its queries there.
     pub async fn start(target: &ConnectionTarget, sessions: BTreeSet<u32>) -> Option<Watcher> {
-        let (seen, _) = strata_probe::blocktrace::shared::outliers_after(u64::MAX)?;
+        strata_probe::blocktrace::shared::outliers_after(u64::MAX)?;
         let client = connect(target).await.ok()?;
-        let stop = Arc::new(AtomicBool::new(false));
-        let stopped = Arc::clone(&stop);
-        let task = tokio::spawn(async move {
-            let mut named = Named::default();
-            let mut after = seen;
-            while !stopped.load(Ordering::Relaxed) {
-                tokio::time::sleep(LOOK_EVERY).await;
-                let Some((seen, outliers)) =
-                    strata_probe::blocktrace::shared::outliers_after(after)
-                else {
-                    break;
-                };
-                after = seen;
-                let others: Vec<&IoOutlier> = outliers
-                    .iter()
-                    .filter(|outlier| !sessions.contains(&outlier.tgid))
-                    .collect();
-                if !others.is_empty() {
-                    name(&client, &others, &mut named).await;
-                }
-                named.keep_the_rings(seen);
+        let runtime = tokio::runtime::Handle::current();
+        let look = move |outliers: &[IoOutlier], named: &mut Named| {
+            let others: Vec<&IoOutlier> = outliers
+                .iter()
+                .filter(|outlier| !sessions.contains(&outlier.tgid))
+                .collect();
+            if !others.is_empty() {
+                runtime.block_on(name(&client, &others, named));
             }
-            named
-        });
-        Some(Watcher { stop, task })
+        };
+        strata_run::outlier_queries::Watcher::start(look).map(Watcher)
     }
 
     /// Stops watching: what was named.
     pub async fn finish(self) -> Named {
-        self.stop.store(true, Ordering::Relaxed);
-        self.task.await.unwrap_or_default()
+        tokio::task::spawn_blocking(move || self.0.finish())
+            .await
+            .unwrap_or_default()
     }
 }
 
