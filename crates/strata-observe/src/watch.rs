@@ -112,14 +112,11 @@ pub fn is_mariadb_url(value: &str) -> bool {
     value.starts_with("mysql://") || value.starts_with("mariadb://")
 }
 
-/// A threshold over 0 s: at 0 every block request would be an outlier.
+/// `--io-outlier`: a duration the tracer can keep outliers from.
 fn io_outlier(text: &str) -> Result<Duration, String> {
-    match input::duration(text)? {
-        zero if zero.is_zero() => Err("must be more than 0 s: every block request would be an \
-                                       outlier"
-            .to_string()),
-        threshold => Ok(threshold),
-    }
+    let threshold = input::duration(text)?;
+    shared::refuse_outlier_threshold(threshold)?;
+    Ok(threshold)
 }
 
 /// A host name Prometheus and a report can show as it is: letters,

@@ -15,8 +15,8 @@ use strata_recording::run::{BlockTraceFigures, StatementOutlier};
 use strata_slob::session::RunOutcome;
 
 pub use strata_probe::blocktrace::shared::{
-    decline, forget_roles, name_roles, set_outlier_threshold_ms, snapshot, start, with_diskstats,
-    ThreadRole,
+    decline, forget_roles, name_roles, refuse_outlier_threshold, set_outlier_threshold_ms,
+    snapshot, start, with_diskstats, ThreadRole,
 };
 
 /// The run's devices' traced requests between the two edges: this host's

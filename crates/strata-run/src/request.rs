@@ -407,8 +407,9 @@ fn check_workload(
     {
         bail!("--outlier-threshold must be more than 0 s: every statement would be an outlier");
     }
-    if args.io_outlier.is_some_and(|threshold| threshold.is_zero()) {
-        bail!("--io-outlier must be more than 0 s: every block request would be an outlier");
+    if let Some(threshold) = args.io_outlier {
+        crate::block_trace::refuse_outlier_threshold(threshold)
+            .map_err(|why| anyhow::anyhow!("--io-outlier {why}"))?;
     }
     Ok(())
 }

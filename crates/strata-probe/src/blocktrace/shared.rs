@@ -39,6 +39,15 @@ pub const RELATIVE_OUTLIER_FACTOR: f64 = 10.0;
 /// this many requests (ten over its p99), not a few requests' tail.
 const REQUESTS_FOR_A_RELATIVE_FLOOR: u64 = 1000;
 
+/// Why `threshold` cannot be the outlier threshold (`--io-outlier`): at 0
+/// every block request would be an outlier.
+pub fn refuse_outlier_threshold(threshold: std::time::Duration) -> Result<(), String> {
+    match threshold.is_zero() {
+        true => Err("must be more than 0 s: every block request would be an outlier".to_string()),
+        false => Ok(()),
+    }
+}
+
 /// Sets the absolute outlier threshold (default 500 ms, Oracle's).
 pub fn set_outlier_threshold_ms(threshold_ms: f64) {
     let threshold_ns = (threshold_ms * 1e6).round() as u64;
