@@ -120,10 +120,9 @@ pub fn query_range_blocking(
     timeout: Duration,
 ) -> anyhow::Result<Vec<RangeSeries>> {
     let query = range_endpoint(prometheus, selector, range)?;
-    let answer = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?
-        .block_on(async { tokio::time::timeout(timeout, query.get(MOST_ANSWER_BYTES)).await })
+    // The timer is made on the runtime, inside the future.
+    let asked = async { tokio::time::timeout(timeout, query.get(MOST_ANSWER_BYTES)).await };
+    let answer = crate::scrape::on_own_runtime(asked)?
         .with_context(|| format!("--prometheus {prometheus}: no answer in {timeout:?}"))?
         .with_context(|| format!("--prometheus {prometheus}: querying {query}"))?;
     matrix(&answer.body)

@@ -43,10 +43,15 @@ pub async fn scrape(agent: &Endpoint, timeout: Duration) -> anyhow::Result<Scrap
 /// [`scrape`] from synchronous code (a collector's thread), on a runtime
 /// of its own.
 pub fn scrape_blocking(agent: &Endpoint, timeout: Duration) -> anyhow::Result<Scrape> {
-    tokio::runtime::Builder::new_current_thread()
+    on_own_runtime(scrape(agent, timeout))?
+}
+
+/// `future` run to its end from synchronous code, on a runtime of its own.
+pub fn on_own_runtime<F: std::future::Future>(future: F) -> anyhow::Result<F::Output> {
+    Ok(tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?
-        .block_on(scrape(agent, timeout))
+        .block_on(future))
 }
 
 async fn scrape_now(agent: &Endpoint) -> anyhow::Result<Scrape> {

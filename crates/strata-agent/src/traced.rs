@@ -54,11 +54,3 @@ pub async fn fetch(agent: &Endpoint, timeout: Duration) -> anyhow::Result<AgentT
         placed_within_s: within_ns as f64 / 1e9,
     })
 }
-
-/// [`fetch`] from synchronous code, on a runtime of its own.
-pub fn fetch_blocking(agent: &Endpoint, timeout: Duration) -> anyhow::Result<AgentTrace> {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?
-        .block_on(fetch(agent, timeout))
-}

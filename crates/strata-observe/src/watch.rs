@@ -250,6 +250,12 @@ pub fn watch(
     let mut taken = 0u64;
     let mut next = Instant::now();
     while samples_wanted.is_none_or(|wanted| taken < wanted) && !interrupt.load(Ordering::Relaxed) {
+        if request.prometheus.is_some() {
+            // An agent gives this host's PostgreSQL processes their roles
+            // from their titles each interval, off its scrapes' path, so a
+            // run through it sees their requests by role.
+            let _ = shared::name_postgres_roles_from_titles();
+        }
         let sample = sampler.sample();
         let top = top_tracker.as_mut().and_then(|top| top.next(sample.t_s));
         taken += 1;
@@ -285,11 +291,7 @@ fn serve_prometheus(
     // /proc/diskstats: a scraper that sets the two side by side (a run's
     // --agent) sees them of one moment, and the device layer first in the
     // scrape, as every agent's is.
-    // Each scrape gives this host's PostgreSQL processes their roles from
-    // their titles, so that a run through the agent sees its requests by
-    // role from its first edge on.
     let metrics: prometheus::Metrics = Arc::new(move || {
-        let _ = shared::name_postgres_roles_from_titles();
         let (sample, histograms) = collect_now_beside_first(&collectors, || {
             crate::block_histograms::families(&scraped_host)
         });

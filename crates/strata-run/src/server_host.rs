@@ -16,7 +16,7 @@ use std::time::Duration;
 use strata_agent::collector::{Agent, AgentLayer, Layer};
 use strata_agent::endpoint::Endpoint;
 use strata_agent::host::{Dialect, HostCounters};
-use strata_agent::scrape::{scrape, scrape_blocking, Scrape};
+use strata_agent::scrape::{on_own_runtime, scrape, scrape_blocking, Scrape};
 use strata_agent::traced;
 use strata_core::metrics::Collector;
 use strata_recording::environment::ServerHost;
@@ -142,24 +142,24 @@ impl ServerHostAgent {
     /// machine's devices, CPU and OOM kills (and no process of this machine
     /// stands for the server host's tenants). When the agent does not
     /// answer, the edge keeps no device and the gap is kept.
-    /// A strata agent's tracer is asked right after its /metrics.
     pub async fn onto(&self, edge: &mut Edge) {
-        let scraped = scrape(&self.endpoint, EDGE_TIMEOUT).await;
+        // The tracer (which carries its own diskstats) is asked first, so
+        // that the devices' counters here and the other hosts' agents'
+        // after them are read side by side.
         let traced = match self.dialect {
             Dialect::Strata => Some(traced::fetch(&self.endpoint, EDGE_TIMEOUT).await),
             Dialect::NodeExporter => None,
         };
+        let scraped = scrape(&self.endpoint, EDGE_TIMEOUT).await;
         self.put(scraped, traced, edge);
     }
 
-    /// [`ServerHostAgent::onto`] from synchronous code.
+    /// [`ServerHostAgent::onto`] from synchronous code, on a runtime of
+    /// its own.
     pub fn onto_blocking(&self, edge: &mut Edge) {
-        let scraped = scrape_blocking(&self.endpoint, EDGE_TIMEOUT);
-        let traced = match self.dialect {
-            Dialect::Strata => Some(traced::fetch_blocking(&self.endpoint, EDGE_TIMEOUT)),
-            Dialect::NodeExporter => None,
-        };
-        self.put(scraped, traced, edge);
+        if let Err(error) = on_own_runtime(self.onto(edge)) {
+            self.put(Err(error), None, edge);
+        }
     }
 
     fn put(

@@ -189,9 +189,9 @@ fn counts() -> Option<Counts> {
 /// read right after the counts, for a request that came at `received_ns`
 /// (CLOCK_MONOTONIC); `None` when the tracer is not running.
 /// The roles of this host's PostgreSQL processes are named from their
-/// titles first, unless a scrape named them under a second ago (a run's
-/// edge asks `/metrics`, then this). Like [`peek`], it leaves the outlier
-/// floor as it is.
+/// titles first, unless they were named under a second ago (an agent
+/// names them each interval). Like [`peek`], it leaves the outlier floor
+/// as it is.
 pub fn served(received_ns: u64) -> Option<ServedTrace> {
     let tracer = TRACER.get()?.as_ref().ok()?;
     let roles_unnamed = name_roles_from_titles(tracer, TITLES_FRESH_FOR).err();
