@@ -25,7 +25,6 @@ pub mod run;
 pub mod schema;
 pub mod server;
 pub mod setup;
-mod sweep;
 pub mod target;
 mod window;
 

@@ -34,6 +34,7 @@ use crate::window::{MariaDbWindow, Windows};
 use strata_recording::record::SweepPoint;
 use strata_recording::sweep::SweepSummary;
 use strata_run::recorder::{RunEnd, RunRecorder};
+use strata_run::sweep::windows::{self as sweep_windows, Measured};
 use strata_run::sweep::SweepRequest;
 
 /// Which server the run uses.
@@ -204,18 +205,16 @@ fn run_on(
         edges,
         tolerate_failures: config.driver.tolerate_failures,
     };
-    let measured = match &config.sweep {
-        None => windows
-            .window(&config.driver, interrupt, observer)
-            .map(|window| (window, None)),
-        Some(request) => {
-            crate::sweep::run_sweep(&mut windows, &config.driver, request, interrupt, observer)
-                .map(|(window, points, summary)| (window, Some((points, summary))))
-        }
-    };
+    let measured = sweep_windows::measure(
+        &mut windows,
+        &config.driver,
+        config.sweep.as_ref(),
+        interrupt,
+        observer,
+    );
     drop(windows);
     sampler.map(BackgroundSampler::finish);
-    let (window, sweep) = measured?;
+    let Measured { window, sweep } = measured?;
     let histograms = Histograms::of(&window.outcome);
     if let Some(recorder) = &config.record {
         write_recording(recorder, &environment, &window, sweep.as_ref())?;

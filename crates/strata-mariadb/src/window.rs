@@ -1,6 +1,7 @@
 //! One measured window of a MariaDB run: the sessions between two edges,
 //! accounted (strata-run's figures with InnoDB's beside them) and judged.
-//! A run has one; a sweep one per point and two more for `--predict`.
+//! A run has one; a sweep one per point and more for `--predict`, in the
+//! order strata-run's `sweep::windows` runs them.
 //!
 //! Not for: starting the server, loading, or the Recording (`run`).
 
@@ -11,6 +12,8 @@ use anyhow::Result;
 use std::sync::atomic::AtomicBool;
 use strata_recording::environment::RunDevices;
 use strata_run::outcome::RunObserver;
+use strata_run::sweep::windows::{EngineWindows, MeasuredWindow, WindowPurpose};
+use strata_run::sweep::WindowBlocks;
 use strata_run::verdict::{judge, CacheFit, VerdictFacts};
 use strata_slob::session::{DriverOptions, RunOutcome};
 use strata_slob::threads::measure;
@@ -36,17 +39,58 @@ pub(crate) struct Windows<'a> {
     pub tolerate_failures: bool,
 }
 
-impl Windows<'_> {
-    /// Runs `driver`'s sessions between two edges, accounts the window and
-    /// judges it.
-    pub(crate) fn window(
+/// performance_schema's event for InnoDB's data files.
+const DATA_FILE_EVENT: &str = "wait/io/file/innodb/innodb_data_file";
+
+impl MeasuredWindow for MariaDbWindow {
+    fn figures(&self) -> &strata_recording::run::RunFigures {
+        &self.figures.run
+    }
+
+    /// InnoDB's count of the pages its buffer pool missed, over the edges'
+    /// interval as the devices' requests are (not the sessions' window:
+    /// under load the end edge comes late), and performance_schema's wait
+    /// per read of its data files when it is on.
+    fn blocks(&self) -> WindowBlocks {
+        let Some(innodb) = &self.figures.innodb else {
+            return WindowBlocks::default();
+        };
+        let block_read_latency_us = innodb
+            .files
+            .iter()
+            .find(|file| file.event == DATA_FILE_EVENT && file.reads > 0.0)
+            .map(|file| file.read_us_per_read);
+        WindowBlocks {
+            blocks_read: innodb.buffer_pool_reads,
+            blocks_read_per_s: innodb.buffer_pool_reads_per_s,
+            block_read_latency_us,
+            buffer_hit_pct: innodb.buffer_pool_hit_pct,
+        }
+    }
+
+    fn outcome(&self) -> &RunOutcome {
+        &self.outcome
+    }
+
+    fn start_unix_s(&self) -> f64 {
+        self.start_unix_s
+    }
+}
+
+/// InnoDB reads each page when a statement needs it: no prefetch. Every
+/// window keeps the server's own cache; the cached one fits in it.
+impl EngineWindows for Windows<'_> {
+    type Window = MariaDbWindow;
+
+    fn window(
         &mut self,
-        driver: &DriverOptions,
+        driver: DriverOptions,
+        _purpose: WindowPurpose,
         interrupt: &AtomicBool,
         observer: &mut dyn RunObserver,
     ) -> Result<MariaDbWindow> {
         let watcher = crate::outlier_queries::watch(self.opener.target);
-        let measured = measure(&self.opener, driver, interrupt, observer, &mut self.edges);
+        let measured = measure(&self.opener, &driver, interrupt, observer, &mut self.edges);
         let queries = watcher.map(|watcher| watcher.finish()).unwrap_or_default();
         let measured = measured?;
         let start_unix_s =
@@ -92,5 +136,13 @@ impl Windows<'_> {
             outcome: measured.outcome,
             start_unix_s,
         })
+    }
+
+    fn cache_and_block_bytes(&self) -> (u64, u64) {
+        (self.buffer_pool.cache_bytes, u64::from(self.page_bytes))
+    }
+
+    fn prefetches(&mut self) -> bool {
+        false
     }
 }

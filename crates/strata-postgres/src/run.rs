@@ -30,17 +30,18 @@ use strata_probe::blockdev::{device_of_path, physical_devices, BlockDevice};
 use strata_probe::collectors::ProcessDelayCollector;
 use strata_recording::environment::ShardRecord;
 use strata_recording::record::SweepPoint;
-use strata_recording::sweep::{PredictedPoint, SweepSummary};
+use strata_recording::sweep::SweepSummary;
 use strata_run::accounting::{account, PageCacheHeld, RunDevices, RunFigures};
 use strata_run::edge::Edge;
 use strata_run::outcome::{
     data_set_bytes, KeptInfo, PageCacheChoice, RunEnvironment, RunObserver, SlobOutcome,
 };
-use strata_run::recorder::histograms;
 use strata_run::recorder::{RunEnd, RunRecorder};
 use strata_run::request::ShardRequest;
 use strata_run::server_host::{OtherHostEdges, ServerHostAgent};
-use strata_run::sweep::{self, DatabaseWork, Storage, SweepRequest, WindowBlocks};
+use strata_run::sweep::windows::{self as sweep_windows, EngineWindows, MeasuredWindow};
+use strata_run::sweep::windows::{Measured, WindowPurpose};
+use strata_run::sweep::{SweepRequest, WindowBlocks};
 use strata_run::verdict::{judge, CacheFit, VerdictFacts};
 use strata_slob::schema::{SchemaPlan, BLOCK_BYTES};
 use strata_slob::session::{DriverOptions, Progress, RunOutcome, StopAfter};
@@ -508,19 +509,17 @@ async fn drive(
         devices: &environment.devices,
         shared_buffers: shared_buffers_bytes(&client).await,
     };
-    let (mut window, sweep) = match &config.sweep {
-        None => (
-            context
-                .window(config.driver.clone(), true, interrupt, observer)
-                .await?,
-            None,
-        ),
-        Some(request) => {
-            let (window, points, summary) =
-                run_sweep(&context, request, interrupt, observer).await?;
-            (window, Some((points, summary)))
-        }
-    };
+    let measured = tokio::task::block_in_place(|| {
+        let driver = &config.driver;
+        sweep_windows::measure(
+            &mut &context,
+            driver,
+            config.sweep.as_ref(),
+            interrupt,
+            observer,
+        )
+    });
+    let Measured { mut window, sweep } = measured?;
     environment.shard = window.shard.take();
     if let Some(method) = window.page_cache.take() {
         environment.page_cache = method;
@@ -1005,84 +1004,49 @@ impl WindowContext<'_> {
     }
 }
 
-/// `--sweep-sessions`: with `--predict`, the database's CPU per block on a
-/// cached data set and the prediction first; then one window per session
-/// count, on the same data set and server. Ctrl-C, or a point that failed
-/// (the server died, sessions failed), ends it with the points done.
-async fn run_sweep(
-    context: &WindowContext<'_>,
-    request: &SweepRequest,
-    interrupt: &AtomicBool,
-    observer: &mut dyn RunObserver,
-) -> anyhow::Result<(Window, Vec<SweepPoint>, SweepSummary)> {
-    let driver = &context.config.driver;
-    let (measured, prediction) = match (request.storage.as_ref(), request.predict) {
-        (Some(storage), true) => {
-            let (measured, prediction) =
-                predict_the_sweep(context, request, storage, interrupt, observer).await?;
-            (Some(measured), prediction)
-        }
-        _ => (None, Vec::new()),
-    };
-    let (mut so_far, mut last) = (sweep::PointsSoFar::of(request), None);
-    for &sessions in &request.sessions {
-        let Some(options) = so_far.next_point(driver, sessions, interrupt, observer) else {
-            break;
-        };
-        let window = context.window(options, true, interrupt, observer).await?;
-        let blocks = WindowBlocks::of_postgresql(&window.figures);
-        let kept = so_far.keep(
-            (sessions, window.start_unix_s),
-            (&window.figures, &blocks),
-            histograms(&window.outcome),
-            observer,
-        );
-        last = Some(window);
-        if !kept {
-            break;
-        }
+impl MeasuredWindow for Window {
+    fn figures(&self) -> &RunFigures {
+        &self.figures
     }
-    let last = last.context("the sweep was stopped before its first point")?;
-    let (points, summary) = so_far.finish(measured, prediction);
-    Ok((last, points, summary))
+
+    fn blocks(&self) -> WindowBlocks {
+        WindowBlocks::of_postgresql(&self.figures)
+    }
+
+    fn outcome(&self) -> &RunOutcome {
+        &self.outcome
+    }
+
+    fn start_unix_s(&self) -> f64 {
+        self.start_unix_s
+    }
 }
 
-/// One session on a cached data set (an eighth of shared_buffers), for the
-/// CPU per block; past the CPUs, the windows of as many sessions as CPUs
-/// and of more (the contended window); and one session
-/// reading from the device, for the read path's CPU per device read, last,
-/// next to the sweep's first point (a VM's disk moves within a minute);
-/// then the model's prediction of every point, said before the sweep runs.
-async fn predict_the_sweep(
-    context: &WindowContext<'_>,
-    request: &SweepRequest,
-    storage: &Storage,
-    interrupt: &AtomicBool,
-    observer: &mut dyn RunObserver,
-) -> anyhow::Result<(DatabaseWork, Vec<PredictedPoint>)> {
-    let driver = &context.config.driver;
-    let shared_buffers = context.shared_buffers.unwrap_or(32 << 20);
-    let options = sweep::cached_window(driver, (shared_buffers, BLOCK_BYTES), observer);
-    let cached = context.window(options, false, interrupt, observer).await?;
-    let blocks = WindowBlocks::of_postgresql(&cached.figures);
-    let cpu = sweep::database_cpu(&cached.figures, &blocks)?;
-    let cpus = cached.figures.cpu.cpus as u32;
-    let mut contended = Vec::new();
-    for count in sweep::contended_counts(cpus, &request.sessions) {
-        let options = sweep::contended_window(count, driver, observer);
-        let window = context.window(options, true, interrupt, observer).await?;
-        contended.push((count, window.figures));
+/// The windows for strata-run's loop, each run to its end on the run's
+/// runtime (the loop is synchronous, the sessions are not). The cached
+/// window is not limited: its data set is in shared_buffers on purpose.
+impl EngineWindows for &WindowContext<'_> {
+    type Window = Window;
+
+    fn window(
+        &mut self,
+        driver: DriverOptions,
+        purpose: WindowPurpose,
+        interrupt: &AtomicBool,
+        observer: &mut dyn RunObserver,
+    ) -> anyhow::Result<Window> {
+        let limit_cache = purpose == WindowPurpose::Measured;
+        let window = WindowContext::window(self, driver, limit_cache, interrupt, observer);
+        tokio::runtime::Handle::current().block_on(window)
     }
-    let options = sweep::reading_window(driver, observer);
-    let reading = context.window(options, true, interrupt, observer).await?;
-    let prefetch = prefetches(context.client).await;
-    sweep::predict_the_sweep(
-        (cpu, cpus),
-        contended,
-        (&reading.figures, prefetch),
-        (driver, request, storage),
-        observer,
-    )
+
+    fn cache_and_block_bytes(&self) -> (u64, u64) {
+        (self.shared_buffers.unwrap_or(32 << 20), BLOCK_BYTES)
+    }
+
+    fn prefetches(&mut self) -> bool {
+        tokio::runtime::Handle::current().block_on(prefetches(self.client))
+    }
 }
 
 /// Whether the server reads ahead of its bitmap heap scans: an

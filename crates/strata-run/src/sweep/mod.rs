@@ -5,13 +5,15 @@
 //! windows, this module turns their figures into the curve, the knee, the
 //! latency-target answer, the CPU per block and the prediction. Here: the
 //! request, the windows' options, the points and the summary; the
-//! prediction and its scoring in `prediction`, the words in `text`.
+//! prediction and its scoring in `prediction`, the words in `text`, the
+//! order the windows run in `windows`.
 //!
-//! Not for: running windows (each engine's crate), the queueing arithmetic
+//! Not for: running one window (each engine's crate), the queueing arithmetic
 //! (strata-model's `predict`) or the rest of a run's text (`output`).
 
 mod prediction;
 mod text;
+pub mod windows;
 
 pub use prediction::*;
 pub use text::*;
@@ -200,7 +202,7 @@ fn read_options(driver: &DriverOptions) -> DriverOptions {
 /// for the wait for a CPU past the CPUs' queue: three times the CPUs (a
 /// count no doubling sweep has), at most the sweep's most. None when the
 /// sweep never has more sessions than CPUs.
-pub fn contended_counts(cpus: u32, sessions: &[u32]) -> Vec<u32> {
+pub(crate) fn contended_counts(cpus: u32, sessions: &[u32]) -> Vec<u32> {
     let Some(most) = sessions.iter().copied().max().filter(|&most| most > cpus) else {
         return Vec::new();
     };
@@ -212,7 +214,7 @@ pub fn contended_counts(cpus: u32, sessions: &[u32]) -> Vec<u32> {
 /// The options of the window of `count` sessions reading the data set
 /// from the device as the sweep's points do, as long as the one-session
 /// reading window, said as its phase.
-pub fn contended_window(
+pub(crate) fn contended_window(
     count: u32,
     driver: &DriverOptions,
     observer: &mut dyn RunObserver,
@@ -228,7 +230,7 @@ pub fn contended_window(
 
 /// The cached window's options for a database whose cache holds
 /// `cache_bytes` of `block_bytes` blocks, said as its phase.
-pub fn cached_window(
+pub(crate) fn cached_window(
     driver: &DriverOptions,
     (cache_bytes, block_bytes): (u64, u64),
     observer: &mut dyn RunObserver,
@@ -239,7 +241,10 @@ pub fn cached_window(
 
 /// The reading window's options (one session as the points read, twice
 /// as long as a point's window), said as its phase.
-pub fn reading_window(driver: &DriverOptions, observer: &mut dyn RunObserver) -> DriverOptions {
+pub(crate) fn reading_window(
+    driver: &DriverOptions,
+    observer: &mut dyn RunObserver,
+) -> DriverOptions {
     observer
         .phase("measuring the database's CPU per device read: one session reading the data set");
     read_options(driver)
@@ -249,7 +254,7 @@ pub fn reading_window(driver: &DriverOptions, observer: &mut dyn RunObserver) ->
 /// measured (`cpu`, on the host's `cpus`), the contended window's figures,
 /// the reading window's and whether the server reads ahead; said before
 /// the sweep runs.
-pub fn predict_the_sweep(
+pub(crate) fn predict_the_sweep(
     (cpu, cpus): (DatabaseCpu, u32),
     contended: Vec<(u32, RunFigures)>,
     (reading, prefetch): (&RunFigures, bool),
@@ -269,9 +274,9 @@ pub fn predict_the_sweep(
 }
 
 /// The sweep's points as their windows end: what the Recording keeps of
-/// each and the curve the conclusions are drawn from. Each engine runs the
-/// windows; this keeps, says and judges them the same way for all.
-pub struct PointsSoFar<'a> {
+/// each and the curve the conclusions are drawn from, kept, said and
+/// judged the same way whichever engine ran the windows.
+pub(crate) struct PointsSoFar<'a> {
     request: &'a SweepRequest,
     points: Vec<SweepPoint>,
     curve: Vec<CurvePoint>,
