@@ -12,10 +12,8 @@ use serde::Serialize;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
-use std::time::Duration;
 use strata_agent::endpoint::Endpoint;
 use strata_core::metrics::Collector;
-use strata_observe::background::BackgroundSampler;
 use strata_run::outcome::data_set_bytes_in_blocks_of;
 use strata_run::outcome::RunObserver;
 use strata_run::server_host::ServerHostAgent;
@@ -30,11 +28,10 @@ use crate::server::{ServerOptions, ThrowawayServer};
 use crate::session::MariaDbOpener;
 use crate::setup::{setup, SetupOptions, SetupReport};
 use crate::target::MariaDbTarget;
-use crate::window::{MariaDbWindow, Windows};
-use strata_recording::record::SweepPoint;
+use crate::window::Windows;
 use strata_recording::sweep::SweepSummary;
-use strata_run::recorder::{RunEnd, RunRecorder};
-use strata_run::sweep::windows::{self as sweep_windows, Measured};
+use strata_run::engine::{Measured, MeasuredPart};
+use strata_run::recorder::RunRecorder;
 use strata_run::sweep::SweepRequest;
 
 /// Which server the run uses.
@@ -176,49 +173,46 @@ fn run_on(
             sweep: None,
         });
     }
-    let sampler = match &config.record {
-        Some(recorder) => {
-            recorder.begin(&environment, Some(&setup.load))?;
-            let each = recorder.sample_writer();
-            let sources = (target, agent.as_deref(), others.collectors);
-            Some(layer_sampler(&environment, sources, each))
-        }
-        None => None,
+    let part = MeasuredPart {
+        record: config.record.as_ref(),
+        driver: &config.driver,
+        sweep: config.sweep.as_ref(),
     };
-    let edges = EdgeTaker {
-        collector: MariaDbCollector::connect(target.url())
-            .map_err(|error| anyhow::anyhow!(target.scrub(format!("{error:#}"))))?,
-        url: target.url().to_string(),
-        throwaway_pid: server.map(|server| server.info().pid),
-        admin,
-        server_pids: environment.server_pid.into_iter().collect(),
-        agent,
-        others: others.edges,
-        sample_clock: sampler.as_ref().map(BackgroundSampler::clock),
+    let windows = |sample_clock| {
+        let collector = MariaDbCollector::connect(target.url())
+            .map_err(|error| anyhow::anyhow!(target.scrub(format!("{error:#}"))))?;
+        let edges = EdgeTaker {
+            collector,
+            url: target.url().to_string(),
+            throwaway_pid: server.map(|server| server.info().pid),
+            admin,
+            server_pids: environment.server_pid.into_iter().collect(),
+            agent: agent.clone(),
+            others: others.edges,
+            sample_clock,
+        };
+        Ok(Windows {
+            server,
+            buffer_pool,
+            devices: &environment.devices,
+            page_bytes: environment.page_bytes,
+            opener: MariaDbOpener { target },
+            edges,
+            tolerate_failures: config.driver.tolerate_failures,
+        })
     };
-    let mut windows = Windows {
-        server,
-        buffer_pool,
-        devices: &environment.devices,
-        page_bytes: environment.page_bytes,
-        opener: MariaDbOpener { target },
-        edges,
-        tolerate_failures: config.driver.tolerate_failures,
-    };
-    let measured = sweep_windows::measure(
-        &mut windows,
-        &config.driver,
-        config.sweep.as_ref(),
+    let collectors =
+        || layer_collectors(&environment, (target, agent.as_deref(), others.collectors));
+    let measured = part.measure(
+        (&environment, Some(&setup.load)),
+        collectors,
+        windows,
         interrupt,
         observer,
-    );
-    drop(windows);
-    sampler.map(BackgroundSampler::finish);
-    let Measured { window, sweep } = measured?;
+    )?;
+    measured.record(config.record.as_ref(), &environment)?;
+    let Measured { window, sweep } = measured;
     let histograms = Histograms::of(&window.outcome);
-    if let Some(recorder) = &config.record {
-        write_recording(recorder, &environment, &window, sweep.as_ref())?;
-    }
     Ok(MariaDbOutcome {
         environment,
         setup: Some(setup),
@@ -226,31 +220,6 @@ fn run_on(
         histograms: Some(histograms),
         sessions: Some(window.outcome),
         sweep: sweep.map(|(_, summary)| summary),
-    })
-}
-
-/// The end of the run's Recording: the window of its result with InnoDB's
-/// figures, and a sweep's points and curve.
-fn write_recording(
-    recorder: &RunRecorder,
-    environment: &MariaDbEnvironment,
-    window: &MariaDbWindow,
-    sweep: Option<&(Vec<SweepPoint>, SweepSummary)>,
-) -> Result<()> {
-    let figures = &window.figures;
-    recorder.finish(&RunEnd {
-        environment: serde_json::to_value(environment)?,
-        database_counters: figures
-            .innodb
-            .as_ref()
-            .map(|innodb| innodb.counters.clone()),
-        engine_figures: Some(serde_json::json!({
-            "innodb": figures.innodb,
-            "reads": figures.reads,
-        })),
-        figures: &figures.run,
-        outcome: &window.outcome,
-        sweep: sweep.map(|(points, summary)| (points.as_slice(), summary)),
     })
 }
 
@@ -278,17 +247,16 @@ fn reach_agent(
 }
 
 /// The devices under the data and redo directories (the agent's, with
-/// `--agent`), host CPU and memory, and the server's InnoDB counters, every
-/// second.
-fn layer_sampler(
+/// `--agent`), host CPU and memory, the server's InnoDB counters and the
+/// other hosts followed, sampled each second for the Recording.
+fn layer_collectors(
     environment: &MariaDbEnvironment,
     (target, agent, other_hosts): (
         &MariaDbTarget,
         Option<&ServerHostAgent>,
         Vec<Box<dyn Collector>>,
     ),
-    each: Box<dyn FnMut(&strata_observe::sampler::Sample) + Send>,
-) -> BackgroundSampler {
+) -> Vec<Box<dyn Collector>> {
     let mut collectors: Vec<Box<dyn Collector>> = match agent {
         Some(agent) => agent.collectors(),
         None => strata_run::accounting::local_collectors(
@@ -300,5 +268,5 @@ fn layer_sampler(
         collectors.push(Box::new(collector));
     }
     collectors.extend(other_hosts);
-    BackgroundSampler::start_writing(collectors, Duration::from_secs(1), each)
+    collectors
 }

@@ -75,6 +75,18 @@ impl MeasuredWindow for MariaDbWindow {
     fn start_unix_s(&self) -> f64 {
         self.start_unix_s
     }
+
+    fn database_counters(&self) -> Option<std::collections::BTreeMap<String, f64>> {
+        let innodb = self.figures.innodb.as_ref()?;
+        Some(innodb.counters.clone())
+    }
+
+    fn engine_figures(&self) -> Option<serde_json::Value> {
+        Some(serde_json::json!({
+            "innodb": self.figures.innodb,
+            "reads": self.figures.reads,
+        }))
+    }
 }
 
 /// InnoDB reads each page when a statement needs it: no prefetch. Every

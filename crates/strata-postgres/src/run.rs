@@ -25,22 +25,19 @@ use strata_core::metrics::Collector;
 use strata_core::units::format_size;
 use strata_db::pagecache::{drop_caches, CgroupFiles, PageCacheMethod};
 use strata_db::workdir::WorkDir;
-use strata_observe::background::{BackgroundSampler, SampleClock};
+use strata_observe::background::SampleClock;
 use strata_probe::blockdev::{device_of_path, physical_devices, BlockDevice};
 use strata_probe::collectors::ProcessDelayCollector;
 use strata_recording::environment::ShardRecord;
-use strata_recording::record::SweepPoint;
-use strata_recording::sweep::SweepSummary;
 use strata_run::accounting::{account, PageCacheHeld, RunDevices, RunFigures};
 use strata_run::edge::Edge;
+use strata_run::engine::{EngineWindows, Measured, MeasuredPart, MeasuredWindow, WindowPurpose};
 use strata_run::outcome::{
     data_set_bytes, KeptInfo, PageCacheChoice, RunEnvironment, RunObserver, SlobOutcome,
 };
-use strata_run::recorder::{RunEnd, RunRecorder};
+use strata_run::recorder::RunRecorder;
 use strata_run::request::ShardRequest;
 use strata_run::server_host::{OtherHostEdges, ServerHostAgent};
-use strata_run::sweep::windows::{self as sweep_windows, EngineWindows, MeasuredWindow};
-use strata_run::sweep::windows::{Measured, WindowPurpose};
 use strata_run::sweep::{SweepRequest, WindowBlocks};
 use strata_run::verdict::{judge, CacheFit, VerdictFacts};
 use strata_slob::schema::{SchemaPlan, BLOCK_BYTES};
@@ -491,15 +488,9 @@ async fn drive(
         true => PageCacheMethod::OtherHost,
         false => keep_cache_out(config.page_cache, &server.page_cache, observer)?,
     };
-    let sampler = match &config.record {
-        Some(recorder) => {
-            recorder.begin(&environment, load.as_ref())?;
-            let kinds = backend_types(&client).await.unwrap_or_default();
-            let sampler = layer_sampler(server, &environment.devices, kinds, recorder);
-            let _ = server.sample_clock.set(sampler.clock());
-            Some(sampler)
-        }
-        None => None,
+    let kinds = match &config.record {
+        Some(_) => backend_types(&client).await.unwrap_or_default(),
+        None => BTreeMap::new(),
     };
     let context = WindowContext {
         config,
@@ -509,25 +500,34 @@ async fn drive(
         devices: &environment.devices,
         shared_buffers: shared_buffers_bytes(&client).await,
     };
+    let part = MeasuredPart {
+        record: config.record.as_ref(),
+        driver: &config.driver,
+        sweep: config.sweep.as_ref(),
+    };
+    let collectors = || layer_collectors(server, &environment.devices, kinds);
+    let windows = |clock: Option<SampleClock>| {
+        if let Some(clock) = clock {
+            let _ = server.sample_clock.set(clock);
+        }
+        Ok(&context)
+    };
     let measured = tokio::task::block_in_place(|| {
-        let driver = &config.driver;
-        sweep_windows::measure(
-            &mut &context,
-            driver,
-            config.sweep.as_ref(),
+        part.measure(
+            (&environment, load.as_ref()),
+            collectors,
+            windows,
             interrupt,
             observer,
         )
     });
-    let Measured { mut window, sweep } = measured?;
-    environment.shard = window.shard.take();
-    if let Some(method) = window.page_cache.take() {
+    let mut measured = measured?;
+    environment.shard = measured.window.shard.take();
+    if let Some(method) = measured.window.page_cache.take() {
         environment.page_cache = method;
     }
-    sampler.map(BackgroundSampler::finish);
-    if let Some(recorder) = &config.record {
-        write_recording(recorder, &environment, &window, sweep.as_ref())?;
-    }
+    measured.record(config.record.as_ref(), &environment)?;
+    let Measured { window, sweep } = measured;
     Ok(SlobOutcome {
         environment,
         load,
@@ -562,37 +562,17 @@ async fn follow_hosts(
     Ok(())
 }
 
-/// The end of the run's Recording, in the shape every engine writes: the
-/// window of its result, and a sweep's points and curve.
-fn write_recording(
-    recorder: &RunRecorder,
-    environment: &RunEnvironment,
-    window: &Window,
-    sweep: Option<&(Vec<SweepPoint>, SweepSummary)>,
-) -> anyhow::Result<()> {
-    let figures = &window.figures;
-    recorder.finish(&RunEnd {
-        environment: serde_json::to_value(environment)?,
-        database_counters: figures.database.as_ref().map(|d| d.counters.clone()),
-        engine_figures: None,
-        figures,
-        outcome: &window.outcome,
-        sweep: sweep.map(|(points, summary)| (points.as_slice(), summary)),
-    })
-}
-
 /// Every layer sampled each second during the run, for the Recording: the
 /// devices under the data and WAL directories, the server's processes (their
 /// run-queue delay, each labelled with its backend type or `postmaster`,
 /// once none is between states; those it starts later, the sessions'
 /// backends, join by their titles), and PostgreSQL
 /// itself with its wait events at 10 Hz.
-fn layer_sampler(
+fn layer_collectors(
     server: &Server<'_>,
     devices: &RunDevices,
     backend_types: BTreeMap<u32, String>,
-    recorder: &RunRecorder,
-) -> BackgroundSampler {
+) -> Vec<Box<dyn Collector>> {
     let mut collectors = match server.agent.get() {
         Some(agent) => agent.collectors(),
         None => strata_run::accounting::local_collectors(devices, Vec::new()),
@@ -619,7 +599,7 @@ fn layer_sampler(
             .lock()
             .unwrap_or_else(PoisonError::into_inner),
     );
-    BackgroundSampler::start_writing(collectors, Duration::from_secs(1), recorder.sample_writer())
+    collectors
 }
 
 async fn environment(
@@ -1019,6 +999,11 @@ impl MeasuredWindow for Window {
 
     fn start_unix_s(&self) -> f64 {
         self.start_unix_s
+    }
+
+    fn database_counters(&self) -> Option<BTreeMap<String, f64>> {
+        let database = self.figures.database.as_ref()?;
+        Some(database.counters.clone())
     }
 }
 

@@ -21,6 +21,7 @@ pub mod schema;
 pub mod setup;
 
 mod session;
+mod window;
 
 pub use layout::{check_layout, PageLayout};
 pub use run::{

@@ -10,24 +10,23 @@
 use crate::cache::{Evictor, EVICT_EVERY};
 use crate::connection::{check_page_bytes, file_page_bytes, open_read_only};
 use crate::environment::{environment, sqlite_version_num};
-use crate::figures::{sqlite_figures, EdgeTaker};
+use crate::figures::EdgeTaker;
 use crate::session::SqliteOpener;
 use crate::setup::{setup, SetupOptions};
+use crate::window::Windows;
 use anyhow::{bail, ensure, Context};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
-use std::time::Duration;
 use strata_db::pagecache::PageCacheMethod;
 use strata_db::workdir::WorkDir;
-use strata_observe::background::BackgroundSampler;
-use strata_run::accounting::RunDevices;
+use strata_run::accounting::local_collectors;
+use strata_run::engine::MeasuredPart;
 use strata_run::outcome::data_set_bytes_in_blocks_of;
 use strata_run::outcome::{PageCacheChoice, RunObserver, SlobOutcome};
-use strata_run::recorder::{RunEnd, RunRecorder};
-use strata_run::verdict::{judge, CacheFit, VerdictFacts};
+use strata_run::recorder::RunRecorder;
+use strata_run::verdict::CacheFit;
 use strata_slob::load::LoadReport;
 use strata_slob::session::{validate_options, DriverOptions};
-use strata_slob::threads::measure;
 
 /// The name of the file in a temporary directory.
 pub const TEMPORARY_FILE_NAME: &str = "strata-slob.sqlite";
@@ -189,59 +188,46 @@ fn run_on(
             Some(Evictor::start(path)?)
         }
     };
-    let sampler = match &config.record {
-        Some(recorder) => {
-            recorder.begin(&environment, Some(&load))?;
-            Some(layer_sampler(&environment.devices, recorder))
-        }
-        None => None,
+    let part = MeasuredPart {
+        record: config.record.as_ref(),
+        driver: &config.driver,
+        sweep: None,
     };
-    let opener = SqliteOpener {
-        path,
-        cache_kib: config.session_cache_bytes / 1024,
-    };
-    let mut edges = EdgeTaker {
-        version_num: sqlite_version_num(),
-        sample_clock: sampler.as_ref().map(BackgroundSampler::clock),
-    };
-    let measured = measure(&opener, &config.driver, interrupt, observer, &mut edges);
-    evictor.map(Evictor::finish);
-    sampler.map(BackgroundSampler::finish);
-    let measured = measured?;
-    let mut figures = sqlite_figures(
-        &measured.start,
-        &measured.end,
-        &measured.outcome,
-        &environment.devices,
-        page_bytes,
-        plan.scan_table_blocks,
-    );
-    figures.verdict = judge(
-        &figures,
-        &VerdictFacts {
-            cache: Some(CacheFit {
+    let windows = |sample_clock| {
+        Ok(Windows {
+            opener: SqliteOpener {
+                path,
+                cache_kib: config.session_cache_bytes / 1024,
+            },
+            edges: EdgeTaker {
+                version_num: sqlite_version_num(),
+                sample_clock,
+            },
+            devices: &environment.devices,
+            page_bytes,
+            cache: CacheFit {
                 setting: "cache_size (each session's)",
                 cache_bytes: config.session_cache_bytes,
                 data_set_bytes: data_set_bytes_in_blocks_of(plan, u64::from(page_bytes)),
-            }),
+            },
             tolerate_failures: config.driver.tolerate_failures,
-            ..VerdictFacts::default()
-        },
+        })
+    };
+    let collectors = || local_collectors(&environment.devices, Vec::new());
+    let measured = part.measure(
+        (&environment, Some(&load)),
+        collectors,
+        windows,
+        interrupt,
+        observer,
     );
-    if let Some(recorder) = &config.record {
-        recorder.finish(&RunEnd {
-            environment: serde_json::to_value(&environment)?,
-            database_counters: None,
-            engine_figures: None,
-            sweep: None,
-            figures: &figures,
-            outcome: &measured.outcome,
-        })?;
-    }
+    evictor.map(Evictor::finish);
+    let measured = measured?;
+    measured.record(config.record.as_ref(), &environment)?;
     Ok(SlobOutcome {
         environment,
         load: Some(load),
-        figures: Some(figures),
+        figures: Some(measured.window.figures),
         kept: None,
         engine_figures: None,
         sweep: None,
@@ -266,10 +252,4 @@ fn load(
         &mut |progress| observer.loading(progress),
         interrupt,
     )
-}
-
-/// The devices under the file and the host's CPU and memory, every second.
-fn layer_sampler(devices: &RunDevices, recorder: &RunRecorder) -> BackgroundSampler {
-    let collectors = strata_run::accounting::local_collectors(devices, Vec::new());
-    BackgroundSampler::start_writing(collectors, Duration::from_secs(1), recorder.sample_writer())
 }

@@ -13,6 +13,7 @@ use super::{
 };
 use crate::recorder::histograms;
 use anyhow::Context;
+use std::collections::BTreeMap;
 use std::sync::atomic::AtomicBool;
 use strata_recording::record::SweepPoint;
 use strata_recording::run::RunFigures;
@@ -27,6 +28,17 @@ pub trait MeasuredWindow {
     fn outcome(&self) -> &RunOutcome;
     /// When the window began, Unix seconds.
     fn start_unix_s(&self) -> f64;
+
+    /// Every database counter's change over the window, for the
+    /// Recording; none for an engine without counters.
+    fn database_counters(&self) -> Option<BTreeMap<String, f64>> {
+        None
+    }
+
+    /// What only this engine counts, as the Recording keeps it.
+    fn engine_figures(&self) -> Option<serde_json::Value> {
+        None
+    }
 }
 
 /// What the window is for.
