@@ -5,9 +5,20 @@
 
 use crate::MariaDbEngine;
 use anyhow::bail;
-use strata_run::engine::EngineKind;
+use strata_run::engine::{EngineEntry, EngineKind};
 use strata_run::options::DataRequest;
 use strata_run::request::{refuse_postgres_options, work_dir, EngineDefaults, EngineRequest};
+
+/// MariaDB in the registry: `--db mysql://…` (or `mariadb://`), never the
+/// embedded default.
+pub const ENGINE: EngineEntry = EngineEntry {
+    kind: EngineKind::Mariadb,
+    claims_db: strata_observe::watch::is_mariadb_url,
+    embedded_here: |_| bail!("MariaDB runs when asked: --engine mariadb"),
+    defaults: |_| defaults(),
+    shown_db: |db| Ok(crate::collector::redact(db)),
+    configure: |data, request| Ok(Box::new(configure(data, request)?)),
+};
 
 /// InnoDB's page and its cache: the throwaway server's buffer pool.
 pub fn defaults() -> EngineDefaults {

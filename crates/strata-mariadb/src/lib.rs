@@ -30,6 +30,7 @@ mod window;
 
 mod session;
 
+pub use configure::ENGINE;
 pub use engine::MariaDbEngine;
 pub use environment::MariaDbEnvironment;
 pub use figures::{InnoDbFigures, MariaDbFigures, ReadReconciliation};

@@ -8,10 +8,32 @@ use crate::connect::ConnectionTarget;
 use crate::run::{run_slob, Database, SlobConfig};
 use anyhow::bail;
 use std::sync::atomic::AtomicBool;
-use strata_run::engine::{DatabaseEngine, EngineKind};
+use strata_run::engine::{DatabaseEngine, EngineEntry, EngineKind};
 use strata_run::options::DataRequest;
 use strata_run::outcome::{RunObserver, SlobOutcome};
 use strata_run::request::{EngineDefaults, EngineRequest, DEFAULT_SHARED_BUFFERS};
+
+/// PostgreSQL in the registry: the first engine, so the embedded default
+/// and any `--db` no other engine claims.
+pub const ENGINE: EngineEntry = EngineEntry {
+    kind: EngineKind::Postgresql,
+    claims_db: |db| db.starts_with("postgres://") || db.starts_with("postgresql://"),
+    embedded_here,
+    defaults,
+    shown_db: |db| Ok(ConnectionTarget::parse(db)?.redacted()),
+    configure: |data, request| Ok(Box::new(configure(data, request)?)),
+};
+
+/// Where PostgreSQL's server binaries are (or `--pg-bin` names where they
+/// should be, which the run checks).
+fn embedded_here(data: &DataRequest) -> anyhow::Result<()> {
+    match crate::cluster::binaries_version_num(data.pg_bin.as_deref()) {
+        Err(error) if data.pg_bin.is_none() => {
+            bail!("no PostgreSQL server binaries ({error:#})")
+        }
+        _ => Ok(()),
+    }
+}
 
 /// PostgreSQL: a throwaway cluster or the user's server.
 pub struct PostgresEngine(pub SlobConfig);

@@ -30,4 +30,6 @@ pub mod run;
 pub mod schema;
 pub mod sessions;
 
+pub use engine::ENGINE;
+
 mod pg;

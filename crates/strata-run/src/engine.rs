@@ -13,9 +13,12 @@
 pub use crate::outcome::{Capability, EngineFigures, EngineKind};
 pub use crate::sweep::windows::{EngineWindows, Measured, MeasuredWindow, WindowPurpose};
 
+use crate::options::DataRequest;
 use crate::outcome::{RunObserver, SlobOutcome};
 use crate::recorder::{RunEnd, RunRecorder};
+use crate::request::{EngineDefaults, EngineRequest};
 use crate::sweep::SweepRequest;
+use anyhow::Context;
 use serde::Serialize;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
@@ -23,6 +26,84 @@ use strata_core::metrics::Collector;
 use strata_observe::background::{BackgroundSampler, SampleClock};
 use strata_slob::load::LoadReport;
 use strata_slob::session::DriverOptions;
+
+/// One database engine as the run's resolution sees it: a crate's one
+/// entry in the registry (`strata-engines`), which is the only list of
+/// engines; everything else asks it.
+pub struct EngineEntry {
+    pub kind: EngineKind,
+    /// Whether a `--db` without `--engine` names this engine's server (its
+    /// URL scheme); the first entry that claims it runs it.
+    pub claims_db: fn(&str) -> bool,
+    /// Whether the embedded default (no `--engine`, no `--db`) can run on
+    /// this engine here; the error says why not.
+    pub embedded_here: fn(&DataRequest) -> anyhow::Result<()>,
+    /// The block (one row) and the cache of its throwaway server or file.
+    pub defaults: fn(&DataRequest) -> EngineDefaults,
+    /// `--db` as the options and the Recording show it: without a password.
+    pub shown_db: fn(&str) -> anyhow::Result<String>,
+    /// The engine configured, after every check that needs no work.
+    pub configure: fn(&DataRequest, EngineRequest) -> anyhow::Result<Box<dyn DatabaseEngine>>,
+}
+
+/// The engines strata runs, in the order the embedded default prefers them.
+#[derive(Clone, Copy)]
+pub struct Registry(pub &'static [EngineEntry]);
+
+impl Registry {
+    /// `kind`'s entry.
+    pub fn entry(&self, kind: EngineKind) -> anyhow::Result<&'static EngineEntry> {
+        let Registry(entries) = *self;
+        entries
+            .iter()
+            .find(|entry| entry.kind == kind)
+            .ok_or_else(|| anyhow::anyhow!("--engine {}: not built into this strata", kind.name()))
+    }
+
+    /// `--db` as `kind` shows it, or as the engine whose URL it is shows
+    /// it (another engine's password must not appear either).
+    pub fn shown_db(&self, kind: EngineKind, db: &str) -> anyhow::Result<String> {
+        let Registry(entries) = *self;
+        let claimed = entries.iter().find(|entry| (entry.claims_db)(db));
+        let entry = claimed.filter(|entry| entry.kind != kind);
+        (entry.unwrap_or(self.entry(kind)?).shown_db)(db)
+    }
+
+    /// The engine asked for; else the one whose URL `--db` is, else the
+    /// first's; with neither, the first that can run the embedded default
+    /// here (said when it is not the first).
+    pub fn choose(&self, data: &DataRequest) -> anyhow::Result<EngineKind> {
+        let Registry(entries) = *self;
+        let first = entries.first().context("no database engine is built in")?;
+        if let Some(kind) = data.engine {
+            return Ok(kind);
+        }
+        if let Some(db) = &data.db {
+            let claimed = entries.iter().find(|entry| (entry.claims_db)(db));
+            return Ok(claimed.unwrap_or(first).kind);
+        }
+        let mut refused = Vec::new();
+        for entry in entries {
+            match (entry.embedded_here)(data) {
+                Ok(()) if refused.is_empty() => return Ok(entry.kind),
+                Ok(()) => {
+                    strata_core::note::note(&format!(
+                        "strata: {}: running the embedded default on {} instead (--engine {})",
+                        refused.join("; "),
+                        entry.kind.label(),
+                        entry.kind.name()
+                    ));
+                    return Ok(entry.kind);
+                }
+                Err(error) => refused.push(format!("{error:#}")),
+            }
+        }
+        anyhow::bail!(
+            "no engine can run the embedded default here: {}",
+            refused.join("; ")
+        )
+    }
+}
 
 /// One database engine, configured for one `strata run` or `strata setup`.
 pub trait DatabaseEngine {

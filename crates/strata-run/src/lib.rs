@@ -16,6 +16,7 @@ pub mod block_trace_text;
 pub mod edge;
 pub mod engine;
 pub mod formats;
+pub mod job;
 pub mod merge;
 pub mod options;
 pub mod outcome;

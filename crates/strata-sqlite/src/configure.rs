@@ -6,9 +6,20 @@
 use crate::SqliteEngine;
 use anyhow::bail;
 use std::path::PathBuf;
-use strata_run::engine::EngineKind;
+use strata_run::engine::{EngineEntry, EngineKind};
 use strata_run::options::DataRequest;
 use strata_run::request::{refuse_postgres_options, work_dir, EngineDefaults, EngineRequest};
+
+/// SQLite in the registry: `--engine sqlite`, and the embedded default
+/// where no PostgreSQL can run (it needs nothing but strata).
+pub const ENGINE: EngineEntry = EngineEntry {
+    kind: EngineKind::Sqlite,
+    claims_db: |_| false,
+    embedded_here: |_| Ok(()),
+    defaults: |_| defaults(),
+    shown_db: |db| Ok(db.to_string()),
+    configure: |data, request| Ok(Box::new(configure(data, request)?)),
+};
 
 /// SQLite's page and its cache: each session's cache_size.
 pub fn defaults() -> EngineDefaults {

@@ -23,6 +23,7 @@ pub mod setup;
 mod session;
 mod window;
 
+pub use configure::ENGINE;
 pub use layout::{check_layout, PageLayout};
 pub use run::{
     check_config, run, SqliteDatabase, SqliteRunConfig, DEFAULT_SESSION_CACHE_BYTES,
