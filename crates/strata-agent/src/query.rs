@@ -38,6 +38,43 @@ pub struct Range {
     pub step_s: f64,
 }
 
+impl Range {
+    /// `--from`, `--to` (a time each: RFC 3339, Unix seconds, now-15m;
+    /// `--to` now by default) and `--step` (the window ÷ 720, at least
+    /// 1 s, by default) as a range query Prometheus accepts.
+    pub fn of_options(
+        from: Option<&str>,
+        to: Option<&str>,
+        step: Option<Duration>,
+    ) -> anyhow::Result<Range> {
+        let instant = |option: &str, text: Option<&str>| {
+            strata_core::input::instant(text.unwrap_or("now"))
+                .map_err(|error| anyhow::anyhow!("{option}: {error}"))
+        };
+        let start_unix_s = instant("--from", from)?;
+        let end_unix_s = instant("--to", to)?;
+        let length_s = end_unix_s - start_unix_s;
+        if length_s <= 0.0 {
+            bail!("--from must be before --to (the window is {length_s:.3} s)");
+        }
+        let step_s = match step {
+            Some(step) => step.as_secs_f64(),
+            None => (length_s / 720.0).max(1.0),
+        };
+        if step_s <= 0.0 || length_s / step_s > MOST_POINTS {
+            bail!(
+                "--step {step_s} s: give a step above 0 that divides the {length_s:.0} s window \
+             into at most {MOST_POINTS} points (Prometheus's limit)"
+            );
+        }
+        Ok(Range {
+            start_unix_s,
+            end_unix_s,
+            step_s,
+        })
+    }
+}
+
 /// One series of a range query's answer: its labels (`__name__` among
 /// them) and its (Unix seconds, value) points.
 #[derive(Clone, Debug, PartialEq)]

@@ -14,6 +14,7 @@ pub mod background;
 pub mod block_histograms;
 pub mod exposition;
 pub mod fleet;
+pub mod fleet_report;
 pub mod layer_table;
 pub mod prometheus;
 pub mod record;

@@ -183,6 +183,21 @@ pub enum Shape {
     Nothing,
 }
 
+impl Shape {
+    /// The shape of `format`: text live every `live` interval where there
+    /// is one (a terminal), else as lines.
+    pub fn of(format: strata_output::render::Format, live: Option<Duration>) -> Shape {
+        use strata_output::render::Format;
+        match (format, live) {
+            (Format::Text, Some(interval)) => Shape::Live(interval),
+            (Format::Text, None) => Shape::Lines,
+            (Format::Json, _) => Shape::Json,
+            (Format::Csv, _) => Shape::Csv,
+            (Format::Html, _) => Shape::Nothing,
+        }
+    }
+}
+
 /// Where shown samples go: the text of each, in order.
 pub type Sink<'a> = Box<dyn FnMut(&str) -> anyhow::Result<()> + 'a>;
 

@@ -1,5 +1,7 @@
 //! strata-run: the SLOB method end to end for every database engine, behind
-//! the database-engine plug-in point (`engine`): the two edges of the
+//! the database-engine plug-in point (`engine`): the run's options resolved
+//! in one step against the engines' registry (`job`), the measured part
+//! every engine's run shares (`engine::MeasuredPart`), the two edges of the
 //! measured window, accounting for every I/O across the layers (database,
 //! block devices and each of their requests traced, page cache, CPU of the
 //! host, the server and strata), the

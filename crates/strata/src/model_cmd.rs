@@ -4,34 +4,41 @@
 //! (`--format text|json|csv|html`, `--json`, `--output`, `--html`).
 //!
 //! Not for: any arithmetic or layout (strata-model's `command` and `input`),
-//! or reading `--from` (strata-awr's `measured`).
+//! the requests made from the options (its `command::requests`), or
+//! reading `--from` (strata-awr's `measured`).
 
-use anyhow::Context;
+use std::path::Path;
 use strata_awr::measured;
 use strata_model::command::args::*;
 use strata_model::command::{
     cluster, commit, disk, flash_cache, predict, queue, raid, replication,
 };
+use strata_report::findings::WindowFigures;
 
 pub use strata_model::command::args::ModelArgs;
 
 pub fn run(args: ModelArgs) -> anyhow::Result<i32> {
     let (output, printed) = match args.model {
-        ModelCommand::Raid(args) => (args.output.clone(), raid::run(&raid_request(&args)?)?),
+        ModelCommand::Raid(args) => {
+            let measured = from(args.measured_from(), measured::front_end_load)?;
+            (args.output.clone(), raid::run(&args.request(measured))?)
+        }
         ModelCommand::Replication(args) => {
-            let printed = replication::run(&replication_request(&args))?;
-            (args.output, printed)
+            (args.output.clone(), replication::run(&args.request())?)
         }
-        ModelCommand::Queue(args) => (args.output.clone(), queue::run(&queue_request(&args)?)?),
-        ModelCommand::Disk(args) => (args.output.clone(), disk::run(&disk_request(&args))?),
-        ModelCommand::FlashCache(args) => {
-            let printed = flash_cache::run(&flash_cache_request(&args))?;
-            (args.output, printed)
+        ModelCommand::Queue(args) => {
+            let device = args.device.as_deref();
+            let read = |figures: &_, path: &_| measured::device_queue(figures, path, device);
+            let measured = from(args.from.as_deref(), read)?;
+            (args.output.clone(), queue::run(&args.request(measured))?)
         }
-        ModelCommand::Cluster(args) => {
-            (args.output.clone(), cluster::run(&cluster_request(&args)?)?)
+        ModelCommand::Disk(args) => (args.output.clone(), disk::run(&args.request())?),
+        ModelCommand::FlashCache(args) => (args.output.clone(), flash_cache::run(&args.request())?),
+        ModelCommand::Cluster(args) => (args.output.clone(), cluster::run(&args.request()?)?),
+        ModelCommand::Commit(args) => {
+            let measured = from(args.measured_from(), measured::commit_inputs)?;
+            (args.output.clone(), commit::run(&args.request(measured))?)
         }
-        ModelCommand::Commit(args) => (args.output.clone(), commit::run(&commit_request(&args)?)?),
         ModelCommand::Predict(args) => {
             let printed = predict::run(&strata_run::predict_inputs::request(&args)?)?;
             (args.output, printed)
@@ -41,122 +48,12 @@ pub fn run(args: ModelArgs) -> anyhow::Result<i32> {
     Ok(0)
 }
 
-fn raid_request(args: &RaidArgs) -> anyhow::Result<raid::RaidRequest> {
-    let measured = match (&args.from, &args.iops, args.read_pct) {
-        (Some(path), None, _) | (Some(path), _, None) => {
-            Some(measured::front_end_load(&measured::read(path)?, path)?)
-        }
-        _ => None,
-    };
-    Ok(raid::RaidRequest {
-        iops: args.iops.clone(),
-        read_pct: args.read_pct,
-        measured,
-        raid: args.raid,
-        write_penalty: args.write_penalty,
-        disks: args.disks.clone().unwrap_or_default(),
-        ceiling: args.ceiling,
-        service_time: args.service_time,
-        min_disks: args.min_disks,
-        explain: args.explain,
-    })
-}
-
-fn replication_request(args: &ReplicationArgs) -> replication::ReplicationRequest {
-    replication::ReplicationRequest {
-        size_bytes: args.size,
-        distance_km: args.distance_km,
-        overhead: args.overhead,
-        per_kib: args.per_kib,
-        calibrate_from: args.calibrate_from,
-        link_gbit: args.link_gbit,
-        fibre_channel: args.fibre_channel,
-        round_trips: args.round_trips as u32,
-        us_per_km: args.us_per_km,
-        explain: args.explain,
-    }
-}
-
-fn queue_request(args: &QueueArgs) -> anyhow::Result<queue::QueueRequest> {
-    let measured = match &args.from {
-        Some(path) => {
-            let figures = measured::read(path)?;
-            Some(measured::device_queue(
-                &figures,
-                path,
-                args.device.as_deref(),
-            )?)
-        }
-        None => None,
-    };
-    Ok(queue::QueueRequest {
-        model: args.model.clone(),
-        cv: args.cv,
-        servers: args.servers as u32,
-        service_time: args.service_time,
-        arrival_rate: args.arrival_rate,
-        utilization: args.utilization.clone(),
-        centres: args.centres.clone(),
-        think_time: args.think_time,
-        users: args.users as u32,
-        measured,
-        explain: args.explain,
-    })
-}
-
-fn disk_request(args: &DiskArgs) -> disk::DiskRequest {
-    disk::DiskRequest {
-        rpm: args.rpm,
-        seek: args.seek,
-        settle: args.settle,
-        transfer_rate: args.transfer_rate,
-        size: args.size,
-        span: args.span,
-        queue_depths: args.qd.clone(),
-        explain: args.explain,
-    }
-}
-
-fn flash_cache_request(args: &FlashCacheArgs) -> flash_cache::FlashCacheRequest {
-    flash_cache::FlashCacheRequest {
-        buffer_cache: args.buffer_cache,
-        data: args.data,
-        flash: args.flash.clone(),
-        block_size: args.block_size,
-        cluster: args.cluster,
-        skew: args.skew,
-        ram_latency: args.ram_latency,
-        flash_latency: args.flash_latency,
-        disk_latency: args.disk_latency,
-        explain: args.explain,
-    }
-}
-
-fn cluster_request(args: &ClusterArgs) -> anyhow::Result<cluster::ClusterRequest> {
-    let name = args.csv.display().to_string();
-    let csv = std::fs::read_to_string(&args.csv).with_context(|| format!("reading {name}"))?;
-    Ok(cluster::ClusterRequest {
-        name,
-        csv,
-        clusters: args.clusters as usize,
-        log: args.log,
-        normalize: args.normalize,
-        explain: args.explain,
-    })
-}
-
-fn commit_request(args: &CommitArgs) -> anyhow::Result<commit::CommitRequest> {
-    let measured = match (&args.from, args.commit_wait, args.log_write_io) {
-        (Some(path), None, _) | (Some(path), _, None) => {
-            Some(measured::commit_inputs(&measured::read(path)?, path)?)
-        }
-        _ => None,
-    };
-    Ok(commit::CommitRequest {
-        commit_wait: args.commit_wait,
-        log_write_io: args.log_write_io,
-        log_writer_cpu: args.log_writer_cpu,
-        measured,
-        explain: args.explain,
-    })
+/// What `--from` (a Recording, an AWR or STATSPACK report) measured, as
+/// `inputs` takes it from the window's figures.
+fn from<T>(
+    path: Option<&Path>,
+    inputs: impl FnOnce(&WindowFigures, &Path) -> anyhow::Result<T>,
+) -> anyhow::Result<Option<T>> {
+    path.map(|path| inputs(&measured::read(path)?, path))
+        .transpose()
 }

@@ -40,7 +40,11 @@ pub fn run(mut args: ObserveArgs) -> anyhow::Result<i32> {
         if args.output.chosen() == Format::Html {
             report_page(&args.output, path)?;
         } else {
-            let mut shown = Shown::new(shape(&args.output, None), args.request.all, &mut write);
+            let mut shown = Shown::new(
+                Shape::of(args.output.chosen(), None),
+                args.request.all,
+                &mut write,
+            );
             watch::replay(path, &mut shown)?;
         }
         return Ok(0);
@@ -73,7 +77,7 @@ pub fn run(mut args: ObserveArgs) -> anyhow::Result<i32> {
         None => None,
     };
     let live = args.output.text_to_stdout() && std::io::stdout().is_terminal();
-    let shape = shape(&args.output, live.then_some(interval));
+    let shape = Shape::of(args.output.chosen(), live.then_some(interval));
     let mut shown = Shown::new(shape, args.request.all, &mut write);
     watch::watch(&args.request, collectors, interrupt, writer, &mut shown)?;
     if let Some(path) = recording
@@ -100,17 +104,6 @@ fn check_top_output(args: &ObserveArgs) -> anyhow::Result<()> {
         );
     }
     Ok(())
-}
-
-/// The shape of the shown samples for the format asked for.
-fn shape(output: &OutputArgs, live: Option<Duration>) -> Shape {
-    match (output.chosen(), live) {
-        (Format::Text, Some(interval)) => Shape::Live(interval),
-        (Format::Text, None) => Shape::Lines,
-        (Format::Json, _) => Shape::Json,
-        (Format::Csv, _) => Shape::Csv,
-        (Format::Html, _) => Shape::Nothing,
-    }
 }
 
 fn report_page(output: &OutputArgs, path: &std::path::Path) -> anyhow::Result<()> {

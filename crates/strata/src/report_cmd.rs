@@ -10,13 +10,11 @@ use clap::Args;
 use std::path::PathBuf;
 use std::time::Duration;
 use strata_agent::endpoint::{Access, Endpoint, PROMETHEUS_BASIC_AUTH_ENV};
-use strata_agent::query::{Range, MOST_POINTS};
+use strata_agent::query::Range;
 use strata_output::args::OutputArgs;
-use strata_output::document::{Fact, Window};
+use strata_output::document::Window;
 use strata_output::Output;
-use strata_report::recording::{
-    compare_recordings, report_of, report_of_samples, report_with, ReportOptions, TimelineBuilder,
-};
+use strata_report::recording::{compare_recordings, report_of, report_with, ReportOptions};
 use strata_run::merge::merge_files;
 
 #[derive(Args)]
@@ -130,7 +128,7 @@ fn window(args: &ReportArgs) -> anyhow::Result<Option<Window>> {
 }
 
 /// The report of every host a Prometheus server scraped between --from and
-/// --to.
+/// --to, reached as --prometheus's options say.
 fn fleet_report(
     prometheus: &Endpoint,
     args: &ReportArgs,
@@ -145,78 +143,7 @@ fn fleet_report(
         insecure: args.prometheus_insecure,
     }
     .apply(std::slice::from_mut(&mut prometheus))?;
-    let range = prometheus_range(args)?;
+    let range = Range::of_options(args.from.as_deref(), args.to.as_deref(), args.step)?;
     let command = crate::engines::redacted_command_line();
-    let series = strata_observe::fleet::query(&prometheus, range)?;
-    let (mut samples, mut steps) = (TimelineBuilder::default(), 0);
-    let fleet = strata_observe::fleet::fleet(&series, &mut |sample| {
-        samples.push(&sample);
-        steps += 1;
-    });
-    drop(series);
-    let recording = strata_observe::fleet::recording(&prometheus, range, &fleet, command)?;
-    let mut report = report_of_samples(&recording, samples, options)?;
-    report.source.files = vec![prometheus.to_string()];
-    let hosts: Vec<String> = fleet
-        .hosts
-        .iter()
-        .map(|(host, chosen)| {
-            let missing = match chosen.missing_steps {
-                0 => String::new(),
-                missing => format!(", no sample at {missing} of {steps} steps"),
-            };
-            format!("{host} ({} {}{missing})", chosen.agent_kind, chosen.target)
-        })
-        .collect();
-    report.about.extend([
-        Fact::new(
-            "Prometheus",
-            format!(
-                "{prometheus} ({}): range query from {} to {} UTC, step {:.3} s (the \
-                 Prometheus server's clock; values as it scraped them)",
-                prometheus.transport(),
-                utc(range.start_unix_s),
-                utc(range.end_unix_s),
-                range.step_s
-            ),
-        ),
-        Fact::new("hosts", hosts.join(", ")),
-    ]);
-    report.problems.extend(fleet.notes);
-    Ok(report)
-}
-
-/// --from, --to and --step as a range query Prometheus accepts.
-fn prometheus_range(args: &ReportArgs) -> anyhow::Result<Range> {
-    let instant = |option: &str, text: Option<&str>| {
-        strata_core::input::instant(text.unwrap_or("now"))
-            .map_err(|error| anyhow::anyhow!("{option}: {error}"))
-    };
-    let start_unix_s = instant("--from", args.from.as_deref())?;
-    let end_unix_s = instant("--to", args.to.as_deref())?;
-    let length_s = end_unix_s - start_unix_s;
-    if length_s <= 0.0 {
-        bail!("--from must be before --to (the window is {length_s:.3} s)");
-    }
-    let step_s = match args.step {
-        Some(step) => step.as_secs_f64(),
-        None => (length_s / 720.0).max(1.0),
-    };
-    if step_s <= 0.0 || length_s / step_s > MOST_POINTS {
-        bail!(
-            "--step {step_s} s: give a step above 0 that divides the {length_s:.0} s window \
-             into at most {MOST_POINTS} points (Prometheus's limit)"
-        );
-    }
-    Ok(Range {
-        start_unix_s,
-        end_unix_s,
-        step_s,
-    })
-}
-
-/// Unix seconds as RFC 3339 UTC, to the second.
-fn utc(unix_s: f64) -> String {
-    let time = std::time::UNIX_EPOCH + Duration::from_secs_f64(unix_s.max(0.0));
-    humantime::format_rfc3339_seconds(time).to_string()
+    strata_observe::fleet_report::report(&prometheus, range, command, options)
 }

@@ -19,6 +19,7 @@ pub mod predict;
 pub mod queue;
 pub mod raid;
 pub mod replication;
+pub mod requests;
 
 use serde::Serialize;
 use strata_output::document::{Cell, Column, Figure, Report, Section, Table};
