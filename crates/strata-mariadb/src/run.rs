@@ -16,7 +16,7 @@ use strata_agent::endpoint::Endpoint;
 use strata_core::metrics::Collector;
 use strata_run::outcome::data_set_bytes_in_blocks_of;
 use strata_run::outcome::RunObserver;
-use strata_run::server_host::ServerHostAgent;
+use strata_run::server_host::{OtherHosts, ServerHostAgent};
 use strata_run::verdict::CacheFit;
 use strata_slob::session::{validate_options, DriverOptions, RunOutcome};
 
@@ -150,8 +150,8 @@ fn run_on(
         Some(url) => Some(Arc::new(reach_agent(url, &mut admin, &mut environment)?)),
         None => None,
     };
-    let others = strata_run::server_host::follow_others(&config.other_agents)?;
-    environment.other_hosts = others.hosts;
+    let mut others = strata_run::server_host::follow_others(&config.other_agents)?;
+    environment.other_hosts = std::mem::take(&mut others.hosts);
     let buffer_pool = CacheFit {
         setting: "innodb_buffer_pool_size",
         cache_bytes: environment.buffer_pool_bytes,
@@ -173,6 +173,50 @@ fn run_on(
             sweep: None,
         });
     }
+    let reached = Reached {
+        target,
+        server,
+        admin,
+        agent,
+        others,
+    };
+    measure(
+        config,
+        reached,
+        environment,
+        (setup, buffer_pool),
+        observer,
+        interrupt,
+    )
+}
+
+/// The server as the run reaches it: its target, the throwaway server when
+/// strata started it, an admin connection, and the hosts' agents.
+struct Reached<'a> {
+    target: &'a MariaDbTarget,
+    server: Option<&'a ThrowawayServer>,
+    admin: mysql::Conn,
+    agent: Option<Arc<ServerHostAgent>>,
+    others: OtherHosts,
+}
+
+/// The measured part of the run on the loaded data set: its windows with
+/// InnoDB's edges, and the Recording.
+fn measure(
+    config: &MariaDbRunConfig,
+    reached: Reached<'_>,
+    environment: MariaDbEnvironment,
+    (setup, buffer_pool): (SetupReport, CacheFit),
+    observer: &mut dyn RunObserver,
+    interrupt: &AtomicBool,
+) -> Result<MariaDbOutcome> {
+    let Reached {
+        target,
+        server,
+        admin,
+        agent,
+        others,
+    } = reached;
     let part = MeasuredPart {
         record: config.record.as_ref(),
         driver: &config.driver,

@@ -89,13 +89,13 @@ pub fn configure(data: &DataRequest, request: EngineRequest) -> anyhow::Result<P
 fn database(data: &DataRequest) -> anyhow::Result<Database> {
     let Some(text) = &data.db else {
         let account = crate::cluster::server_account(data.os_user.as_deref())?;
-        return Ok(Database::Embedded {
+        return Ok(Database::Embedded(crate::run::Embedded {
             work_dir: strata_run::request::work_dir(data, account)?,
             os_user: data.os_user.clone(),
             shared_buffers_bytes: data.shared_buffers.unwrap_or(DEFAULT_SHARED_BUFFERS),
             keep: data.keep,
             bin_dir: data.pg_bin.clone(),
-        });
+        }));
     };
     for (flag, given) in [
         ("--keep", data.keep),

@@ -48,17 +48,21 @@ use tokio::time::Instant;
 pub enum Database {
     /// A throwaway cluster made by initdb in `work_dir`, removed at the end
     /// unless `keep`.
-    Embedded {
-        work_dir: WorkDir,
-        os_user: Option<String>,
-        shared_buffers_bytes: u64,
-        keep: bool,
-        /// The server binaries; `None`: `$STRATA_PG_BIN`, `pg_config`, or
-        /// the newest `/usr/lib/postgresql/*/bin`.
-        bin_dir: Option<PathBuf>,
-    },
+    Embedded(Embedded),
     /// The user's server.
     External { target: Box<ConnectionTarget> },
+}
+
+/// What the throwaway cluster is made with.
+#[derive(Clone, Debug)]
+pub struct Embedded {
+    pub work_dir: WorkDir,
+    pub os_user: Option<String>,
+    pub shared_buffers_bytes: u64,
+    pub keep: bool,
+    /// The server binaries; `None`: `$STRATA_PG_BIN`, `pg_config`, or the
+    /// newest `/usr/lib/postgresql/*/bin`.
+    pub bin_dir: Option<PathBuf>,
 }
 
 pub struct SlobConfig {
@@ -284,74 +288,9 @@ pub fn run_slob(
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
-    let plan = config.driver.plan.clone();
     match &config.database {
-        Database::Embedded {
-            work_dir,
-            os_user,
-            shared_buffers_bytes,
-            keep,
-            bin_dir,
-        } => {
-            for removed in crate::cluster::remove_abandoned(&work_dir.path) {
-                strata_core::note::note(&removed);
-            }
-            let free_at_start = check_free_space(&work_dir.path, &plan)?;
-            let binaries = binaries_version_num(bin_dir.as_deref())?;
-            crate::read_path::check_version(binaries, &config.read_path)?;
-            observer.phase("starting a throwaway PostgreSQL cluster");
-            let mut cluster = ThrowawayCluster::start(&ClusterOptions {
-                parent_dir: work_dir.path.clone(),
-                os_user: os_user.clone(),
-                shared_buffers_bytes: *shared_buffers_bytes,
-                settings: vec![(
-                    "max_connections".into(),
-                    (most_sessions(&config) + 20).to_string(),
-                )],
-                page_cache_limit_bytes: page_cache_limit(
-                    config.page_cache,
-                    &plan,
-                    most_sessions(&config),
-                    config.load_parallel,
-                ),
-                bin_dir: bin_dir.clone(),
-                survives_strata: *keep,
-            })?;
-            let read_settings =
-                runtime.block_on(read_path::cluster_settings(&cluster, &config.read_path))?;
-            read_path::restart_with(&mut cluster, &read_settings)?;
-            let target = ConnectionTarget::parse(&cluster.connection_string())?;
-            let server = Server {
-                target,
-                kind: "throwaway cluster",
-                work_dir: Some(work_dir.clone()),
-                data_directory: Some(cluster.data_dir().to_path_buf()),
-                wal_directory: Some(cluster.wal_dir()),
-                page_cache: cluster.page_cache().clone(),
-                cluster: Some(&cluster),
-                agent: OnceLock::new(),
-                other_hosts: Mutex::new(Vec::new()),
-                other_edges: OnceLock::new(),
-                sample_clock: OnceLock::new(),
-            };
-            let mut outcome = runtime
-                .block_on(drive(&config, &server, interrupt, observer))
-                .map_err(|error| {
-                    name_a_full_filesystem(error, &work_dir.path, free_at_start, &plan)
-                })?;
-            if *keep {
-                let kept = cluster.keep();
-                outcome.kept = Some(KeptInfo {
-                    connection_string: kept.connection_string.clone(),
-                    data_directory: kept.data_dir.clone(),
-                    how_to_connect: kept.how_to_connect(),
-                    how_to_stop: kept.how_to_stop(),
-                });
-            } else {
-                observer.phase("stopping and removing the throwaway cluster");
-                cluster.stop_and_remove()?;
-            }
-            Ok(outcome)
+        Database::Embedded(embedded) => {
+            on_a_throwaway_cluster(&config, embedded, &runtime, interrupt, observer)
         }
         Database::External { target } => {
             let server = Server {
@@ -370,6 +309,86 @@ pub fn run_slob(
             runtime.block_on(drive(&config, &server, interrupt, observer))
         }
     }
+}
+
+/// The run on a throwaway cluster: started, driven, then kept (`--keep`)
+/// or stopped and removed.
+fn on_a_throwaway_cluster(
+    config: &SlobConfig,
+    embedded: &Embedded,
+    runtime: &tokio::runtime::Runtime,
+    interrupt: &AtomicBool,
+    observer: &mut dyn RunObserver,
+) -> anyhow::Result<SlobOutcome> {
+    let Embedded { work_dir, keep, .. } = embedded;
+    let plan = &config.driver.plan;
+    for removed in crate::cluster::remove_abandoned(&work_dir.path) {
+        strata_core::note::note(&removed);
+    }
+    let free_at_start = check_free_space(&work_dir.path, plan)?;
+    let mut cluster = start_cluster(config, embedded, observer)?;
+    let read_settings =
+        runtime.block_on(read_path::cluster_settings(&cluster, &config.read_path))?;
+    read_path::restart_with(&mut cluster, &read_settings)?;
+    let target = ConnectionTarget::parse(&cluster.connection_string())?;
+    let server = Server {
+        target,
+        kind: "throwaway cluster",
+        work_dir: Some(work_dir.clone()),
+        data_directory: Some(cluster.data_dir().to_path_buf()),
+        wal_directory: Some(cluster.wal_dir()),
+        page_cache: cluster.page_cache().clone(),
+        cluster: Some(&cluster),
+        agent: OnceLock::new(),
+        other_hosts: Mutex::new(Vec::new()),
+        other_edges: OnceLock::new(),
+        sample_clock: OnceLock::new(),
+    };
+    let mut outcome = runtime
+        .block_on(drive(config, &server, interrupt, observer))
+        .map_err(|error| name_a_full_filesystem(error, &work_dir.path, free_at_start, plan))?;
+    if *keep {
+        let kept = cluster.keep();
+        outcome.kept = Some(KeptInfo {
+            connection_string: kept.connection_string.clone(),
+            data_directory: kept.data_dir.clone(),
+            how_to_connect: kept.how_to_connect(),
+            how_to_stop: kept.how_to_stop(),
+        });
+    } else {
+        observer.phase("stopping and removing the throwaway cluster");
+        cluster.stop_and_remove()?;
+    }
+    Ok(outcome)
+}
+
+/// The throwaway cluster, started with room for the run's most sessions
+/// and its page-cache limit, once its binaries can give the read path asked.
+fn start_cluster(
+    config: &SlobConfig,
+    embedded: &Embedded,
+    observer: &mut dyn RunObserver,
+) -> anyhow::Result<ThrowawayCluster> {
+    let binaries = binaries_version_num(embedded.bin_dir.as_deref())?;
+    crate::read_path::check_version(binaries, &config.read_path)?;
+    observer.phase("starting a throwaway PostgreSQL cluster");
+    ThrowawayCluster::start(&ClusterOptions {
+        parent_dir: embedded.work_dir.path.clone(),
+        os_user: embedded.os_user.clone(),
+        shared_buffers_bytes: embedded.shared_buffers_bytes,
+        settings: vec![(
+            "max_connections".into(),
+            (most_sessions(config) + 20).to_string(),
+        )],
+        page_cache_limit_bytes: page_cache_limit(
+            config.page_cache,
+            &config.driver.plan,
+            most_sessions(config),
+            config.load_parallel,
+        ),
+        bin_dir: embedded.bin_dir.clone(),
+        survives_strata: embedded.keep,
+    })
 }
 
 /// The most sessions any window of the run connects (a sweep's last point).
@@ -483,22 +502,44 @@ async fn drive(
             sweep: None,
         });
     }
+    let connected = (&client, version_num);
+    measure_and_record(
+        config,
+        server,
+        connected,
+        (environment, load),
+        interrupt,
+        observer,
+    )
+    .await
+}
+
+/// The measured part of the run on the loaded data set: the page cache
+/// kept out, the windows with PostgreSQL's edges, and the Recording.
+async fn measure_and_record(
+    config: &SlobConfig,
+    server: &Server<'_>,
+    (client, version_num): (&tokio_postgres::Client, u32),
+    (mut environment, load): (RunEnvironment, Option<LoadReport>),
+    interrupt: &AtomicBool,
+    observer: &mut dyn RunObserver,
+) -> anyhow::Result<SlobOutcome> {
     environment.page_cache = match server.cluster.is_none() && environment.data_directory.is_none()
     {
         true => PageCacheMethod::OtherHost,
         false => keep_cache_out(config.page_cache, &server.page_cache, observer)?,
     };
     let kinds = match &config.record {
-        Some(_) => backend_types(&client).await.unwrap_or_default(),
+        Some(_) => backend_types(client).await.unwrap_or_default(),
         None => BTreeMap::new(),
     };
     let context = WindowContext {
         config,
         server,
-        client: &client,
+        client,
         version_num,
         devices: &environment.devices,
-        shared_buffers: shared_buffers_bytes(&client).await,
+        shared_buffers: shared_buffers_bytes(client).await,
     };
     let part = MeasuredPart {
         record: config.record.as_ref(),
@@ -954,26 +995,10 @@ impl WindowContext<'_> {
             None => None,
         };
         let start_unix_s = strata_core::time::unix_now_s() - start.at.elapsed().as_secs_f64();
-        let database = crate::figures::database_figures(&start, &end);
-        let mut figures = account(&start, &end, database, &outcome, self.devices);
-        if let Some(traced) = figures.block_trace.as_mut() {
-            strata_run::block_trace::name_sessions(traced, &start, &outcome);
-            queries.onto(traced);
-            if let Some(dir) = &server.data_directory {
-                crate::outlier_files::name(client, dir, traced).await;
-            }
-        }
-        figures.page_cache_held = limit.and_then(CacheLimit::held);
-        if let Some(agent) = server.agent.get() {
-            agent.mark_gaps(&mut figures);
-        }
-        judge_postgres(
-            &mut figures,
-            config,
-            server,
-            self.shared_buffers,
-            [&start, &end],
-        );
+        let held = limit.and_then(CacheLimit::held);
+        let figures = self
+            .accounted([&start, &end], &outcome, queries, held)
+            .await;
         Ok(Window {
             figures,
             outcome,
@@ -981,6 +1006,40 @@ impl WindowContext<'_> {
             shard,
             start_unix_s,
         })
+    }
+
+    /// The window between `edges` accounted for across the layers, its
+    /// traced outliers named (sessions, statements, files), and judged.
+    async fn accounted(
+        &self,
+        [start, end]: [&Edge; 2],
+        outcome: &RunOutcome,
+        queries: strata_run::outlier_queries::Named,
+        page_cache_held: Option<PageCacheHeld>,
+    ) -> RunFigures {
+        let server = self.server;
+        let database = crate::figures::database_figures(start, end);
+        let mut figures = account(start, end, database, outcome, self.devices);
+        if let Some(traced) = figures.block_trace.as_mut() {
+            strata_run::block_trace::name_sessions(traced, start, outcome);
+            queries.onto(traced);
+            if let Some(dir) = &server.data_directory {
+                crate::outlier_files::name(self.client, dir, traced).await;
+            }
+        }
+        figures.page_cache_held = page_cache_held;
+        if let Some(agent) = server.agent.get() {
+            agent.mark_gaps(&mut figures);
+        }
+        let shared_buffers = self.shared_buffers;
+        judge_postgres(
+            &mut figures,
+            self.config,
+            server,
+            shared_buffers,
+            [start, end],
+        );
+        figures
     }
 }
 
