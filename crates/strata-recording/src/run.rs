@@ -561,6 +561,13 @@ pub struct TracedOperation {
     /// an agent's histograms, Recordings before it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ends_missed: Option<u64>,
+    /// Requests /proc/diskstats saw complete while an edge of the window
+    /// read the tracer's counts beside it (both edges'): each may be in the
+    /// window for one count and not the other, so `requests` and
+    /// `diskstats_requests` may differ by up to this many and be both
+    /// right (an edge under load and the other under none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub completed_while_read: Option<u64>,
     /// Issue to the driver → end (blktrace's D2C).
     pub device_time: LatencyPercentiles,
     /// Start → issue: the host's block layer and scheduler (Q2D).

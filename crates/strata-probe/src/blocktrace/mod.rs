@@ -244,6 +244,18 @@ fn counts_since<K: Ord + Copy>(
         .collect()
 }
 
+/// Each edge's count and the other's, added.
+fn both_edges<K: Ord + Copy>(
+    later: &BTreeMap<K, u64>,
+    earlier: &BTreeMap<K, u64>,
+) -> BTreeMap<K, u64> {
+    let mut both = earlier.clone();
+    for (key, count) in later {
+        *both.entry(*key).or_default() += count;
+    }
+    both
+}
+
 /// Requests the programs could not follow, since the tracer started.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Unfollowed {
@@ -292,6 +304,12 @@ pub struct TraceSnapshot {
     /// counts them; the histograms do not.
     #[serde(with = "served::pairs")]
     pub ends_missed: BTreeMap<((u32, u32), Op, u8), u64>,
+    /// Requests /proc/diskstats saw complete while this snapshot's counts
+    /// were read beside it, by device (major, minor) and operation: each
+    /// may be on the window's side of this edge in one count and not in
+    /// the other. A window's (`since`) are both its edges'.
+    #[serde(default, with = "served::pairs")]
+    pub completed_while_read: BTreeMap<((u32, u32), Op), u64>,
     /// The outliers still in the ring, in order.
     pub outliers: Vec<IoOutlier>,
     /// Outliers since the tracer started (the ring keeps the last 4,096).
@@ -348,6 +366,10 @@ impl TraceSnapshot {
             processes,
             merges: counts_since(&self.merges, &earlier.merges),
             ends_missed: counts_since(&self.ends_missed, &earlier.ends_missed),
+            completed_while_read: both_edges(
+                &self.completed_while_read,
+                &earlier.completed_while_read,
+            ),
             unfollowed: self
                 .unfollowed
                 .since(&earlier.unfollowed, seen, outliers.len()),
@@ -364,6 +386,15 @@ impl TraceSnapshot {
     /// role's together.
     pub fn merges_of(&self, device: (u32, u32), op: Op) -> u64 {
         of_device(&self.merges, device, op)
+    }
+
+    /// The requests of one device (major, minor) and operation that
+    /// /proc/diskstats saw complete while the edges read the counts.
+    pub fn completed_while_read_of(&self, device: (u32, u32), op: Op) -> u64 {
+        self.completed_while_read
+            .get(&(device, op))
+            .copied()
+            .unwrap_or(0)
     }
 
     /// The ends missed on every device.

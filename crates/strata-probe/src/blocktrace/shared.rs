@@ -133,10 +133,51 @@ pub fn snapshot() -> Option<TraceSnapshot> {
 /// after its database's counters: only the tracer's counts (requests,
 /// sums, processes' totals, merges: a few hundred entries) lie between
 /// those and /proc/diskstats; the bulk (buckets, outliers) is read after.
+///
+/// Reading the counts takes milliseconds, and an edge is often taken
+/// under full load while its twin is taken under none (a window's end
+/// comes after its sessions stop): /proc/diskstats is read before the
+/// counts too, and the requests it saw complete meanwhile are named in
+/// the snapshot (`completed_while_read`), not hidden.
 pub fn with_diskstats() -> (Option<TraceSnapshot>, Vec<DiskStat>) {
+    let before = crate::diskstats::read_diskstats().unwrap_or_default();
     let counts = counts();
     let disks = crate::diskstats::read_diskstats().unwrap_or_default();
-    (counts.map(Counts::with_distributions), disks)
+    let snapshot = counts.map(|Counts(mut counts)| {
+        counts.completed_while_read = completed_between(&before, &disks);
+        Counts(counts).with_distributions()
+    });
+    (snapshot, disks)
+}
+
+/// The requests each device completed between two reads of
+/// /proc/diskstats, by operation; none where it completed none.
+pub fn completed_between(
+    before: &[DiskStat],
+    after: &[DiskStat],
+) -> BTreeMap<((u32, u32), Op), u64> {
+    let mut completed = BTreeMap::new();
+    for disk in after {
+        let Some(earlier) = before
+            .iter()
+            .find(|earlier| (earlier.major, earlier.minor) == (disk.major, disk.minor))
+        else {
+            continue;
+        };
+        let counts = [
+            (Op::Read, disk.read_requests, earlier.read_requests),
+            (Op::Write, disk.write_requests, earlier.write_requests),
+            (Op::Discard, disk.discard_requests, earlier.discard_requests),
+            (Op::Flush, disk.flush_requests, earlier.flush_requests),
+        ];
+        for (op, now, then) in counts {
+            let requests = now.saturating_sub(then);
+            if requests > 0 {
+                completed.insert(((disk.major, disk.minor), op), requests);
+            }
+        }
+    }
+    completed
 }
 
 /// A snapshot whose counts are read and whose distributions are not yet.
@@ -195,8 +236,10 @@ fn counts() -> Option<Counts> {
 pub fn served(received_ns: u64) -> Option<ServedTrace> {
     let tracer = TRACER.get()?.as_ref().ok()?;
     let roles_unnamed = name_roles_from_titles(tracer, TITLES_FRESH_FOR).err();
+    let before = crate::diskstats::read_diskstats().unwrap_or_default();
     let mut trace = tracer.counts();
     let disks = crate::diskstats::read_diskstats().unwrap_or_default();
+    trace.completed_while_read = completed_between(&before, &disks);
     tracer.add_distributions(&mut trace);
     Some(ServedTrace {
         trace,
@@ -519,6 +562,9 @@ fn operation(
         diskstats_requests: counted.completed_requests(op.name()),
         issued_requests: Some(device_time.count()),
         ends_missed: Some(window.ends_missed_of(device, op)),
+        completed_while_read: counted
+            .completed_requests(op.name())
+            .map(|_| window.completed_while_read_of(device, op)),
         device_time: percentiles(&device_time)?,
         queue_time: window
             .get(device, op, Kind::Queue)
