@@ -5,14 +5,30 @@
 
 use crate::MariaDbEngine;
 use anyhow::bail;
-use strata_run::engine::{EngineEntry, EngineKind};
+use strata_run::engine::{Capability, EngineEntry, EngineKind, EngineTraits};
 use strata_run::options::DataRequest;
 use strata_run::request::{refuse_postgres_options, work_dir, EngineDefaults, EngineRequest};
+
+/// MariaDB as the run's options, checks and text name it.
+pub const KIND: EngineKind = EngineKind(&EngineTraits {
+    name: "mariadb",
+    aliases: &["mysql"],
+    label: "MariaDB",
+    has_server: true,
+    capabilities: &[
+        Capability::Sweep,
+        Capability::Agents,
+        Capability::PerformanceSchema,
+    ],
+    log_directory: "redo directory",
+    without_counters: "",
+    blocks_read: "blocks ({block}) MariaDB read",
+});
 
 /// MariaDB in the registry: `--db mysql://…` (or `mariadb://`), never the
 /// embedded default.
 pub const ENGINE: EngineEntry = EngineEntry {
-    kind: EngineKind::Mariadb,
+    kind: KIND,
     claims_db: strata_observe::watch::is_mariadb_url,
     embedded_here: |_| bail!("MariaDB runs when asked: --engine mariadb"),
     defaults: |_| defaults(),
@@ -33,7 +49,7 @@ pub fn defaults() -> EngineDefaults {
 /// MariaDB's engine: `--db mysql://…` or a throwaway `mariadbd`, once no
 /// PostgreSQL-only option was given and its own checks pass.
 pub fn configure(data: &DataRequest, request: EngineRequest) -> anyhow::Result<MariaDbEngine> {
-    refuse_postgres_options(data, &request.read_path, EngineKind::Mariadb)?;
+    refuse_postgres_options(data, &request.read_path, KIND)?;
     if data.performance_schema && data.db.is_some() {
         bail!(
             "--performance-schema starts strata's throwaway mariadbd with it; a server given with \

@@ -10,7 +10,7 @@
 //! Not for: the method's arithmetic (shared by every engine through
 //! `accounting` and strata-slob's sessions) or printing (`output`).
 
-pub use crate::outcome::{Capability, EngineFigures, EngineKind};
+pub use crate::outcome::{Capability, EngineFigures, EngineKind, EngineTraits};
 pub use crate::sweep::windows::{EngineWindows, Measured, MeasuredWindow, WindowPurpose};
 
 use crate::options::DataRequest;
@@ -60,6 +60,49 @@ impl Registry {
             .ok_or_else(|| anyhow::anyhow!("--engine {}: not built into this strata", kind.name()))
     }
 
+    /// The engine `--engine name` chooses.
+    pub fn named(&self, name: &str) -> anyhow::Result<EngineKind> {
+        let Registry(entries) = *self;
+        let chosen = entries.iter().find(|entry| entry.kind.is_named(name));
+        match chosen {
+            Some(entry) => Ok(entry.kind),
+            None => anyhow::bail!(
+                "--engine {name}: not an engine; accepted values: {}",
+                self.names().join(", ")
+            ),
+        }
+    }
+
+    /// Every engine's `--engine` value, in the registry's order.
+    pub fn names(&self) -> Vec<&'static str> {
+        let Registry(entries) = *self;
+        entries.iter().map(|entry| entry.kind.name()).collect()
+    }
+
+    /// Refuses `option` (as the user gave it) where `kind` lacks
+    /// `capability`, naming the engines that have it.
+    pub fn refuse_without(
+        &self,
+        kind: EngineKind,
+        capability: Capability,
+        option: &str,
+    ) -> anyhow::Result<()> {
+        if kind.can(capability) {
+            return Ok(());
+        }
+        let Registry(entries) = *self;
+        let having: Vec<&str> = entries
+            .iter()
+            .filter(|entry| entry.kind.can(capability))
+            .map(|entry| entry.kind.label())
+            .collect();
+        anyhow::bail!(
+            "{option} does not apply to --engine {} ({} only, so far)",
+            kind.name(),
+            having.join(" and ")
+        )
+    }
+
     /// `--db` as `kind` shows it, or as the engine whose URL it is shows
     /// it (another engine's password must not appear either).
     pub fn shown_db(&self, kind: EngineKind, db: &str) -> anyhow::Result<String> {
@@ -75,8 +118,8 @@ impl Registry {
     pub fn choose(&self, data: &DataRequest) -> anyhow::Result<EngineKind> {
         let Registry(entries) = *self;
         let first = entries.first().context("no database engine is built in")?;
-        if let Some(kind) = data.engine {
-            return Ok(kind);
+        if let Some(name) = &data.engine {
+            return self.named(name);
         }
         if let Some(db) = &data.db {
             let claimed = entries.iter().find(|entry| (entry.claims_db)(db));
@@ -196,5 +239,69 @@ impl<W: MeasuredWindow> Measured<W> {
                 .as_ref()
                 .map(|(points, summary)| (points.as_slice(), summary)),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An engine with `capabilities`, known by `name` and `label` only.
+    macro_rules! engine {
+        ($name:literal, $label:literal, $capabilities:expr) => {
+            EngineEntry {
+                kind: EngineKind(&EngineTraits {
+                    name: $name,
+                    aliases: &[],
+                    label: $label,
+                    has_server: true,
+                    capabilities: $capabilities,
+                    log_directory: "",
+                    without_counters: "",
+                    blocks_read: "",
+                }),
+                claims_db: |_| false,
+                embedded_here: |_| Ok(()),
+                defaults: |_| unreachable!(),
+                shown_db: |db| Ok(db.to_string()),
+                configure: |_, _| anyhow::bail!("not built in tests"),
+            }
+        };
+    }
+
+    const REGISTRY: Registry = Registry(&[
+        engine!("first", "First", &[Capability::Sweep, Capability::Shards]),
+        engine!("second", "Second", &[]),
+        engine!("third", "Third", &[Capability::Sweep]),
+    ]);
+
+    #[test]
+    fn an_option_an_engine_cannot_take_is_refused_naming_those_that_can() {
+        let error = |name: &str, capability, option| {
+            let kind = REGISTRY.named(name).unwrap();
+            let refused = REGISTRY.refuse_without(kind, capability, option);
+            format!("{:#}", refused.unwrap_err())
+        };
+        assert_eq!(
+            error("second", Capability::Sweep, "--sweep-sessions"),
+            "--sweep-sessions does not apply to --engine second (First and Third only, so far)"
+        );
+        assert_eq!(
+            error("third", Capability::Shards, "--shard 1/2"),
+            "--shard 1/2 does not apply to --engine third (First only, so far)"
+        );
+        let first = REGISTRY.named("first").unwrap();
+        assert!(REGISTRY
+            .refuse_without(first, Capability::Shards, "--shard 1/2")
+            .is_ok());
+    }
+
+    #[test]
+    fn an_engine_not_in_the_registry_is_refused_naming_those_that_are() {
+        let refused = format!("{:#}", REGISTRY.named("oracle").unwrap_err());
+        assert_eq!(
+            refused,
+            "--engine oracle: not an engine; accepted values: first, second, third"
+        );
     }
 }

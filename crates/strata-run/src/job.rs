@@ -101,19 +101,24 @@ pub fn resolve_run(
     let defaults = (registry.entry(kind)?.defaults)(&data);
     let plan = request::plan(&data, &conf, &defaults);
     if workload.update_pad_bytes.is_some() {
-        kind.refuse_without(Capability::UpdatePadding, "--update-pad-bytes")?;
+        registry.refuse_without(kind, Capability::UpdatePadding, "--update-pad-bytes")?;
     }
     let mut driver = request::driver_options(workload, plan, &conf)?;
     if let Some(threshold) = workload.io_outlier {
         block_trace::set_outlier_threshold_ms(threshold.as_secs_f64() * 1e3);
     }
     if let Some(shard) = &shard {
-        check_shard(kind, &data, shard)?;
+        check_shard((kind, registry), &data, shard)?;
         driver.shard = Some(shard.shard);
         driver.seed = workload.seed.unwrap_or(request::run_seed(&shard.run_id));
     }
     request::refuse_a_data_set_in_the_cache(&data, &conf, &driver.plan, &defaults)?;
-    let sweep = sweep_request((kind, defaults.block_bytes), &data, workload, &driver)?;
+    let sweep = sweep_request(
+        (kind, defaults.block_bytes),
+        &data,
+        (workload, &driver),
+        registry,
+    )?;
     refuse_more_sessions_than_the_cache_can_hold(&data, kind, &driver, sweep.as_ref())?;
     let record = RecordRequest {
         path: workload.record.clone(),
@@ -171,13 +176,13 @@ fn refuse_more_sessions_than_the_cache_can_hold(
 fn sweep_request(
     (kind, block_bytes): (EngineKind, u32),
     data: &DataRequest,
-    args: &WorkloadRequest,
-    driver: &DriverOptions,
+    (args, driver): (&WorkloadRequest, &DriverOptions),
+    registry: Registry,
 ) -> anyhow::Result<Option<SweepRequest>> {
     let Some(sessions) = args.sweep_sessions.clone() else {
         return Ok(None);
     };
-    kind.refuse_without(Capability::Sweep, "--sweep-sessions")?;
+    registry.refuse_without(kind, Capability::Sweep, "--sweep-sessions")?;
     let predict = args.predict.is_some();
     SweepRequest::check(predict, driver)?;
     if predict && data.db.is_some() {
@@ -201,9 +206,13 @@ fn sweep_request(
 
 /// A shard drives a server every shard reaches: an engine with shards,
 /// with --db.
-fn check_shard(kind: EngineKind, data: &DataRequest, shard: &ShardRequest) -> anyhow::Result<()> {
+fn check_shard(
+    (kind, registry): (EngineKind, Registry),
+    data: &DataRequest,
+    shard: &ShardRequest,
+) -> anyhow::Result<()> {
     let named = format!("--shard {}/{}", shard.shard.index, shard.shard.count);
-    kind.refuse_without(Capability::Shards, &named)?;
+    registry.refuse_without(kind, Capability::Shards, &named)?;
     if data.db.is_none() {
         bail!("{named}: give --db, the server every shard drives (a throwaway cluster is one driver's own)");
     }
@@ -289,7 +298,7 @@ impl Job {
         registry: Registry,
         request: EngineRequest,
     ) -> anyhow::Result<Box<dyn DatabaseEngine>> {
-        if self.data.performance_schema && self.kind != EngineKind::Mariadb {
+        if self.data.performance_schema && !self.kind.can(Capability::PerformanceSchema) {
             bail!(
                 "--performance-schema does not apply to --engine {} (it starts MariaDB's \
                  throwaway server with performance_schema on)",

@@ -16,93 +16,79 @@ use strata_slob::schema::{SchemaPlan, BLOCK_BYTES};
 
 pub use strata_slob::session::RunObserver;
 
+/// What a database engine is, as the run's options, checks and text name
+/// it: each engine's crate holds its own (beside its `EngineEntry`), and
+/// nothing else names an engine.
+#[derive(Debug)]
+pub struct EngineTraits {
+    /// The value of `--engine` that chooses it, and the Recording's.
+    pub name: &'static str,
+    /// Other values of `--engine` that choose it.
+    pub aliases: &'static [&'static str],
+    /// The product's name as its users write it.
+    pub label: &'static str,
+    /// Whether the database runs as server processes of its own (SQLite
+    /// runs inside strata's session threads).
+    pub has_server: bool,
+    /// What it can do beyond the SLOB method every engine runs: the one
+    /// table an option that needs a capability is checked against.
+    pub capabilities: &'static [Capability],
+    /// What the run's text calls its log's directory (PostgreSQL's WAL,
+    /// InnoDB's redo), as wide as "data directory".
+    pub log_directory: &'static str,
+    /// The run's text where its database counters are missing.
+    pub without_counters: &'static str,
+    /// What the text calls the data set's blocks it read, `{block}` their
+    /// size.
+    pub blocks_read: &'static str,
+}
+
 /// Which database a run drives: the value of `--engine`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum EngineKind {
-    Postgresql,
-    Sqlite,
-    Mariadb,
+#[derive(Clone, Copy, Debug)]
+pub struct EngineKind(pub &'static EngineTraits);
+
+impl PartialEq for EngineKind {
+    fn eq(&self, other: &EngineKind) -> bool {
+        self.0.name == other.0.name
+    }
+}
+
+impl Eq for EngineKind {}
+
+impl Serialize for EngineKind {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.0.name)
+    }
 }
 
 impl EngineKind {
-    /// The accepted values of `--engine`.
-    pub const NAMES: [&'static str; 3] = ["postgresql", "sqlite", "mariadb"];
-
-    pub fn parse(name: &str) -> Option<EngineKind> {
-        match name {
-            "postgresql" | "postgres" | "pg" => Some(EngineKind::Postgresql),
-            "sqlite" => Some(EngineKind::Sqlite),
-            "mariadb" | "mysql" => Some(EngineKind::Mariadb),
-            _ => None,
-        }
+    /// Whether `--engine text` chooses it.
+    pub fn is_named(self, text: &str) -> bool {
+        self.0.name == text || self.0.aliases.contains(&text)
     }
 
     /// The value of `--engine` that chooses it.
     pub fn name(self) -> &'static str {
-        match self {
-            EngineKind::Postgresql => "postgresql",
-            EngineKind::Sqlite => "sqlite",
-            EngineKind::Mariadb => "mariadb",
-        }
+        self.0.name
     }
 
     /// The product's name as its users write it.
     pub fn label(self) -> &'static str {
-        match self {
-            EngineKind::Postgresql => "PostgreSQL",
-            EngineKind::Sqlite => "SQLite",
-            EngineKind::Mariadb => "MariaDB",
-        }
+        self.0.label
     }
 
-    /// Whether the database runs as server processes of its own (SQLite
-    /// runs inside strata's session threads).
+    /// Whether the database runs as server processes of its own.
     pub fn has_server(self) -> bool {
-        self != EngineKind::Sqlite
+        self.0.has_server
     }
 
-    /// Every engine, in the order their names are listed.
-    pub const ALL: [EngineKind; 3] = [
-        EngineKind::Postgresql,
-        EngineKind::Sqlite,
-        EngineKind::Mariadb,
-    ];
-
-    /// What the engine can do beyond the SLOB method every engine runs:
-    /// the one table an option that needs a capability is checked against.
-    pub fn capabilities(self) -> &'static [Capability] {
-        match self {
-            EngineKind::Postgresql => &[
-                Capability::UpdatePadding,
-                Capability::Sweep,
-                Capability::Shards,
-            ],
-            EngineKind::Mariadb => &[Capability::Sweep],
-            EngineKind::Sqlite => &[],
-        }
-    }
-
-    /// Refuses `option` (as the user gave it) where the engine lacks
-    /// `capability`, naming the engines that have it.
-    pub fn refuse_without(self, capability: Capability, option: &str) -> anyhow::Result<()> {
-        if self.capabilities().contains(&capability) {
-            return Ok(());
-        }
-        let having: Vec<&str> = EngineKind::ALL
-            .into_iter()
-            .filter(|kind| kind.capabilities().contains(&capability))
-            .map(EngineKind::label)
-            .collect();
-        anyhow::bail!(
-            "{option} does not apply to --engine {} ({} only, so far)",
-            self.name(),
-            having.join(" and ")
-        )
+    /// Whether it has `capability`.
+    pub fn can(self, capability: Capability) -> bool {
+        self.0.capabilities.contains(&capability)
     }
 }
 
-/// A capability an engine may have (`EngineKind::capabilities`).
+/// A capability an engine may have (`EngineTraits::capabilities`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Capability {
     /// Updates that pad their rows (`--update-pad-bytes`).
@@ -112,6 +98,16 @@ pub enum Capability {
     Sweep,
     /// Several drivers on one server, merged (`--shard`).
     Shards,
+    /// A server on another host, seen through its agent (`--agent`).
+    Agents,
+    /// The OS page cache kept from holding the data set
+    /// (`--page-cache-limit`).
+    PageCacheLimit,
+    /// The throwaway server's page cache held at its limit by a memory
+    /// cgroup through the window (which caps the sessions per CPU).
+    CgroupPageCache,
+    /// performance_schema on the throwaway server (`--performance-schema`).
+    PerformanceSchema,
 }
 
 /// Figures only one engine has (InnoDB's page reads vs read requests, its
@@ -215,27 +211,4 @@ pub fn data_set_bytes_in_blocks_of(plan: &SchemaPlan, block_bytes: u64) -> u64 {
         u64::from(plan.schemas)
     };
     schemas * (plan.blocks_per_schema + plan.scan_table_blocks) * block_bytes
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn an_option_an_engine_cannot_take_is_refused_naming_those_that_can() {
-        let error = |kind: EngineKind, capability, option| {
-            format!("{:#}", kind.refuse_without(capability, option).unwrap_err())
-        };
-        assert_eq!(
-            error(EngineKind::Sqlite, Capability::Sweep, "--sweep-sessions"),
-            "--sweep-sessions does not apply to --engine sqlite (PostgreSQL and MariaDB only, so far)"
-        );
-        assert_eq!(
-            error(EngineKind::Mariadb, Capability::Shards, "--shard 1/2"),
-            "--shard 1/2 does not apply to --engine mariadb (PostgreSQL only, so far)"
-        );
-        assert!(EngineKind::Postgresql
-            .refuse_without(Capability::UpdatePadding, "--update-pad-bytes")
-            .is_ok());
-    }
 }

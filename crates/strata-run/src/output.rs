@@ -164,10 +164,7 @@ fn environment_text(environment: &RunEnvironment) -> String {
         );
     }
     if let Some(dir) = &environment.wal_directory {
-        let log = match environment.engine {
-            EngineKind::Mariadb => "redo directory",
-            _ => "WAL directory ",
-        };
+        let log = environment.engine.0.log_directory;
         let _ = writeln!(
             out,
             "{log} {} on {}",
@@ -389,13 +386,7 @@ fn workload_text(figures: &RunFigures) -> String {
 
 fn database_text(figures: &RunFigures, engine: EngineKind) -> String {
     let Some(database) = &figures.database else {
-        return match engine {
-            EngineKind::Sqlite => "\nDatabase: SQLite has no I/O counters; the devices and the \
-                                   sessions' own page reads below are the accounting\n"
-                .into(),
-            EngineKind::Mariadb => String::new(),
-            EngineKind::Postgresql => "\nDatabase: counters unavailable (see warnings)\n".into(),
-        };
+        return engine.0.without_counters.to_string();
     };
     let mut out = String::from("\nDatabase (pg_stat_database, pg_stat_wal, pg_stat_io)\n");
     let _ = writeln!(
@@ -445,10 +436,7 @@ fn absorption_text(figures: &RunFigures, environment: &RunEnvironment) -> String
         return held;
     };
     let block = format_size(u64::from(environment.block_bytes));
-    let reader = match environment.engine {
-        EngineKind::Sqlite => format!("pages ({block}) SQLite's sessions read"),
-        engine => format!("blocks ({block}) {} read", engine.label()),
-    };
+    let reader = environment.engine.0.blocks_read.replace("{block}", &block);
     held + &format!(
         "  page cache: of {:.0} {reader}, the data devices read {:.0} blocks' worth ({} read requests): {:.0} blocks ({:.1}%) absorbed above the devices\n",
         absorption.database_blocks_read,
@@ -621,7 +609,21 @@ fn cpu_text(cpu: &CpuFigures, window_s: f64, engine: EngineKind) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::EngineTraits;
     use strata_recording::run::ProcessGroupFigures;
+
+    /// A server engine as the text names it (strata-postgres's own is
+    /// PostgreSQL's; this crate cannot see it).
+    const SERVER: EngineKind = EngineKind(&EngineTraits {
+        name: "postgresql",
+        aliases: &[],
+        label: "PostgreSQL",
+        has_server: true,
+        capabilities: &[],
+        log_directory: "WAL directory ",
+        without_counters: "",
+        blocks_read: "blocks ({block}) PostgreSQL read",
+    });
 
     #[test]
     fn a_cpu_time_beyond_the_host_is_never_printed() {
@@ -643,7 +645,7 @@ mod tests {
             strata_cpu_s: 0.4,
             server_processes: vec![sessions],
         };
-        let text = cpu_text(&cpu, 10.0, EngineKind::Postgresql);
+        let text = cpu_text(&cpu, 10.0, SERVER);
         assert!(!text.contains("19.6") && !text.contains("19.4"), "{text}");
         assert!(text.contains("PostgreSQL server CPU not known (its CPU times add up to more than the host's 2 CPUs give over the 5.8 s"), "{text}");
         assert!(

@@ -5,10 +5,13 @@
 //! before any work starts. Also what every engine's configuration is made
 //! from, and the checks every engine shares.
 //!
-//! Not for: choosing the engine (the binary dispatches) or any one
-//! engine's checks (its crate's `configure`).
+//! The pieces `job` resolves a run from, in its order.
+//!
+//! Not for: choosing the engine (`engine::Registry`), the order of the
+//! resolution (`job`), or any one engine's checks (its crate's
+//! `configure`).
 
-use crate::engine::EngineKind;
+use crate::engine::{Capability, EngineKind};
 use crate::options::{DataRequest, TableSize, WorkloadRequest};
 use crate::outcome::{data_set_bytes_in_blocks_of, PageCacheChoice};
 use crate::read_path::ReadPathRequest;
@@ -171,7 +174,7 @@ pub fn refuse_postgres_options(
     read_path: &ReadPathRequest,
     engine: EngineKind,
 ) -> anyhow::Result<()> {
-    let mut options = vec![
+    let options = vec![
         ("--shared-buffers", data.shared_buffers.is_some()),
         ("--os-user", data.os_user.is_some()),
         ("--keep", data.keep),
@@ -183,12 +186,13 @@ pub fn refuse_postgres_options(
         ("--load-parallel", data.load_parallel.is_some()),
         (
             "--agent",
-            !data.agents.is_empty() && engine == EngineKind::Sqlite,
+            !data.agents.is_empty() && !engine.can(Capability::Agents),
+        ),
+        (
+            "--page-cache-limit",
+            data.page_cache_limit.is_some() && !engine.can(Capability::PageCacheLimit),
         ),
     ];
-    if engine == EngineKind::Mariadb {
-        options.push(("--page-cache-limit", data.page_cache_limit.is_some()));
-    }
     if let Some((option, _)) = options.into_iter().find(|(_, given)| *given) {
         bail!("{option} does not apply to --engine {}", engine.name());
     }
@@ -202,7 +206,7 @@ pub fn refuse_agents_of_a_throwaway_server(
     data: &DataRequest,
     engine: EngineKind,
 ) -> anyhow::Result<()> {
-    if data.db.is_some() || data.agents.is_empty() || engine == EngineKind::Sqlite {
+    if data.db.is_some() || data.agents.is_empty() || !engine.can(Capability::Agents) {
         return Ok(());
     }
     bail!(
@@ -307,7 +311,7 @@ pub fn refuse_more_sessions_than_the_cache_can_hold(
     cpus: u32,
 ) -> anyhow::Result<()> {
     let unlimited = data.page_cache_limit == Some(PageCacheChoice::Unlimited);
-    if kind != EngineKind::Postgresql || data.db.is_some() || unlimited {
+    if !kind.can(Capability::CgroupPageCache) || data.db.is_some() || unlimited {
         return Ok(());
     }
     let most = MOST_SESSIONS_PER_CPU_WITH_A_LIMITED_CACHE * cpus.max(1);

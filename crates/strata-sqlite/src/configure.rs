@@ -6,14 +6,27 @@
 use crate::SqliteEngine;
 use anyhow::bail;
 use std::path::PathBuf;
-use strata_run::engine::{EngineEntry, EngineKind};
+use strata_run::engine::{Capability, EngineEntry, EngineKind, EngineTraits};
 use strata_run::options::DataRequest;
 use strata_run::request::{refuse_postgres_options, work_dir, EngineDefaults, EngineRequest};
+
+/// SQLite as the run's options, checks and text name it.
+pub const KIND: EngineKind = EngineKind(&EngineTraits {
+    name: "sqlite",
+    aliases: &[],
+    label: "SQLite",
+    has_server: false,
+    capabilities: &[Capability::PageCacheLimit],
+    log_directory: "WAL directory ",
+    without_counters: "\nDatabase: SQLite has no I/O counters; the devices and the sessions' own \
+                       page reads below are the accounting\n",
+    blocks_read: "pages ({block}) SQLite's sessions read",
+});
 
 /// SQLite in the registry: `--engine sqlite`, and the embedded default
 /// where no PostgreSQL can run (it needs nothing but strata).
 pub const ENGINE: EngineEntry = EngineEntry {
-    kind: EngineKind::Sqlite,
+    kind: KIND,
     claims_db: |_| false,
     embedded_here: |_| Ok(()),
     defaults: |_| defaults(),
@@ -35,7 +48,7 @@ pub fn defaults() -> EngineDefaults {
 /// directory, once no PostgreSQL-only option was given and its own checks
 /// pass: all before any work starts.
 pub fn configure(data: &DataRequest, request: EngineRequest) -> anyhow::Result<SqliteEngine> {
-    refuse_postgres_options(data, &request.read_path, EngineKind::Sqlite)?;
+    refuse_postgres_options(data, &request.read_path, KIND)?;
     let database = match &data.db {
         Some(_) if data.work_dir.is_some() => {
             bail!("--work-dir applies to SQLite's temporary file, not to --db FILE")

@@ -45,7 +45,7 @@ pub fn environment(
         ),
     };
     RunEnvironment {
-        engine: strata_run::engine::EngineKind::Sqlite,
+        engine: crate::configure::KIND,
         block_bytes: page_bytes,
         server_version: rusqlite::version().to_string(),
         server: SERVER,

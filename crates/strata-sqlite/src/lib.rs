@@ -36,7 +36,7 @@ pub struct SqliteEngine(pub SqliteRunConfig);
 
 impl strata_run::engine::DatabaseEngine for SqliteEngine {
     fn kind(&self) -> strata_run::engine::EngineKind {
-        strata_run::engine::EngineKind::Sqlite
+        configure::KIND
     }
 
     fn run(
