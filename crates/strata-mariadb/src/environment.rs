@@ -12,6 +12,7 @@ use mysql::{Conn, Row};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use strata_probe::blockdev::{device_of_path, physical_devices, BlockDevice};
+use strata_recording::environment::ServerHost;
 use strata_run::accounting::RunDevices;
 use strata_slob::schema::SchemaPlan;
 
@@ -214,4 +215,22 @@ fn devices(data_dir: Option<&Path>, redo_dir: Option<&Path>) -> Devices {
         details,
         None,
     )
+}
+
+impl strata_run::server_host::ServerHostPlace for MariaDbEnvironment {
+    fn server_host_place(
+        &mut self,
+    ) -> (
+        &mut RunDevices,
+        &mut Vec<BlockDevice>,
+        &mut Option<String>,
+        &mut Option<ServerHost>,
+    ) {
+        (
+            &mut self.devices,
+            &mut self.device_details,
+            &mut self.device_note,
+            &mut self.server_host,
+        )
+    }
 }

@@ -283,10 +283,7 @@ fn reach_agent(
         .or(shown.map(PathBuf::from));
     let redo = environment.redo_directory.clone().or(data.clone());
     let agent = ServerHostAgent::reach_blocking(endpoint, data.as_deref(), redo.as_deref())?;
-    environment.devices = agent.devices.clone();
-    environment.device_details = Vec::new();
-    environment.device_note = Some(agent.note());
-    environment.server_host = Some(agent.server_host());
+    agent.replace_this_machine(environment);
     Ok(agent)
 }
 

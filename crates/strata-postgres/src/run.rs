@@ -459,10 +459,7 @@ async fn reach_agent(
     let data = environment.data_directory.clone().or(shown);
     let wal = data.as_ref().map(|dir| dir.join("pg_wal"));
     let agent = ServerHostAgent::reach(endpoint, data.as_deref(), wal.as_deref()).await?;
-    environment.devices = agent.devices.clone();
-    environment.device_details = Vec::new();
-    environment.device_note = Some(agent.note());
-    environment.server_host = Some(agent.server_host());
+    agent.replace_this_machine(environment);
     Ok(agent)
 }
 

@@ -19,6 +19,7 @@ use strata_agent::host::{Dialect, HostCounters};
 use strata_agent::scrape::{on_own_runtime, scrape, scrape_blocking, Scrape};
 use strata_agent::traced;
 use strata_core::metrics::Collector;
+use strata_probe::blockdev::BlockDevice;
 use strata_recording::environment::ServerHost;
 
 /// How long a scrape at an edge may take before the edge goes without it.
@@ -107,6 +108,17 @@ impl ServerHostAgent {
             devices,
             gaps: Mutex::new(EdgeGaps::default()),
         })
+    }
+
+    /// Puts the server's host in `environment` in place of this machine:
+    /// its devices, none of this machine's details, the note saying where
+    /// they are read, and the host itself.
+    pub fn replace_this_machine(&self, environment: &mut impl ServerHostPlace) {
+        let (devices, details, note, host) = environment.server_host_place();
+        *devices = self.devices.clone();
+        details.clear();
+        *note = Some(self.note());
+        *host = Some(self.server_host());
     }
 
     /// The host as the run's environment and Recording keep it.
@@ -299,6 +311,37 @@ pub struct OtherHosts {
     pub hosts: Vec<ServerHost>,
     pub collectors: Vec<Box<dyn Collector>>,
     pub edges: OtherHostEdges,
+}
+
+/// Where an engine's environment keeps the server's host: its devices,
+/// their details, the note on where they are read, and the host.
+pub trait ServerHostPlace {
+    fn server_host_place(
+        &mut self,
+    ) -> (
+        &mut RunDevices,
+        &mut Vec<BlockDevice>,
+        &mut Option<String>,
+        &mut Option<ServerHost>,
+    );
+}
+
+impl ServerHostPlace for crate::outcome::RunEnvironment {
+    fn server_host_place(
+        &mut self,
+    ) -> (
+        &mut RunDevices,
+        &mut Vec<BlockDevice>,
+        &mut Option<String>,
+        &mut Option<ServerHost>,
+    ) {
+        (
+            &mut self.devices,
+            &mut self.device_details,
+            &mut self.device_note,
+            &mut self.server_host,
+        )
+    }
 }
 
 /// The other hosts' agents, scraped at the window's two edges.
