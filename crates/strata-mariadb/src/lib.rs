@@ -6,9 +6,10 @@
 //! counters, performance_schema's file summaries when on, the devices
 //! under the data directory and the CPU of host, server and strata.
 //!
-//! The binary calls [`run`] (or [`setup`] and [`remove`]) and prints or
-//! serializes the [`MariaDbOutcome`]; the figures reuse strata-run's
-//! `RunFigures` with InnoDB's beside them.
+//! Its [`ENGINE`] is the binary's registry entry: strata-run configures
+//! it and runs it; [`run()`] gives the [`MariaDbOutcome`], whose figures are
+//! strata-run's `RunFigures` with InnoDB's beside them, and the engine hands
+//! strata-run the one outcome every engine returns.
 //!
 //! Not for: parsing options, printing, or PostgreSQL.
 

@@ -260,6 +260,18 @@ impl Environment {
         self.device_details.iter().chain(target)
     }
 
+    /// The run's engine as its users write it: PostgreSQL for a Recording
+    /// from before engines were named, an engine this reader does not know
+    /// by the name its Recording gives.
+    pub fn engine_label(&self) -> String {
+        match self.engine.as_deref() {
+            None | Some("postgresql") => "PostgreSQL".into(),
+            Some("sqlite") => "SQLite".into(),
+            Some("mariadb") => "MariaDB".into(),
+            Some(other) => other.to_string(),
+        }
+    }
+
     /// For a MariaDB run: whether InnoDB opens its data files with O_DIRECT.
     pub fn innodb_direct(&self) -> bool {
         self.engine.as_deref() == Some("mariadb")
@@ -434,6 +446,21 @@ impl Options {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_engine_is_labelled_as_its_users_write_it_and_an_unknown_one_by_its_name() {
+        let label = |engine: Option<&str>| {
+            let environment = Environment {
+                engine: engine.map(str::to_string),
+                ..Environment::default()
+            };
+            environment.engine_label()
+        };
+        assert_eq!(label(None), "PostgreSQL");
+        assert_eq!(label(Some("mariadb")), "MariaDB");
+        assert_eq!(label(Some("sqlite")), "SQLite");
+        assert_eq!(label(Some("duckdb")), "duckdb");
+    }
 
     #[test]
     fn a_run_s_options_read_typed_and_a_field_of_another_type_reads_as_absent() {

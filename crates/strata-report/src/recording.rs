@@ -440,11 +440,7 @@ fn run_window_meaning(recording: &Recording, options: &ReportOptions, whole: boo
 }
 
 fn run_facts(environment: &Environment) -> Vec<Fact> {
-    let engine = match environment.engine.as_deref() {
-        Some("sqlite") => "SQLite",
-        Some("mariadb") => "MariaDB",
-        _ => "PostgreSQL",
-    };
+    let engine = environment.engine_label();
     let version = match &environment.server_version {
         Some(version) => version.clone(),
         None => environment

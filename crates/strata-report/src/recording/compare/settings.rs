@@ -93,11 +93,8 @@ fn page_cache(recording: &Recording) -> Option<String> {
 
 fn engine(recording: &Recording) -> Option<String> {
     let environment = &recording.environment;
-    let engine = match environment.engine.as_deref()? {
-        "sqlite" => "SQLite",
-        "mariadb" => "MariaDB",
-        _ => "PostgreSQL",
-    };
+    environment.engine.as_ref()?;
+    let engine = environment.engine_label();
     Some(format!(
         "{engine} ({})",
         environment.server.as_deref().unwrap_or("a server")
