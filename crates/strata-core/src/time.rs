@@ -10,6 +10,12 @@ pub fn unix_now_s() -> f64 {
         .map_or(0.0, |elapsed| elapsed.as_secs_f64())
 }
 
+/// When `instant` (in the past) was, in seconds since the Unix epoch: the
+/// wall clock now less the time since.
+pub fn unix_s_at(instant: std::time::Instant) -> f64 {
+    unix_now_s() - instant.elapsed().as_secs_f64()
+}
+
 /// The current time as RFC 3339 in UTC, to the second (`2026-11-22T09:54:24Z`).
 pub fn utc_now_rfc3339() -> String {
     rfc3339_from_unix(unix_now_s() as i64)

@@ -12,7 +12,6 @@ use mysql::{Conn, Row};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use strata_probe::blockdev::{device_of_path, physical_devices, BlockDevice};
-use strata_recording::environment::ServerHost;
 use strata_run::accounting::RunDevices;
 use strata_slob::schema::SchemaPlan;
 
@@ -218,14 +217,7 @@ fn devices(data_dir: Option<&Path>, redo_dir: Option<&Path>) -> Devices {
 }
 
 impl strata_run::server_host::ServerHostPlace for MariaDbEnvironment {
-    fn server_host_place(
-        &mut self,
-    ) -> (
-        &mut RunDevices,
-        &mut Vec<BlockDevice>,
-        &mut Option<String>,
-        &mut Option<ServerHost>,
-    ) {
+    fn server_host_place(&mut self) -> strata_run::server_host::HostPlace<'_> {
         (
             &mut self.devices,
             &mut self.device_details,

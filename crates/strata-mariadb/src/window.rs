@@ -105,8 +105,7 @@ impl EngineWindows for Windows<'_> {
         let measured = measure(&self.opener, &driver, interrupt, observer, &mut self.edges);
         let queries = watcher.map(|watcher| watcher.finish()).unwrap_or_default();
         let measured = measured?;
-        let start_unix_s =
-            strata_core::time::unix_now_s() - measured.start.os.at.elapsed().as_secs_f64();
+        let start_unix_s = strata_core::time::unix_s_at(measured.start.os.at);
         let mut figures = mariadb_figures(
             &measured.start,
             &measured.end,

@@ -991,7 +991,7 @@ impl WindowContext<'_> {
             Some(joined) => Some(joined.record().await),
             None => None,
         };
-        let start_unix_s = strata_core::time::unix_now_s() - start.at.elapsed().as_secs_f64();
+        let start_unix_s = strata_core::time::unix_s_at(start.at);
         let held = limit.and_then(CacheLimit::held);
         let figures = self
             .accounted([&start, &end], &outcome, queries, held)

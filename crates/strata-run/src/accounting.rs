@@ -308,9 +308,9 @@ pub fn account(
         other_hosts: other_host_figures(&start.other_hosts, &end.other_hosts, edge_seconds),
         devices_unobserved: None,
         block_trace: None,
-        window_start_unix_s: Some(
-            strata_core::time::unix_now_s() - outcome.window_start.elapsed().as_secs_f64(),
-        ),
+        window_start_unix_s: Some(strata_core::time::unix_s_at(
+            outcome.window_start.into_std(),
+        )),
     };
     figures.block_trace = Some(crate::block_trace::figures(start, end, &figures.devices));
     figures.tenants = tenants(start, end, &figures.devices, figures.block_trace.as_ref());

@@ -316,25 +316,20 @@ pub struct OtherHosts {
 /// Where an engine's environment keeps the server's host: its devices,
 /// their details, the note on where they are read, and the host.
 pub trait ServerHostPlace {
-    fn server_host_place(
-        &mut self,
-    ) -> (
-        &mut RunDevices,
-        &mut Vec<BlockDevice>,
-        &mut Option<String>,
-        &mut Option<ServerHost>,
-    );
+    fn server_host_place(&mut self) -> HostPlace<'_>;
 }
 
+/// An environment's devices, their details, the note on where they are
+/// read, and the server's host.
+pub type HostPlace<'a> = (
+    &'a mut RunDevices,
+    &'a mut Vec<BlockDevice>,
+    &'a mut Option<String>,
+    &'a mut Option<ServerHost>,
+);
+
 impl ServerHostPlace for crate::outcome::RunEnvironment {
-    fn server_host_place(
-        &mut self,
-    ) -> (
-        &mut RunDevices,
-        &mut Vec<BlockDevice>,
-        &mut Option<String>,
-        &mut Option<ServerHost>,
-    ) {
+    fn server_host_place(&mut self) -> HostPlace<'_> {
         (
             &mut self.devices,
             &mut self.device_details,

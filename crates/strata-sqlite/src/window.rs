@@ -64,8 +64,7 @@ impl EngineWindows for Windows<'_> {
         observer: &mut dyn RunObserver,
     ) -> anyhow::Result<SqliteWindow> {
         let measured = measure(&self.opener, &driver, interrupt, observer, &mut self.edges)?;
-        let start_unix_s =
-            strata_core::time::unix_now_s() - measured.start.os.at.elapsed().as_secs_f64();
+        let start_unix_s = strata_core::time::unix_s_at(measured.start.os.at);
         let mut figures = sqlite_figures(
             &measured.start,
             &measured.end,
