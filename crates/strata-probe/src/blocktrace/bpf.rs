@@ -15,6 +15,8 @@ const BPF_MAP_UPDATE_ELEM: i64 = 2;
 const BPF_MAP_DELETE_ELEM: i64 = 3;
 const BPF_MAP_GET_NEXT_KEY: i64 = 4;
 const BPF_PROG_LOAD: i64 = 5;
+/// How often a program is loaded when the verifier was interrupted.
+const PROG_LOAD_ATTEMPTS: usize = 5;
 const BPF_OBJ_GET_INFO_BY_FD: i64 = 15;
 const BPF_RAW_TRACEPOINT_OPEN: i64 = 17;
 const BPF_MAP_LOOKUP_BATCH: i64 = 24;
@@ -466,7 +468,17 @@ impl LoadedProgram {
         attr[7] = u64::from_ne_bytes(program_name[8..].try_into()?);
         attr[8] = u64::from(TRACE_RAW_TP) << 32;
         attr[13] = u64::from(btf_id) << 32;
-        let fd = bpf(BPF_PROG_LOAD, &mut attr);
+        // The verifier gives up with EAGAIN when a signal comes to the
+        // loading thread while it runs (a child's SIGCHLD, say): loaded
+        // again, as libbpf does (PROG_LOAD_ATTEMPTS).
+        let mut fd = bpf(BPF_PROG_LOAD, &mut attr);
+        for _ in 1..PROG_LOAD_ATTEMPTS {
+            let interrupted = std::io::Error::last_os_error().raw_os_error() == Some(libc::EAGAIN);
+            if fd >= 0 || !interrupted {
+                break;
+            }
+            fd = bpf(BPF_PROG_LOAD, &mut attr);
+        }
         if fd < 0 {
             let error = std::io::Error::last_os_error();
             let end = log.iter().position(|byte| *byte == 0).unwrap_or(log.len());
