@@ -508,11 +508,18 @@ fn the_same_requests_fall_in_the_same_buckets_as_bpftraces_biolatency() {
     // completed a request but not yet accounted its end missed it); a
     // request whose end the tracer did not see is named after 2 s.
     let not_seen = window.unfollowed.ends_not_seen;
-    // With bpftrace attached, up to 7 of the 2,800 have been counted by
-    // none of strata's programs (not yet explained, docs/tracing.md).
+    // The ends BPF misses on this kernel (docs/tracing.md: 24 of the 2,800
+    // once in CI, with the other tests' builds running) are named when the
+    // kernel reuses the request, or after 2 s in flight.
+    let device = (stat.major, stat.minor);
+    let missed: u64 = [Op::Read, Op::Write, Op::Flush]
+        .into_iter()
+        .map(|op| window.ends_missed_of(device, op))
+        .sum();
     assert!(
-        mine + not_seen >= 2786 && not_seen <= 5,
-        "strata traced {mine} of the test's 2,800 requests, {not_seen} ends not seen: {:?}",
+        mine + missed + not_seen >= 2786 && not_seen <= 5,
+        "strata traced {mine} of the test's 2,800 requests, {missed} ends missed, {not_seen} \
+         ends not seen: {:?}",
         window.unfollowed
     );
     assert!(
