@@ -3,27 +3,12 @@
 //!
 //! Not for: running it (`run`).
 
+use crate::kind::KIND;
 use crate::MariaDbEngine;
 use anyhow::bail;
-use strata_run::engine::{Capability, EngineEntry, EngineKind, EngineTraits};
+use strata_run::engine::EngineEntry;
 use strata_run::options::DataRequest;
 use strata_run::request::{refuse_postgres_options, work_dir, EngineDefaults, EngineRequest};
-
-/// MariaDB as the run's options, checks and text name it.
-pub const KIND: EngineKind = EngineKind(&EngineTraits {
-    name: "mariadb",
-    aliases: &["mysql"],
-    label: "MariaDB",
-    has_server: true,
-    capabilities: &[
-        Capability::Sweep,
-        Capability::Agents,
-        Capability::PerformanceSchema,
-    ],
-    log_directory: "redo directory",
-    without_counters: "",
-    blocks_read: "blocks ({block}) MariaDB read",
-});
 
 /// MariaDB in the registry: `--db mysql://…` (or `mariadb://`), never the
 /// embedded default.

@@ -18,7 +18,7 @@ pub struct MariaDbEngine(pub MariaDbRunConfig);
 
 impl DatabaseEngine for MariaDbEngine {
     fn kind(&self) -> EngineKind {
-        crate::configure::KIND
+        crate::kind::KIND
     }
 
     fn run(
@@ -60,7 +60,7 @@ fn run_environment(environment: &MariaDbEnvironment) -> RunEnvironment {
         false => PageCacheMethod::Unlimited,
     };
     RunEnvironment {
-        engine: crate::configure::KIND,
+        engine: crate::kind::KIND,
         block_bytes: environment.page_bytes,
         server_version: environment.server_version.clone(),
         server: match environment.throwaway {

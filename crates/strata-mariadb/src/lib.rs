@@ -18,6 +18,7 @@ pub mod configure;
 pub mod engine;
 pub mod environment;
 pub mod figures;
+pub mod kind;
 pub mod locality;
 mod outlier_queries;
 pub mod record;

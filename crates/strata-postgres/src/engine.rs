@@ -5,32 +5,14 @@
 //! Not for: the run itself (`run`).
 
 use crate::connect::ConnectionTarget;
+use crate::kind::KIND;
 use crate::run::{run_slob, Database, SlobConfig};
 use anyhow::bail;
 use std::sync::atomic::AtomicBool;
-use strata_run::engine::{Capability, DatabaseEngine, EngineEntry, EngineKind, EngineTraits};
+use strata_run::engine::{DatabaseEngine, EngineEntry, EngineKind};
 use strata_run::options::DataRequest;
 use strata_run::outcome::{RunObserver, SlobOutcome};
 use strata_run::request::{EngineDefaults, EngineRequest, DEFAULT_SHARED_BUFFERS};
-
-/// PostgreSQL as the run's options, checks and text name it.
-pub const KIND: EngineKind = EngineKind(&EngineTraits {
-    name: "postgresql",
-    aliases: &["postgres", "pg"],
-    label: "PostgreSQL",
-    has_server: true,
-    capabilities: &[
-        Capability::UpdatePadding,
-        Capability::Sweep,
-        Capability::Shards,
-        Capability::Agents,
-        Capability::PageCacheLimit,
-        Capability::CgroupPageCache,
-    ],
-    log_directory: "WAL directory ",
-    without_counters: "\nDatabase: counters unavailable (see warnings)\n",
-    blocks_read: "blocks ({block}) PostgreSQL read",
-});
 
 /// PostgreSQL in the registry: the first engine, so the embedded default
 /// and any `--db` no other engine claims.

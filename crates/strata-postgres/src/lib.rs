@@ -20,6 +20,7 @@ pub mod counters;
 pub mod edge;
 pub mod engine;
 pub mod figures;
+pub mod kind;
 pub mod load;
 pub mod locality;
 pub mod outlier_files;
@@ -31,5 +32,6 @@ pub mod schema;
 pub mod sessions;
 
 pub use engine::ENGINE;
+pub use kind::KIND;
 
 mod pg;

@@ -667,7 +667,7 @@ async fn environment(
         None => resolve_devices(data_directory.as_deref(), wal_directory.as_deref()),
     };
     RunEnvironment {
-        engine: crate::engine::KIND,
+        engine: crate::kind::KIND,
         block_bytes: strata_slob::schema::BLOCK_BYTES as u32,
         server_version: crate::read_path::version_text(read_settings.version_num),
         server: server.kind,

@@ -3,25 +3,13 @@
 //!
 //! Not for: running it (`run`).
 
+use crate::kind::KIND;
 use crate::SqliteEngine;
 use anyhow::bail;
 use std::path::PathBuf;
-use strata_run::engine::{Capability, EngineEntry, EngineKind, EngineTraits};
+use strata_run::engine::EngineEntry;
 use strata_run::options::DataRequest;
 use strata_run::request::{refuse_postgres_options, work_dir, EngineDefaults, EngineRequest};
-
-/// SQLite as the run's options, checks and text name it.
-pub const KIND: EngineKind = EngineKind(&EngineTraits {
-    name: "sqlite",
-    aliases: &[],
-    label: "SQLite",
-    has_server: false,
-    capabilities: &[Capability::PageCacheLimit],
-    log_directory: "WAL directory ",
-    without_counters: "\nDatabase: SQLite has no I/O counters; the devices and the sessions' own \
-                       page reads below are the accounting\n",
-    blocks_read: "pages ({block}) SQLite's sessions read",
-});
 
 /// SQLite in the registry: `--engine sqlite`, and the embedded default
 /// where no PostgreSQL can run (it needs nothing but strata).

@@ -45,7 +45,7 @@ pub fn environment(
         ),
     };
     RunEnvironment {
-        engine: crate::configure::KIND,
+        engine: crate::kind::KIND,
         block_bytes: page_bytes,
         server_version: rusqlite::version().to_string(),
         server: SERVER,

@@ -15,6 +15,7 @@ pub mod configure;
 pub mod connection;
 pub mod environment;
 pub mod figures;
+pub mod kind;
 pub mod layout;
 pub mod run;
 pub mod schema;
@@ -36,7 +37,7 @@ pub struct SqliteEngine(pub SqliteRunConfig);
 
 impl strata_run::engine::DatabaseEngine for SqliteEngine {
     fn kind(&self) -> strata_run::engine::EngineKind {
-        configure::KIND
+        kind::KIND
     }
 
     fn run(

@@ -82,7 +82,7 @@ fn a_read_run_reads_from_the_device_about_once_per_row_and_leaves_nothing() {
         device_reads >= strata_read_pages * 0.9,
         "the devices missed strata's reads"
     );
-    assert_eq!(outcome.environment.engine, strata_sqlite::configure::KIND);
+    assert_eq!(outcome.environment.engine, strata_sqlite::kind::KIND);
     assert_eq!(outcome.environment.server, "database file");
     assert!(outcome.environment.server_version_num >= 3_000_000);
 }

@@ -1,0 +1,24 @@
+//! MariaDB as the run's options, checks and text name it: its
+//! `--engine` name, label, capabilities and words (strata-run's
+//! `EngineTraits`). A module of its own, so that every other module may
+//! name it.
+//!
+//! Not for: configuring or running the engine (`configure`, `run`).
+
+use strata_run::engine::{Capability, EngineKind, EngineTraits};
+
+/// MariaDB as the run's options, checks and text name it.
+pub const KIND: EngineKind = EngineKind(&EngineTraits {
+    name: "mariadb",
+    aliases: &["mysql"],
+    label: "MariaDB",
+    has_server: true,
+    capabilities: &[
+        Capability::Sweep,
+        Capability::Agents,
+        Capability::PerformanceSchema,
+    ],
+    log_directory: "redo directory",
+    without_counters: "",
+    blocks_read: "blocks ({block}) MariaDB read",
+});

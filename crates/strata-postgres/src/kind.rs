@@ -1,0 +1,27 @@
+//! PostgreSQL as the run's options, checks and text name it: its
+//! `--engine` name, label, capabilities and words (strata-run's
+//! `EngineTraits`). A module of its own, so that every other module may
+//! name it.
+//!
+//! Not for: configuring or running the engine (`configure`, `run`).
+
+use strata_run::engine::{Capability, EngineKind, EngineTraits};
+
+/// PostgreSQL as the run's options, checks and text name it.
+pub const KIND: EngineKind = EngineKind(&EngineTraits {
+    name: "postgresql",
+    aliases: &["postgres", "pg"],
+    label: "PostgreSQL",
+    has_server: true,
+    capabilities: &[
+        Capability::UpdatePadding,
+        Capability::Sweep,
+        Capability::Shards,
+        Capability::Agents,
+        Capability::PageCacheLimit,
+        Capability::CgroupPageCache,
+    ],
+    log_directory: "WAL directory ",
+    without_counters: "\nDatabase: counters unavailable (see warnings)\n",
+    blocks_read: "blocks ({block}) PostgreSQL read",
+});
