@@ -28,8 +28,8 @@ use strata_slob::load::LoadReport;
 use strata_slob::session::DriverOptions;
 
 /// One database engine as the run's resolution sees it: a crate's one
-/// entry in the registry (`strata-engines`), which is the only list of
-/// engines; everything else asks it.
+/// entry in the registry (the binary's `engines.rs`), which is the only
+/// list of engines; everything else asks it.
 pub struct EngineEntry {
     pub kind: EngineKind,
     /// Whether a `--db` without `--engine` names this engine's server (its

@@ -140,22 +140,30 @@ pub fn snapshot() -> Option<TraceSnapshot> {
 /// counts too, and the requests it saw complete meanwhile are named in
 /// the snapshot (`completed_while_read`), not hidden.
 pub fn with_diskstats() -> (Option<TraceSnapshot>, Vec<DiskStat>) {
-    let before = crate::diskstats::read_diskstats().unwrap_or_default();
-    let counts = counts();
-    let disks = crate::diskstats::read_diskstats().unwrap_or_default();
+    let (counts, disks, completed) = between_diskstats(counts);
     let snapshot = counts.map(|Counts(mut counts)| {
-        counts.completed_while_read = completed_between(&before, &disks);
+        counts.completed_while_read = completed;
         Counts(counts).with_distributions()
     });
     (snapshot, disks)
 }
 
+/// Requests completed, by device (major, minor) and operation.
+pub type CompletedRequests = BTreeMap<((u32, u32), Op), u64>;
+
+/// `read` between two reads of /proc/diskstats (empty when unreadable):
+/// what it gave, the second read, and the requests completed in between.
+fn between_diskstats<T>(read: impl FnOnce() -> T) -> (T, Vec<DiskStat>, CompletedRequests) {
+    let before = crate::diskstats::read_diskstats().unwrap_or_default();
+    let read = read();
+    let after = crate::diskstats::read_diskstats().unwrap_or_default();
+    let completed = completed_between(&before, &after);
+    (read, after, completed)
+}
+
 /// The requests each device completed between two reads of
 /// /proc/diskstats, by operation; none where it completed none.
-pub fn completed_between(
-    before: &[DiskStat],
-    after: &[DiskStat],
-) -> BTreeMap<((u32, u32), Op), u64> {
+pub fn completed_between(before: &[DiskStat], after: &[DiskStat]) -> CompletedRequests {
     let mut completed = BTreeMap::new();
     for disk in after {
         let Some(earlier) = before
@@ -236,10 +244,8 @@ fn counts() -> Option<Counts> {
 pub fn served(received_ns: u64) -> Option<ServedTrace> {
     let tracer = TRACER.get()?.as_ref().ok()?;
     let roles_unnamed = name_roles_from_titles(tracer, TITLES_FRESH_FOR).err();
-    let before = crate::diskstats::read_diskstats().unwrap_or_default();
-    let mut trace = tracer.counts();
-    let disks = crate::diskstats::read_diskstats().unwrap_or_default();
-    trace.completed_while_read = completed_between(&before, &disks);
+    let (mut trace, disks, completed) = between_diskstats(|| tracer.counts());
+    trace.completed_while_read = completed;
     tracer.add_distributions(&mut trace);
     Some(ServedTrace {
         trace,
