@@ -257,10 +257,20 @@ fn each_groups_requests_are_traced_under_its_role() {
         .filter_map(|traced| traced["requests"].as_u64())
         .sum();
     // Every read issued by the workers, but for the ends BPF misses now
-    // and then (docs/tracing.md).
+    // and then (docs/tracing.md): those are counted on the device, not
+    // under a role, and stay a small share of what it read.
+    let ends_missed: u64 = traced["devices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|device| device["operations"].as_array())
+        .flatten()
+        .filter(|operation| operation["operation"] == "read")
+        .filter_map(|operation| operation["ends_missed"].as_u64())
+        .sum();
     assert!(
-        (1990..=2000).contains(&requests),
-        "{requests} reads under the role {role:?}: {traced}"
+        requests <= 2000 && requests + ends_missed >= 2000 && ends_missed < 100,
+        "{requests} reads under the role {role:?}, {ends_missed} ends missed: {traced}"
     );
 }
 
