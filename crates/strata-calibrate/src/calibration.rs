@@ -77,7 +77,25 @@ pub struct CalibrationConfig {
     /// The command line, for the Recording's header.
     pub command: Vec<String>,
     /// Every resolved option, for the Recording's header.
-    pub options: serde_json::Value,
+    pub options: ResolvedOptions,
+}
+
+/// Every option resolved to its final value, as the Recording keeps it.
+#[derive(Clone, Debug, Serialize)]
+pub struct ResolvedOptions {
+    pub mode: String,
+    pub target: Option<PathBuf>,
+    pub size_bytes: Option<u64>,
+    pub range: RangeSpec,
+    pub engine: &'static str,
+    pub direct: bool,
+    pub stop_rule: StopRule,
+    pub lat_target_us: f64,
+    pub outlier_us: f64,
+    /// I/Os from here on are in the Recording, whatever `--outlier` is.
+    pub outlier_floor_us: f64,
+    pub seed: u64,
+    pub points: Vec<PointSpec>,
 }
 
 /// What was measured, as the header and the JSON document describe it.
@@ -372,9 +390,18 @@ impl Calibration {
         let Some(path) = &self.config.record else {
             return Ok(None);
         };
-        let mut header = Header::new(Kind::Calibrate, self.config.command.clone());
-        header.options = self.config.options.clone();
-        header.environment = serde_json::json!({ "target": description });
+        #[derive(Serialize)]
+        struct CalibrateEnvironment<'a> {
+            target: &'a TargetDescription,
+        }
+        let header = Header::new(
+            Kind::Calibrate,
+            self.config.command.clone(),
+            &self.config.options,
+            CalibrateEnvironment {
+                target: description,
+            },
+        );
         Ok(Some(RecordingWriter::create(
             path,
             &header,

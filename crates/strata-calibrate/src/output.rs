@@ -3,7 +3,7 @@
 //!
 //! Not for: deciding anything; every figure here was computed in `result`.
 
-use crate::calibration::{CalibrationOutcome, TargetDescription};
+use crate::calibration::{CalibrationOutcome, ResolvedOptions, TargetDescription};
 use crate::result::{GroupResult, PointResult, Summary};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -11,6 +11,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 use strata_core::units::{format_latency_ns, format_size};
 use strata_recording::device::rotation_as_served;
+use strata_recording::SortedKeys;
 
 /// Name and version of the `--json` document.
 pub const JSON_SCHEMA: &str = "strata.calibrate";
@@ -24,19 +25,19 @@ struct JsonDocument<'a> {
     verdict: &'a strata_core::verdict::Verdict,
     interrupted: bool,
     target: &'a TargetDescription,
-    options: &'a serde_json::Value,
+    options: SortedKeys<&'a ResolvedOptions>,
     points: &'a [PointResult],
     summary: &'a Summary,
 }
 
-pub fn json_document(outcome: &CalibrationOutcome, options: &serde_json::Value) -> String {
+pub fn json_document(outcome: &CalibrationOutcome, options: &ResolvedOptions) -> String {
     let document = JsonDocument {
         schema: JSON_SCHEMA,
         schema_version: JSON_SCHEMA_VERSION,
         verdict: &outcome.summary.verdict,
         interrupted: outcome.interrupted,
         target: &outcome.target,
-        options,
+        options: SortedKeys(options),
         points: &outcome.points,
         summary: &outcome.summary,
     };
@@ -589,7 +590,7 @@ fn peak_requests_per_s(points: &[PointResult]) -> f64 {
 /// its points; the HTML page is the report of its Recording.
 pub fn calibration_output(
     outcome: &CalibrationOutcome,
-    options: &serde_json::Value,
+    options: &ResolvedOptions,
     outlier_us: f64,
 ) -> strata_output::Output {
     strata_output::Output {

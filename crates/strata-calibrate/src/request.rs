@@ -7,13 +7,12 @@
 //!
 //! Not for: running the points (`calibration`) or printing (`output`).
 
-use crate::calibration::{CalibrationConfig, RangeSpec, TargetChoice};
+use crate::calibration::{CalibrationConfig, RangeSpec, ResolvedOptions, TargetChoice};
 use crate::options::CalibrateRequest;
 use crate::plan::{self, GroupOverrides, SweepOptions, Workload};
 use crate::point::OUTLIER_FLOOR_NS;
 use crate::spec::{PointSpec, StopRule, SyncMode};
 use anyhow::bail;
-use serde::Serialize;
 use std::path::PathBuf;
 use std::time::Duration;
 use strata_core::units::{format_duration, format_size, GIB, KIB};
@@ -22,28 +21,9 @@ use strata_io::target::{kind_of, TargetKind};
 use strata_io::IoEngineKind;
 use strata_recording::Existing;
 
-/// Every option resolved to its final value, as the Recording keeps it.
-#[derive(Serialize)]
-pub struct ResolvedOptions {
-    pub mode: String,
-    pub target: Option<PathBuf>,
-    pub size_bytes: Option<u64>,
-    pub range: RangeSpec,
-    pub engine: &'static str,
-    pub direct: bool,
-    pub stop_rule: StopRule,
-    pub lat_target_us: f64,
-    pub outlier_us: f64,
-    /// I/Os from here on are in the Recording, whatever `--outlier` is.
-    pub outlier_floor_us: f64,
-    pub seed: u64,
-    pub points: Vec<PointSpec>,
-}
-
 /// A calibration ready to check and run, with what the binary says first.
 pub struct Resolved {
     pub config: CalibrationConfig,
-    pub options: ResolvedOptions,
     /// Lines for stderr (an engine chosen instead of the one preferred).
     pub notes: Vec<String>,
 }
@@ -86,13 +66,9 @@ pub fn resolve(
         },
         record,
         command,
-        options: serde_json::to_value(&options)?,
-    };
-    Ok(Resolved {
-        config,
         options,
-        notes,
-    })
+    };
+    Ok(Resolved { config, notes })
 }
 
 fn stop_rule(request: &CalibrateRequest) -> anyhow::Result<StopRule> {

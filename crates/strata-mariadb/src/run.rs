@@ -54,7 +54,6 @@ pub struct MariaDbRunConfig {
     /// The run's Recording, open since before any work.
     pub record: Option<RunRecorder>,
     pub command: Vec<String>,
-    pub options: serde_json::Value,
     /// `--agent`: the server's host seen through its agent.
     pub agent: Option<Endpoint>,
     /// `--agent` after the first: other hosts followed beside it.

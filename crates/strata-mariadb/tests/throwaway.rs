@@ -37,7 +37,7 @@ fn a_read_run_on_a_throwaway_server_reads_one_page_per_key_from_the_device() {
         strata_run::recorder::RunRecorder::create(
             recording.path(),
             &config.command,
-            &config.options,
+            &serde_json::json!({}),
             strata_recording::Existing::Replace,
         )
         .unwrap(),
@@ -124,7 +124,10 @@ fn a_read_run_on_a_throwaway_server_reads_one_page_per_key_from_the_device() {
 fn check_recording(path: &std::path::Path) {
     let recording = Recording::read(path).unwrap();
     assert_eq!(recording.header.kind, Kind::Run);
-    assert_eq!(recording.environment.engine.as_deref(), Some("mariadb"));
+    assert_eq!(
+        recording.header.environment.engine.as_deref(),
+        Some("mariadb")
+    );
     let types: Vec<&str> = recording.records().map(Record::type_name).collect();
     for record in ["run_second", "window_device", "window_database", "layers"] {
         assert!(types.contains(&record), "no {record} record: {types:?}");

@@ -11,6 +11,7 @@
 //! (strata-report, which takes the samples as they are made).
 
 use crate::sampler::{LayerSample, Rates, Sample};
+use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 use strata_agent::collector::{followed_disks, host_layer, Layer};
 use strata_agent::endpoint::Endpoint;
@@ -19,7 +20,7 @@ use strata_agent::query::{query_range_blocking, Range, RangeSeries, Steps, FLEET
 use strata_agent::scrape::Scrape;
 use strata_core::metrics::Collected;
 use strata_recording::names::layer;
-use strata_recording::{Header, Kind, Recording};
+use strata_recording::{Header, Kind, Recording, Written};
 
 /// How long Prometheus may take to answer the range query.
 const QUERY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(120);
@@ -40,6 +41,23 @@ pub struct FleetHost {
     pub agent_kind: String,
     /// Steps at which the target had no values.
     pub missing_steps: usize,
+}
+
+/// A fleet Recording's environment: the Prometheus server it came from
+/// and each host's target.
+#[derive(Serialize)]
+struct FleetEnvironment<'a> {
+    source: &'static str,
+    prometheus: String,
+    transport: String,
+    hosts: Vec<ScrapedHost<'a>>,
+}
+
+#[derive(Serialize)]
+struct ScrapedHost<'a> {
+    host: &'a str,
+    target: &'a str,
+    agent_kind: &'a str,
 }
 
 /// Every series the fleet's layers are made of over `range`, as the
@@ -65,15 +83,25 @@ pub fn recording(
             range.end_unix_s
         );
     }
-    let mut header = Header::new(Kind::Observe, command);
-    header.environment = serde_json::json!({
-        "source": "prometheus",
-        "prometheus": prometheus.to_string(),
-        "transport": prometheus.transport(),
-        "hosts": fleet.hosts.iter().map(|(host, chosen)| serde_json::json!({
-            "host": host, "target": chosen.target, "agent_kind": chosen.agent_kind,
-        })).collect::<Vec<_>>(),
-    });
+    let header = Header::new(
+        Kind::Observe,
+        command,
+        Written::default(),
+        Written::of(&FleetEnvironment {
+            source: "prometheus",
+            prometheus: prometheus.to_string(),
+            transport: prometheus.transport(),
+            hosts: fleet
+                .hosts
+                .iter()
+                .map(|(host, chosen)| ScrapedHost {
+                    host,
+                    target: &chosen.target,
+                    agent_kind: &chosen.agent_kind,
+                })
+                .collect(),
+        })?,
+    );
     Recording::of(prometheus.to_string().into(), header, Vec::new())
 }
 

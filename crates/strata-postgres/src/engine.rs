@@ -78,7 +78,6 @@ pub fn configure(data: &DataRequest, request: EngineRequest) -> anyhow::Result<P
         setup_only: request.setup_only,
         record: request.record,
         command: request.command,
-        options: request.options,
         agent: strata_run::request::server_host_agent(data),
         other_agents: strata_run::request::other_host_agents(data),
         shard: request.shard,

@@ -1,8 +1,8 @@
 //! The parts of a header's `options` and `environment` that strata reads
-//! back, typed: the rest of those two objects describes the run for
-//! people and is kept as the command wrote it. Each command's own options
-//! and environment types serialize to a superset of these (checked by
-//! their crates' tests).
+//! back, typed: a reader sees them through [`crate::Written`], which keeps
+//! the rest of each object (what the command describes for people) to be
+//! written again. Each command's own options and environment types
+//! serialize to a superset of these (checked by their crates' tests).
 //!
 //! Not for: what the commands write (their own option and environment
 //! types).

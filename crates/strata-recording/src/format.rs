@@ -4,7 +4,9 @@
 //!
 //! Not for: what the records hold (`record`) or reading version 1 (`v1`).
 
+use crate::environment::{Environment, Options};
 use crate::record::Record;
+use crate::written::{SortedKeys, Written};
 use anyhow::{bail, Context};
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -93,9 +95,11 @@ fn mem_total_bytes(meminfo: &str) -> u64 {
         .unwrap_or(0)
 }
 
-/// The first line of every recording.
+/// The first line of every recording. A command writes its own types as
+/// `options` and `environment`; a reader reads them as [`Written`] parts of
+/// strata's [`Options`] and [`Environment`].
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub struct Header {
+pub struct Header<O = Written<Options>, E = Written<Environment>> {
     pub format: String,
     pub version: u32,
     pub kind: Kind,
@@ -105,17 +109,34 @@ pub struct Header {
     pub host: HostInfo,
     /// The command line, with secrets already removed by the caller.
     pub command: Vec<String>,
-    /// Every option resolved to its final value, as the command describes
-    /// them for people; what strata reads back is in the records.
-    pub options: serde_json::Value,
-    /// What was measured (targets, devices and their topology, databases),
-    /// as the command describes it; [`crate::Environment`] is the part
-    /// strata reads back.
-    pub environment: serde_json::Value,
+    /// Every option resolved to its final value.
+    pub options: O,
+    /// What was measured (targets, devices and their topology, databases);
+    /// a run writes it in `environment` records instead, and its header's
+    /// is null.
+    pub environment: E,
 }
 
-impl Header {
-    pub fn new(kind: Kind, command: Vec<String>) -> Self {
+impl<O: Serialize, E: Serialize> Header<O, E> {
+    /// The header as it is written: its parts' keys in order
+    /// ([`SortedKeys`]).
+    fn with_sorted_parts(&self) -> Header<SortedKeys<&O>, SortedKeys<&E>> {
+        Header {
+            format: self.format.clone(),
+            version: self.version,
+            kind: self.kind,
+            strata_version: self.strata_version.clone(),
+            created: self.created.clone(),
+            host: self.host.clone(),
+            command: self.command.clone(),
+            options: SortedKeys(&self.options),
+            environment: SortedKeys(&self.environment),
+        }
+    }
+}
+
+impl<O, E> Header<O, E> {
+    pub fn new(kind: Kind, command: Vec<String>, options: O, environment: E) -> Self {
         Header {
             format: FORMAT_NAME.to_string(),
             version: FORMAT_VERSION,
@@ -124,8 +145,8 @@ impl Header {
             created: strata_core::time::utc_now_rfc3339(),
             host: HostInfo::current(),
             command,
-            options: serde_json::Value::Null,
-            environment: serde_json::Value::Null,
+            options,
+            environment,
         }
     }
 }
@@ -179,7 +200,11 @@ impl RecordingWriter {
     /// Creates the file and writes the header: refused when a file is
     /// already there unless `existing` is [`Existing::Replace`]. A new file
     /// whose header cannot be written is removed again.
-    pub fn create(path: &Path, header: &Header, existing: Existing) -> anyhow::Result<Self> {
+    pub fn create(
+        path: &Path,
+        header: &Header<impl Serialize, impl Serialize>,
+        existing: Existing,
+    ) -> anyhow::Result<Self> {
         let mut options = std::fs::OpenOptions::new();
         match existing {
             Existing::Refuse => options.write(true).create_new(true),
@@ -203,7 +228,7 @@ impl RecordingWriter {
             complete_bytes: 0,
             failed: None,
         };
-        if let Err(error) = writer.write_line(header) {
+        if let Err(error) = writer.write_line(&header.with_sorted_parts()) {
             if existing == Existing::Refuse {
                 let _ = std::fs::remove_file(path);
             }
@@ -218,6 +243,21 @@ impl RecordingWriter {
 
     pub fn write(&mut self, record: &Record) -> anyhow::Result<()> {
         self.write_line(record)
+    }
+
+    /// An `environment` record of the command's own type (read back as
+    /// [`Record::Environment`]).
+    pub fn write_environment(&mut self, environment: &impl Serialize) -> anyhow::Result<()> {
+        #[derive(Serialize)]
+        struct EnvironmentLine<'a, E> {
+            #[serde(rename = "type")]
+            record_type: &'static str,
+            environment: &'a E,
+        }
+        self.write_line(&EnvironmentLine {
+            record_type: "environment",
+            environment: &SortedKeys(environment),
+        })
     }
 
     fn write_line(&mut self, value: &impl Serialize) -> anyhow::Result<()> {

@@ -21,9 +21,11 @@ pub mod run;
 pub mod sweep;
 pub mod top;
 mod v1;
+pub mod written;
 
 pub use environment::{Environment, Options};
 pub use format::{Existing, Header, HostInfo, Kind, RecordingWriter, FORMAT_NAME, FORMAT_VERSION};
 pub use parse::Line;
 pub use read::Recording;
 pub use record::Record;
+pub use written::{SortedKeys, Written};

@@ -7,7 +7,6 @@
 //! Not for: writing (`format::RecordingWriter`).
 
 use crate::calibrate::Summary;
-use crate::environment::{Environment, Options};
 use crate::format::{header_version, Existing, Header, Kind, RecordingWriter};
 use crate::layers::Sample;
 use crate::parse::{field_error, parse_lines, Line};
@@ -113,9 +112,8 @@ fn fold_environment(header: &mut Header, lines: &mut Vec<Line>) {
 #[derive(Debug)]
 pub struct Recording {
     pub path: PathBuf,
+    /// The header, its environment the last `environment` record's.
     pub header: Header,
-    pub environment: Environment,
-    pub options: Options,
     pub lines: Vec<Line>,
     /// Why the file's last line was left out: cut off mid-line (the writer
     /// killed while writing it); `None` when every line was whole.
@@ -160,15 +158,9 @@ impl Recording {
         fold_environment(&mut header, &mut lines);
         check_order(header.kind, &lines).with_context(|| path.display().to_string())?;
         check_spans(&lines).with_context(|| path.display().to_string())?;
-        let environment = typed_part(&header.environment)
-            .with_context(|| format!("{}: line 1, the header's environment", path.display()))?;
-        let options = typed_part(&header.options)
-            .with_context(|| format!("{}: line 1, the header's options", path.display()))?;
         Ok(Recording {
             path: path.to_path_buf(),
             header,
-            environment,
-            options,
             lines,
             truncated,
         })
@@ -189,8 +181,6 @@ impl Recording {
         check_order(header.kind, &lines)?;
         check_spans(&lines)?;
         Ok(Recording {
-            environment: typed_part(&header.environment).context("the header's environment")?,
-            options: typed_part(&header.options).context("the header's options")?,
             path,
             header,
             lines,
@@ -324,17 +314,6 @@ impl Recording {
             _ => None,
         })
     }
-}
-
-/// The typed part of the header's `options` or `environment`; a null one
-/// (a run stopped before it had an environment) has none of it.
-fn typed_part<T: serde::de::DeserializeOwned + Default>(
-    value: &serde_json::Value,
-) -> anyhow::Result<T> {
-    if value.is_null() {
-        return Ok(T::default());
-    }
-    T::deserialize(value).map_err(field_error)
 }
 
 /// A Recording is one run of one command: nothing follows the record that

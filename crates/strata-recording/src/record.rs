@@ -7,10 +7,12 @@
 
 use crate::calibrate::{OutlierRecord, PointResult, SecondSample, Summary};
 use crate::device::IostatFigures;
+use crate::environment::Environment;
 use crate::layers::Sample;
 use crate::run::{LoadReport, RunFigures, SecondCounts, StatementOutlier};
 use crate::sweep::SweepSummary;
 use crate::top::TopProcesses;
+use crate::written::Written;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -85,8 +87,9 @@ impl Record {
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct EnvironmentRecord {
-    /// The header's `environment`, as the command describes it.
-    pub environment: serde_json::Value,
+    /// The header's `environment`, as the command wrote it
+    /// ([`crate::format::RecordingWriter::write_environment`]).
+    pub environment: Written<Environment>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]

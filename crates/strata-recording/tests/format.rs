@@ -22,12 +22,15 @@ fn error_of(path: &Path) -> String {
 fn write_then_read_round_trip() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("r.strata");
-    let header = Header::new(Kind::Run, vec!["strata".into(), "run".into()]);
+    let header = Header::new(Kind::Run, vec!["strata".into(), "run".into()], (), ());
     let mut writer = RecordingWriter::create(&path, &header, Existing::Refuse).unwrap();
     writer.write(&stopped()).unwrap();
     drop(writer);
     let recording = Recording::read(&path).unwrap();
-    assert_eq!(recording.header, header);
+    assert_eq!(
+        serde_json::to_value(&recording.header).unwrap(),
+        serde_json::to_value(&header).unwrap()
+    );
     assert_eq!(recording.stopped().unwrap().phase, "loading");
     assert_eq!(recording.lines[0].number, 2);
 }
@@ -36,7 +39,7 @@ fn write_then_read_round_trip() {
 fn newer_version_truncation_and_missing_fields_are_named_by_line_and_file() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("r.strata");
-    let mut header = serde_json::to_value(Header::new(Kind::Calibrate, vec![])).unwrap();
+    let mut header = serde_json::to_value(Header::new(Kind::Calibrate, vec![], (), ())).unwrap();
     header["version"] = 99.into();
     std::fs::write(&path, format!("{header}\n")).unwrap();
     let error = error_of(&path);
@@ -67,7 +70,7 @@ fn newer_version_truncation_and_missing_fields_are_named_by_line_and_file() {
 fn joined_recordings_and_records_after_the_final_one_are_refused_by_line() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("calibrate.strata");
-    let header = Header::new(Kind::Calibrate, vec![]);
+    let header = Header::new(Kind::Calibrate, vec![], (), ());
     let summary = r#"{"type":"summary","max_iops":null,"max_mb_per_s":null,"min_latency":null,"iops_under_latency_target":{"lat_target_us":10000.0,"best":null,"p99_us":null},"knee":null,"verdict":{"verdict":"valid"}}"#;
     let one = format!("{}\n{summary}\n", serde_json::to_string(&header).unwrap());
     std::fs::write(&path, &one).unwrap();
@@ -106,8 +109,8 @@ fn version_one_recordings_upgrade_to_typed_records() {
     assert_eq!(result.figures.verdict.name(), "not recorded");
     assert_eq!(run.run_seconds().count(), 10);
     assert!(run.window_database().is_some());
-    assert_eq!(run.options.warmup_s(), 2.0);
-    assert_eq!(run.environment.devices.data, vec!["vda".to_string()]);
+    assert_eq!(run.header.options.warmup_s(), 2.0);
+    assert_eq!(run.header.environment.devices.data, vec!["vda".to_string()]);
     let moment = run.layers().next().unwrap();
     for layer in ["cpu", "device", "memory", "postgres", "process"] {
         assert!(moment.values(layer).is_some(), "{layer} joined its moment");
@@ -144,7 +147,7 @@ fn version_one_recordings_upgrade_to_typed_records() {
 fn a_last_line_cut_off_mid_record_leaves_the_records_before_it_readable() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("r.strata");
-    let header = Header::new(Kind::Run, vec![]);
+    let header = Header::new(Kind::Run, vec![], (), ());
     let mut writer = RecordingWriter::create(&path, &header, Existing::Refuse).unwrap();
     writer.write(&stopped()).unwrap();
     drop(writer);
@@ -164,21 +167,23 @@ fn a_last_line_cut_off_mid_record_leaves_the_records_before_it_readable() {
 fn the_last_environment_record_is_the_headers_environment() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("r.strata");
-    let header = Header::new(Kind::Run, vec![]);
+    let header = Header::new(Kind::Run, vec![], (), ());
     let mut writer = RecordingWriter::create(&path, &header, Existing::Refuse).unwrap();
     for engine in ["postgresql", "mariadb"] {
-        let environment = serde_json::json!({ "engine": engine });
-        writer
-            .write(&Record::Environment(
-                strata_recording::record::EnvironmentRecord { environment },
-            ))
-            .unwrap();
+        let environment = serde_json::json!({ "engine": engine, "for_people": engine });
+        writer.write_environment(&environment).unwrap();
     }
     writer.write(&stopped()).unwrap();
     drop(writer);
     let recording = Recording::read(&path).unwrap();
-    assert_eq!(recording.environment.engine.as_deref(), Some("mariadb"));
-    assert_eq!(recording.header.environment["engine"], "mariadb");
+    assert_eq!(
+        recording.header.environment.engine.as_deref(),
+        Some("mariadb")
+    );
+    assert_eq!(
+        serde_json::to_value(&recording.header.environment).unwrap(),
+        serde_json::json!({ "engine": "mariadb", "for_people": "mariadb" })
+    );
     assert_eq!(recording.lines.len(), 1);
 }
 
@@ -194,7 +199,7 @@ fn an_endless_file_is_refused_at_once_in_bounded_memory() {
 
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("r.strata");
-    let header = serde_json::to_string(&Header::new(Kind::Observe, vec![])).unwrap();
+    let header = serde_json::to_string(&Header::new(Kind::Observe, vec![], (), ())).unwrap();
     let mut file = std::fs::File::create(&path).unwrap();
     use std::io::Write;
     writeln!(file, "{header}").unwrap();
@@ -211,7 +216,7 @@ fn an_existing_file_is_never_replaced_unless_asked() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("r.strata");
     std::fs::write(&path, "mine").unwrap();
-    let header = Header::new(Kind::Observe, vec![]);
+    let header = Header::new(Kind::Observe, vec![], (), ());
     let refused = RecordingWriter::create(&path, &header, Existing::Refuse);
     let error = format!("{:#}", refused.err().unwrap());
     assert!(error.contains("already exists"), "{error}");

@@ -213,7 +213,7 @@ fn check_window(window: Window, length_s: f64) -> anyhow::Result<()> {
 fn header_facts(recording: &Recording, length_s: f64) -> Vec<Fact> {
     let header = &recording.header;
     let host = &header.host;
-    let (made, host_label) = match &recording.environment.prometheus {
+    let (made, host_label) = match &recording.header.environment.prometheus {
         Some(url) => (
             format!("none: made in memory from the answer of Prometheus {url}"),
             "queried from",
@@ -244,11 +244,16 @@ fn header_facts(recording: &Recording, length_s: f64) -> Vec<Fact> {
 /// `--outlier-threshold`, else the one the recording was made with
 /// (calibrate's `--outlier`, a run's chosen threshold), else 500 ms.
 fn threshold(options: &ReportOptions, recording: &Recording) -> f64 {
-    let recorded = recording.options.outlier_us.map(|us| us / 1e3).or_else(|| {
-        run::result(recording)
-            .map(|result| result.outliers.threshold_ms)
-            .filter(|threshold_ms| *threshold_ms > 0.0)
-    });
+    let recorded = recording
+        .header
+        .options
+        .outlier_us
+        .map(|us| us / 1e3)
+        .or_else(|| {
+            run::result(recording)
+                .map(|result| result.outliers.threshold_ms)
+                .filter(|threshold_ms| *threshold_ms > 0.0)
+        });
     options
         .outlier_threshold_ms
         .or(recorded)
@@ -366,7 +371,9 @@ fn run_report(
         &measured,
         &run_window_meaning(recording, options, whole),
     );
-    report.about.extend(run_facts(&recording.environment));
+    report
+        .about
+        .extend(run_facts(&recording.header.environment));
     let within = timeline.within(measured.window);
     let held = run::result(recording)
         .filter(|_| whole)
@@ -378,11 +385,13 @@ fn run_report(
         .filter(|result| whole && !result.other_hosts.is_empty())
         .map(|result| &result.other_hosts[..]);
     let hosts = match exact_hosts {
-        Some(figures) => hosts::from_run_result(figures, measured.window_s, &recording.environment),
+        Some(figures) => {
+            hosts::from_run_result(figures, measured.window_s, &recording.header.environment)
+        }
         None => hosts::section(&within),
     };
     let mut middle = vec![latency];
-    if let Some(merged) = &recording.environment.merged_shards {
+    if let Some(merged) = &recording.header.environment.merged_shards {
         report.about.extend(shards::facts(merged));
         middle.push(shards::section(merged));
     }
@@ -527,7 +536,7 @@ fn calibrate_report(
             points.len()
         ),
     );
-    let target = recording.environment.target.as_ref();
+    let target = recording.header.environment.target.as_ref();
     report.about.push(Fact::new(
         "target",
         format!(
@@ -568,6 +577,7 @@ fn observe_report(
         "the samples whose interval's middle falls in it",
     );
     let hosts: Vec<String> = recording
+        .header
         .environment
         .other_hosts
         .iter()

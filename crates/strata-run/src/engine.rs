@@ -228,17 +228,19 @@ impl<W: MeasuredWindow> Measured<W> {
             return Ok(());
         };
         let window = &self.window;
-        recorder.finish(&RunEnd {
-            environment: serde_json::to_value(environment)?,
-            database_counters: window.database_counters(),
-            engine_figures: window.engine_figures(),
-            figures: window.figures(),
-            outcome: window.outcome(),
-            sweep: self
-                .sweep
-                .as_ref()
-                .map(|(points, summary)| (points.as_slice(), summary)),
-        })
+        recorder.finish(
+            environment,
+            &RunEnd {
+                database_counters: window.database_counters(),
+                engine_figures: window.engine_figures(),
+                figures: window.figures(),
+                outcome: window.outcome(),
+                sweep: self
+                    .sweep
+                    .as_ref()
+                    .map(|(points, summary)| (points.as_slice(), summary)),
+            },
+        )
     }
 }
 

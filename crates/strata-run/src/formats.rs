@@ -8,6 +8,7 @@
 
 use crate::outcome::SlobOutcome;
 use crate::output::{json_document, report_text};
+use crate::request::ResolvedOptions;
 use strata_output::document::{Cell, Column, Report, Section, Table};
 use strata_output::render::{render, Format};
 use strata_output::Output;
@@ -16,7 +17,7 @@ use strata_slob::session::SecondCounts;
 
 /// The run's outputs; `document` is the setup's schemas when there was a
 /// load and no window (a setup), else `None`.
-pub fn run_output(outcome: &SlobOutcome, options: &serde_json::Value) -> Output {
+pub fn run_output(outcome: &SlobOutcome, options: &ResolvedOptions) -> Output {
     let per_second = outcome.figures.as_ref().map(|figures| {
         let table = per_second_table(&figures.per_second);
         document(

@@ -35,8 +35,8 @@ pub struct Job {
     pub strict: bool,
     pub shard: Option<ShardRequest>,
     pub sweep: Option<SweepRequest>,
-    /// The options as the JSON document and the Recording show them.
-    pub options: serde_json::Value,
+    /// `--db` as it may be shown (no password).
+    pub shown_db: Option<String>,
     /// The command line, every secret in it redacted.
     pub command: Vec<String>,
 }
@@ -232,15 +232,6 @@ fn finish(data: DataRequest, parts: Parts, registry: Registry) -> anyhow::Result
         Some(db) => Some(registry.shown_db(parts.kind, db)?),
         None => None,
     };
-    let options = serde_json::to_value(ResolvedOptions::of(
-        parts.kind,
-        &data,
-        shown_db,
-        &parts.driver,
-        &parts.read_path,
-        parts.record.is_none(),
-        parts.strict,
-    ))?;
     Ok(Job {
         kind: parts.kind,
         data,
@@ -251,18 +242,31 @@ fn finish(data: DataRequest, parts: Parts, registry: Registry) -> anyhow::Result
         strict: parts.strict,
         shard: parts.shard,
         sweep: parts.sweep,
-        options,
+        shown_db,
         command: redacted_command_line(registry),
     })
 }
 
 impl Job {
+    /// The options as the JSON document and the Recording show them.
+    pub fn options(&self) -> ResolvedOptions<'_> {
+        ResolvedOptions::of(
+            self.kind,
+            &self.data,
+            self.shown_db.clone(),
+            &self.driver,
+            &self.read_path,
+            self.setup_only,
+            self.strict,
+        )
+    }
+
     /// Opens the Recording with its header, configures the engine (a
     /// Recording opened for an engine then refused is removed) and starts
     /// this host's block tracer where the server is.
     pub fn start(&self, registry: Registry) -> anyhow::Result<StartedJob> {
         let recorder = match &self.record {
-            Some(record) => Some(record.open(&self.command, &self.options)?),
+            Some(record) => Some(record.open(&self.command, &self.options())?),
             None => None,
         };
         let request = EngineRequest {
@@ -271,7 +275,6 @@ impl Job {
             read_path: self.read_path.clone(),
             setup_only: self.setup_only,
             record: recorder.clone(),
-            options: self.options.clone(),
             command: self.command.clone(),
             shard: self.shard.clone(),
             sweep: self.sweep.clone(),
@@ -311,7 +314,7 @@ impl Job {
 
 impl RecordRequest {
     /// The Recording, created with its header before any work.
-    fn open(&self, command: &[String], options: &serde_json::Value) -> anyhow::Result<RunRecorder> {
+    fn open(&self, command: &[String], options: &ResolvedOptions) -> anyhow::Result<RunRecorder> {
         match &self.path {
             Some(path) => RunRecorder::create(path, command, options, self.existing)
                 .map_err(|error| error.context("--record")),

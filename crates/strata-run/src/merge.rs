@@ -42,6 +42,7 @@ pub fn merge_files(paths: &[PathBuf]) -> anyhow::Result<Recording> {
     let mut by_number: Vec<usize> = (0..shards.len()).collect();
     by_number.sort_by_key(|index| {
         shards[*index]
+            .header
             .environment
             .shard
             .as_ref()
@@ -61,7 +62,7 @@ pub fn merge_files(paths: &[PathBuf]) -> anyhow::Result<Recording> {
 /// The host whose devices a shard's figures are: the server host its agent
 /// showed, else the shard's own (a local server's).
 fn device_host(shard: &Recording) -> String {
-    let environment = &shard.environment;
+    let environment = &shard.header.environment;
     match (&environment.server_host, &environment.shard) {
         (Some(host), _) => host.name.clone(),
         (None, Some(record)) => record.host.clone(),
@@ -141,8 +142,8 @@ pub fn merge(mut shards: Vec<Recording>) -> anyhow::Result<Recording> {
         histograms: encode(&histograms),
     };
     let mut header = first.header.clone();
-    header.environment["shard"] = serde_json::Value::Null;
-    header.environment["merged_shards"] = serde_json::to_value(&merged_shards)?;
+    header.environment.shard = None;
+    header.environment.merged_shards = Some(merged_shards);
     let seconds = summed_seconds(&shards);
     let outliers = all_outliers(&shards);
     let path = first.path.clone();
@@ -191,9 +192,14 @@ fn check(shards: &[Recording]) -> anyhow::Result<Vec<ShardRecord>> {
     let mut records: Vec<ShardRecord> = Vec::new();
     for recording in shards {
         let shown = recording.path.display();
-        let record = recording.environment.shard.clone().with_context(|| {
-            format!("{shown} is not a shard's Recording (it was not run with --shard)")
-        })?;
+        let record = recording
+            .header
+            .environment
+            .shard
+            .clone()
+            .with_context(|| {
+                format!("{shown} is not a shard's Recording (it was not run with --shard)")
+            })?;
         if let Some(first) = records.first() {
             if record.run_id != first.run_id || record.shards != first.shards {
                 bail!(

@@ -6,6 +6,7 @@
 use crate::accounting::RunFigures;
 use crate::engine::EngineKind;
 use crate::outcome::{KeptInfo, RunEnvironment, SlobOutcome};
+use crate::request::ResolvedOptions;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -13,6 +14,7 @@ use strata_core::units::{counted, format_latency_ns, format_size};
 use strata_probe::diskstats::IostatFigures;
 use strata_recording::run::{CpuFigures, COUNTED_BY_TRACE};
 use strata_recording::sweep::SweepSummary;
+use strata_recording::SortedKeys;
 use strata_slob::load::LoadReport;
 
 pub const JSON_SCHEMA: &str = "strata.run";
@@ -26,7 +28,7 @@ struct JsonDocument<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     verdict: Option<&'a crate::verdict::Verdict>,
     environment: &'a RunEnvironment,
-    options: &'a serde_json::Value,
+    options: SortedKeys<&'a ResolvedOptions<'a>>,
     load: Option<&'a LoadReport>,
     result: Option<&'a RunFigures>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -37,13 +39,13 @@ struct JsonDocument<'a> {
     sweep: Option<&'a SweepSummary>,
 }
 
-pub fn json_document(outcome: &SlobOutcome, options: &serde_json::Value) -> String {
+pub fn json_document(outcome: &SlobOutcome, options: &ResolvedOptions) -> String {
     let document = JsonDocument {
         schema: JSON_SCHEMA,
         schema_version: JSON_SCHEMA_VERSION,
         verdict: outcome.figures.as_ref().map(|figures| &figures.verdict),
         environment: &outcome.environment,
-        options,
+        options: SortedKeys(options),
         load: outcome.load.as_ref(),
         result: outcome.figures.as_ref(),
         engine_figures: outcome.engine_figures.as_ref().map(|extra| &extra.figures),

@@ -26,7 +26,7 @@ pub fn request(args: &PredictArgs) -> anyhow::Result<PredictRequest> {
     };
     // PostgreSQL's environment names its block, MariaDB's its page.
     let run_block_bytes = run.as_ref().and_then(|run| {
-        let environment = &run.environment;
+        let environment = &run.header.environment;
         let bytes = environment.block_bytes.or(environment.page_bytes)?;
         (bytes.fract() == 0.0 && bytes >= 0.0).then_some(bytes as u64)
     });
@@ -76,7 +76,7 @@ pub fn request(args: &PredictArgs) -> anyhow::Result<PredictRequest> {
 
 /// The `--from` run's statements, as its options hold them.
 fn workload_of(recording: &Recording) -> Option<&WorkloadOptions> {
-    recording.options.workload.as_ref()
+    recording.header.options.workload.as_ref()
 }
 
 /// The statements that update, from the options or the `--from` run's

@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 use strata_recording::record::{
-    EnvironmentRecord, RunHistograms, RunResult, Stopped, SweepPoint, WindowDatabase, WindowDevice,
+    RunHistograms, RunResult, Stopped, SweepPoint, WindowDatabase, WindowDevice,
 };
 use strata_recording::sweep::SweepSummary;
 use strata_recording::{Existing, Header, Kind, Record, RecordingWriter};
@@ -43,9 +43,6 @@ struct State {
 
 /// What the run's end adds to its Recording, from any engine.
 pub struct RunEnd<'a> {
-    /// The environment as the engine describes it at the end (its shard,
-    /// its page-cache method), replacing the one written at the start.
-    pub environment: serde_json::Value,
     /// Every database counter's change over the window (`window_database`);
     /// `None` for an engine without counters.
     pub database_counters: Option<BTreeMap<String, f64>>,
@@ -64,11 +61,10 @@ impl RunRecorder {
     pub fn create(
         path: &Path,
         command: &[String],
-        options: &serde_json::Value,
+        options: &impl Serialize,
         existing: Existing,
     ) -> anyhow::Result<RunRecorder> {
-        let mut header = Header::new(Kind::Run, command.to_vec());
-        header.options = options.clone();
+        let header = Header::new(Kind::Run, command.to_vec(), options, ());
         let writer = RecordingWriter::create(path, &header, existing)?;
         Ok(RunRecorder {
             path: path.to_path_buf(),
@@ -86,7 +82,7 @@ impl RunRecorder {
         dir: &Path,
         stamp: &str,
         command: &[String],
-        options: &serde_json::Value,
+        options: &impl Serialize,
     ) -> anyhow::Result<RunRecorder> {
         let mut last_error = None;
         for attempt in 1..=100 {
@@ -116,6 +112,11 @@ impl RunRecorder {
         &self.path
     }
 
+    fn write_environment(&self, environment: &impl Serialize) -> anyhow::Result<()> {
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        state.writer.write_environment(environment)
+    }
+
     pub fn write(&self, record: &Record) -> anyhow::Result<()> {
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         if matches!(record, Record::RunResult(_) | Record::Stopped(_)) {
@@ -131,9 +132,7 @@ impl RunRecorder {
         environment: &impl Serialize,
         load: Option<&LoadReport>,
     ) -> anyhow::Result<()> {
-        self.write(&Record::Environment(EnvironmentRecord {
-            environment: serde_json::to_value(environment)?,
-        }))?;
+        self.write_environment(environment)?;
         match load {
             Some(load) => self.write(&Record::Load(load.clone())),
             None => Ok(()),
@@ -155,13 +154,12 @@ impl RunRecorder {
     }
 
     /// The window's records and the result, after the layer samples: the
-    /// final environment, per-second workload, window device and database
+    /// final environment (as the engine describes it at the end: its shard,
+    /// its page-cache method; it replaces the one written at the start), per-second workload, window device and database
     /// records, the statement outliers, a sweep's points and curve, and
     /// the result with the latency histograms.
-    pub fn finish(&self, end: &RunEnd<'_>) -> anyhow::Result<()> {
-        self.write(&Record::Environment(EnvironmentRecord {
-            environment: end.environment.clone(),
-        }))?;
+    pub fn finish(&self, environment: &impl Serialize, end: &RunEnd<'_>) -> anyhow::Result<()> {
+        self.write_environment(environment)?;
         let figures = end.figures;
         for second in &figures.per_second {
             self.write(&Record::RunSecond(second.clone()))?;

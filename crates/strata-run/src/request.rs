@@ -48,7 +48,6 @@ pub struct EngineRequest {
     pub setup_only: bool,
     /// The run's Recording, created before any work.
     pub record: Option<crate::recorder::RunRecorder>,
-    pub options: serde_json::Value,
     /// The command line, without passwords, for the Recording.
     pub command: Vec<String>,
     /// `--shard`: this driver is one shard of a run.

@@ -56,7 +56,6 @@ pub fn configure(data: &DataRequest, request: EngineRequest) -> anyhow::Result<S
         setup_only: request.setup_only,
         record: request.record,
         command: request.command,
-        options: request.options,
     };
     crate::check_config(&config)?;
     Ok(crate::SqliteEngine(config))

@@ -65,7 +65,6 @@ pub struct SqliteRunConfig {
     /// The run's Recording, open since before any work.
     pub record: Option<RunRecorder>,
     pub command: Vec<String>,
-    pub options: serde_json::Value,
 }
 
 /// Runs `strata run --engine sqlite` (or its setup alone).

@@ -144,7 +144,7 @@ fn an_interrupt_ends_the_run_early_and_still_removes_the_file() {
         strata_run::recorder::RunRecorder::create(
             &parent.path().join("run.strata"),
             &config.command,
-            &config.options,
+            &serde_json::json!({}),
             strata_recording::Existing::Refuse,
         )
         .unwrap(),
@@ -169,9 +169,12 @@ fn an_interrupt_ends_the_run_early_and_still_removes_the_file() {
     );
     let recording = strata_recording::Recording::read(&parent.path().join("run.strata")).unwrap();
     assert_eq!(recording.header.kind, strata_recording::Kind::Run);
-    assert_eq!(recording.environment.engine.as_deref(), Some("sqlite"));
     assert_eq!(
-        recording.environment.server.as_deref(),
+        recording.header.environment.engine.as_deref(),
+        Some("sqlite")
+    );
+    assert_eq!(
+        recording.header.environment.server.as_deref(),
         Some("database file")
     );
 }

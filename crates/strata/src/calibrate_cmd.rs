@@ -6,7 +6,9 @@
 
 use crate::{interrupt, progress::CalibrateProgress};
 use clap::Args;
-use strata_calibrate::calibration::{Calibration, CalibrationConfig, CalibrationOutcome};
+use strata_calibrate::calibration::{
+    Calibration, CalibrationConfig, CalibrationOutcome, ResolvedOptions,
+};
 use strata_calibrate::options::CalibrateRequest;
 use strata_calibrate::output;
 use strata_calibrate::request;
@@ -43,7 +45,7 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<i32> {
         crate::note!("strata: {note}");
     }
     check_outputs(&args, &resolved.config)?;
-    let options_json = resolved.config.options.clone();
+    let options = resolved.config.options.clone();
     let stop_rule = resolved.config.stop_rule;
     let mut calibration = Calibration::check(resolved.config)?;
     match args.request.no_block_trace {
@@ -72,8 +74,8 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<i32> {
     print_outcome(
         &args,
         &outcome,
-        &options_json,
-        resolved.options.outlier_us,
+        &options,
+        options.outlier_us,
         recording.path().as_deref(),
     )?;
     Ok(exit_code(&outcome, args.request.strict))
@@ -117,7 +119,7 @@ fn exit_code(outcome: &CalibrationOutcome, strict: bool) -> i32 {
 fn print_outcome(
     args: &CalibrateArgs,
     outcome: &CalibrationOutcome,
-    options: &serde_json::Value,
+    options: &ResolvedOptions,
     outlier_us: f64,
     recording: Option<&std::path::Path>,
 ) -> anyhow::Result<()> {

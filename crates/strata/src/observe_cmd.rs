@@ -8,7 +8,9 @@ use crate::interrupt;
 use crate::output::Stream;
 use anyhow::bail;
 use clap::Args;
+use serde::Serialize;
 use std::io::IsTerminal;
+use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 use strata_core::metrics::Collector;
@@ -141,18 +143,48 @@ fn collectors(args: &ObserveRequest) -> anyhow::Result<Vec<Box<dyn Collector>>> 
     Ok(collectors)
 }
 
-fn header(args: &ObserveRequest, interval: Duration, other_hosts: &[ServerHost]) -> Header {
-    let mut header = Header::new(Kind::Observe, crate::engines::redacted_command_line());
-    header.options = serde_json::json!({
-        "interval_s": interval.as_secs_f64(),
-        "count": args.count,
-        "devices": args.device,
-        "path": args.path,
-        "pids": args.pid,
-        "top": args.top,
-        "postgres": args.postgres_url().and_then(|url| ConnectionTarget::parse(url).ok()).map(|t| t.redacted()),
-        "mariadb": args.mariadb_url().ok().flatten().is_some(),
-    });
-    header.environment = serde_json::json!({ "other_hosts": other_hosts });
-    header
+/// An observation's options, as its Recording keeps them.
+#[derive(Serialize)]
+struct ObserveOptions<'a> {
+    interval_s: f64,
+    count: Option<u64>,
+    devices: &'a [String],
+    path: Option<&'a PathBuf>,
+    pids: &'a [u32],
+    top: Option<u32>,
+    /// The PostgreSQL server, without its password.
+    postgres: Option<String>,
+    /// Whether a MariaDB server was observed.
+    mariadb: bool,
+}
+
+#[derive(Serialize)]
+struct ObserveEnvironment<'a> {
+    other_hosts: &'a [ServerHost],
+}
+
+fn header<'a>(
+    args: &'a ObserveRequest,
+    interval: Duration,
+    other_hosts: &'a [ServerHost],
+) -> Header<ObserveOptions<'a>, ObserveEnvironment<'a>> {
+    let options = ObserveOptions {
+        interval_s: interval.as_secs_f64(),
+        count: args.count,
+        devices: &args.device,
+        path: args.path.as_ref(),
+        pids: &args.pid,
+        top: args.top,
+        postgres: args
+            .postgres_url()
+            .and_then(|url| ConnectionTarget::parse(url).ok())
+            .map(|target| target.redacted()),
+        mariadb: args.mariadb_url().ok().flatten().is_some(),
+    };
+    Header::new(
+        Kind::Observe,
+        crate::engines::redacted_command_line(),
+        options,
+        ObserveEnvironment { other_hosts },
+    )
 }

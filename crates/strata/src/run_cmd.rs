@@ -14,6 +14,7 @@ use strata_output::render::Format;
 use strata_run::job::{self, Job, StartedJob};
 use strata_run::options::{DataRequest, WorkloadRequest};
 use strata_run::outcome::SlobOutcome;
+use strata_run::request::ResolvedOptions;
 
 #[derive(Args, Debug)]
 pub struct SetupArgs {
@@ -78,7 +79,7 @@ fn execute(output: &OutputArgs, job: Job) -> anyhow::Result<i32> {
     let record = recorder
         .as_ref()
         .map(|recorder| recorder.path().to_path_buf());
-    print_outcome(output, &outcome, &job.options, record.as_ref())?;
+    print_outcome(output, &outcome, &job.options(), record.as_ref())?;
     let interrupted = interrupt.load(std::sync::atomic::Ordering::Relaxed);
     Ok(exit_code(&outcome, job.strict, interrupted))
 }
@@ -100,7 +101,7 @@ fn exit_code(outcome: &SlobOutcome, strict: bool, interrupted: bool) -> i32 {
 fn print_outcome(
     output: &OutputArgs,
     outcome: &SlobOutcome,
-    options: &serde_json::Value,
+    options: &ResolvedOptions,
     record: Option<&PathBuf>,
 ) -> anyhow::Result<()> {
     if let (Some(path), Some(_)) = (record, &outcome.figures) {

@@ -165,16 +165,16 @@ fn an_https_node_exporter_with_basic_auth_is_scraped_and_no_output_shows_the_pas
         );
         assert!(!everything(&output).contains(PASSWORD), "{agent}");
         let recording = strata_recording::Recording::read(&record).unwrap();
-        let hosts = &recording.header.environment["other_hosts"];
+        let hosts = &recording.header.environment.other_hosts;
         assert_eq!(
-            hosts[0]["agent"],
+            hosts[0].agent,
             format!("https://{USER}:***@127.0.0.1:{port}/metrics")
         );
         assert_eq!(
-            hosts[0]["transport"],
-            format!("https, Basic auth as {USER}")
+            hosts[0].transport.as_deref(),
+            Some(format!("https, Basic auth as {USER}").as_str())
         );
-        let host = hosts[0]["name"].as_str().unwrap();
+        let host = &hosts[0].name;
         let sampled = recording
             .layers()
             .filter(|sample| sample.values(&format!("device@{host}")).is_some())

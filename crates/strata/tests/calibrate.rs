@@ -124,10 +124,13 @@ fn recording_holds_header_results_and_lossless_histograms() {
     );
     let recording = strata_recording::Recording::read(&record).unwrap();
     assert_eq!(recording.header.kind, strata_recording::Kind::Calibrate);
-    assert_eq!(recording.header.options["stop_rule"]["ios"], 500);
-    assert_eq!(recording.header.options["outlier_us"], 500_000.0);
+    // As written: the typed part strata reads lacks the count of I/Os.
+    let options = serde_json::to_value(&recording.header.options).unwrap();
+    assert_eq!(options["stop_rule"]["ios"], 500);
+    assert_eq!(recording.header.options.outlier_us, Some(500_000.0));
     assert_eq!(
-        recording.header.options["outlier_floor_us"], 100_000.0,
+        recording.header.options.outlier_floor_us,
+        Some(100_000.0),
         "I/Os from 100 ms on are kept whatever --outlier is"
     );
     let report = run(

@@ -356,11 +356,17 @@ fn read_only_run_with_a_limited_page_cache_reaches_the_device() {
     let recording = strata_recording::Recording::read(&record).unwrap();
     assert!(recording.run_result().is_some());
     assert_eq!(
-        recording.options.warmup_s(),
+        recording.header.options.warmup_s(),
         2.0,
         "the reader's typed options agree with what the run wrote"
     );
-    let method = recording.environment.page_cache.as_ref().unwrap().method();
+    let method = recording
+        .header
+        .environment
+        .page_cache
+        .as_ref()
+        .unwrap()
+        .method();
     assert_eq!(method, document["environment"]["page_cache"]["method"]);
     for layer in ["device", "cpu", "process", "postgres", "blocktrace"] {
         assert!(

@@ -173,7 +173,7 @@ fn three_shards_start_together_and_merge_exactly() {
         database.commits
     );
 
-    let merged_shards = merged.environment.merged_shards.as_ref().unwrap();
+    let merged_shards = merged.header.environment.merged_shards.as_ref().unwrap();
     let skew_ms = merged_shards.start_skew_ms.unwrap();
     eprintln!(
         "start skew {skew_ms:.1} ms; loops {}",

@@ -42,7 +42,7 @@ fn sbatch_runs_three_shards_that_merge_into_one_run() {
     assert!(output.status.success(), "the job failed: {said}\n{log}");
     let merged = Recording::read(&dir.path().join(format!("strata-{job}.strata")))
         .unwrap_or_else(|error| panic!("{error:#}\n{log}"));
-    let shards = merged.environment.merged_shards.as_ref().unwrap();
+    let shards = merged.header.environment.merged_shards.as_ref().unwrap();
     assert_eq!(shards.run_id, format!("slurm-{job}"));
     let numbers: Vec<u32> = shards
         .merged

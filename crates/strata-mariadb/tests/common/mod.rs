@@ -63,7 +63,6 @@ pub fn config(server: MariaDbServer, driver: DriverOptions) -> MariaDbRunConfig 
             "--engine".into(),
             "mariadb".into(),
         ],
-        options: serde_json::json!({}),
         agent: None,
         other_agents: Vec::new(),
         sweep: None,

@@ -68,7 +68,7 @@ impl Point<'_> {
 
 /// Every point in order, each after the previous one's ramp and window.
 pub(crate) fn points(recording: &Recording) -> Vec<Point<'_>> {
-    let ramp_s = recording.options.ramp_s();
+    let ramp_s = recording.header.options.ramp_s();
     let mut start_s = 0.0;
     recording
         .point_results()
@@ -124,7 +124,7 @@ pub(crate) fn measured(
         .iter()
         .map(|device| device.name.clone())
         .collect();
-    let options = &recording.options;
+    let options = &recording.header.options;
     measured.outlier_floor_ms = options
         .outlier_floor_us
         .or(options.outlier_us)
@@ -144,7 +144,7 @@ pub(crate) fn measured(
 }
 
 fn devices(recording: &Recording, points: &[Point]) -> Vec<DeviceWindow> {
-    let environment = &recording.environment;
+    let environment = &recording.header.environment;
     let mut sums: Vec<(DeviceWindow, f64)> = Vec::new();
     for point in points {
         let weight = point.window.to_s - point.window.from_s;

@@ -42,7 +42,7 @@ fn window_start_s(recording: &Recording) -> f64 {
     let first_sample = recording.layers().next();
     match (start_unix_s, first_sample) {
         (Some(start_unix_s), Some(sample)) => start_unix_s - sample.unix_s,
-        _ => recording.options.warmup_s(),
+        _ => recording.header.options.warmup_s(),
     }
 }
 
@@ -61,12 +61,12 @@ pub(crate) fn whole(
     let within = timeline.within(window);
     let mut measured = Measured::empty(window);
     measured.workload = Some(workload(recording, None, result));
-    measured.block_bytes = block_bytes(&recording.environment);
+    measured.block_bytes = block_bytes(&recording.header.environment);
     measured.database = database_of_result(recording, result);
     measured.devices = result
         .devices
         .iter()
-        .map(|device| device_window(device, &recording.environment))
+        .map(|device| device_window(device, &recording.header.environment))
         .collect();
     fill_from_layers(&mut measured, recording, &within, threshold_ms);
     if let Some(cpu) = &mut measured.cpu {
@@ -89,7 +89,7 @@ pub(crate) fn windowed(
     if let Some(result) = result(recording) {
         measured.workload = Some(workload(recording, Some(window), result));
     }
-    let environment = &recording.environment;
+    let environment = &recording.header.environment;
     measured.block_bytes = block_bytes(environment);
     measured.database = layers::database(&within, environment.innodb_direct());
     measured.devices = environment
@@ -228,7 +228,7 @@ pub(crate) fn block_bytes(environment: &Environment) -> f64 {
 /// The database's counters over the measured window: PostgreSQL's from the
 /// result (with 18's own read requests), InnoDB's from `window_database`.
 fn database_of_result(recording: &Recording, result: &RunFigures) -> Option<DatabaseTotals> {
-    let environment = &recording.environment;
+    let environment = &recording.header.environment;
     if environment.engine.as_deref() == Some("mariadb") {
         let counters = &recording.window_database()?.counters;
         return DatabaseTotals::from_innodb(

@@ -36,6 +36,5 @@ pub fn config(
             "--engine".into(),
             "sqlite".into(),
         ],
-        options: serde_json::json!({}),
     }
 }

@@ -24,14 +24,14 @@ fn size(bytes: f64) -> String {
 
 /// The run's data set, bytes: schemas × blocks per schema × block size.
 pub(super) fn data_set_bytes(recording: &Recording) -> Option<f64> {
-    let plan = recording.options.plan.as_ref()?;
+    let plan = recording.header.options.plan.as_ref()?;
     let (schemas, blocks) = (f64::from(plan.schemas), plan.blocks_per_schema as f64);
-    Some(schemas * blocks * super::super::run::block_bytes(&recording.environment))
+    Some(schemas * blocks * super::super::run::block_bytes(&recording.header.environment))
 }
 
 fn data_set_text(recording: &Recording) -> Option<Cell> {
     let bytes = data_set_bytes(recording)?;
-    let plan = recording.options.plan.as_ref()?;
+    let plan = recording.header.options.plan.as_ref()?;
     let schemas = f64::from(plan.schemas);
     let each = size(bytes / schemas.max(1.0));
     let text = match plan.single_schema {
@@ -43,13 +43,14 @@ fn data_set_text(recording: &Recording) -> Option<Cell> {
 
 /// The database's own cache, bytes, and what the engine calls it.
 pub(super) fn database_cache(recording: &Recording) -> Option<(f64, &'static str)> {
-    let environment = &recording.environment;
+    let environment = &recording.header.environment;
     match environment.engine.as_deref() {
         Some("mariadb") => environment
             .buffer_pool_bytes
             .map(|bytes| (bytes as f64, "innodb_buffer_pool_size")),
         Some("sqlite") => None,
         _ => (recording
+            .header
             .options
             .shared_buffers_bytes
             .map(|bytes| bytes as f64))
@@ -66,7 +67,7 @@ pub(super) fn sessions(recording: &Recording) -> Option<f64> {
     if let Some(result) = recording.run_result() {
         return Some(f64::from(result.figures.sessions.started));
     }
-    let options = &recording.options;
+    let options = &recording.header.options;
     let asked = match (&options.plan, options.threads_per_schema) {
         (Some(plan), Some(threads)) => strata_recording::environment::session_total(
             options.sessions,
@@ -80,7 +81,7 @@ pub(super) fn sessions(recording: &Recording) -> Option<f64> {
 
 /// How the page cache was limited: the cgroup's limit, or the method.
 fn page_cache(recording: &Recording) -> Option<String> {
-    let page_cache = recording.environment.page_cache.as_ref()?;
+    let page_cache = recording.header.environment.page_cache.as_ref()?;
     let method = page_cache.method().to_string();
     match page_cache {
         PageCache::Chosen {
@@ -92,7 +93,7 @@ fn page_cache(recording: &Recording) -> Option<String> {
 }
 
 fn engine(recording: &Recording) -> Option<String> {
-    let environment = &recording.environment;
+    let environment = &recording.header.environment;
     environment.engine.as_ref()?;
     let engine = environment.engine_label();
     Some(format!(
@@ -102,7 +103,7 @@ fn engine(recording: &Recording) -> Option<String> {
 }
 
 fn server_version(recording: &Recording) -> Option<String> {
-    let environment = &recording.environment;
+    let environment = &recording.header.environment;
     environment.server_version.clone().or_else(|| {
         environment
             .server_version_num
@@ -123,7 +124,7 @@ fn host(recording: &Recording) -> String {
 
 /// The devices measured, each with what sysfs says of it.
 fn devices(side: &Side) -> Option<String> {
-    let environment = &side.recording.environment;
+    let environment = &side.recording.header.environment;
     let names: Vec<String> = side
         .measured
         .devices
@@ -162,7 +163,7 @@ fn number(value: Option<f64>, unit: &str, text: impl Fn(f64) -> String) -> Optio
 fn run_settings(side: &Side) -> Vec<(&'static str, Option<Cell>)> {
     let recording = &side.recording;
     let cache = database_cache(recording);
-    let workload = recording.options.workload.as_ref();
+    let workload = recording.header.options.workload.as_ref();
     vec![
         ("engine", text(engine(recording))),
         ("server version", text(server_version(recording))),
@@ -200,9 +201,10 @@ fn run_settings(side: &Side) -> Vec<(&'static str, Option<Cell>)> {
 /// A calibration's settings, by name.
 fn calibrate_settings(side: &Side) -> Vec<(&'static str, Option<Cell>)> {
     let recording = &side.recording;
-    let options = &recording.options;
+    let options = &recording.header.options;
     let target =
         recording
+            .header
             .environment
             .target
             .as_ref()
