@@ -10,6 +10,7 @@ use crate::sampler::{collect_now_beside_first, Sample, Sampler};
 use crate::top::{TopProcesses, TopTracker};
 use crate::{prometheus, record, stream, view};
 use anyhow::bail;
+use serde::Serialize;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -19,7 +20,8 @@ use strata_core::input;
 use strata_core::metrics::Collector;
 use strata_probe::blocktrace::served::ServedTrace;
 use strata_probe::blocktrace::shared;
-use strata_recording::RecordingWriter;
+use strata_recording::environment::ServerHost;
+use strata_recording::{Header, Kind, RecordingWriter};
 
 /// The options of one `strata observe`.
 #[derive(clap::Args, Clone, Debug, Default)]
@@ -160,6 +162,33 @@ impl ObserveRequest {
         }
     }
 
+    /// The header of an observation's Recording; `postgres` is the
+    /// PostgreSQL server as it may be shown (no password).
+    pub fn header<'a>(
+        &'a self,
+        command: Vec<String>,
+        interval: Duration,
+        postgres: Option<String>,
+        other_hosts: &'a [ServerHost],
+    ) -> Header<ObserveOptions<'a>, ObserveEnvironment<'a>> {
+        let options = ObserveOptions {
+            interval_s: interval.as_secs_f64(),
+            count: self.count,
+            devices: &self.device,
+            path: self.path.as_ref(),
+            pids: &self.pid,
+            top: self.top,
+            postgres,
+            mariadb: self.mariadb_url().ok().flatten().is_some(),
+        };
+        Header::new(
+            Kind::Observe,
+            command,
+            options,
+            ObserveEnvironment { other_hosts },
+        )
+    }
+
     /// `--interval`, else 1 s; refused under 100 ms.
     pub fn interval(&self) -> anyhow::Result<Duration> {
         let interval = self.interval.unwrap_or(Duration::from_secs(1));
@@ -168,6 +197,28 @@ impl ObserveRequest {
         }
         Ok(interval)
     }
+}
+
+/// An observation's options, as its Recording keeps them.
+#[derive(Serialize)]
+pub struct ObserveOptions<'a> {
+    interval_s: f64,
+    count: Option<u64>,
+    devices: &'a [String],
+    path: Option<&'a PathBuf>,
+    pids: &'a [u32],
+    top: Option<u32>,
+    /// The PostgreSQL server, without its password.
+    postgres: Option<String>,
+    /// Whether a MariaDB server was observed.
+    mariadb: bool,
+}
+
+/// An observation's environment: the other hosts followed through their
+/// agents.
+#[derive(Serialize)]
+pub struct ObserveEnvironment<'a> {
+    other_hosts: &'a [ServerHost],
 }
 
 /// How samples are shown: text (a live screen every `live` interval, or

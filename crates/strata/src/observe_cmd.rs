@@ -8,20 +8,16 @@ use crate::interrupt;
 use crate::output::Stream;
 use anyhow::bail;
 use clap::Args;
-use serde::Serialize;
 use std::io::IsTerminal;
-use std::path::PathBuf;
 use std::sync::atomic::Ordering;
-use std::time::Duration;
 use strata_core::metrics::Collector;
 use strata_observe::watch::{self, ObserveRequest, Shape, Shown};
 use strata_output::args::{OutputArgs, RecordingPath};
 use strata_output::render::Format;
 use strata_postgres::connect::ConnectionTarget;
 use strata_probe::collectors::{all_os_collectors, BlockTraceCollector, DeviceFilter};
-use strata_recording::environment::ServerHost;
 use strata_recording::format::check_path;
-use strata_recording::{Existing, Header, Kind, RecordingWriter};
+use strata_recording::{Existing, RecordingWriter};
 
 #[derive(Args, Debug)]
 pub struct ObserveArgs {
@@ -71,7 +67,12 @@ pub fn run(mut args: ObserveArgs) -> anyhow::Result<i32> {
         Some(path) => Some(
             RecordingWriter::create(
                 &path,
-                &header(&args.request, interval, &other_hosts.hosts),
+                &args.request.header(
+                    crate::engines::redacted_command_line(),
+                    interval,
+                    shown_postgres(&args.request),
+                    &other_hosts.hosts,
+                ),
                 existing,
             )
             .map_err(|error| error.context("--record"))?,
@@ -143,48 +144,8 @@ fn collectors(args: &ObserveRequest) -> anyhow::Result<Vec<Box<dyn Collector>>> 
     Ok(collectors)
 }
 
-/// An observation's options, as its Recording keeps them.
-#[derive(Serialize)]
-struct ObserveOptions<'a> {
-    interval_s: f64,
-    count: Option<u64>,
-    devices: &'a [String],
-    path: Option<&'a PathBuf>,
-    pids: &'a [u32],
-    top: Option<u32>,
-    /// The PostgreSQL server, without its password.
-    postgres: Option<String>,
-    /// Whether a MariaDB server was observed.
-    mariadb: bool,
-}
-
-#[derive(Serialize)]
-struct ObserveEnvironment<'a> {
-    other_hosts: &'a [ServerHost],
-}
-
-fn header<'a>(
-    args: &'a ObserveRequest,
-    interval: Duration,
-    other_hosts: &'a [ServerHost],
-) -> Header<ObserveOptions<'a>, ObserveEnvironment<'a>> {
-    let options = ObserveOptions {
-        interval_s: interval.as_secs_f64(),
-        count: args.count,
-        devices: &args.device,
-        path: args.path.as_ref(),
-        pids: &args.pid,
-        top: args.top,
-        postgres: args
-            .postgres_url()
-            .and_then(|url| ConnectionTarget::parse(url).ok())
-            .map(|target| target.redacted()),
-        mariadb: args.mariadb_url().ok().flatten().is_some(),
-    };
-    Header::new(
-        Kind::Observe,
-        crate::engines::redacted_command_line(),
-        options,
-        ObserveEnvironment { other_hosts },
-    )
+/// The PostgreSQL server observed, as it may be shown (no password).
+fn shown_postgres(args: &ObserveRequest) -> Option<String> {
+    let target = ConnectionTarget::parse(args.postgres_url()?).ok()?;
+    Some(target.redacted())
 }
