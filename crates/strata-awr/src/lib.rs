@@ -6,8 +6,8 @@
 //!
 //! [`parse`] reads one report into an [`AwrReport`] (what the report says);
 //! [`build::report`] judges it; [`compare::report`] and [`series::report`]
-//! handle two or many reports. [`measured`] reads the inputs of `strata
-//! model --from` out of a report or a strata Recording.
+//! handle two or many reports; [`figures::window_figures`] gives a report's
+//! window as `strata model --from` takes it (strata-run's `measured`).
 //!
 //! Not for: reading the AWR repository itself (no database connection), or
 //! measuring anything.
@@ -18,7 +18,6 @@ pub mod extract;
 pub mod figures;
 pub mod findings;
 pub mod html;
-pub mod measured;
 pub mod model;
 pub mod number;
 pub mod series;

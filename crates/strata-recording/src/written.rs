@@ -7,7 +7,6 @@
 //! Not for: what the part holds ([`crate::Environment`], [`crate::Options`])
 //! or the commands' own types, which they write directly.
 
-use crate::parse::field_error;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
@@ -49,7 +48,7 @@ impl<T: HeaderPart> Written<T> {
 
     fn from_object(object: Map<String, Value>) -> anyhow::Result<Self> {
         let typed = T::deserialize(Value::Object(object.clone()))
-            .map_err(|error| field_error(error).context(format!("the header's {}", T::NAME)))?;
+            .map_err(|error| anyhow::anyhow!(error).context(format!("the header's {}", T::NAME)))?;
         Ok(Written {
             typed,
             object: Some(object),

@@ -5,8 +5,10 @@
 //! measured window, accounting for every I/O across the layers (database,
 //! block devices and each of their requests traced, page cache, CPU of the
 //! host, the server and strata), the
-//! run's verdict, and its JSON document, text and Recording; and the
-//! shards of one run merged into its one Recording (`merge`).
+//! run's verdict, and its JSON document, text and Recording; the
+//! shards of one run merged into its one Recording (`merge`); and what was
+//! measured read for the models (`measured`: calibrate curves, runs, AWR
+//! and STATSPACK reports).
 //!
 //! Not for: any one engine (strata-postgres, strata-sqlite, strata-mariadb
 //! each implement `engine::DatabaseEngine`), the SQL of the method, or
@@ -19,6 +21,7 @@ pub mod edge;
 pub mod engine;
 pub mod formats;
 pub mod job;
+pub mod measured;
 pub mod merge;
 pub mod options;
 pub mod outcome;

@@ -1,42 +1,32 @@
-//! `strata model predict`'s measured inputs: the storage's curve from a
-//! calibrate Recording, and the CPU per block from the options or from a
-//! run's Recording (`--from`), into strata-model's request. Here because
-//! the sweep reads the same figures the same way (`sweep`).
+//! `strata model predict`'s request: the storage's curve, and the CPU per
+//! block from the options or from what a run's Recording measured
+//! (`--from`), as strata-model takes them. Here because the sweep computes
+//! the same work per block the same way (`sweep`).
 //!
-//! Not for: the model or its output (strata-model's `predict`).
+//! Not for: reading the Recordings (`measured`), or the model or its
+//! output (strata-model's `predict`).
 
+use crate::measured;
 use crate::sweep::{DatabaseWork, Storage};
-use anyhow::Context;
 use strata_model::command::args::PredictArgs;
 use strata_model::command::predict::PredictRequest;
 use strata_model::predict::{BlockWork, ContendedReads, Statement, Updates};
-use strata_recording::environment::WorkloadOptions;
 use strata_recording::record::RunResult;
 use strata_recording::run::BLOCK_BYTES;
 use strata_recording::Recording;
 use strata_slob::session::{DEFAULT_UPDATE_WORK_UNIT, DEFAULT_WORK_UNIT};
 
 pub fn request(args: &PredictArgs) -> anyhow::Result<PredictRequest> {
-    let run = match &args.from {
-        Some(path) => Some(
-            Recording::read_without_layers(path)
-                .with_context(|| format!("--from {}", path.display()))?,
-        ),
-        None => None,
-    };
-    // PostgreSQL's environment names its block, MariaDB's its page.
-    let run_block_bytes = run.as_ref().and_then(|run| {
-        let environment = &run.header.environment;
-        let bytes = environment.block_bytes.or(environment.page_bytes)?;
-        (bytes.fract() == 0.0 && bytes >= 0.0).then_some(bytes as u64)
-    });
+    let run = args.from.as_deref().map(measured::run::read).transpose()?;
+    let run_block_bytes = run.as_ref().and_then(measured::run::block_bytes);
     let block_bytes = args.block_size.or(run_block_bytes).unwrap_or(BLOCK_BYTES);
     let storage = Storage::read(&args.calibration, block_bytes)?;
     let run = match &run {
-        Some(recording) => Some((recording, run_result(recording)?)),
+        Some(recording) => Some((recording, measured::run::result(recording)?)),
         None => None,
     };
-    let run_work_unit = run.and_then(|(recording, _)| workload_of(recording)?.work_unit);
+    let run_work_unit =
+        run.and_then(|(recording, _)| measured::run::workload(recording)?.work_unit);
     let blocks = f64::from(
         args.work_unit
             .or(run_work_unit)
@@ -74,11 +64,6 @@ pub fn request(args: &PredictArgs) -> anyhow::Result<PredictRequest> {
     })
 }
 
-/// The `--from` run's statements, as its options hold them.
-fn workload_of(recording: &Recording) -> Option<&WorkloadOptions> {
-    recording.header.options.workload.as_ref()
-}
-
 /// The statements that update, from the options or the `--from` run's
 /// workload and what it measured: its mean COMMIT and its data devices'
 /// write requests per row updated. None where none update.
@@ -86,7 +71,7 @@ fn updates(
     args: &PredictArgs,
     run: Option<(&Recording, &RunResult)>,
 ) -> anyhow::Result<Option<Updates>> {
-    let workload = run.and_then(|(recording, _)| workload_of(recording));
+    let workload = run.and_then(|(recording, _)| measured::run::workload(recording));
     let run_pct = workload.and_then(|workload| workload.update_pct);
     let pct = args.update_pct.or(run_pct).unwrap_or(0.0);
     if pct == 0.0 {
@@ -168,14 +153,6 @@ fn window_with(window: ContendedReads, args: &PredictArgs) -> ContendedReads {
         },
         ..window
     }
-}
-
-/// The `--from` Recording's run result.
-fn run_result(recording: &Recording) -> anyhow::Result<&RunResult> {
-    let name = recording.path.display();
-    recording
-        .run_result()
-        .with_context(|| format!("--from {name}: not a run's Recording (no run_result)"))
 }
 
 /// The work per block a run's Recording measured, and where it came

@@ -5,15 +5,15 @@
 //!
 //! Not for: any arithmetic or layout (strata-model's `command` and `input`),
 //! the requests made from the options (its `command::requests`), or
-//! reading `--from` (strata-awr's `measured`).
+//! reading `--from` (strata-run's `measured`).
 
 use std::path::Path;
-use strata_awr::measured;
 use strata_model::command::args::*;
 use strata_model::command::{
     cluster, commit, disk, flash_cache, predict, queue, raid, replication,
 };
 use strata_report::findings::WindowFigures;
+use strata_run::measured::window as measured;
 
 pub use strata_model::command::args::ModelArgs;
 

@@ -18,7 +18,7 @@ pub mod windows;
 pub use prediction::*;
 pub use text::*;
 
-use anyhow::{bail, Context};
+use anyhow::bail;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -32,7 +32,6 @@ use strata_recording::sweep::{
     ErrorSources, PointUpdates, PredictedPoint, ReadingUpdates, StorageCurve, StorageLevel,
     SweepSummary,
 };
-use strata_recording::Recording;
 use strata_slob::session::{DriverOptions, Hotspot, RunObserver, StopAfter, WorkloadOptions};
 
 /// The sweep asked for.

@@ -19,9 +19,7 @@ pub struct Storage {
 impl Storage {
     /// The curve of `path`'s reads of `block_bytes`, the database's block.
     pub fn read(path: &Path, block_bytes: u64) -> anyhow::Result<Storage> {
-        let recording = Recording::read_without_layers(path)
-            .with_context(|| format!("--calibration {}", path.display()))?;
-        let curve = predict::curve_of(&recording, block_bytes)?;
+        let curve = crate::measured::calibration::read(path, block_bytes)?;
         let levels = curve
             .points()
             .iter()

@@ -1,7 +1,7 @@
-//! Inputs for `strata model --from`, taken from what was measured: the
-//! window of a strata Recording (the same figures its report's findings rest
-//! on) or an Oracle AWR or STATSPACK report, as the measured parts of
-//! strata-model's requests.
+//! The window's figures for `strata model --from`: a strata Recording's
+//! whole window (the same figures its report's findings rest on) or an
+//! Oracle AWR or STATSPACK report's snapshot interval, as the measured
+//! parts of strata-model's requests.
 //!
 //! Not for: any model arithmetic (strata-model), or reading a figure the
 //! source lacks as zero — a missing figure is an error naming what is
@@ -22,9 +22,9 @@ pub fn read(path: &Path) -> anyhow::Result<WindowFigures> {
     }
     let name = path.display().to_string();
     let text = std::fs::read_to_string(path).with_context(|| format!("--from {name}"))?;
-    let awr = crate::parse(&text, &name)
+    let awr = strata_awr::parse(&text, &name)
         .with_context(|| format!("--from {name}: neither a strata Recording nor"))?;
-    Ok(crate::figures::window_figures(&awr))
+    Ok(strata_awr::figures::window_figures(&awr))
 }
 
 fn is_recording(path: &Path) -> anyhow::Result<bool> {
