@@ -19,7 +19,8 @@ pub struct Environment {
     /// The Prometheus server a Recording made in memory was made from
     /// (`strata report --prometheus`); `None` for one strata sampled.
     pub prometheus: Option<String>,
-    /// A run's database engine: `postgres`, `mariadb`, `sqlite`.
+    /// A run's database engine: `postgresql`, `mariadb`, `sqlite`
+    /// ([`RECORDED_ENGINES`]).
     pub engine: Option<String>,
     /// The engine's version as its users write it (`15.20`).
     pub server_version: Option<String>,
@@ -260,21 +261,33 @@ impl Environment {
         self.device_details.iter().chain(target)
     }
 
-    /// The run's engine as its users write it: PostgreSQL for a Recording
-    /// from before engines were named, an engine this reader does not know
-    /// by the name its Recording gives.
+    /// What a reader knows of the run's engine: PostgreSQL for a
+    /// Recording from before engines were named; `None` for an engine
+    /// not in [`RECORDED_ENGINES`].
+    pub fn recorded_engine(&self) -> Option<&'static RecordedEngine> {
+        let name = self.engine.as_deref().unwrap_or("postgresql");
+        RECORDED_ENGINES.iter().find(|engine| engine.name == name)
+    }
+
+    /// The run's engine as its users write it; an engine this reader does
+    /// not know by the name its Recording gives.
     pub fn engine_label(&self) -> String {
-        match self.engine.as_deref() {
-            None | Some("postgresql") => "PostgreSQL".into(),
-            Some("sqlite") => "SQLite".into(),
-            Some("mariadb") => "MariaDB".into(),
-            Some(other) => other.to_string(),
+        match (self.recorded_engine(), &self.engine) {
+            (Some(engine), _) => engine.label.to_string(),
+            (None, name) => name.clone().unwrap_or_default(),
         }
+    }
+
+    /// Whether the window's database counters are InnoDB's, in the
+    /// Recording's `window_database` record, rather than the result's.
+    pub fn innodb_counters(&self) -> bool {
+        self.recorded_engine()
+            .is_some_and(|engine| engine.cache == Some(DatabaseCache::InnodbBufferPool))
     }
 
     /// For a MariaDB run: whether InnoDB opens its data files with O_DIRECT.
     pub fn innodb_direct(&self) -> bool {
-        self.engine.as_deref() == Some("mariadb")
+        self.innodb_counters()
             && self
                 .flush_method
                 .as_deref()
@@ -295,6 +308,59 @@ impl DeviceKind {
         }
     }
 }
+
+/// How a reader of a Recording takes each engine a run names in its
+/// environment: the one place a reader matches an engine's name (a run's
+/// engines are the binary's registry). An engine not here is shown by its
+/// name, its database counters read from its result, its cache unknown.
+#[derive(Debug, PartialEq)]
+pub struct RecordedEngine {
+    /// As the environment's `engine` names it.
+    pub name: &'static str,
+    /// As its users write it.
+    pub label: &'static str,
+    /// The engine's own cache of blocks, where it has one.
+    pub cache: Option<DatabaseCache>,
+}
+
+/// An engine's own cache of blocks, and where a Recording holds its size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DatabaseCache {
+    /// PostgreSQL's `shared_buffers`: the run's `--shared-buffers`
+    /// (options' `shared_buffers_bytes`), else a throwaway cluster's own.
+    SharedBuffers,
+    /// InnoDB's `innodb_buffer_pool_size` (environment's
+    /// `buffer_pool_bytes`); its counters are InnoDB's.
+    InnodbBufferPool,
+}
+
+impl DatabaseCache {
+    /// The setting's name, as the engine's users write it.
+    pub fn setting(self) -> &'static str {
+        match self {
+            DatabaseCache::SharedBuffers => "shared_buffers",
+            DatabaseCache::InnodbBufferPool => "innodb_buffer_pool_size",
+        }
+    }
+}
+
+pub const RECORDED_ENGINES: &[RecordedEngine] = &[
+    RecordedEngine {
+        name: "postgresql",
+        label: "PostgreSQL",
+        cache: Some(DatabaseCache::SharedBuffers),
+    },
+    RecordedEngine {
+        name: "mariadb",
+        label: "MariaDB",
+        cache: Some(DatabaseCache::InnodbBufferPool),
+    },
+    RecordedEngine {
+        name: "sqlite",
+        label: "SQLite",
+        cache: None,
+    },
+];
 
 /// What strata reads back of a header's `options`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -460,6 +526,25 @@ mod tests {
         assert_eq!(label(Some("mariadb")), "MariaDB");
         assert_eq!(label(Some("sqlite")), "SQLite");
         assert_eq!(label(Some("duckdb")), "duckdb");
+    }
+
+    #[test]
+    fn each_engine_s_cache_and_counters_come_from_the_one_table() {
+        let of = |engine: Option<&str>| Environment {
+            engine: engine.map(str::to_string),
+            ..Environment::default()
+        };
+        let cache = |engine| of(engine).recorded_engine().and_then(|known| known.cache);
+        assert_eq!(cache(None), Some(DatabaseCache::SharedBuffers));
+        assert_eq!(
+            cache(Some("mariadb")),
+            Some(DatabaseCache::InnodbBufferPool)
+        );
+        assert_eq!(cache(Some("sqlite")), None);
+        assert_eq!(cache(Some("duckdb")), None);
+        assert!(of(Some("mariadb")).innodb_counters());
+        assert!(!of(Some("postgresql")).innodb_counters());
+        assert!(!of(Some("duckdb")).innodb_counters());
     }
 
     #[test]

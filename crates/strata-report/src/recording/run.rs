@@ -229,7 +229,7 @@ pub(crate) fn block_bytes(environment: &Environment) -> f64 {
 /// result (with 18's own read requests), InnoDB's from `window_database`.
 fn database_of_result(recording: &Recording, result: &RunFigures) -> Option<DatabaseTotals> {
     let environment = &recording.header.environment;
-    if environment.engine.as_deref() == Some("mariadb") {
+    if environment.innodb_counters() {
         let counters = &recording.window_database()?.counters;
         return DatabaseTotals::from_innodb(
             &|name| counters.get(&format!("{name}{{}}")).copied(),

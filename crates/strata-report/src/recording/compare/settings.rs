@@ -11,7 +11,7 @@
 use super::Side;
 use strata_core::units::format_size;
 use strata_output::document::{Cell, Column, Section, Table};
-use strata_recording::environment::PageCache;
+use strata_recording::environment::{DatabaseCache, PageCache};
 use strata_recording::{Kind, Recording};
 
 /// The throwaway PostgreSQL cluster's shared_buffers when the run gave no
@@ -44,22 +44,17 @@ fn data_set_text(recording: &Recording) -> Option<Cell> {
 /// The database's own cache, bytes, and what the engine calls it.
 pub(super) fn database_cache(recording: &Recording) -> Option<(f64, &'static str)> {
     let environment = &recording.header.environment;
-    match environment.engine.as_deref() {
-        Some("mariadb") => environment
-            .buffer_pool_bytes
-            .map(|bytes| (bytes as f64, "innodb_buffer_pool_size")),
-        Some("sqlite") => None,
-        _ => (recording
-            .header
-            .options
-            .shared_buffers_bytes
-            .map(|bytes| bytes as f64))
-        .or_else(|| {
-            (environment.server.as_deref() == Some("throwaway cluster"))
-                .then_some(THROWAWAY_SHARED_BUFFERS_BYTES)
-        })
-        .map(|bytes| (bytes, "shared_buffers")),
-    }
+    let cache = environment.recorded_engine()?.cache?;
+    let bytes = match cache {
+        DatabaseCache::InnodbBufferPool => environment.buffer_pool_bytes.map(|bytes| bytes as f64),
+        DatabaseCache::SharedBuffers => (recording.header.options.shared_buffers_bytes)
+            .map(|bytes| bytes as f64)
+            .or_else(|| {
+                (environment.server.as_deref() == Some("throwaway cluster"))
+                    .then_some(THROWAWAY_SHARED_BUFFERS_BYTES)
+            }),
+    };
+    Some((bytes?, cache.setting()))
 }
 
 /// The sessions that ran: the result's, else the options'.
