@@ -43,7 +43,7 @@ pub struct AwrReport {
     /// The file name as given.
     pub name: String,
     pub format: Format,
-    pub header: Header,
+    pub header: ReportHeader,
     /// Load Profile rows as printed (label without the colon).
     pub load_profile: Vec<ProfileRow>,
     /// Instance Activity Stats (or System Statistics (Global)) by name.
@@ -68,9 +68,10 @@ pub struct AwrReport {
     pub problems: Vec<String>,
 }
 
-/// The report's header.
+/// An AWR or STATSPACK report's header: the database, its instances and
+/// release (not a Recording's `Header`).
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Header {
+pub struct ReportHeader {
     pub database: Option<String>,
     /// The database's DBID: what tells two databases of one name apart.
     pub dbid: Option<String>,
@@ -309,7 +310,7 @@ impl AwrReport {
         AwrReport {
             name: name.to_string(),
             format,
-            header: Header::default(),
+            header: ReportHeader::default(),
             load_profile: Vec::new(),
             activity: BTreeMap::new(),
             top_events: Vec::new(),
