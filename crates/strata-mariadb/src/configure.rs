@@ -4,6 +4,7 @@
 //! Not for: running it (`run`).
 
 use crate::kind::KIND;
+use crate::options::MariaDbOptions;
 use crate::MariaDbEngine;
 use anyhow::bail;
 use strata_run::engine::EngineEntry;
@@ -35,7 +36,8 @@ pub fn defaults() -> EngineDefaults {
 /// PostgreSQL-only option was given and its own checks pass.
 pub fn configure(data: &DataRequest, request: EngineRequest) -> anyhow::Result<MariaDbEngine> {
     refuse_postgres_options(data, &request.read_path, KIND)?;
-    if data.performance_schema && data.db.is_some() {
+    let options: MariaDbOptions = data.engine_options.get()?;
+    if options.performance_schema && data.db.is_some() {
         bail!(
             "--performance-schema starts strata's throwaway mariadbd with it; a server given with \
              --db must be started with performance_schema=ON itself (strata reads it when it is on)"
@@ -52,7 +54,7 @@ pub fn configure(data: &DataRequest, request: EngineRequest) -> anyhow::Result<M
         None => crate::MariaDbServer::Throwaway(crate::ServerOptions {
             work_dir: work_dir(data, crate::server_os_account())?,
             buffer_pool_bytes: crate::DEFAULT_BUFFER_POOL_BYTES,
-            performance_schema: data.performance_schema || sweep_on_the_throwaway,
+            performance_schema: options.performance_schema || sweep_on_the_throwaway,
         }),
     };
     let config = crate::MariaDbRunConfig {

@@ -5,7 +5,9 @@
 //!
 //! Not for: configuring or running the engine (`configure`, `run`).
 
+use crate::options::MariaDbOptions;
 use strata_run::engine::{Capability, EngineKind, EngineTraits};
+use strata_run::engine_options::EngineOptions;
 
 /// MariaDB as the run's options, checks and text name it.
 pub const KIND: EngineKind = EngineKind(&EngineTraits {
@@ -13,12 +15,9 @@ pub const KIND: EngineKind = EngineKind(&EngineTraits {
     aliases: &["mysql"],
     label: "MariaDB",
     has_server: true,
-    capabilities: &[
-        Capability::Sweep,
-        Capability::Agents,
-        Capability::PerformanceSchema,
-    ],
+    capabilities: &[Capability::Sweep, Capability::Agents],
     log_directory: "redo directory",
     without_counters: "",
     blocks_read: "blocks ({block}) MariaDB read",
+    options: EngineOptions::of::<MariaDbOptions>(),
 });

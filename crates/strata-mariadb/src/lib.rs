@@ -11,7 +11,9 @@
 //! strata-run's `RunFigures` with InnoDB's beside them, and the engine hands
 //! strata-run the one outcome every engine returns.
 //!
-//! Not for: parsing options, printing, or PostgreSQL.
+//! Its own options (`--performance-schema`) are `options`.
+//!
+//! Not for: the options every engine takes, printing, or PostgreSQL.
 
 pub mod collector;
 pub mod configure;
@@ -20,6 +22,7 @@ pub mod environment;
 pub mod figures;
 pub mod kind;
 pub mod locality;
+pub mod options;
 mod outlier_queries;
 pub mod record;
 pub mod roles;

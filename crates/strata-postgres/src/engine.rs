@@ -6,13 +6,14 @@
 
 use crate::connect::ConnectionTarget;
 use crate::kind::KIND;
+use crate::options::PostgresOptions;
 use crate::run::{run_slob, Database, SlobConfig};
 use anyhow::bail;
 use std::sync::atomic::AtomicBool;
 use strata_run::engine::{DatabaseEngine, EngineEntry, EngineKind};
 use strata_run::options::DataRequest;
 use strata_run::outcome::{RunObserver, SlobOutcome};
-use strata_run::request::{EngineDefaults, EngineRequest, DEFAULT_SHARED_BUFFERS};
+use strata_run::request::{EngineDefaults, EngineRequest};
 
 /// PostgreSQL in the registry: the first engine, so the embedded default
 /// and any `--db` no other engine claims.
@@ -28,8 +29,9 @@ pub const ENGINE: EngineEntry = EngineEntry {
 /// Where PostgreSQL's server binaries are (or `--pg-bin` names where they
 /// should be, which the run checks).
 fn embedded_here(data: &DataRequest) -> anyhow::Result<()> {
-    match crate::cluster::binaries_version_num(data.pg_bin.as_deref()) {
-        Err(error) if data.pg_bin.is_none() => {
+    let pg_bin = data.engine_options.get::<PostgresOptions>()?.pg_bin;
+    match crate::cluster::binaries_version_num(pg_bin.as_deref()) {
+        Err(error) if pg_bin.is_none() => {
             bail!("no PostgreSQL server binaries ({error:#})")
         }
         _ => Ok(()),
@@ -59,7 +61,7 @@ pub fn defaults(data: &DataRequest) -> EngineDefaults {
     EngineDefaults {
         block_bytes: strata_slob::schema::BLOCK_BYTES as u32,
         cache: "the throwaway cluster's shared_buffers",
-        cache_bytes: data.shared_buffers.unwrap_or(DEFAULT_SHARED_BUFFERS),
+        cache_bytes: own_options(data).unwrap_or_default().shared_buffers_bytes(),
         ways_out: "a smaller --shared-buffers, or --page-cache-limit none to measure the \
                    cache on purpose",
     }
@@ -68,8 +70,10 @@ pub fn defaults(data: &DataRequest) -> EngineDefaults {
 /// PostgreSQL's engine for `data` (`--db`, else a throwaway cluster),
 /// after every check that needs no work.
 pub fn configure(data: &DataRequest, request: EngineRequest) -> anyhow::Result<PostgresEngine> {
+    let options = own_options(data)?;
+    options.check()?;
     Ok(PostgresEngine(SlobConfig {
-        database: database(data)?,
+        database: database(data, options)?,
         page_cache: request.page_cache,
         load_parallel: data.load_parallel.unwrap_or(2),
         replace: data.replace,
@@ -85,23 +89,28 @@ pub fn configure(data: &DataRequest, request: EngineRequest) -> anyhow::Result<P
     }))
 }
 
+/// PostgreSQL's own options as the command line gave them.
+fn own_options(data: &DataRequest) -> anyhow::Result<PostgresOptions> {
+    data.engine_options.get()
+}
+
 /// PostgreSQL's server: the user's (`--db`), or a throwaway cluster.
-fn database(data: &DataRequest) -> anyhow::Result<Database> {
+fn database(data: &DataRequest, options: PostgresOptions) -> anyhow::Result<Database> {
     let Some(text) = &data.db else {
-        let account = crate::cluster::server_account(data.os_user.as_deref())?;
+        let account = crate::cluster::server_account(options.os_user.as_deref())?;
         return Ok(Database::Embedded(crate::run::Embedded {
             work_dir: strata_run::request::work_dir(data, account)?,
-            os_user: data.os_user.clone(),
-            shared_buffers_bytes: data.shared_buffers.unwrap_or(DEFAULT_SHARED_BUFFERS),
-            keep: data.keep,
-            bin_dir: data.pg_bin.clone(),
+            shared_buffers_bytes: options.shared_buffers_bytes(),
+            os_user: options.os_user,
+            keep: options.keep,
+            bin_dir: options.pg_bin,
         }));
     };
     for (flag, given) in [
-        ("--keep", data.keep),
-        ("--shared-buffers", data.shared_buffers.is_some()),
-        ("--os-user", data.os_user.is_some()),
-        ("--pg-bin", data.pg_bin.is_some()),
+        ("--keep", options.keep),
+        ("--shared-buffers", options.shared_buffers.is_some()),
+        ("--os-user", options.os_user.is_some()),
+        ("--pg-bin", options.pg_bin.is_some()),
         ("--work-dir", data.work_dir.is_some()),
     ] {
         if given {

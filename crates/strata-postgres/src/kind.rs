@@ -5,7 +5,9 @@
 //!
 //! Not for: configuring or running the engine (`configure`, `run`).
 
+use crate::options::PostgresOptions;
 use strata_run::engine::{Capability, EngineKind, EngineTraits};
+use strata_run::engine_options::EngineOptions;
 
 /// PostgreSQL as the run's options, checks and text name it.
 pub const KIND: EngineKind = EngineKind(&EngineTraits {
@@ -24,4 +26,5 @@ pub const KIND: EngineKind = EngineKind(&EngineTraits {
     log_directory: "WAL directory ",
     without_counters: "\nDatabase: counters unavailable (see warnings)\n",
     blocks_read: "blocks ({block}) PostgreSQL read",
+    options: EngineOptions::of::<PostgresOptions>(),
 });

@@ -6,8 +6,9 @@
 //! counters and collector for the sampler (`counters`, `collector`), its
 //! read path (`read_path`), the SLOB schemas and their loader (`schema`,
 //! `load`), the sessions over tokio-postgres (`sessions`), the edges of the
-//! measured window and PostgreSQL's own figures (`edge`, `figures`), and
-//! the engine that runs it all (`engine`, `run`).
+//! measured window and PostgreSQL's own figures (`edge`, `figures`), its
+//! own options (`options`), and the engine that runs it all (`engine`,
+//! `run`).
 //!
 //! Not for: what every engine shares — the method's rules and tally
 //! (strata-slob), accounting, verdict and output (strata-run), page-cache
@@ -23,6 +24,7 @@ pub mod figures;
 pub mod kind;
 pub mod load;
 pub mod locality;
+pub mod options;
 pub mod outlier_files;
 pub mod outlier_queries;
 pub mod read_path;

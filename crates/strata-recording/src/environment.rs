@@ -362,6 +362,11 @@ pub const RECORDED_ENGINES: &[RecordedEngine] = &[
     },
 ];
 
+/// Engine options every run's Recording of this format has among its
+/// options, null where the run's engine has no such option: PostgreSQL's,
+/// written for every engine before each engine owned its options.
+pub const OPTIONS_OF_EVERY_RUN: [&str; 2] = ["pg_bin", "shared_buffers_bytes"];
+
 /// What strata reads back of a header's `options`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Options {

@@ -13,6 +13,7 @@
 pub use crate::outcome::{Capability, EngineFigures, EngineKind, EngineTraits};
 pub use crate::sweep::windows::{EngineWindows, Measured, MeasuredWindow, WindowPurpose};
 
+use crate::engine_options::{self, EngineOptionMatches, EngineOptions};
 use crate::options::DataRequest;
 use crate::outcome::{RunObserver, SlobOutcome};
 use crate::recorder::{RunEnd, RunRecorder};
@@ -101,6 +102,29 @@ impl Registry {
             kind.name(),
             having.join(" and ")
         )
+    }
+
+    /// Refuses another engine's own option given for `kind`.
+    pub fn refuse_other_engines_options(
+        &self,
+        kind: EngineKind,
+        given: &EngineOptionMatches,
+    ) -> anyhow::Result<()> {
+        let Registry(entries) = *self;
+        let others: Vec<(&EngineOptions, &str)> = entries
+            .iter()
+            .filter(|entry| entry.kind != kind)
+            .map(|entry| (&entry.kind.0.options, entry.kind.label()))
+            .collect();
+        engine_options::refuse_others((&kind.0.options, kind.name()), &others, given)
+    }
+
+    /// `command` (`run`'s or `setup`'s) with every engine's own options.
+    pub fn with_engine_options(&self, command: clap::Command) -> clap::Command {
+        let Registry(entries) = *self;
+        entries.iter().fold(command, |command, entry| {
+            (entry.kind.0.options.augment)(command)
+        })
     }
 
     /// `--db` as `kind` shows it, or as the engine whose URL it is shows
@@ -261,6 +285,7 @@ mod tests {
                     log_directory: "",
                     without_counters: "",
                     blocks_read: "",
+                    options: EngineOptions::NONE,
                 }),
                 claims_db: |_| false,
                 embedded_here: |_| Ok(()),

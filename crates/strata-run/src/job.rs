@@ -39,6 +39,8 @@ pub struct Job {
     pub shown_db: Option<String>,
     /// The command line, every secret in it redacted.
     pub command: Vec<String>,
+    /// The engine's own options as the Recording's options show them.
+    pub engine_options: serde_json::Map<String, serde_json::Value>,
 }
 
 /// `--record` and `--overwrite`: where the run's Recording goes.
@@ -152,7 +154,9 @@ fn prepare(data: &DataRequest, registry: Registry) -> anyhow::Result<(EngineKind
     for note in &conf.notes {
         strata_core::note::note(&format!("strata: {note}"));
     }
-    Ok((registry.choose(data)?, conf))
+    let kind = registry.choose(data)?;
+    registry.refuse_other_engines_options(kind, &data.engine_options)?;
+    Ok((kind, conf))
 }
 
 /// The most sessions of the run or its sweep, against what a limited page
@@ -232,6 +236,8 @@ fn finish(data: DataRequest, parts: Parts, registry: Registry) -> anyhow::Result
         Some(db) => Some(registry.shown_db(parts.kind, db)?),
         None => None,
     };
+    let engine_options =
+        crate::engine_options::recorded_options(&parts.kind.0.options, &data.engine_options)?;
     Ok(Job {
         kind: parts.kind,
         data,
@@ -244,21 +250,35 @@ fn finish(data: DataRequest, parts: Parts, registry: Registry) -> anyhow::Result
         sweep: parts.sweep,
         shown_db,
         command: redacted_command_line(registry),
+        engine_options,
     })
 }
 
 impl Job {
     /// The options as the JSON document and the Recording show them.
     pub fn options(&self) -> ResolvedOptions<'_> {
-        ResolvedOptions::of(
-            self.kind,
-            &self.data,
-            self.shown_db.clone(),
-            &self.driver,
-            &self.read_path,
-            self.setup_only,
-            self.strict,
-        )
+        let (data, driver) = (&self.data, &self.driver);
+        let run = !self.setup_only;
+        ResolvedOptions {
+            command: if run { "run" } else { "setup" },
+            engine: self.kind,
+            db: self.shown_db.clone(),
+            plan: &driver.plan,
+            page_cache_limit: data.page_cache_limit.unwrap_or(PageCacheChoice::Auto),
+            load_parallel: data.load_parallel.unwrap_or(2),
+            replace: data.replace,
+            workload: run.then_some(&driver.workload),
+            threads_per_schema: driver.threads_per_schema,
+            sessions: driver.sessions,
+            stop_after: run.then_some(&driver.stop_after),
+            tolerate_failures: driver.tolerate_failures,
+            outlier_threshold_ms: driver
+                .outlier_threshold
+                .map(|threshold| threshold.as_secs_f64() * 1e3),
+            strict: self.strict,
+            read_path: &self.read_path,
+            engine_options: &self.engine_options,
+        }
     }
 
     /// Opens the Recording with its header, configures the engine (a
@@ -301,13 +321,6 @@ impl Job {
         registry: Registry,
         request: EngineRequest,
     ) -> anyhow::Result<Box<dyn DatabaseEngine>> {
-        if self.data.performance_schema && !self.kind.can(Capability::PerformanceSchema) {
-            bail!(
-                "--performance-schema does not apply to --engine {} (it starts MariaDB's \
-                 throwaway server with performance_schema on)",
-                self.kind.name()
-            );
-        }
         (registry.entry(self.kind)?.configure)(&self.data, request)
     }
 }

@@ -19,6 +19,7 @@ pub mod block_trace;
 pub mod block_trace_text;
 pub mod edge;
 pub mod engine;
+pub mod engine_options;
 pub mod formats;
 pub mod job;
 pub mod measured;

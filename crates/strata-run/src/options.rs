@@ -4,6 +4,7 @@
 //!
 //! Not for: what the options resolve to (`request`).
 
+use crate::engine_options::EngineOptionMatches;
 use crate::outcome::PageCacheChoice;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -93,10 +94,6 @@ pub struct DataRequest {
     #[arg(long, value_name = "DIR")]
     pub work_dir: Option<PathBuf>,
 
-    /// Throwaway cluster: shared_buffers [default: 128MiB]
-    #[arg(long, value_name = "SIZE", value_parser = input::size)]
-    pub shared_buffers: Option<u64>,
-
     /// How much of the data set the OS page cache may hold: a size, `auto` (a
     /// twentieth of the data set (at least 16 MiB), by a memory cgroup on the throwaway cluster's
     /// processes; caches dropped before the run when no cgroup can be used) or
@@ -104,25 +101,11 @@ pub struct DataRequest {
     #[arg(long, value_name = "SIZE|auto|none", value_parser = parse_page_cache)]
     pub page_cache_limit: Option<PageCacheChoice>,
 
-    /// Throwaway cluster: the OS account the server runs as when strata runs as root [default: postgres]
-    #[arg(long, value_name = "USER")]
-    pub os_user: Option<String>,
-
-    /// Throwaway cluster: leave it running at the end and print how to connect
-    #[arg(long)]
-    pub keep: bool,
-
-    /// Throwaway cluster: the directory with the server binaries (initdb,
-    /// postgres); the server's version is what it reports [default:
-    /// $STRATA_PG_BIN, else pg_config --bindir, else the newest
-    /// /usr/lib/postgresql/*/bin]
-    #[arg(long, value_name = "DIR")]
-    pub pg_bin: Option<PathBuf>,
-
-    /// MariaDB's throwaway server: start it with performance_schema on, for
-    /// per-file I/O counts and timings (redo writes and fsyncs, data reads)
-    #[arg(long)]
-    pub performance_schema: bool,
+    /// Each engine's own options (PostgreSQL's throwaway cluster's,
+    /// MariaDB's), as the command line gave them
+    /// ([`crate::engine_options`]).
+    #[arg(skip)]
+    pub engine_options: EngineOptionMatches,
 
     /// Read defaults from a pgio.conf (UPDATE_PCT, RUN_TIME, NUM_SCHEMAS, NUM_THREADS,
     /// WORK_UNIT, UPDATE_WORK_UNIT, SCALE, DBNAME, CONNECT_STRING); options given here win

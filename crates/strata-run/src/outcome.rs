@@ -5,6 +5,7 @@
 //! Not for: running anything (each engine's crate) or printing (`output`).
 
 use crate::accounting::{RunDevices, RunFigures};
+use crate::engine_options::EngineOptions;
 use crate::read_path::ReadPath;
 use serde::Serialize;
 use std::path::PathBuf;
@@ -41,6 +42,8 @@ pub struct EngineTraits {
     /// What the text calls the data set's blocks it read, `{block}` their
     /// size.
     pub blocks_read: &'static str,
+    /// Its own options, beside those every engine takes.
+    pub options: EngineOptions,
 }
 
 /// Which database a run drives: the value of `--engine`.
@@ -106,8 +109,6 @@ pub enum Capability {
     /// The throwaway server's page cache held at its limit by a memory
     /// cgroup through the window (which caps the sessions per CPU).
     CgroupPageCache,
-    /// performance_schema on the throwaway server (`--performance-schema`).
-    PerformanceSchema,
 }
 
 /// Figures only one engine has (InnoDB's page reads vs read requests, its

@@ -625,6 +625,7 @@ mod tests {
         log_directory: "WAL directory ",
         without_counters: "",
         blocks_read: "blocks ({block}) PostgreSQL read",
+        options: crate::engine_options::EngineOptions::NONE,
     });
 
     #[test]

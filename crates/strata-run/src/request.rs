@@ -18,10 +18,9 @@ use crate::read_path::ReadPathRequest;
 use crate::sweep::SweepRequest;
 use anyhow::bail;
 use serde::Serialize;
-use std::path::PathBuf;
 use std::time::Duration;
 use strata_agent::endpoint::Endpoint;
-use strata_core::units::{format_size, KIB, MIB};
+use strata_core::units::{format_size, MIB};
 use strata_db::account::ServerAccount;
 use strata_db::workdir::{WorkDir, WorkDirRequest};
 use strata_slob::conf_file::Defaults;
@@ -174,10 +173,6 @@ pub fn refuse_postgres_options(
     engine: EngineKind,
 ) -> anyhow::Result<()> {
     let options = vec![
-        ("--shared-buffers", data.shared_buffers.is_some()),
-        ("--os-user", data.os_user.is_some()),
-        ("--keep", data.keep),
-        ("--pg-bin", data.pg_bin.is_some()),
         ("--pgio-conf", data.pgio_conf.is_some()),
         ("--slob-conf", data.slob_conf.is_some()),
         ("--io-method", read_path.io_method.is_some()),
@@ -241,12 +236,6 @@ pub fn work_dir(data: &DataRequest, account: Option<ServerAccount>) -> anyhow::R
     Ok(work_dir)
 }
 
-/// The smallest shared_buffers PostgreSQL starts with (16 buffers).
-const MIN_SHARED_BUFFERS: u64 = 128 * KIB;
-
-/// The throwaway cluster's shared_buffers unless `--shared-buffers`.
-pub const DEFAULT_SHARED_BUFFERS: u64 = 128 * MIB;
-
 /// Data options that contradict each other or that the server would
 /// refuse only after initdb: named before any work.
 pub fn check_data(data: &DataRequest) -> anyhow::Result<()> {
@@ -257,15 +246,6 @@ pub fn check_data(data: &DataRequest) -> anyhow::Result<()> {
                  does not apply (give the sessions with --sessions)"
             );
         }
-    }
-    if let Some(bytes) = data
-        .shared_buffers
-        .filter(|&bytes| bytes < MIN_SHARED_BUFFERS)
-    {
-        bail!(
-            "--shared-buffers {}: PostgreSQL needs at least 128 KiB (16 buffers of 8 KiB)",
-            format_size(bytes)
-        );
     }
     Ok(())
 }
@@ -507,7 +487,6 @@ pub struct ResolvedOptions<'a> {
     pub db: Option<String>,
     pub plan: &'a SchemaPlan,
     pub page_cache_limit: PageCacheChoice,
-    pub shared_buffers_bytes: Option<u64>,
     pub load_parallel: usize,
     pub replace: bool,
     pub workload: Option<&'a WorkloadOptions>,
@@ -517,44 +496,10 @@ pub struct ResolvedOptions<'a> {
     pub tolerate_failures: bool,
     pub outlier_threshold_ms: Option<f64>,
     pub strict: bool,
-    pub pg_bin: Option<&'a PathBuf>,
     pub read_path: &'a ReadPathRequest,
-}
-
-impl<'a> ResolvedOptions<'a> {
-    /// The options of a run (`setup_only`: of a setup) of `driver` on
-    /// `kind`; `db` is the database as it may be shown (no password).
-    pub fn of(
-        kind: EngineKind,
-        data: &'a DataRequest,
-        db: Option<String>,
-        driver: &'a DriverOptions,
-        read_path: &'a ReadPathRequest,
-        setup_only: bool,
-        strict: bool,
-    ) -> ResolvedOptions<'a> {
-        ResolvedOptions {
-            command: if setup_only { "setup" } else { "run" },
-            engine: kind,
-            db,
-            plan: &driver.plan,
-            page_cache_limit: data.page_cache_limit.unwrap_or(PageCacheChoice::Auto),
-            shared_buffers_bytes: data.shared_buffers,
-            load_parallel: data.load_parallel.unwrap_or(2),
-            replace: data.replace,
-            workload: (!setup_only).then_some(&driver.workload),
-            threads_per_schema: driver.threads_per_schema,
-            sessions: driver.sessions,
-            stop_after: (!setup_only).then_some(&driver.stop_after),
-            tolerate_failures: driver.tolerate_failures,
-            outlier_threshold_ms: driver
-                .outlier_threshold
-                .map(|threshold| threshold.as_secs_f64() * 1e3),
-            strict,
-            pg_bin: data.pg_bin.as_ref(),
-            read_path,
-        }
-    }
+    /// The engine's own options, with those every run records.
+    #[serde(flatten)]
+    pub engine_options: &'a serde_json::Map<String, serde_json::Value>,
 }
 
 #[cfg(test)]

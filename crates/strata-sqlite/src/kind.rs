@@ -6,6 +6,7 @@
 //! Not for: configuring or running the engine (`configure`, `run`).
 
 use strata_run::engine::{Capability, EngineKind, EngineTraits};
+use strata_run::engine_options::EngineOptions;
 
 /// SQLite as the run's options, checks and text name it.
 pub const KIND: EngineKind = EngineKind(&EngineTraits {
@@ -18,4 +19,5 @@ pub const KIND: EngineKind = EngineKind(&EngineTraits {
     without_counters: "\nDatabase: SQLite has no I/O counters; the devices and the sessions' own \
                        page reads below are the accounting\n",
     blocks_read: "pages ({block}) SQLite's sessions read",
+    options: EngineOptions::NONE,
 });

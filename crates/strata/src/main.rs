@@ -15,7 +15,7 @@ mod run_cmd;
 mod shell_cmd;
 mod stdout;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 /// strata tells database and storage people the truth about the storage
 /// under their database.
@@ -61,12 +61,30 @@ enum Command {
     Man(shell_cmd::ManArgs),
 }
 
+/// The command line strata parses: every engine's own options among
+/// `run`'s and `setup`'s.
+pub fn command_line() -> clap::Command {
+    let with_engines = |command| engines::REGISTRY.with_engine_options(command);
+    Cli::command()
+        .mut_subcommand("run", with_engines)
+        .mut_subcommand("setup", with_engines)
+}
+
 fn main() {
-    let cli = Cli::try_parse().unwrap_or_else(|error| stdout::exit_with_clap(error));
+    let matches = command_line()
+        .try_get_matches()
+        .unwrap_or_else(|error| stdout::exit_with_clap(error));
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|error| stdout::exit_with_clap(error));
+    let engine_options = || {
+        let subcommand = matches.subcommand().map(|(_, subcommand)| subcommand);
+        subcommand
+            .map(strata_run::engine_options::EngineOptionMatches::of)
+            .unwrap_or_default()
+    };
     let result = match cli.command {
         Command::Calibrate(args) => calibrate_cmd::run(*args),
-        Command::Run(args) => run_cmd::run(*args),
-        Command::Setup(args) => run_cmd::setup(*args),
+        Command::Run(args) => run_cmd::run(*args, engine_options()),
+        Command::Setup(args) => run_cmd::setup(*args, engine_options()),
         Command::Observe(args) => observe_cmd::run(*args),
         Command::Model(args) => model_cmd::run(*args),
         Command::Report(args) => report_cmd::run(*args),

@@ -11,6 +11,7 @@ use clap::Args;
 use std::path::PathBuf;
 use strata_output::args::OutputArgs;
 use strata_output::render::Format;
+use strata_run::engine_options::EngineOptionMatches;
 use strata_run::job::{self, Job, StartedJob};
 use strata_run::options::{DataRequest, WorkloadRequest};
 use strata_run::outcome::SlobOutcome;
@@ -34,12 +35,14 @@ pub struct RunArgs {
     output: OutputArgs,
 }
 
-pub fn setup(args: SetupArgs) -> anyhow::Result<i32> {
+pub fn setup(mut args: SetupArgs, engine_options: EngineOptionMatches) -> anyhow::Result<i32> {
+    args.data.engine_options = engine_options;
     let job = job::resolve_setup(args.data, REGISTRY)?;
     execute(&args.output, job)
 }
 
-pub fn run(args: RunArgs) -> anyhow::Result<i32> {
+pub fn run(mut args: RunArgs, engine_options: EngineOptionMatches) -> anyhow::Result<i32> {
+    args.data.engine_options = engine_options;
     let job = job::resolve_run(args.data, &args.workload, REGISTRY)?;
     execute(&args.output, job)
 }

@@ -5,7 +5,7 @@
 //! Not for: anything a command does; these only describe the commands.
 
 use anyhow::Context;
-use clap::{Args, CommandFactory};
+use clap::Args;
 use clap_complete::Shell;
 use std::path::PathBuf;
 
@@ -26,7 +26,7 @@ pub struct ManArgs {
 
 /// Prints the completion script for `args.shell`.
 pub fn completions(args: CompletionsArgs) -> anyhow::Result<i32> {
-    let mut command = crate::Cli::command();
+    let mut command = crate::command_line();
     let mut script = Vec::new();
     clap_complete::generate(args.shell, &mut command, "strata", &mut script);
     crate::out!("{}", String::from_utf8_lossy(&script))?;
@@ -35,7 +35,7 @@ pub fn completions(args: CompletionsArgs) -> anyhow::Result<i32> {
 
 /// Prints strata(1), or writes every page into `--dir`.
 pub fn man(args: ManArgs) -> anyhow::Result<i32> {
-    let command = crate::Cli::command();
+    let command = crate::command_line();
     let Some(dir) = args.dir else {
         crate::out!("{}", page(&command, "strata")?)?;
         return Ok(0);

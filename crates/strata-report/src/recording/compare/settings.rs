@@ -15,7 +15,7 @@ use strata_recording::environment::{DatabaseCache, PageCache};
 use strata_recording::{Kind, Recording};
 
 /// The throwaway PostgreSQL cluster's shared_buffers when the run gave no
-/// `--shared-buffers` (strata-run's `DEFAULT_SHARED_BUFFERS`).
+/// `--shared-buffers` (strata-postgres's `DEFAULT_SHARED_BUFFERS`).
 const THROWAWAY_SHARED_BUFFERS_BYTES: f64 = 128.0 * 1024.0 * 1024.0;
 
 fn size(bytes: f64) -> String {
