@@ -7,7 +7,7 @@ use crate::kind::KIND;
 use crate::options::MariaDbOptions;
 use crate::MariaDbEngine;
 use anyhow::bail;
-use strata_run::engine::EngineEntry;
+use strata_run::engine::{EngineEntry, ObservedServer};
 use strata_run::options::DataRequest;
 use strata_run::request::{refuse_postgres_options, work_dir, EngineDefaults, EngineRequest};
 
@@ -15,11 +15,18 @@ use strata_run::request::{refuse_postgres_options, work_dir, EngineDefaults, Eng
 /// embedded default.
 pub const ENGINE: EngineEntry = EngineEntry {
     kind: KIND,
-    claims_db: strata_observe::watch::is_mariadb_url,
+    claims_db: |db| db.starts_with("mysql://") || db.starts_with("mariadb://"),
     embedded_here: |_| bail!("MariaDB runs when asked: --engine mariadb"),
     defaults: |_| defaults(),
     shown_db: |db| Ok(crate::collector::redact(db)),
     configure: |data, request| Ok(Box::new(configure(data, request)?)),
+    observe: Some(|url| {
+        Ok(ObservedServer {
+            collector: Box::new(crate::collector::MariaDbCollector::connect(url)?),
+            local_pids: Vec::new(),
+            recorded_as: ("mariadb", serde_json::Value::Bool(true)),
+        })
+    }),
 };
 
 /// InnoDB's page and its cache: the throwaway server's buffer pool.

@@ -109,11 +109,6 @@ pub struct ObserveRequest {
     pub io_outlier: Option<Duration>,
 }
 
-/// A MariaDB/MySQL URL, as `strata run --db` tells one from PostgreSQL's.
-pub fn is_mariadb_url(value: &str) -> bool {
-    value.starts_with("mysql://") || value.starts_with("mariadb://")
-}
-
 /// `--io-outlier`: a duration the tracer can keep outliers from.
 fn io_outlier(text: &str) -> Result<Duration, String> {
     let threshold = input::duration(text)?;
@@ -144,33 +139,29 @@ fn top_count(text: &str) -> Result<u32, String> {
 }
 
 impl ObserveRequest {
-    /// The PostgreSQL server asked for (`--db` of any other form).
-    pub fn postgres_url(&self) -> Option<&str> {
-        self.db.as_deref().filter(|url| !is_mariadb_url(url))
+    /// The database servers asked for, each with the option that named
+    /// it: `--db`, then `--mariadb`.
+    pub fn databases(&self) -> Vec<(&'static str, &str)> {
+        let given = [("--db", &self.db), ("--mariadb", &self.mariadb)];
+        given
+            .into_iter()
+            .filter_map(|(option, url)| Some((option, url.as_deref()?)))
+            .collect()
     }
 
-    /// The MariaDB server asked for (`--mariadb`, or `--db` with a
-    /// mysql:// or mariadb:// URL); an error naming both options when
-    /// each names one.
-    pub fn mariadb_url(&self) -> anyhow::Result<Option<&str>> {
-        let by_db = self.db.as_deref().filter(|url| is_mariadb_url(url));
-        match (by_db, self.mariadb.as_deref()) {
-            (Some(_), Some(_)) => {
-                bail!("--db with a MariaDB URL and --mariadb each name a MariaDB server: give one")
-            }
-            (by_db, by_option) => Ok(by_db.or(by_option)),
-        }
-    }
-
-    /// The header of an observation's Recording; `postgres` is the
-    /// PostgreSQL server as it may be shown (no password).
+    /// The header of an observation's Recording; `databases` are the
+    /// servers observed as their engines record them (no password).
     pub fn header<'a>(
         &'a self,
         command: Vec<String>,
         interval: Duration,
-        postgres: Option<String>,
+        databases: serde_json::Map<String, serde_json::Value>,
         other_hosts: &'a [ServerHost],
     ) -> Header<ObserveOptions<'a>, ObserveEnvironment<'a>> {
+        let mut databases = databases;
+        for (key, nothing) in DATABASES_OF_EVERY_OBSERVATION {
+            databases.entry(key).or_insert(nothing);
+        }
         let options = ObserveOptions {
             interval_s: interval.as_secs_f64(),
             count: self.count,
@@ -178,8 +169,7 @@ impl ObserveRequest {
             path: self.path.as_ref(),
             pids: &self.pid,
             top: self.top,
-            postgres,
-            mariadb: self.mariadb_url().ok().flatten().is_some(),
+            databases,
         };
         Header::new(
             Kind::Observe,
@@ -208,11 +198,18 @@ pub struct ObserveOptions<'a> {
     path: Option<&'a PathBuf>,
     pids: &'a [u32],
     top: Option<u32>,
-    /// The PostgreSQL server, without its password.
-    postgres: Option<String>,
-    /// Whether a MariaDB server was observed.
-    mariadb: bool,
+    /// The database servers observed, each under its engine's key.
+    #[serde(flatten)]
+    databases: serde_json::Map<String, serde_json::Value>,
 }
+
+/// What every observation's Recording of this format says of the
+/// servers its engines observe where none was: no PostgreSQL server (its
+/// URL, without the password) and no MariaDB server.
+const DATABASES_OF_EVERY_OBSERVATION: [(&str, serde_json::Value); 2] = [
+    ("postgres", serde_json::Value::Null),
+    ("mariadb", serde_json::Value::Bool(false)),
+];
 
 /// An observation's environment: the other hosts followed through their
 /// agents.

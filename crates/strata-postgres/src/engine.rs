@@ -10,7 +10,7 @@ use crate::options::PostgresOptions;
 use crate::run::{run_slob, Database, SlobConfig};
 use anyhow::bail;
 use std::sync::atomic::AtomicBool;
-use strata_run::engine::{DatabaseEngine, EngineEntry, EngineKind};
+use strata_run::engine::{DatabaseEngine, EngineEntry, EngineKind, ObservedServer};
 use strata_run::options::DataRequest;
 use strata_run::outcome::{RunObserver, SlobOutcome};
 use strata_run::request::{EngineDefaults, EngineRequest};
@@ -24,7 +24,21 @@ pub const ENGINE: EngineEntry = EngineEntry {
     defaults,
     shown_db: |db| Ok(ConnectionTarget::parse(db)?.redacted()),
     configure: |data, request| Ok(Box::new(configure(data, request)?)),
+    observe: Some(observe),
 };
+
+/// The server `strata observe --db` follows: its counters and wait
+/// events, and its backends where they run on this machine.
+fn observe(url: &str) -> anyhow::Result<ObservedServer> {
+    let target = ConnectionTarget::parse(url)?;
+    let local_pids = crate::collector::local_backend_pids(&target)?;
+    let collector = crate::collector::PostgresCollector::start(&target)?;
+    Ok(ObservedServer {
+        collector: Box::new(collector),
+        local_pids,
+        recorded_as: ("postgres", serde_json::Value::String(target.redacted())),
+    })
+}
 
 /// Where PostgreSQL's server binaries are (or `--pg-bin` names where they
 /// should be, which the run checks).

@@ -19,7 +19,7 @@ use crate::outcome::{RunObserver, SlobOutcome};
 use crate::recorder::{RunEnd, RunRecorder};
 use crate::request::{EngineDefaults, EngineRequest};
 use crate::sweep::SweepRequest;
-use anyhow::Context;
+use anyhow::{bail, Context};
 use serde::Serialize;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
@@ -45,6 +45,32 @@ pub struct EngineEntry {
     pub shown_db: fn(&str) -> anyhow::Result<String>,
     /// The engine configured, after every check that needs no work.
     pub configure: fn(&DataRequest, EngineRequest) -> anyhow::Result<Box<dyn DatabaseEngine>>,
+    /// Its server as `strata observe --db URL` follows it; `None`: it has
+    /// no server to observe.
+    pub observe: Option<fn(&str) -> anyhow::Result<ObservedServer>>,
+}
+
+/// The database servers `strata observe` follows.
+#[derive(Default)]
+pub struct ObservedServers {
+    pub collectors: Vec<Box<dyn Collector>>,
+    /// Their processes on this machine.
+    pub local_pids: Vec<u32>,
+    /// Each under its key among the observation's options.
+    pub recorded: RecordedServers,
+}
+
+/// Database servers observed, each under its engine's key.
+pub type RecordedServers = serde_json::Map<String, serde_json::Value>;
+
+/// A database server `strata observe` follows beside the OS's layers.
+pub struct ObservedServer {
+    pub collector: Box<dyn Collector>,
+    /// Its processes on this machine, followed as `--pid` follows one.
+    pub local_pids: Vec<u32>,
+    /// Its key among the observation's options and what the Recording
+    /// says there (the URL without its password, or that it was observed).
+    pub recorded_as: (&'static str, serde_json::Value),
 }
 
 /// The engines strata runs, in the order the embedded default prefers them.
@@ -117,6 +143,43 @@ impl Registry {
             .map(|entry| (&entry.kind.0.options, entry.kind.label()))
             .collect();
         engine_options::refuse_others((&kind.0.options, kind.name()), &others, given)
+    }
+
+    /// The servers `strata observe` follows (each URL with the option that
+    /// gave it), each by the engine whose URL it is, else the first; a
+    /// second server of one engine is refused, as is an engine with no
+    /// server.
+    pub fn observe(&self, servers: &[(&str, &str)]) -> anyhow::Result<ObservedServers> {
+        let Registry(entries) = *self;
+        let first = entries.first().context("no database engine is built in")?;
+        let mut chosen: Vec<(EngineKind, &str)> = Vec::new();
+        for &(option, url) in servers {
+            let claimed = entries.iter().find(|entry| (entry.claims_db)(url));
+            let kind = claimed.unwrap_or(first).kind;
+            if let Some((_, before)) = chosen.iter().find(|(chosen, _)| *chosen == kind) {
+                bail!(
+                    "{before} and {option} each name a {} server: strata observe follows one \
+                     of each engine, give one",
+                    kind.label()
+                );
+            }
+            chosen.push((kind, option));
+        }
+        let mut observed = ObservedServers::default();
+        for ((kind, option), (_, url)) in chosen.into_iter().zip(servers) {
+            let Some(observe) = self.entry(kind)?.observe else {
+                bail!(
+                    "{option}: {} has no server for strata observe to follow",
+                    kind.label()
+                );
+            };
+            let server = observe(url).with_context(|| format!("{option} ({})", kind.label()))?;
+            let (key, value) = server.recorded_as;
+            observed.recorded.insert(key.to_string(), value);
+            observed.local_pids.extend(server.local_pids);
+            observed.collectors.push(server.collector);
+        }
+        Ok(observed)
     }
 
     /// `command` (`run`'s or `setup`'s) with every engine's own options.
@@ -292,6 +355,7 @@ mod tests {
                 defaults: |_| unreachable!(),
                 shown_db: |db| Ok(db.to_string()),
                 configure: |_, _| anyhow::bail!("not built in tests"),
+                observe: None,
             }
         };
     }
@@ -321,6 +385,24 @@ mod tests {
         assert!(REGISTRY
             .refuse_without(first, Capability::Shards, "--shard 1/2")
             .is_ok());
+    }
+
+    #[test]
+    fn observe_refuses_two_servers_of_one_engine_and_an_engine_without_one() {
+        let refused = |servers: &[(&str, &str)]| match REGISTRY.observe(servers) {
+            Ok(_) => panic!("{servers:?} accepted"),
+            Err(error) => format!("{error:#}"),
+        };
+        assert_eq!(
+            refused(&[("--db", "one"), ("--mariadb", "two")]),
+            "--db and --mariadb each name a First server: strata observe follows one of each \
+             engine, give one"
+        );
+        assert_eq!(
+            refused(&[("--db", "one")]),
+            "--db: First has no server for strata observe to follow"
+        );
+        assert!(REGISTRY.observe(&[]).is_ok());
     }
 
     #[test]

@@ -20,6 +20,7 @@ pub const ENGINE: EngineEntry = EngineEntry {
     defaults: |_| defaults(),
     shown_db: |db| Ok(db.to_string()),
     configure: |data, request| Ok(Box::new(configure(data, request)?)),
+    observe: None,
 };
 
 /// SQLite's page and its cache: each session's cache_size.

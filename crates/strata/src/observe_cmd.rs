@@ -1,6 +1,6 @@
 //! `strata observe`: its options, the collectors of every layer it was
-//! asked for (the operating system's, PostgreSQL's, MariaDB's), and where
-//! its samples go; the loop itself is `strata_observe::watch`.
+//! asked for (the operating system's, and a database server's through its
+//! engine in the registry), and where its samples go; the loop itself is `strata_observe::watch`.
 //!
 //! Not for: sampling or showing (strata-observe).
 
@@ -14,10 +14,10 @@ use strata_core::metrics::Collector;
 use strata_observe::watch::{self, ObserveRequest, Shape, Shown};
 use strata_output::args::{OutputArgs, RecordingPath};
 use strata_output::render::Format;
-use strata_postgres::connect::ConnectionTarget;
 use strata_probe::collectors::{all_os_collectors, BlockTraceCollector, DeviceFilter};
 use strata_recording::format::check_path;
 use strata_recording::{Existing, RecordingWriter};
+use strata_run::engine::RecordedServers;
 
 #[derive(Args, Debug)]
 pub struct ObserveArgs {
@@ -59,7 +59,7 @@ pub fn run(mut args: ObserveArgs) -> anyhow::Result<i32> {
     }
     let agents = &mut args.request.agents;
     args.request.agent_access.apply(agents)?;
-    let mut collectors = collectors(&args.request)?;
+    let (mut collectors, databases) = collectors(&args.request)?;
     let other_hosts = strata_run::server_host::follow_others(&args.request.agents)?;
     collectors.extend(other_hosts.collectors);
     let interrupt = interrupt::install();
@@ -70,7 +70,7 @@ pub fn run(mut args: ObserveArgs) -> anyhow::Result<i32> {
                 &args.request.header(
                     crate::engines::redacted_command_line(),
                     interval,
-                    shown_postgres(&args.request),
+                    databases,
                     &other_hosts.hosts,
                 ),
                 existing,
@@ -114,38 +114,18 @@ fn report_page(output: &OutputArgs, path: &std::path::Path) -> anyhow::Result<()
     crate::output::print(output, &strata_output::Output::document(report))
 }
 
-/// Every collector of this machine asked for.
-fn collectors(args: &ObserveRequest) -> anyhow::Result<Vec<Box<dyn Collector>>> {
+/// Every collector of this machine asked for, and the database servers
+/// among them as the Recording's options name them.
+fn collectors(args: &ObserveRequest) -> anyhow::Result<(Vec<Box<dyn Collector>>, RecordedServers)> {
     let filter = match (&args.path, args.device.is_empty()) {
         (Some(path), _) => DeviceFilter::Path(path.clone()),
         (None, false) => DeviceFilter::Names(args.device.clone()),
         (None, true) => DeviceFilter::All,
     };
-    let mut pids = args.pid.clone();
-    let target = args
-        .postgres_url()
-        .map(ConnectionTarget::parse)
-        .transpose()?;
-    if let Some(target) = &target {
-        pids.extend(strata_postgres::collector::local_backend_pids(target)?);
-    }
+    let servers = crate::engines::REGISTRY.observe(&args.databases())?;
+    let pids = [args.pid.as_slice(), &servers.local_pids].concat();
     let mut collectors = all_os_collectors(filter, pids)?;
     collectors.push(Box::new(BlockTraceCollector::new()));
-    if let Some(target) = &target {
-        collectors.push(Box::new(
-            strata_postgres::collector::PostgresCollector::start(target)?,
-        ));
-    }
-    if let Some(url) = args.mariadb_url()? {
-        collectors.push(Box::new(
-            strata_mariadb::collector::MariaDbCollector::connect(url)?,
-        ));
-    }
-    Ok(collectors)
-}
-
-/// The PostgreSQL server observed, as it may be shown (no password).
-fn shown_postgres(args: &ObserveRequest) -> Option<String> {
-    let target = ConnectionTarget::parse(args.postgres_url()?).ok()?;
-    Some(target.redacted())
+    collectors.extend(servers.collectors);
+    Ok((collectors, servers.recorded))
 }
