@@ -9,7 +9,7 @@ use crate::MariaDbEngine;
 use anyhow::bail;
 use strata_run::engine::{EngineEntry, ObservedServer};
 use strata_run::options::DataRequest;
-use strata_run::request::{refuse_postgres_options, work_dir, EngineDefaults, EngineRequest};
+use strata_run::request::{work_dir, EngineDefaults, EngineRequest};
 
 /// MariaDB in the registry: `--db mysql://…` (or `mariadb://`), never the
 /// embedded default.
@@ -39,10 +39,9 @@ pub fn defaults() -> EngineDefaults {
     }
 }
 
-/// MariaDB's engine: `--db mysql://…` or a throwaway `mariadbd`, once no
-/// PostgreSQL-only option was given and its own checks pass.
+/// MariaDB's engine: `--db mysql://…` or a throwaway `mariadbd`, once its own checks
+/// pass.
 pub fn configure(data: &DataRequest, request: EngineRequest) -> anyhow::Result<MariaDbEngine> {
-    refuse_postgres_options(data, &request.read_path, KIND)?;
     let options: MariaDbOptions = data.engine_options.get()?;
     if options.performance_schema && data.db.is_some() {
         bail!(

@@ -11,9 +11,8 @@ use strata_run::engine_options::EngineOptions;
 
 /// MariaDB as the run's options, checks and text name it.
 pub const KIND: EngineKind = EngineKind(&EngineTraits {
-    name: "mariadb",
+    recorded: &strata_recording::environment::MARIADB,
     aliases: &["mysql"],
-    label: "MariaDB",
     has_server: true,
     capabilities: &[Capability::Sweep, Capability::Agents],
     log_directory: "redo directory",

@@ -11,9 +11,8 @@ use strata_run::engine_options::EngineOptions;
 
 /// PostgreSQL as the run's options, checks and text name it.
 pub const KIND: EngineKind = EngineKind(&EngineTraits {
-    name: "postgresql",
+    recorded: &strata_recording::environment::POSTGRESQL,
     aliases: &["postgres", "pg"],
-    label: "PostgreSQL",
     has_server: true,
     capabilities: &[
         Capability::UpdatePadding,
@@ -22,6 +21,9 @@ pub const KIND: EngineKind = EngineKind(&EngineTraits {
         Capability::Agents,
         Capability::PageCacheLimit,
         Capability::CgroupPageCache,
+        Capability::ConfFiles,
+        Capability::LoadParallel,
+        Capability::ReadPath,
     ],
     log_directory: "WAL directory ",
     without_counters: "\nDatabase: counters unavailable (see warnings)\n",

@@ -310,9 +310,10 @@ impl DeviceKind {
 }
 
 /// How a reader of a Recording takes each engine a run names in its
-/// environment: the one place a reader matches an engine's name (a run's
-/// engines are the binary's registry). An engine not here is shown by its
-/// name, its database counters read from its result, its cache unknown.
+/// environment: the one place a reader matches an engine's name, and
+/// where an engine's name and label are written (its `EngineTraits`
+/// refers to its entry here). An engine not here is shown by its name,
+/// its database counters read from its result, its cache unknown.
 #[derive(Debug, PartialEq)]
 pub struct RecordedEngine {
     /// As the environment's `engine` names it.
@@ -344,23 +345,29 @@ impl DatabaseCache {
     }
 }
 
-pub const RECORDED_ENGINES: &[RecordedEngine] = &[
-    RecordedEngine {
-        name: "postgresql",
-        label: "PostgreSQL",
-        cache: Some(DatabaseCache::SharedBuffers),
-    },
-    RecordedEngine {
-        name: "mariadb",
-        label: "MariaDB",
-        cache: Some(DatabaseCache::InnodbBufferPool),
-    },
-    RecordedEngine {
-        name: "sqlite",
-        label: "SQLite",
-        cache: None,
-    },
-];
+/// PostgreSQL, as its Recordings name it (strata-postgres's engine takes
+/// its name and label from here).
+pub const POSTGRESQL: RecordedEngine = RecordedEngine {
+    name: "postgresql",
+    label: "PostgreSQL",
+    cache: Some(DatabaseCache::SharedBuffers),
+};
+
+/// MariaDB, as its Recordings name it.
+pub const MARIADB: RecordedEngine = RecordedEngine {
+    name: "mariadb",
+    label: "MariaDB",
+    cache: Some(DatabaseCache::InnodbBufferPool),
+};
+
+/// SQLite, as its Recordings name it.
+pub const SQLITE: RecordedEngine = RecordedEngine {
+    name: "sqlite",
+    label: "SQLite",
+    cache: None,
+};
+
+pub const RECORDED_ENGINES: &[RecordedEngine] = &[POSTGRESQL, MARIADB, SQLITE];
 
 /// Engine options every run's Recording of this format has among its
 /// options, null where the run's engine has no such option: PostgreSQL's,

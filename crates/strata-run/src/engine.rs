@@ -130,6 +130,21 @@ impl Registry {
         )
     }
 
+    /// Refuses the first option given that needs a capability `kind`
+    /// lacks (`options`: each as the user writes it, whether it was given,
+    /// and what it needs).
+    pub fn refuse_given_without(
+        &self,
+        kind: EngineKind,
+        options: &[(&str, bool, Capability)],
+    ) -> anyhow::Result<()> {
+        let given = options.iter().filter(|(_, given, _)| *given);
+        for &(option, _, capability) in given {
+            self.refuse_without(kind, capability, option)?;
+        }
+        Ok(())
+    }
+
     /// Refuses another engine's own option given for `kind`.
     pub fn refuse_other_engines_options(
         &self,
@@ -340,9 +355,12 @@ mod tests {
         ($name:literal, $label:literal, $capabilities:expr) => {
             EngineEntry {
                 kind: EngineKind(&EngineTraits {
-                    name: $name,
+                    recorded: &strata_recording::environment::RecordedEngine {
+                        name: $name,
+                        label: $label,
+                        cache: None,
+                    },
                     aliases: &[],
-                    label: $label,
                     has_server: true,
                     capabilities: $capabilities,
                     log_directory: "",

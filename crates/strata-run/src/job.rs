@@ -75,6 +75,7 @@ pub fn resolve_setup(mut data: DataRequest, registry: Registry) -> anyhow::Resul
     request::choose_db(&mut data, None)?;
     data.agent_access.apply(&mut data.agents)?;
     let (kind, conf) = prepare(&data, registry)?;
+    registry.refuse_given_without(kind, &options_needing_capabilities(&data, None))?;
     let defaults = (registry.entry(kind)?.defaults)(&data);
     let driver = request::setup_driver_options(request::plan(&data, &conf, &defaults));
     let parts = Parts {
@@ -100,11 +101,10 @@ pub fn resolve_run(
     request::choose_db(&mut data, shard.as_mut())?;
     data.agent_access.apply(&mut data.agents)?;
     let (kind, conf) = prepare(&data, registry)?;
+    let needing = options_needing_capabilities(&data, Some(workload));
+    registry.refuse_given_without(kind, &needing)?;
     let defaults = (registry.entry(kind)?.defaults)(&data);
     let plan = request::plan(&data, &conf, &defaults);
-    if workload.update_pad_bytes.is_some() {
-        registry.refuse_without(kind, Capability::UpdatePadding, "--update-pad-bytes")?;
-    }
     let mut driver = request::driver_options(workload, plan, &conf)?;
     if let Some(threshold) = workload.io_outlier {
         block_trace::set_outlier_threshold_ms(threshold.as_secs_f64() * 1e3);
@@ -157,6 +157,53 @@ fn prepare(data: &DataRequest, registry: Registry) -> anyhow::Result<(EngineKind
     let kind = registry.choose(data)?;
     registry.refuse_other_engines_options(kind, &data.engine_options)?;
     Ok((kind, conf))
+}
+
+/// The options every engine's run takes that need a capability: each as
+/// the user writes it, whether it was given, and what it needs.
+fn options_needing_capabilities(
+    data: &DataRequest,
+    workload: Option<&WorkloadRequest>,
+) -> [(&'static str, bool, Capability); 8] {
+    let asked = |given: fn(&WorkloadRequest) -> bool| workload.is_some_and(given);
+    [
+        (
+            "--pgio-conf",
+            data.pgio_conf.is_some(),
+            Capability::ConfFiles,
+        ),
+        (
+            "--slob-conf",
+            data.slob_conf.is_some(),
+            Capability::ConfFiles,
+        ),
+        (
+            "--load-parallel",
+            data.load_parallel.is_some(),
+            Capability::LoadParallel,
+        ),
+        ("--agent", !data.agents.is_empty(), Capability::Agents),
+        (
+            "--page-cache-limit",
+            data.page_cache_limit.is_some(),
+            Capability::PageCacheLimit,
+        ),
+        (
+            "--io-method",
+            asked(|args| args.io_method.is_some()),
+            Capability::ReadPath,
+        ),
+        (
+            "--direct-io",
+            asked(|args| args.direct_io),
+            Capability::ReadPath,
+        ),
+        (
+            "--update-pad-bytes",
+            asked(|args| args.update_pad_bytes.is_some()),
+            Capability::UpdatePadding,
+        ),
+    ]
 }
 
 /// The most sessions of the run or its sweep, against what a limited page

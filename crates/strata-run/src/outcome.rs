@@ -12,6 +12,7 @@ use std::path::PathBuf;
 use strata_db::pagecache::PageCacheMethod;
 use strata_db::workdir::WorkDir;
 use strata_probe::blockdev::BlockDevice;
+use strata_recording::environment::RecordedEngine;
 use strata_slob::load::LoadReport;
 use strata_slob::schema::{SchemaPlan, BLOCK_BYTES};
 
@@ -22,12 +23,12 @@ pub use strata_slob::session::RunObserver;
 /// nothing else names an engine.
 #[derive(Debug)]
 pub struct EngineTraits {
-    /// The value of `--engine` that chooses it, and the Recording's.
-    pub name: &'static str,
+    /// Its name (the value of `--engine` that chooses it, and the
+    /// Recording's) and label (the product's name as its users write it),
+    /// as readers of its Recordings know them.
+    pub recorded: &'static RecordedEngine,
     /// Other values of `--engine` that choose it.
     pub aliases: &'static [&'static str],
-    /// The product's name as its users write it.
-    pub label: &'static str,
     /// Whether the database runs as server processes of its own (SQLite
     /// runs inside strata's session threads).
     pub has_server: bool,
@@ -52,7 +53,7 @@ pub struct EngineKind(pub &'static EngineTraits);
 
 impl PartialEq for EngineKind {
     fn eq(&self, other: &EngineKind) -> bool {
-        self.0.name == other.0.name
+        self.name() == other.name()
     }
 }
 
@@ -60,24 +61,24 @@ impl Eq for EngineKind {}
 
 impl Serialize for EngineKind {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(self.0.name)
+        serializer.serialize_str(self.name())
     }
 }
 
 impl EngineKind {
     /// Whether `--engine text` chooses it.
     pub fn is_named(self, text: &str) -> bool {
-        self.0.name == text || self.0.aliases.contains(&text)
+        self.name() == text || self.0.aliases.contains(&text)
     }
 
     /// The value of `--engine` that chooses it.
     pub fn name(self) -> &'static str {
-        self.0.name
+        self.0.recorded.name
     }
 
     /// The product's name as its users write it.
     pub fn label(self) -> &'static str {
-        self.0.label
+        self.0.recorded.label
     }
 
     /// Whether the database runs as server processes of its own.
@@ -109,6 +110,13 @@ pub enum Capability {
     /// The throwaway server's page cache held at its limit by a memory
     /// cgroup through the window (which caps the sessions per CPU).
     CgroupPageCache,
+    /// Defaults read from pgio.conf or SLOB's slob.conf (`--pgio-conf`,
+    /// `--slob-conf`).
+    ConfFiles,
+    /// Several loaders at once (`--load-parallel`).
+    LoadParallel,
+    /// The server's read path chosen (`--io-method`, `--direct-io`).
+    ReadPath,
 }
 
 /// Figures only one engine has (InnoDB's page reads vs read requests, its

@@ -617,9 +617,8 @@ mod tests {
     /// A server engine as the text names it (strata-postgres's own is
     /// PostgreSQL's; this crate cannot see it).
     const SERVER: EngineKind = EngineKind(&EngineTraits {
-        name: "postgresql",
+        recorded: &strata_recording::environment::POSTGRESQL,
         aliases: &[],
-        label: "PostgreSQL",
         has_server: true,
         capabilities: &[],
         log_directory: "WAL directory ",

@@ -166,33 +166,6 @@ pub fn run_seed(run_id: &str) -> u64 {
     })
 }
 
-/// Refuses, before any work, an option `engine` cannot honour.
-pub fn refuse_postgres_options(
-    data: &DataRequest,
-    read_path: &ReadPathRequest,
-    engine: EngineKind,
-) -> anyhow::Result<()> {
-    let options = vec![
-        ("--pgio-conf", data.pgio_conf.is_some()),
-        ("--slob-conf", data.slob_conf.is_some()),
-        ("--io-method", read_path.io_method.is_some()),
-        ("--direct-io", read_path.direct_io),
-        ("--load-parallel", data.load_parallel.is_some()),
-        (
-            "--agent",
-            !data.agents.is_empty() && !engine.can(Capability::Agents),
-        ),
-        (
-            "--page-cache-limit",
-            data.page_cache_limit.is_some() && !engine.can(Capability::PageCacheLimit),
-        ),
-    ];
-    if let Some((option, _)) = options.into_iter().find(|(_, given)| *given) {
-        bail!("{option} does not apply to --engine {}", engine.name());
-    }
-    Ok(())
-}
-
 /// `--agent` with the throwaway server strata makes here is refused before
 /// any work: that server's devices and CPU are this machine's, and an
 /// agent elsewhere would account them with another host's.

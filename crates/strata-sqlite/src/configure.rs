@@ -9,7 +9,7 @@ use anyhow::bail;
 use std::path::PathBuf;
 use strata_run::engine::EngineEntry;
 use strata_run::options::DataRequest;
-use strata_run::request::{refuse_postgres_options, work_dir, EngineDefaults, EngineRequest};
+use strata_run::request::{work_dir, EngineDefaults, EngineRequest};
 
 /// SQLite in the registry: `--engine sqlite`, and the embedded default
 /// where no PostgreSQL can run (it needs nothing but strata).
@@ -37,7 +37,6 @@ pub fn defaults() -> EngineDefaults {
 /// directory, once no PostgreSQL-only option was given and its own checks
 /// pass: all before any work starts.
 pub fn configure(data: &DataRequest, request: EngineRequest) -> anyhow::Result<SqliteEngine> {
-    refuse_postgres_options(data, &request.read_path, KIND)?;
     let database = match &data.db {
         Some(_) if data.work_dir.is_some() => {
             bail!("--work-dir applies to SQLite's temporary file, not to --db FILE")

@@ -10,9 +10,8 @@ use strata_run::engine_options::EngineOptions;
 
 /// SQLite as the run's options, checks and text name it.
 pub const KIND: EngineKind = EngineKind(&EngineTraits {
-    name: "sqlite",
+    recorded: &strata_recording::environment::SQLITE,
     aliases: &[],
-    label: "SQLite",
     has_server: false,
     capabilities: &[Capability::PageCacheLimit],
     log_directory: "WAL directory ",
