@@ -16,6 +16,12 @@
 //! 3. docs/architecture.md's table of each crate's strata dependencies is
 //!    its Cargo.toml's `[dependencies]`, crate for crate.
 //!
+//! 4. a database engine's crate (its src declares the registry entry
+//!    `pub const ENGINE: EngineEntry`) is a `[dependencies]` entry of the
+//!    binary alone, and the binary's code names it on one line: its entry
+//!    in the registry, crates/strata/src/engines.rs. A new engine is its
+//!    crate and that line.
+//!
 //! The checks read text; they do not run the compiler. The `analyzer_*`
 //! tests feed them small made-up crates, so that a check that could never
 //! fail shows up here.
@@ -99,6 +105,60 @@ fn architecture_md_lists_each_crate_s_strata_dependencies() {
         writeln!(report, "{name}: in the table, and no such crate").unwrap();
     }
     assert!(report.is_empty(), "docs/architecture.md:\n{report}");
+}
+
+#[test]
+fn an_engine_crate_is_named_only_by_its_line_in_the_registry() {
+    let engines: Vec<String> = crate_dirs()
+        .into_iter()
+        .filter(|dir| {
+            rust_files(&dir.join("src")).iter().any(|file| {
+                let code = strip(&std::fs::read_to_string(file).unwrap(), false, true);
+                code.contains("pub const ENGINE: EngineEntry")
+            })
+        })
+        .map(|dir| crate_name(&dir))
+        .collect();
+    assert_eq!(
+        engines,
+        ["strata-mariadb", "strata-postgres", "strata-sqlite"]
+    );
+    let mut report = String::new();
+    for dir in crate_dirs() {
+        let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
+        let depends = dependencies(&manifest).into_iter();
+        let normal = depends.filter(|(kind, _)| *kind == DependencyKind::Normal);
+        for (_, name) in normal.filter(|(_, name)| engines.contains(name)) {
+            if crate_name(&dir) != "strata" {
+                writeln!(report, "{}: depends on {name}", crate_name(&dir)).unwrap();
+            }
+        }
+    }
+    let binary = workspace_root().join("crates/strata/src");
+    for engine in &engines {
+        let identifier = engine.replace('-', "_");
+        let naming: Vec<String> = rust_files(&binary)
+            .iter()
+            .flat_map(|file| {
+                let code = strip(&std::fs::read_to_string(file).unwrap(), false, true);
+                let file = file.strip_prefix(&binary).unwrap().display().to_string();
+                let lines: Vec<String> = code
+                    .lines()
+                    .filter(|line| names_word(line, &identifier))
+                    .map(|line| format!("{file}: {}", line.trim()))
+                    .collect();
+                lines
+            })
+            .collect();
+        let registry_line = format!("engines.rs: {identifier}::ENGINE,");
+        if naming != [registry_line] {
+            writeln!(report, "the binary names {engine}: {naming:?}").unwrap();
+        }
+    }
+    assert!(
+        report.is_empty(),
+        "engines named outside the registry:\n{report}"
+    );
 }
 
 #[test]
