@@ -1,11 +1,20 @@
 //! The database-engine plug-in point: what `strata run` and `strata setup`
-//! need from a database. An engine provisions its database or connects to
-//! the user's, loads the SLOB data set, runs the sessions over the measured
-//! window, accounts for it across the layers and writes the Recording; the
-//! binary only chooses the engine and prints the [`SlobOutcome`].
+//! need from a database, and the parts of a run every engine shares.
+//!
+//! A run, in order: `job` resolves the options against the [`Registry`]
+//! (the engine, its capabilities and its own options checked, the
+//! Recording opened); the engine's [`DatabaseEngine::run`] provisions or
+//! reaches its database, loads what is missing and finds its environment;
+//! [`MeasuredPart::measure`] writes the Recording's environment and load,
+//! samples every layer each second and runs one window or the sweep
+//! through the engine's [`EngineWindows`]; [`Measured::record`] ends the
+//! Recording; the engine removes what it made, also on an error or an
+//! interrupt; the binary prints the [`SlobOutcome`]. docs/engines.md
+//! ("Writing an engine") maps each step to strata-sqlite's files.
 //!
 //! Each engine lives in a crate of its own (strata-postgres, strata-sqlite,
-//! strata-mariadb), which depends on this one.
+//! strata-mariadb), which depends on this one, and is one line of the
+//! binary's registry.
 //!
 //! Not for: the method's arithmetic (shared by every engine through
 //! `accounting` and strata-slob's sessions) or printing (`output`).
