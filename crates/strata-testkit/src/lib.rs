@@ -13,6 +13,7 @@ pub mod host;
 pub mod http;
 pub mod loopdev;
 pub mod mariadb;
+pub mod nfs;
 pub mod observer;
 pub mod postgres;
 pub mod process;

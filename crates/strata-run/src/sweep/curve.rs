@@ -169,10 +169,7 @@ pub(super) fn database_reads(
 
 /// The reading window's updates, where its workload updates and it
 /// committed.
-fn reading_updates(
-    figures: &RunFigures,
-    workload: &WorkloadOptions,
-) -> Option<ReadingUpdates> {
+fn reading_updates(figures: &RunFigures, workload: &WorkloadOptions) -> Option<ReadingUpdates> {
     let commit = figures.workload.commits()?;
     if workload.update_pct <= 0.0 {
         return None;

@@ -1,0 +1,310 @@
+//! The file strata reads and writes on an export: found or made under the
+//! export's root (LOOKUP, CREATE), its size and the server's transfer sizes
+//! (GETATTR, FSINFO), its reads and writes (READ; WRITE as FILE_SYNC or
+//! UNSTABLE, then COMMIT), and its removal. As on a local filesystem,
+//! strata writes only a file it made. NFSv3 has no extended attributes, so
+//! strata marks a file it makes with an empty file beside it,
+//! `.NAME.strata`; a file without the mark is opened read-only, and only
+//! a marked file (with its mark) is ever removed.
+//!
+//! Not for: pipelining (the caller sends [`NfsFile::read_args`] and
+//! [`NfsFile::write_args`] on its own connections), or finding the export
+//! (`mount`).
+
+use crate::mount;
+use crate::rpc::RpcConnection;
+use crate::url::NfsUrl;
+use anyhow::{bail, Context};
+use nfs3_types::nfs3::{
+    self, createhow3, diropargs3, filename3, nfs_fh3, sattr3, stable_how, writeverf3, COMMIT3args,
+    COMMIT3res, CREATE3args, CREATE3res, FSINFO3args, FSINFO3res, GETATTR3args, GETATTR3res,
+    LOOKUP3args, LOOKUP3res, Nfs3Option, Nfs3Result, READ3args, READ3res, REMOVE3args, REMOVE3res,
+    WRITE3args, WRITE3res, NFS_PROGRAM,
+};
+use nfs3_types::xdr_codec::Opaque;
+
+/// The sizes of one READ or WRITE the server takes (FSINFO): the most, and
+/// the one it prefers (a mount's default rsize and wsize).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Transfer {
+    pub read_max_bytes: u32,
+    pub read_preferred_bytes: u32,
+    pub write_max_bytes: u32,
+    pub write_preferred_bytes: u32,
+}
+
+/// A file on an export, and what strata may do to it.
+#[derive(Debug)]
+pub struct NfsFile {
+    pub url: NfsUrl,
+    /// The export the file lies under.
+    pub export: String,
+    /// The NFS service's port on the server.
+    pub port: u16,
+    pub handle: nfs_fh3,
+    pub size_bytes: u64,
+    pub transfer: Transfer,
+    /// Whether strata made the file: only then may it write or remove it.
+    pub strata_made: bool,
+    directory: nfs_fh3,
+    name: String,
+}
+
+/// What a WRITE did: the bytes the server took and how durably.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Written {
+    pub bytes: u32,
+    pub committed: stable_how,
+    pub verifier: writeverf3,
+}
+
+/// An NFS version 3 procedure, as [`RpcConnection::send`] takes it.
+pub fn procedure(which: NFS_PROGRAM) -> (u32, u32, u32) {
+    (nfs3::PROGRAM, nfs3::VERSION, which as u32)
+}
+
+/// A result's value, or an error naming what was asked and the server's
+/// status.
+pub fn answered<T, E>(result: Nfs3Result<T, E>, asked: impl Fn() -> String) -> anyhow::Result<T> {
+    match result {
+        Nfs3Result::Ok(value) => Ok(value),
+        Nfs3Result::Err((status, _)) => bail!("{}: {status}", asked()),
+    }
+}
+
+fn name_of(name: &str) -> filename3<'_> {
+    filename3(Opaque::borrowed(name.as_bytes()))
+}
+
+impl NfsFile {
+    /// The file at `url`, made when missing and `create` (with its mark).
+    /// Errors name the URL and what the server said, before any I/O.
+    pub fn open(url: &NfsUrl, create: bool) -> anyhow::Result<NfsFile> {
+        let host = url.host.as_str();
+        let exports = mount::exports(host)?;
+        let Some((export, names)) = exports
+            .iter()
+            .filter_map(|export| Some((export, url.names_under(export)?)))
+            .max_by_key(|(export, _)| export.len())
+        else {
+            bail!(
+                "{url}: no export of {host} holds {}; its exports: {}",
+                url.path,
+                exports.join(", ")
+            );
+        };
+        let root = mount::mount(host, export)?;
+        let port = match url.port {
+            Some(port) => port,
+            None => mount::port_of(host, nfs3::PROGRAM, nfs3::VERSION)?,
+        };
+        let mut connection = RpcConnection::connect(host, port)?;
+        let (name, parents) = names.split_last().context("no file name")?;
+        let mut directory = root.clone();
+        for parent in parents {
+            directory = lookup(&mut connection, &directory, parent)?
+                .with_context(|| format!("{url}: no directory {parent} on the server"))?;
+        }
+        let mark = format!(".{name}.strata");
+        let (handle, strata_made) = match lookup(&mut connection, &directory, name)? {
+            Some(handle) => {
+                let marked = lookup(&mut connection, &directory, &mark)?.is_some();
+                (handle, marked)
+            }
+            None if create => {
+                let handle = make(&mut connection, &directory, name)?;
+                make(&mut connection, &directory, &mark)?;
+                (handle, true)
+            }
+            None => bail!("{url}: no such file on the server"),
+        };
+        Ok(NfsFile {
+            url: url.clone(),
+            export: export.clone(),
+            port,
+            size_bytes: size_of(&mut connection, &handle)?,
+            transfer: transfer_of(&mut connection, &root)?,
+            handle,
+            strata_made,
+            directory,
+            name: name.to_string(),
+        })
+    }
+
+    /// A new connection to the file's NFS service.
+    pub fn connect(&self) -> anyhow::Result<RpcConnection> {
+        RpcConnection::connect(&self.url.host, self.port)
+    }
+
+    /// A READ of `count` bytes at `offset`.
+    pub fn read_args(&self, offset: u64, count: u32) -> READ3args {
+        READ3args {
+            file: self.handle.clone(),
+            offset,
+            count,
+        }
+    }
+
+    /// A WRITE of `data` at `offset`; refused for a file strata did not make.
+    pub fn write_args<'a>(
+        &self,
+        offset: u64,
+        data: &'a [u8],
+        stable: stable_how,
+    ) -> anyhow::Result<WRITE3args<'a>> {
+        if !self.strata_made {
+            bail!(
+                "{}: strata did not make this file (no .{}.strata beside it) and never writes it",
+                self.url,
+                self.name
+            );
+        }
+        Ok(WRITE3args {
+            file: self.handle.clone(),
+            offset,
+            count: u32::try_from(data.len()).context("a WRITE of 4 GiB or more")?,
+            stable,
+            data: Opaque::borrowed(data),
+        })
+    }
+
+    /// Reads `count` bytes at `offset` in one READ; fewer at the file's end.
+    pub fn read_at(
+        &self,
+        connection: &mut RpcConnection,
+        offset: u64,
+        count: u32,
+    ) -> anyhow::Result<Vec<u8>> {
+        let result: READ3res = connection.call(
+            procedure(NFS_PROGRAM::NFSPROC3_READ),
+            &self.read_args(offset, count),
+        )?;
+        let read = answered(result, || format!("{}: READ at {offset}", self.url))?;
+        Ok(read.data.as_ref().to_vec())
+    }
+
+    /// Writes `data` at `offset` in one WRITE.
+    pub fn write_at(
+        &self,
+        connection: &mut RpcConnection,
+        offset: u64,
+        data: &[u8],
+        stable: stable_how,
+    ) -> anyhow::Result<Written> {
+        let arguments = self.write_args(offset, data, stable)?;
+        let result: WRITE3res =
+            connection.call(procedure(NFS_PROGRAM::NFSPROC3_WRITE), &arguments)?;
+        let written = answered(result, || format!("{}: WRITE at {offset}", self.url))?;
+        Ok(Written {
+            bytes: written.count,
+            committed: written.committed,
+            verifier: written.verf,
+        })
+    }
+
+    /// COMMITs every UNSTABLE write of the file; the server's verifier.
+    pub fn commit(&self, connection: &mut RpcConnection) -> anyhow::Result<writeverf3> {
+        let arguments = COMMIT3args {
+            file: self.handle.clone(),
+            offset: 0,
+            count: 0,
+        };
+        let result: COMMIT3res =
+            connection.call(procedure(NFS_PROGRAM::NFSPROC3_COMMIT), &arguments)?;
+        Ok(answered(result, || format!("{}: COMMIT", self.url))?.verf)
+    }
+
+    /// Removes the file and its mark, when strata made it; a file strata
+    /// did not make is left as it is.
+    pub fn remove(self) -> anyhow::Result<bool> {
+        if !self.strata_made {
+            return Ok(false);
+        }
+        let mut connection = self.connect()?;
+        for name in [self.name.clone(), format!(".{}.strata", self.name)] {
+            let arguments = REMOVE3args {
+                object: diropargs3 {
+                    dir: self.directory.clone(),
+                    name: name_of(&name),
+                },
+            };
+            let result: REMOVE3res =
+                connection.call(procedure(NFS_PROGRAM::NFSPROC3_REMOVE), &arguments)?;
+            answered(result, || format!("{}: REMOVE {name}", self.url))?;
+        }
+        Ok(true)
+    }
+}
+
+/// `name` in `directory`, when it is there.
+fn lookup(
+    connection: &mut RpcConnection,
+    directory: &nfs_fh3,
+    name: &str,
+) -> anyhow::Result<Option<nfs_fh3>> {
+    let arguments = LOOKUP3args {
+        what: diropargs3 {
+            dir: directory.clone(),
+            name: name_of(name),
+        },
+    };
+    let result: LOOKUP3res =
+        connection.call(procedure(NFS_PROGRAM::NFSPROC3_LOOKUP), &arguments)?;
+    match result {
+        Nfs3Result::Ok(found) => Ok(Some(found.object)),
+        Nfs3Result::Err((nfs3::nfsstat3::NFS3ERR_NOENT, _)) => Ok(None),
+        Nfs3Result::Err((status, _)) => bail!("LOOKUP {name}: {status}"),
+    }
+}
+
+/// Makes `name` in `directory` (GUARDED: never over a file that is there).
+fn make(
+    connection: &mut RpcConnection,
+    directory: &nfs_fh3,
+    name: &str,
+) -> anyhow::Result<nfs_fh3> {
+    let arguments = CREATE3args {
+        where_: diropargs3 {
+            dir: directory.clone(),
+            name: name_of(name),
+        },
+        how: createhow3::GUARDED(sattr3 {
+            mode: Nfs3Option::Some(0o644),
+            ..sattr3::default()
+        }),
+    };
+    let result: CREATE3res =
+        connection.call(procedure(NFS_PROGRAM::NFSPROC3_CREATE), &arguments)?;
+    let made = answered(result, || format!("CREATE {name}"))?;
+    match made.obj {
+        Nfs3Option::Some(handle) => Ok(handle),
+        Nfs3Option::None => lookup(connection, directory, name)?
+            .with_context(|| format!("CREATE {name}: made, then not found")),
+    }
+}
+
+fn size_of(connection: &mut RpcConnection, handle: &nfs_fh3) -> anyhow::Result<u64> {
+    let arguments = GETATTR3args {
+        object: handle.clone(),
+    };
+    let result: GETATTR3res =
+        connection.call(procedure(NFS_PROGRAM::NFSPROC3_GETATTR), &arguments)?;
+    Ok(answered(result, || "GETATTR".to_string())?
+        .obj_attributes
+        .size)
+}
+
+fn transfer_of(connection: &mut RpcConnection, root: &nfs_fh3) -> anyhow::Result<Transfer> {
+    let arguments = FSINFO3args {
+        fsroot: root.clone(),
+    };
+    let result: FSINFO3res =
+        connection.call(procedure(NFS_PROGRAM::NFSPROC3_FSINFO), &arguments)?;
+    let info = answered(result, || "FSINFO".to_string())?;
+    Ok(Transfer {
+        read_max_bytes: info.rtmax,
+        read_preferred_bytes: info.rtpref,
+        write_max_bytes: info.wtmax,
+        write_preferred_bytes: info.wtpref,
+    })
+}

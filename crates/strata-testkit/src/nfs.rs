@@ -1,0 +1,92 @@
+//! An NFS filer on another host ([`HostedFiler`]): nfs-ganesha with its VFS
+//! backend, exporting one directory of the shared filesystem over NFSv3 on
+//! TCP, beside an rpcbind of its own, both run in a [`NamespaceHost`] with
+//! a private /run (so that neither meets this machine's rpcbind, nor
+//! another test's filer). Debian's nfs-ganesha, nfs-ganesha-vfs and
+//! rpcbind, installed by scripts/install-test-deps.
+//!
+//! Knows no strata-nfs type.
+
+use crate::host::NamespaceHost;
+use crate::process::wait_until;
+use std::net::{Ipv4Addr, SocketAddr, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+pub struct HostedFiler {
+    /// The exported directory, as this machine sees it.
+    pub export: PathBuf,
+    pub address: Ipv4Addr,
+    dir: tempfile::TempDir,
+}
+
+impl HostedFiler {
+    /// The NFS service's port.
+    pub const NFS_PORT: u16 = 2049;
+    /// The MOUNT service's port.
+    pub const MOUNT_PORT: u16 = 20048;
+
+    /// Starts the filer on `host`, exporting `export` with root's writes
+    /// kept as root's; returns once its portmapper, MOUNT and NFS services
+    /// accept connections.
+    pub fn start(host: &mut NamespaceHost, export: &Path) -> HostedFiler {
+        let dir = tempfile::tempdir_in("/tmp").unwrap();
+        let config = dir.path().join("ganesha.conf");
+        std::fs::write(&config, ganesha_config(export)).unwrap();
+        let log = dir.path().join("ganesha.log");
+        let script = format!(
+            "set -e; mount -t tmpfs strata-filer-run /run; mkdir -p /run/rpcbind; \
+             rpcbind -f -w & \
+             for _ in $(seq 100); do [ -S /run/rpcbind.sock ] && break; sleep 0.05; done; \
+             exec ganesha.nfsd -F -f {} -L {} -p {} -N NIV_EVENT",
+            config.display(),
+            log.display(),
+            dir.path().join("ganesha.pid").display()
+        );
+        let _ = host.spawn("sh", &["-c", &script], None, Stdio::null());
+        let filer = HostedFiler {
+            export: export.to_path_buf(),
+            address: host.address,
+            dir,
+        };
+        filer.wait_until_ready();
+        filer
+    }
+
+    /// `nfs://ADDRESS/EXPORT/NAME`.
+    pub fn url(&self, name: &str) -> String {
+        format!("nfs://{}{}/{name}", self.address, self.export.display())
+    }
+
+    /// What ganesha logged so far.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("ganesha.log")).unwrap_or_default()
+    }
+
+    fn wait_until_ready(&self) {
+        let what = format!("the hosted nfs-ganesha (its log: {})", self.log());
+        wait_until(Duration::from_secs(60), &what, || {
+            [111, Self::MOUNT_PORT, Self::NFS_PORT].iter().all(|&port| {
+                let address = SocketAddr::from((self.address, port));
+                TcpStream::connect_timeout(&address, Duration::from_millis(200)).is_ok()
+            })
+        });
+    }
+}
+
+/// NFSv3 only, on fixed ports, one export with root kept as root (the
+/// test runs as root and owns what it makes).
+fn ganesha_config(export: &Path) -> String {
+    format!(
+        "NFS_CORE_PARAM {{ Protocols = 3; NFS_Port = {}; MNT_Port = {}; Enable_RQUOTA = false; }}\n\
+         NFSV4 {{ Graceless = true; }}\n\
+         EXPORT {{\n  Export_Id = 1; Path = {path}; Pseudo = {path}; Protocols = 3;\n  \
+         Access_Type = RW; Squash = No_Root_Squash; Transports = TCP; SecType = sys;\n  \
+         FSAL {{ Name = VFS; }}\n}}\n\
+         LOG {{ Default_Log_Level = EVENT; }}\n",
+        HostedFiler::NFS_PORT,
+        HostedFiler::MOUNT_PORT,
+        path = export.display()
+    )
+}
