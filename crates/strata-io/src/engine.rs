@@ -32,6 +32,18 @@ pub struct IoCompletion {
     pub result: i64,
 }
 
+/// What an engine that talks to a server (NFS) put on the wire, as it
+/// counted it: its calls and their replies, the bytes of both (each RPC
+/// record with its mark), and the calls' round trips added up.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WireCounters {
+    pub calls: u64,
+    pub replies: u64,
+    pub bytes_sent: u64,
+    pub bytes_received: u64,
+    pub round_trip_ns: u64,
+}
+
 pub trait IoEngine {
     fn name(&self) -> &'static str;
     /// How many requests may be in flight at once on this instance.
@@ -47,4 +59,9 @@ pub trait IoEngine {
         min_complete: usize,
         completions: &mut Vec<IoCompletion>,
     ) -> io::Result<()>;
+    /// What it put on the wire; `None` for an engine of this machine's
+    /// kernel (psync, io_uring).
+    fn wire(&self) -> Option<WireCounters> {
+        None
+    }
 }

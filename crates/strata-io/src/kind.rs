@@ -61,7 +61,8 @@ impl fmt::Display for IoEngineKind {
     }
 }
 
-fn make_buffers(depth: usize, buffer_len: usize) -> Vec<AlignedBuffer> {
+/// `depth` aligned buffers of `buffer_len` bytes of random data.
+pub(crate) fn make_buffers(depth: usize, buffer_len: usize) -> Vec<AlignedBuffer> {
     let mut rng = strata_core::random::FastRng::from_entropy();
     (0..depth)
         .map(|_| {

@@ -1,5 +1,5 @@
 //! strata-io: the machinery that issues I/O — engines behind one trait
-//! (io_uring, psync), aligned buffers, and targets (test files strata
+//! (io_uring, psync, and NFS from user space), aligned buffers, and targets (test files strata
 //! creates and fills, block devices the user names).
 //!
 //! Not for: deciding what I/O to issue or measuring it; that is the workload
@@ -9,9 +9,10 @@
 pub mod buffer;
 pub mod engine;
 pub mod kind;
+pub mod nfs;
 pub mod psync;
 pub mod target;
 pub mod uring;
 
-pub use engine::{IoCompletion, IoEngine, IoRequest, Operation};
+pub use engine::{IoCompletion, IoEngine, IoRequest, Operation, WireCounters};
 pub use kind::IoEngineKind;

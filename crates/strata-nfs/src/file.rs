@@ -12,7 +12,7 @@
 //! (`mount`).
 
 use crate::mount;
-use crate::rpc::RpcConnection;
+use crate::rpc::{Reply, RpcConnection};
 use crate::url::NfsUrl;
 use anyhow::{bail, Context};
 use nfs3_types::nfs3::{
@@ -56,6 +56,24 @@ pub struct Written {
     pub bytes: u32,
     pub committed: stable_how,
     pub verifier: writeverf3,
+}
+
+/// A READ's reply: the bytes read (at the file's end, fewer than asked).
+pub fn read_reply(reply: &Reply) -> anyhow::Result<Vec<u8>> {
+    let result: READ3res = reply.decode()?;
+    let read = answered(result, || "READ".to_string())?;
+    Ok(read.data.0.into_owned())
+}
+
+/// A WRITE's reply: what the server took, and how durably.
+pub fn write_reply(reply: &Reply) -> anyhow::Result<Written> {
+    let result: WRITE3res = reply.decode()?;
+    let written = answered(result, || "WRITE".to_string())?;
+    Ok(Written {
+        bytes: written.count,
+        committed: written.committed,
+        verifier: written.verf,
+    })
 }
 
 /// An NFS version 3 procedure, as [`RpcConnection::send`] takes it.
@@ -168,6 +186,34 @@ impl NfsFile {
         })
     }
 
+    /// Sends a READ of `count` bytes at `offset` on `connection`; its XID.
+    pub fn send_read(
+        &self,
+        connection: &mut RpcConnection,
+        offset: u64,
+        count: u32,
+    ) -> anyhow::Result<u32> {
+        let arguments = self.read_args(offset, count);
+        connection.send(procedure(NFS_PROGRAM::NFSPROC3_READ), &arguments)
+    }
+
+    /// Sends a WRITE of `data` at `offset` on `connection`, FILE_SYNC when
+    /// `durable` and UNSTABLE otherwise; its XID.
+    pub fn send_write(
+        &self,
+        connection: &mut RpcConnection,
+        offset: u64,
+        data: &[u8],
+        durable: bool,
+    ) -> anyhow::Result<u32> {
+        let stable = match durable {
+            true => stable_how::FILE_SYNC,
+            false => stable_how::UNSTABLE,
+        };
+        let arguments = self.write_args(offset, data, stable)?;
+        connection.send(procedure(NFS_PROGRAM::NFSPROC3_WRITE), &arguments)
+    }
+
     /// Reads `count` bytes at `offset` in one READ; fewer at the file's end.
     pub fn read_at(
         &self,
@@ -175,12 +221,9 @@ impl NfsFile {
         offset: u64,
         count: u32,
     ) -> anyhow::Result<Vec<u8>> {
-        let result: READ3res = connection.call(
-            procedure(NFS_PROGRAM::NFSPROC3_READ),
-            &self.read_args(offset, count),
-        )?;
-        let read = answered(result, || format!("{}: READ at {offset}", self.url))?;
-        Ok(read.data.as_ref().to_vec())
+        let xid = self.send_read(connection, offset, count)?;
+        let reply = connection.receive_one(xid)?;
+        read_reply(&reply).with_context(|| format!("{}: at {offset}", self.url))
     }
 
     /// Writes `data` at `offset` in one WRITE.

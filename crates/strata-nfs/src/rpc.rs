@@ -181,6 +181,11 @@ impl RpcConnection {
         arguments: &impl Pack,
     ) -> anyhow::Result<R> {
         let xid = self.send(procedure, arguments)?;
+        self.receive_one(xid)?.decode()
+    }
+
+    /// The reply to call `xid`, the only one in flight.
+    pub fn receive_one(&mut self, xid: u32) -> anyhow::Result<Reply> {
         let reply = self.receive()?;
         if reply.xid != xid {
             bail!(
@@ -189,7 +194,7 @@ impl RpcConnection {
                 reply.xid
             );
         }
-        reply.decode()
+        Ok(reply)
     }
 
     /// One record: its fragments joined, at most [`MAX_RECORD_BYTES`].

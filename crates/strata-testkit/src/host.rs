@@ -92,6 +92,13 @@ impl NamespaceHost {
         host
     }
 
+    /// This side's end of the veth pair: its counters
+    /// (`/sys/class/net/NAME/statistics`) are every byte to and from the
+    /// host.
+    pub fn interface(&self) -> &str {
+        &self.veth
+    }
+
     /// Programs started from now on share this machine's PID namespace
     /// (and /proc), as a host's processes share its kernel's: for a host
     /// whose agent traces block requests and names their processes.
