@@ -6,6 +6,7 @@
 //! Not for: parsing options or drawing progress; the caller passes resolved
 //! settings and an observer.
 
+use crate::nfs::{NfsRequest, NfsTarget};
 use crate::offsets::ByteRange;
 use crate::point::{run_point, PointContext, PointProgress, WatchedDevices};
 use crate::result::{PointResult, Summary};
@@ -14,6 +15,7 @@ use anyhow::{bail, Context};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use strata_core::units::format_size;
 use strata_io::target::{self, Preparation, TargetKind, TemporaryFile};
 use strata_io::IoEngineKind;
@@ -32,6 +34,8 @@ pub enum TargetChoice {
     File { path: PathBuf, size_bytes: u64 },
     /// An existing block device.
     Device { path: PathBuf },
+    /// A file on an NFS server, through strata's own client.
+    Nfs(NfsRequest),
 }
 
 /// A range as the user gave it: bytes, or percentages of the target.
@@ -139,6 +143,8 @@ pub struct Calibration {
     size_bytes: u64,
     kind: TargetKind,
     temporary: Option<TemporaryFile>,
+    /// The file on an NFS server, for an `nfs://` target.
+    nfs: Option<NfsTarget>,
 }
 
 /// The hidden temporary files an earlier calibrate left in `dir` (killed
@@ -178,20 +184,36 @@ impl Calibration {
             };
             target::check_direct_io(dir)?;
         }
-        let (path, size_bytes, kind, temporary) = match &config.target {
-            TargetChoice::Temporary { dir, size_bytes } => {
-                remove_abandoned_temporaries(dir);
-                target::check_free_space(dir, *size_bytes)?;
-                let temporary = TemporaryFile::new_in(dir)?;
-                (
-                    temporary.path().to_path_buf(),
-                    *size_bytes,
-                    TargetKind::File,
-                    Some(temporary),
-                )
-            }
-            TargetChoice::File { path, size_bytes } => check_file(path, *size_bytes, writes)?,
-            TargetChoice::Device { path } => check_device(path, writes, config.allow_write_device)?,
+        let nfs = match &config.target {
+            TargetChoice::Nfs(request) => Some(request.check(writes)?),
+            _ => None,
+        };
+        let (path, size_bytes, kind, temporary) = match (&config.target, &nfs) {
+            (TargetChoice::Nfs(request), Some(nfs)) => (
+                PathBuf::from(request.url.to_string()),
+                nfs.size_bytes,
+                TargetKind::File,
+                None,
+            ),
+            (TargetChoice::Nfs(_), None) => unreachable!("an NFS target was checked above"),
+            (target, _) => match target {
+                TargetChoice::Temporary { dir, size_bytes } => {
+                    remove_abandoned_temporaries(dir);
+                    target::check_free_space(dir, *size_bytes)?;
+                    let temporary = TemporaryFile::new_in(dir)?;
+                    (
+                        temporary.path().to_path_buf(),
+                        *size_bytes,
+                        TargetKind::File,
+                        Some(temporary),
+                    )
+                }
+                TargetChoice::File { path, size_bytes } => check_file(path, *size_bytes, writes)?,
+                TargetChoice::Device { path } => {
+                    check_device(path, writes, config.allow_write_device)?
+                }
+                TargetChoice::Nfs(_) => unreachable!("matched above"),
+            },
         };
         let calibration = Calibration {
             config,
@@ -199,9 +221,22 @@ impl Calibration {
             size_bytes,
             kind,
             temporary,
+            nfs,
         };
-        calibration.check_geometry()?;
+        if let Err(error) = calibration.check_geometry() {
+            calibration.remove_what_the_checks_made();
+            return Err(error);
+        }
         Ok(calibration)
+    }
+
+    /// An NFS file made by the checks, when a later check refused the
+    /// calibration (a local temporary file goes with `temporary`).
+    fn remove_what_the_checks_made(self) {
+        let made = self.nfs.filter(|nfs| nfs.made_now);
+        if let Some(file) = made.and_then(|nfs| Arc::into_inner(nfs.file)) {
+            let _ = file.remove();
+        }
     }
 
     fn check_geometry(&self) -> anyhow::Result<()> {
@@ -241,6 +276,9 @@ impl Calibration {
     }
 
     fn alignment(&self) -> u64 {
+        if self.nfs.is_some() {
+            return 4096;
+        }
         let device = match self.kind {
             TargetKind::BlockDevice => blockdev::device_of_node(&self.path).ok(),
             TargetKind::File => blockdev::device_of_path(parent_of(&self.path)).ok(),
@@ -279,6 +317,7 @@ impl Calibration {
             devices: &watched,
             interrupt,
             seed: self.config.seed,
+            nfs: self.nfs.as_ref(),
         };
         let sampler = recording.as_ref().map(|_| layer_sampler(&watched));
         let points = self.run_points(&context, observer, recording.as_mut())?;
@@ -338,6 +377,9 @@ impl Calibration {
         interrupt: &AtomicBool,
         observer: &mut dyn CalibrationObserver,
     ) -> anyhow::Result<Option<Preparation>> {
+        if let Some(nfs) = &self.nfs {
+            return nfs.fill(interrupt, &mut |done, total| observer.filling(done, total));
+        }
         if self.kind == TargetKind::BlockDevice || (self.temporary.is_none() && !self.must_fill()) {
             return Ok(None);
         }
@@ -354,6 +396,9 @@ impl Calibration {
     }
 
     fn describe(&self) -> TargetDescription {
+        if let Some(nfs) = &self.nfs {
+            return self.describe_nfs(nfs);
+        }
         let device = match self.kind {
             TargetKind::BlockDevice => blockdev::device_of_node(&self.path),
             TargetKind::File => blockdev::device_of_path(&self.path),
@@ -380,6 +425,27 @@ impl Calibration {
             device,
             physical_devices,
             device_note,
+        }
+    }
+
+    /// An NFS file: its devices are the server's, not this machine's.
+    fn describe_nfs(&self, nfs: &NfsTarget) -> TargetDescription {
+        let url = &nfs.file.url;
+        TargetDescription {
+            path: self.path.clone(),
+            kind: "nfs_file",
+            temporary: false,
+            size_bytes: self.size_bytes,
+            range: self.config.range.resolve(self.size_bytes),
+            engine: self.config.engine.name(),
+            direct: self.config.direct,
+            device: None,
+            physical_devices: Vec::new(),
+            device_note: Some(format!(
+                "the file is on NFS server {} (export {}): its devices are the server's, not \
+                 observed from here",
+                url.host, nfs.file.export
+            )),
         }
     }
 

@@ -30,10 +30,23 @@ pub struct CalibrateRequest {
     #[arg(long, conflicts_with = "workload")]
     pub sweep: bool,
 
-    /// File or block device to test. Default: a temporary file of --size in the
-    /// current directory, removed afterwards
-    #[arg(long, value_name = "PATH")]
+    /// File or block device to test, or a file on an NFS server as
+    /// nfs://HOST[:PORT]/EXPORT/PATH, read and written by strata's own NFS
+    /// client (as Oracle's Direct NFS does). Default: a temporary file of
+    /// --size in the current directory, removed afterwards
+    #[arg(long, value_name = "PATH|URL")]
     pub target: Option<PathBuf>,
+
+    /// With an nfs:// target: TCP connections to the server (Direct NFS's
+    /// channels), each job's requests in flight spread over them [default: 1]
+    #[arg(long, value_name = "N", value_parser = |s: &str| input::bounded(s, 1, 64).map(|v| v as usize))]
+    pub nfs_connections: Option<usize>,
+
+    /// With an nfs:// target: the most bytes one READ or WRITE call carries,
+    /// as a mount's rsize and wsize (a 1 MiB request at 32KiB is 32 calls)
+    /// [default: the server's preferred sizes]
+    #[arg(long, value_name = "SIZE", value_parser = input::size)]
+    pub nfs_transfer: Option<u64>,
 
     /// Directory of the temporary test file when no --target is given: a
     /// directory on the storage to test [default: the current directory]
@@ -50,10 +63,12 @@ pub struct CalibrateRequest {
     #[arg(long, value_name = "START-END", value_parser = parse_range)]
     pub range: Option<RangeSpec>,
 
-    /// I/O engine: io_uring (many requests in flight per thread) or psync
-    /// (pread/pwrite, one thread per outstanding request). [default: psync
-    /// for log-write (pwrite then fdatasync, as a database's log writer
-    /// does), else io_uring when the kernel allows it, else psync]
+    /// I/O engine: io_uring (many requests in flight per thread), psync
+    /// (pread/pwrite, one thread per outstanding request) or nfs (strata's
+    /// NFS client, the only one for an nfs:// target). [default: nfs for an
+    /// nfs:// target; psync for log-write (pwrite then fdatasync, as a
+    /// database's log writer does), else io_uring when the kernel allows it,
+    /// else psync]
     #[arg(long, value_name = "ENGINE", value_parser = |s: &str| input::one_of(s, IoEngineKind::NAMES, IoEngineKind::parse))]
     pub engine: Option<IoEngineKind>,
 

@@ -170,6 +170,49 @@ pub fn device_table(points: &[PointResult]) -> String {
     out
 }
 
+/// The NFS table: each point's calls as strata's client counted them;
+/// `None` when no point went to an NFS server.
+pub fn nfs_table(points: &[PointResult]) -> Option<String> {
+    let mut rows = points
+        .iter()
+        .filter_map(|point| Some((point, point.nfs.as_ref()?)))
+        .peekable();
+    rows.peek()?;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{:<34} {:<15} {:>5} {:>9} {:>9} {:>8} {:>11} {:>9} {:>9} {:>9}",
+        "point",
+        "server",
+        "conn",
+        "transfer",
+        "calls/s",
+        "calls/IO",
+        "round trip",
+        "sent MB/s",
+        "recv MB/s",
+        "overhead"
+    );
+    for (point, nfs) in rows {
+        let mb_per_s = |bytes: u64| bytes as f64 / 1e6 / point.window_s.max(f64::MIN_POSITIVE);
+        let _ = writeln!(
+            out,
+            "{:<34} {:<15} {:>5} {:>9} {:>9.0} {:>8.2} {:>11} {:>9.1} {:>9.1} {:>8.1}%",
+            point.name,
+            nfs.server,
+            nfs.connections,
+            format_size(u64::from(nfs.transfer_bytes)),
+            nfs.calls_per_s,
+            nfs.calls_per_io,
+            micros(nfs.round_trip_mean_us),
+            mb_per_s(nfs.bytes_sent),
+            mb_per_s(nfs.bytes_received),
+            nfs.protocol_overhead_pct,
+        );
+    }
+    Some(out)
+}
+
 /// strata's own mean time per request of `op` over a point's groups,
 /// weighted by their requests, µs.
 fn strata_mean_us(point: &PointResult, op: &str) -> Option<f64> {
@@ -369,10 +412,10 @@ pub fn describe_target(target: &TargetDescription, peak_requests_per_s: f64) -> 
         format_size(target.size_bytes),
         if target.temporary { ", temporary" } else { "" },
         target.engine,
-        if target.direct {
-            "O_DIRECT"
-        } else {
-            "buffered (page cache)"
+        match (target.kind, target.direct) {
+            ("nfs_file", _) => "strata's own NFS client (no client cache)",
+            (_, true) => "O_DIRECT",
+            (_, false) => "buffered (page cache)",
         },
         target.range.start_bytes,
         target.range.end_bytes,
@@ -544,16 +587,29 @@ pub fn report_text(outcome: &CalibrationOutcome, outlier_us: f64) -> String {
         "\nWorkload — strata's own count of its requests (IOPS = requests/s, MB/s = 10^6 bytes/s)\n",
     );
     out.push_str(&workload_table(&outcome.points));
-    out.push_str(
-        "\nDevice — /proc/diskstats over the same measured windows (iostat -x definitions)\n",
-    );
-    out.push_str(&device_table(&outcome.points));
-    out.push_str(
-        "\nRequests traced one by one — the target's device (BPF; µs): missed, ends not traced \
-         (in diskstats' count, not in the times), D2C device time, Q2C the block layer's whole \
-         time, strata its own per request, host/IO the difference\n",
-    );
-    out.push_str(&trace_table(&outcome.points));
+    match nfs_table(&outcome.points) {
+        Some(nfs) => {
+            out.push_str(
+                "\nNFS — strata's own calls over the same measured windows: calls/IO (an I/O \
+                 larger than the transfer size is several), round trip from send to reply, the \
+                 RPC records' bytes beside the data's (TCP/IP's own not included)\n",
+            );
+            out.push_str(&nfs);
+        }
+        None => {
+            out.push_str(
+                "\nDevice — /proc/diskstats over the same measured windows (iostat -x \
+                 definitions)\n",
+            );
+            out.push_str(&device_table(&outcome.points));
+            out.push_str(
+                "\nRequests traced one by one — the target's device (BPF; µs): missed, ends not \
+                 traced (in diskstats' count, not in the times), D2C device time, Q2C the block \
+                 layer's whole time, strata its own per request, host/IO the difference\n",
+            );
+            out.push_str(&trace_table(&outcome.points));
+        }
+    }
     let batches = batch_table(&outcome.points);
     if !batches.is_empty() {
         out.push_str(

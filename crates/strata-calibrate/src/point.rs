@@ -5,6 +5,7 @@
 //!
 //! Not for: planning points or printing them.
 
+use crate::nfs::NfsTarget;
 use crate::offsets::{ByteRange, OffsetGenerator};
 use crate::result::{
     CpuFigures, DeviceFigures, GroupResult, OutlierRecord, PointResult, SecondSample, Verification,
@@ -19,7 +20,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Barrier, OnceLock};
 use std::time::{Duration, Instant};
 use strata_io::target::open_target;
-use strata_io::{IoEngineKind, Operation};
+use strata_io::{EngineTarget, IoEngineKind, Operation};
 use strata_probe::blocktrace::TraceSnapshot;
 use strata_probe::diskstats::{find, DeviceDelta, DiskStat};
 
@@ -48,6 +49,8 @@ pub struct PointContext<'a> {
     /// Set by Ctrl-C.
     pub interrupt: &'a AtomicBool,
     pub seed: u64,
+    /// The file on an NFS server, for an `nfs://` target.
+    pub nfs: Option<&'a NfsTarget>,
 }
 
 /// What a progress display learns while a point runs.
@@ -117,7 +120,12 @@ pub fn run_point(
     Ok(merge(spec, context, outcomes, window))
 }
 
+/// Each group's open target; none for an NFS target, whose workers each
+/// open a connection of their own.
 fn open_group_files(spec: &PointSpec, context: &PointContext) -> anyhow::Result<Vec<File>> {
+    if context.nfs.is_some() {
+        return Ok(Vec::new());
+    }
     spec.groups
         .iter()
         .map(|group| {
@@ -133,17 +141,22 @@ fn open_group_files(spec: &PointSpec, context: &PointContext) -> anyhow::Result<
 
 fn worker_plans(spec: &PointSpec, context: &PointContext, files: &[File]) -> Vec<WorkerPlan> {
     let mut plans = Vec::new();
-    for (group_index, (group, file)) in spec.groups.iter().zip(files).enumerate() {
-        let depth = context.engine.depth_per_instance(group.queue_depth);
-        let instances = group.outstanding() / depth;
-        for instance in 0..instances {
+    for (group_index, group) in spec.groups.iter().enumerate() {
+        let depths = instance_depths(group, context);
+        let instances = depths.len();
+        for (instance, depth) in depths.into_iter().enumerate() {
             let seed = context.seed
                 ^ ((group_index as u64) << 32 | instance as u64).wrapping_mul(0x9E37_79B9);
+            let target = match (context.nfs, files.get(group_index)) {
+                (Some(nfs), _) => nfs.engine_target(),
+                (None, Some(file)) => EngineTarget::Fd(file.as_raw_fd()),
+                (None, None) => unreachable!("a file is open for every group"),
+            };
             plans.push(WorkerPlan {
                 role: format!("calibrate {}", group.label),
                 group: group_index,
                 engine: context.engine,
-                fd: file.as_raw_fd(),
+                target,
                 depth,
                 block_size: group.block_size_bytes,
                 read_pct: group.read_pct,
@@ -163,6 +176,21 @@ fn worker_plans(spec: &PointSpec, context: &PointContext, files: &[File]) -> Vec
         }
     }
     plans
+}
+
+/// The requests each of a group's workers keeps in flight: for an NFS
+/// target, each job's spread over the connections (a worker each); else
+/// the engine's depth per thread, as many threads as that takes.
+fn instance_depths(group: &GroupSpec, context: &PointContext) -> Vec<usize> {
+    match context.nfs {
+        Some(nfs) => (0..group.jobs)
+            .flat_map(|_| nfs.depths(group.queue_depth))
+            .collect(),
+        None => {
+            let depth = context.engine.depth_per_instance(group.queue_depth);
+            vec![depth; group.outstanding() / depth]
+        }
+    }
 }
 
 fn budget_share(stop_rule: StopRule, instance: usize, instances: usize) -> Option<u64> {
@@ -346,6 +374,9 @@ fn merge(
         slow_ios,
         outliers_dropped: outcomes.iter().map(|o| o.outliers_dropped).sum(),
         errors,
+        nfs: context
+            .nfs
+            .map(|nfs| nfs.figures(&outcomes, &groups, seconds)),
         groups,
         block_trace: Some(block_trace),
     }

@@ -8,6 +8,7 @@
 //! Not for: running the points (`calibration`) or printing (`output`).
 
 use crate::calibration::{CalibrationConfig, RangeSpec, ResolvedOptions, TargetChoice};
+use crate::nfs::NfsRequest;
 use crate::options::CalibrateRequest;
 use crate::plan::{self, GroupOverrides, SweepOptions, Workload};
 use crate::point::OUTLIER_FLOOR_NS;
@@ -19,6 +20,7 @@ use strata_core::units::{format_duration, format_size, GIB, KIB};
 use strata_db::workdir::{WorkDir, WorkDirRequest};
 use strata_io::target::{kind_of, TargetKind};
 use strata_io::IoEngineKind;
+use strata_nfs::NfsUrl;
 use strata_recording::Existing;
 
 /// A calibration ready to check and run, with what the binary says first.
@@ -43,9 +45,15 @@ pub fn resolve(
             !path.exists() || strata_io::target::created_by_strata(path)
         }
         TargetChoice::Temporary { .. } => true,
+        TargetChoice::Nfs(nfs) => {
+            strata_nfs::NfsFile::find(&nfs.url)?.is_none_or(|file| file.strata_made)
+        }
     };
     let points = plan_points(request, writable)?;
-    let engine = choose_engine(request.engine, only_durable_writes(&points), &mut notes)?;
+    let engine = match &target {
+        TargetChoice::Nfs(_) => nfs_engine(request.engine)?,
+        _ => choose_engine(request.engine, only_durable_writes(&points), &mut notes)?,
+    };
     validate_groups(&points, engine)?;
     let stop_rule = stop_rule(request)?;
     let options = resolved_options(request, engine, stop_rule, points.clone());
@@ -165,9 +173,51 @@ fn choose_engine(
     }
 }
 
+/// An `nfs://` target's engine: strata's NFS client, the only one.
+fn nfs_engine(asked: Option<IoEngineKind>) -> anyhow::Result<IoEngineKind> {
+    match asked {
+        None | Some(IoEngineKind::Nfs) => Ok(IoEngineKind::Nfs),
+        Some(other) => bail!(
+            "--engine {other} does not reach an nfs:// --target: strata's NFS client (--engine \
+             nfs) does"
+        ),
+    }
+}
+
+/// `--target nfs://…` and the options that go with it, or an error naming
+/// an option that needs one or does not apply to one.
+fn nfs_choice(request: &CalibrateRequest) -> anyhow::Result<Option<TargetChoice>> {
+    let url = request.target.as_ref().and_then(|path| path.to_str());
+    let Some(url) = url.filter(|url| NfsUrl::is_nfs(url)) else {
+        for (option, given) in [
+            ("--nfs-connections", request.nfs_connections.is_some()),
+            ("--nfs-transfer", request.nfs_transfer.is_some()),
+            ("--engine nfs", request.engine == Some(IoEngineKind::Nfs)),
+        ] {
+            if given {
+                bail!("{option} needs an nfs://HOST/EXPORT/PATH --target");
+            }
+        }
+        return Ok(None);
+    };
+    let url = NfsUrl::parse(url).map_err(|error| error.context("--target"))?;
+    if request.buffered {
+        bail!("--buffered does not apply to an nfs:// --target: strata's NFS client has no cache");
+    }
+    Ok(Some(TargetChoice::Nfs(NfsRequest {
+        url,
+        size_bytes: request.size,
+        connections: request.nfs_connections.unwrap_or(1),
+        transfer_bytes: request.nfs_transfer,
+    })))
+}
+
 fn target_choice(request: &CalibrateRequest) -> anyhow::Result<TargetChoice> {
     if request.size == Some(0) {
         bail!("--size must be more than 0 bytes");
+    }
+    if let Some(nfs) = nfs_choice(request)? {
+        return Ok(nfs);
     }
     let Some(path) = &request.target else {
         let dir = match &request.work_dir {

@@ -69,6 +69,18 @@ fn unchecked_reason(points: &[PointResult], direct: bool) -> Option<Reason> {
         .iter()
         .filter(|point| point.verification.is_none())
         .count();
+    if let Some(nfs) = points.iter().find_map(|point| point.nfs.as_ref()) {
+        return Some(Reason::new(
+            "no_device_checked",
+            format!(
+                "{unchecked} of {} points went to NFS server {}, whose devices strata does not \
+                 watch from here: nothing shows that their I/O reached a device (the server's \
+                 cache may have served it)",
+                points.len(),
+                nfs.server
+            ),
+        ));
+    }
     (direct && unchecked > 0).then(|| {
         Reason::new(
             "no_device_checked",

@@ -10,12 +10,13 @@
 
 use crate::offsets::OffsetGenerator;
 use serde::Serialize;
-use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Barrier, OnceLock};
 use std::time::{Duration, Instant};
 use strata_core::histogram::LatencyHistogram;
-use strata_io::{IoCompletion, IoEngine, IoEngineKind, IoRequest, Operation};
+use strata_io::{
+    EngineTarget, IoCompletion, IoEngine, IoEngineKind, IoRequest, Operation, WireCounters,
+};
 use strata_probe::blocktrace::shared::ThreadRole;
 
 /// Kept per worker so a long run with a sick device cannot eat memory.
@@ -25,7 +26,7 @@ const MAX_OUTLIERS_PER_WORKER: usize = 10_000;
 pub struct WorkerPlan {
     pub group: usize,
     pub engine: IoEngineKind,
-    pub fd: RawFd,
+    pub target: EngineTarget,
     pub depth: usize,
     pub block_size: u32,
     pub read_pct: f64,
@@ -109,6 +110,9 @@ pub struct WorkerOutcome {
     /// Sorted batches begun and ended inside the window, each timed whole.
     pub batches: LatencyHistogram,
     pub error: Option<String>,
+    /// What the engine put on the wire from the window's start (an NFS
+    /// engine's calls).
+    pub wire: Option<WireCounters>,
 }
 
 struct InFlight {
@@ -142,6 +146,8 @@ struct Worker<'a> {
     /// queue depth exceeds a batch.
     open_batches: Vec<OpenBatch>,
     outcome: WorkerOutcome,
+    /// The engine's wire counters when the window began.
+    wire_from: Option<WireCounters>,
 }
 
 /// Runs one worker to the end of the point; never panics on I/O errors,
@@ -149,7 +155,7 @@ struct Worker<'a> {
 pub fn run_worker(plan: WorkerPlan, shared: &Shared, index: usize) -> WorkerOutcome {
     let engine = plan
         .engine
-        .open(plan.fd, plan.depth, plan.block_size as usize);
+        .open(plan.target.clone(), plan.depth, plan.block_size as usize);
     // Where the roles' table has no room, its requests are counted by
     // process only, as strata's.
     let _role = ThreadRole::give(&plan.role).ok();
@@ -188,8 +194,11 @@ pub fn run_worker(plan: WorkerPlan, shared: &Shared, index: usize) -> WorkerOutc
             group,
             ..WorkerOutcome::default()
         },
+        wire_from: None,
     };
     worker.run();
+    let wire = worker.engine.wire();
+    worker.outcome.wire = wire.map(|end| end.since(worker.wire_from.unwrap_or(end)));
     worker.outcome
 }
 
@@ -198,6 +207,9 @@ impl Worker<'_> {
         let mut completions = Vec::with_capacity(self.plan.depth);
         loop {
             let now = Instant::now();
+            if self.wire_from.is_none() && now >= self.timeline.measure_from {
+                self.wire_from = self.engine.wire();
+            }
             let issuing = self.still_issuing(now);
             if issuing {
                 if let Err(error) = self.fill_slots(now) {

@@ -44,6 +44,30 @@ pub struct WireCounters {
     pub round_trip_ns: u64,
 }
 
+impl WireCounters {
+    /// What was counted since `earlier`.
+    pub fn since(self, earlier: WireCounters) -> WireCounters {
+        WireCounters {
+            calls: self.calls.saturating_sub(earlier.calls),
+            replies: self.replies.saturating_sub(earlier.replies),
+            bytes_sent: self.bytes_sent.saturating_sub(earlier.bytes_sent),
+            bytes_received: self.bytes_received.saturating_sub(earlier.bytes_received),
+            round_trip_ns: self.round_trip_ns.saturating_sub(earlier.round_trip_ns),
+        }
+    }
+
+    /// Both added.
+    pub fn plus(self, other: WireCounters) -> WireCounters {
+        WireCounters {
+            calls: self.calls + other.calls,
+            replies: self.replies + other.replies,
+            bytes_sent: self.bytes_sent + other.bytes_sent,
+            bytes_received: self.bytes_received + other.bytes_received,
+            round_trip_ns: self.round_trip_ns + other.round_trip_ns,
+        }
+    }
+}
+
 pub trait IoEngine {
     fn name(&self) -> &'static str;
     /// How many requests may be in flight at once on this instance.

@@ -8,6 +8,8 @@ use crate::engine::IoEngine;
 use std::fmt;
 use std::io;
 use std::os::fd::RawFd;
+use std::sync::Arc;
+use strata_nfs::NfsFile;
 
 /// The engines strata has.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -16,15 +18,37 @@ pub enum IoEngineKind {
     IoUring,
     /// pread/pwrite: one thread per outstanding request, like fio's psync.
     Psync,
+    /// NFSv3 from user space (`nfs`): one TCP connection per instance, many
+    /// calls in flight on it; only for an `nfs://` target.
+    Nfs,
+}
+
+/// What an engine does its I/O to.
+#[derive(Clone, Debug)]
+pub enum EngineTarget {
+    /// A file or block device of this machine, open.
+    Fd(RawFd),
+    /// strata's file on an NFS server, and the most bytes one call carries.
+    Nfs {
+        file: Arc<NfsFile>,
+        transfer_bytes: u32,
+    },
+}
+
+impl From<RawFd> for EngineTarget {
+    fn from(fd: RawFd) -> EngineTarget {
+        EngineTarget::Fd(fd)
+    }
 }
 
 impl IoEngineKind {
-    pub const NAMES: &'static [&'static str] = &["io_uring", "psync"];
+    pub const NAMES: &'static [&'static str] = &["io_uring", "psync", "nfs"];
 
     pub fn parse(name: &str) -> Option<Self> {
         match name {
             "io_uring" | "io-uring" | "uring" => Some(IoEngineKind::IoUring),
             "psync" | "sync" => Some(IoEngineKind::Psync),
+            "nfs" => Some(IoEngineKind::Nfs),
             _ => None,
         }
     }
@@ -33,24 +57,49 @@ impl IoEngineKind {
         match self {
             IoEngineKind::IoUring => "io_uring",
             IoEngineKind::Psync => "psync",
+            IoEngineKind::Nfs => "nfs",
         }
     }
 
     /// How deep one instance may go: psync does one request at a time.
     pub fn depth_per_instance(self, wanted: usize) -> usize {
         match self {
-            IoEngineKind::IoUring => wanted,
+            IoEngineKind::IoUring | IoEngineKind::Nfs => wanted,
             IoEngineKind::Psync => 1,
         }
     }
 
-    /// Makes an engine over `fd` with `depth` slots of `buffer_len` bytes;
-    /// buffers for writes are filled with random data.
-    pub fn open(self, fd: RawFd, depth: usize, buffer_len: usize) -> io::Result<Box<dyn IoEngine>> {
-        let buffers = make_buffers(depth, buffer_len);
-        Ok(match self {
-            IoEngineKind::IoUring => Box::new(crate::uring::UringEngine::new(fd, buffers)?),
-            IoEngineKind::Psync => Box::new(crate::psync::PsyncEngine::new(fd, buffers)),
+    /// Makes an engine over `target` with `depth` slots of `buffer_len`
+    /// bytes; buffers for writes are filled with random data.
+    pub fn open(
+        self,
+        target: EngineTarget,
+        depth: usize,
+        buffer_len: usize,
+    ) -> io::Result<Box<dyn IoEngine>> {
+        Ok(match (self, target) {
+            (IoEngineKind::IoUring, EngineTarget::Fd(fd)) => Box::new(
+                crate::uring::UringEngine::new(fd, make_buffers(depth, buffer_len))?,
+            ),
+            (IoEngineKind::Psync, EngineTarget::Fd(fd)) => Box::new(
+                crate::psync::PsyncEngine::new(fd, make_buffers(depth, buffer_len)),
+            ),
+            (
+                IoEngineKind::Nfs,
+                EngineTarget::Nfs {
+                    file,
+                    transfer_bytes,
+                },
+            ) => Box::new(
+                crate::nfs::NfsEngine::open(file, depth, buffer_len, transfer_bytes)
+                    .map_err(|error| io::Error::other(format!("{error:#}")))?,
+            ),
+            (kind, _) => {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!("the {kind} engine does not do I/O to this target"),
+                ))
+            }
         })
     }
 }

@@ -15,4 +15,4 @@ pub mod target;
 pub mod uring;
 
 pub use engine::{IoCompletion, IoEngine, IoRequest, Operation, WireCounters};
-pub use kind::IoEngineKind;
+pub use kind::{EngineTarget, IoEngineKind};

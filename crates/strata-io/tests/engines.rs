@@ -17,7 +17,7 @@ fn patterned_file(dir: &std::path::Path, blocks: usize) -> std::path::PathBuf {
 }
 
 fn run_requests(kind: IoEngineKind, fd: i32, requests: &[IoRequest]) -> Vec<IoCompletion> {
-    let mut engine = kind.open(fd, requests.len(), BLOCK).unwrap();
+    let mut engine = kind.open(fd.into(), requests.len(), BLOCK).unwrap();
     for request in requests {
         engine.queue(*request).unwrap();
     }
@@ -35,7 +35,7 @@ fn both_engines_read_the_right_bytes_with_o_direct() {
     let expected = std::fs::read(&path).unwrap();
     let file = open_target(&path, true, false, false).unwrap();
     for kind in [IoEngineKind::IoUring, IoEngineKind::Psync] {
-        let mut engine = kind.open(file.as_raw_fd(), 4, BLOCK).unwrap();
+        let mut engine = kind.open(file.as_raw_fd().into(), 4, BLOCK).unwrap();
         for (slot, block) in [3u64, 0, 15, 7].iter().enumerate() {
             engine
                 .queue(IoRequest {

@@ -98,54 +98,49 @@ impl NfsFile {
     /// The file at `url`, made when missing and `create` (with its mark).
     /// Errors name the URL and what the server said, before any I/O.
     pub fn open(url: &NfsUrl, create: bool) -> anyhow::Result<NfsFile> {
-        let host = url.host.as_str();
-        let exports = mount::exports(host)?;
-        let Some((export, names)) = exports
-            .iter()
-            .filter_map(|export| Some((export, url.names_under(export)?)))
-            .max_by_key(|(export, _)| export.len())
-        else {
-            bail!(
-                "{url}: no export of {host} holds {}; its exports: {}",
-                url.path,
-                exports.join(", ")
-            );
-        };
-        let root = mount::mount(host, export)?;
-        let port = match url.port {
-            Some(port) => port,
-            None => mount::port_of(host, nfs3::PROGRAM, nfs3::VERSION)?,
-        };
-        let mut connection = RpcConnection::connect(host, port)?;
-        let (name, parents) = names.split_last().context("no file name")?;
-        let mut directory = root.clone();
-        for parent in parents {
-            directory = lookup(&mut connection, &directory, parent)?
-                .with_context(|| format!("{url}: no directory {parent} on the server"))?;
-        }
-        let mark = format!(".{name}.strata");
-        let (handle, strata_made) = match lookup(&mut connection, &directory, name)? {
-            Some(handle) => {
-                let marked = lookup(&mut connection, &directory, &mark)?.is_some();
-                (handle, marked)
-            }
+        let mut place = Place::of(url)?;
+        match lookup(&mut place.connection, &place.directory, &place.name)? {
+            Some(handle) => NfsFile::at(place, handle, None),
             None if create => {
-                let handle = make(&mut connection, &directory, name)?;
-                make(&mut connection, &directory, &mark)?;
-                (handle, true)
+                let handle = make(&mut place.connection, &place.directory, &place.name)?;
+                let mark = place.mark();
+                make(&mut place.connection, &place.directory, &mark)?;
+                NfsFile::at(place, handle, Some(true))
             }
             None => bail!("{url}: no such file on the server"),
+        }
+    }
+
+    /// The file at `url` when it is there; `None` when its directory holds
+    /// no such file.
+    pub fn find(url: &NfsUrl) -> anyhow::Result<Option<NfsFile>> {
+        let mut place = Place::of(url)?;
+        match lookup(&mut place.connection, &place.directory, &place.name)? {
+            Some(handle) => Ok(Some(NfsFile::at(place, handle, None)?)),
+            None => Ok(None),
+        }
+    }
+
+    /// The file `handle` at `place`; whether strata made it, when not
+    /// known, from its mark.
+    fn at(mut place: Place, handle: nfs_fh3, strata_made: Option<bool>) -> anyhow::Result<NfsFile> {
+        let strata_made = match strata_made {
+            Some(made) => made,
+            None => {
+                let mark = place.mark();
+                lookup(&mut place.connection, &place.directory, &mark)?.is_some()
+            }
         };
         Ok(NfsFile {
-            url: url.clone(),
-            export: export.clone(),
-            port,
-            size_bytes: size_of(&mut connection, &handle)?,
-            transfer: transfer_of(&mut connection, &root)?,
+            url: place.url,
+            export: place.export,
+            port: place.port,
+            size_bytes: size_of(&mut place.connection, &handle)?,
+            transfer: transfer_of(&mut place.connection, &place.root)?,
             handle,
             strata_made,
-            directory,
-            name: name.to_string(),
+            directory: place.directory,
+            name: place.name,
         })
     }
 
@@ -276,6 +271,64 @@ impl NfsFile {
             answered(result, || format!("{}: REMOVE {name}", self.url))?;
         }
         Ok(true)
+    }
+}
+
+/// Where a URL's file is: its export and that export's root, the NFS
+/// service's port, the file's directory and name, and a connection there.
+struct Place {
+    url: NfsUrl,
+    export: String,
+    port: u16,
+    root: nfs_fh3,
+    directory: nfs_fh3,
+    name: String,
+    connection: RpcConnection,
+}
+
+impl Place {
+    /// The export the URL lies under (the longest), mounted, and each
+    /// directory of its path looked up.
+    fn of(url: &NfsUrl) -> anyhow::Result<Place> {
+        let host = url.host.as_str();
+        let exports = mount::exports(host)?;
+        let Some((export, names)) = exports
+            .iter()
+            .filter_map(|export| Some((export, url.names_under(export)?)))
+            .max_by_key(|(export, _)| export.len())
+        else {
+            bail!(
+                "{url}: no export of {host} holds {}; its exports: {}",
+                url.path,
+                exports.join(", ")
+            );
+        };
+        let root = mount::mount(host, export)?;
+        let port = match url.port {
+            Some(port) => port,
+            None => mount::port_of(host, nfs3::PROGRAM, nfs3::VERSION)?,
+        };
+        let mut connection = RpcConnection::connect(host, port)?;
+        let (name, parents) = names.split_last().context("no file name")?;
+        let mut directory = root.clone();
+        for parent in parents {
+            directory = lookup(&mut connection, &directory, parent)?
+                .with_context(|| format!("{url}: no directory {parent} on the server"))?;
+        }
+        Ok(Place {
+            url: url.clone(),
+            export: export.clone(),
+            port,
+            root,
+            directory,
+            name: name.to_string(),
+            connection,
+        })
+    }
+
+    /// The mark of a file strata made: `.NAME.strata` beside it.
+    fn mark(&self) -> String {
+        format!(".{}.strata", self.name)
     }
 }
 

@@ -177,6 +177,36 @@ pub struct PointResult {
     /// why not; `None` in Recordings before it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub block_trace: Option<crate::run::BlockTraceFigures>,
+    /// An `nfs://` target's calls, as strata's own client counted them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nfs: Option<NfsFigures>,
+}
+
+/// A point's NFS calls over its measured window, as strata's own client
+/// counted them on its connections (an `nfs://` target).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct NfsFigures {
+    pub server: String,
+    /// TCP connections per job (`--nfs-connections`).
+    pub connections: u32,
+    /// The most bytes one READ or WRITE call carried (`--nfs-transfer`).
+    pub transfer_bytes: u32,
+    pub calls: u64,
+    pub replies: u64,
+    pub calls_per_s: f64,
+    /// Calls per I/O: an I/O larger than the transfer size is several.
+    pub calls_per_io: f64,
+    /// From a call's send to its reply, µs, mean: the server's time and
+    /// the network's, and the calls sent before it on its connection.
+    pub round_trip_mean_us: f64,
+    /// The RPC records' bytes on the connections, each with its mark.
+    pub bytes_sent: u64,
+    pub bytes_received: u64,
+    /// The I/Os' bytes of data, read and written.
+    pub data_bytes: u64,
+    /// The records' bytes beyond the data, % of the data: the protocol's
+    /// own (RPC and NFS headers); TCP/IP's is not in it.
+    pub protocol_overhead_pct: f64,
 }
 
 impl PointResult {

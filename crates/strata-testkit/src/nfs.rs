@@ -19,6 +19,7 @@ pub struct HostedFiler {
     pub export: PathBuf,
     pub address: Ipv4Addr,
     dir: tempfile::TempDir,
+    program: usize,
 }
 
 impl HostedFiler {
@@ -44,11 +45,12 @@ impl HostedFiler {
             log.display(),
             dir.path().join("ganesha.pid").display()
         );
-        let _ = host.spawn("sh", &["-c", &script], None, Stdio::null());
+        let program = host.spawn("sh", &["-c", &script], None, Stdio::null());
         let filer = HostedFiler {
             export: export.to_path_buf(),
             address: host.address,
             dir,
+            program,
         };
         filer.wait_until_ready();
         filer
@@ -57,6 +59,12 @@ impl HostedFiler {
     /// `nfs://ADDRESS/EXPORT/NAME`.
     pub fn url(&self, name: &str) -> String {
         format!("nfs://{}{}/{name}", self.address, self.export.display())
+    }
+
+    /// Kills the filer (its rpcbind and ganesha), as a server that goes
+    /// away: its connections are reset.
+    pub fn stop(&self, host: &mut NamespaceHost) {
+        host.stop(self.program);
     }
 
     /// What ganesha logged so far.
