@@ -11,6 +11,7 @@
 use crate::result::GroupResult;
 use crate::worker::WorkerOutcome;
 use anyhow::{bail, ensure};
+use std::net::{IpAddr, ToSocketAddrs};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use strata_core::units::{format_size, GIB, KIB};
@@ -47,6 +48,8 @@ pub struct NfsTarget {
     /// Whether this calibration made the file (and so removes it when a
     /// later check refuses the calibration).
     pub made_now: bool,
+    /// The interface this host reaches the server through (IPv4).
+    pub interface: Option<String>,
 }
 
 impl NfsRequest {
@@ -74,6 +77,7 @@ impl NfsRequest {
             (true, None, existing) => existing,
         };
         let target = NfsTarget {
+            interface: interface_to(&self.url.host),
             size_bytes,
             connections: self.connections,
             transfer_bytes: self.transfer(&file)?,
@@ -109,13 +113,28 @@ impl NfsRequest {
     }
 }
 
+/// The interface this host reaches `host` through, when `host` has an
+/// IPv4 address.
+fn interface_to(host: &str) -> Option<String> {
+    let addresses = (host, 0).to_socket_addrs().ok()?;
+    let address = addresses
+        .into_iter()
+        .find_map(|address| match address.ip() {
+            IpAddr::V4(address) => Some(address),
+            IpAddr::V6(_) => None,
+        })?;
+    strata_probe::route::interface_to(address)
+}
+
 impl NfsTarget {
     /// A point's calls, from its workers' wire counters over the window.
+    /// `nic`: the interface's bytes received and sent at the window's
+    /// start and end.
     pub fn figures(
         &self,
-        outcomes: &[WorkerOutcome],
-        groups: &[GroupResult],
+        (outcomes, groups): (&[WorkerOutcome], &[GroupResult]),
         seconds: f64,
+        nic: Option<((u64, u64), (u64, u64))>,
     ) -> NfsFigures {
         let wires = outcomes.iter().filter_map(|outcome| outcome.wire);
         let wire = wires.fold(WireCounters::default(), WireCounters::plus);
@@ -137,6 +156,9 @@ impl NfsTarget {
             data_bytes,
             protocol_overhead_pct: ratio(record_bytes - data_bytes as f64, data_bytes as f64)
                 * 100.0,
+            interface: self.interface.clone(),
+            interface_bytes_received: nic.map(|(start, end)| end.0.saturating_sub(start.0)),
+            interface_bytes_sent: nic.map(|(start, end)| end.1.saturating_sub(start.1)),
         }
     }
 

@@ -181,7 +181,7 @@ pub fn nfs_table(points: &[PointResult]) -> Option<String> {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{:<34} {:<15} {:>5} {:>9} {:>9} {:>8} {:>11} {:>9} {:>9} {:>9}",
+        "{:<34} {:<15} {:>5} {:>9} {:>9} {:>8} {:>11} {:>9} {:>9} {:>9} {:>13}",
         "point",
         "server",
         "conn",
@@ -191,13 +191,14 @@ pub fn nfs_table(points: &[PointResult]) -> Option<String> {
         "round trip",
         "sent MB/s",
         "recv MB/s",
-        "overhead"
+        "overhead",
+        "NIC recv MB/s"
     );
     for (point, nfs) in rows {
         let mb_per_s = |bytes: u64| bytes as f64 / 1e6 / point.window_s.max(f64::MIN_POSITIVE);
         let _ = writeln!(
             out,
-            "{:<34} {:<15} {:>5} {:>9} {:>9.0} {:>8.2} {:>11} {:>9.1} {:>9.1} {:>8.1}%",
+            "{:<34} {:<15} {:>5} {:>9} {:>9.0} {:>8.2} {:>11} {:>9.1} {:>9.1} {:>8.1}% {:>13}",
             point.name,
             nfs.server,
             nfs.connections,
@@ -208,6 +209,8 @@ pub fn nfs_table(points: &[PointResult]) -> Option<String> {
             mb_per_s(nfs.bytes_sent),
             mb_per_s(nfs.bytes_received),
             nfs.protocol_overhead_pct,
+            nfs.interface_bytes_received
+                .map_or("-".to_string(), |bytes| format!("{:.1}", mb_per_s(bytes))),
         );
     }
     Some(out)
@@ -592,7 +595,8 @@ pub fn report_text(outcome: &CalibrationOutcome, outlier_us: f64) -> String {
             out.push_str(
                 "\nNFS — strata's own calls over the same measured windows: calls/IO (an I/O \
                  larger than the transfer size is several), round trip from send to reply, the \
-                 RPC records' bytes beside the data's (TCP/IP's own not included)\n",
+                 RPC records' bytes beside the data's (TCP/IP's own not included), and what the \
+                 interface to the server received (all of its traffic)\n",
             );
             out.push_str(&nfs);
         }

@@ -70,17 +70,21 @@ struct Edge {
     trace: Option<TraceSnapshot>,
     disks: Vec<DiskStat>,
     cpu: (f64, f64),
+    /// The bytes received and sent on the interface to an NFS server.
+    nic: Option<(u64, u64)>,
 }
 
 impl Edge {
-    fn now() -> Self {
+    fn now(context: &PointContext) -> Self {
         let at = Instant::now();
         let (trace, disks) = strata_probe::blocktrace::shared::with_diskstats();
+        let interface = context.nfs.and_then(|nfs| nfs.interface.as_deref());
         Edge {
             at,
             trace,
             disks,
             cpu: strata_probe::cpu::own_cpu_seconds(),
+            nic: interface.and_then(strata_probe::route::interface_bytes),
         }
     }
 }
@@ -232,7 +236,7 @@ fn watch_point(
     loop {
         let now = Instant::now();
         if !measuring && now >= measure_from {
-            start_edge = Edge::now();
+            start_edge = Edge::now(context);
             measuring = true;
         }
         if context.interrupt.load(Ordering::Relaxed) && !shared.stop.load(Ordering::Relaxed) {
@@ -259,9 +263,9 @@ fn watch_point(
         nap(now, [Some(measure_from), stop_at]);
     }
     if !measuring {
-        start_edge = Edge::now();
+        start_edge = Edge::now(context);
     }
-    let end = end_edge(ios_target.is_some());
+    let end = end_edge(context, ios_target.is_some());
     Window {
         start: start_edge,
         end,
@@ -283,7 +287,7 @@ fn start_together(context: &PointContext, shared: &Shared) -> (Timeline, Option<
         ),
         StopRule::Count { .. } => (start, None, None),
     };
-    let start_edge = Edge::now();
+    let start_edge = Edge::now(context);
     let timeline = Timeline {
         start,
         measure_from,
@@ -313,7 +317,7 @@ fn nap(now: Instant, edges: [Option<Instant>; 2]) {
 
 /// The end edge; a point of a count of I/Os first lets the block layer
 /// update /proc/diskstats for its last completions.
-fn end_edge(counted: bool) -> Edge {
+fn end_edge(context: &PointContext, counted: bool) -> Edge {
     let end_at = Instant::now();
     if counted {
         // The block layer posts a request's completion before it updates
@@ -322,7 +326,7 @@ fn end_edge(counted: bool) -> Edge {
     }
     Edge {
         at: end_at,
-        ..Edge::now()
+        ..Edge::now(context)
     }
 }
 
@@ -374,9 +378,10 @@ fn merge(
         slow_ios,
         outliers_dropped: outcomes.iter().map(|o| o.outliers_dropped).sum(),
         errors,
-        nfs: context
-            .nfs
-            .map(|nfs| nfs.figures(&outcomes, &groups, seconds)),
+        nfs: context.nfs.map(|nfs| {
+            let nic = window.start.nic.zip(window.end.nic);
+            nfs.figures((&outcomes, &groups), seconds, nic)
+        }),
         groups,
         block_trace: Some(block_trace),
     }

@@ -13,6 +13,8 @@
 //!   in the kernel by BPF programs on the block tracepoints.
 //! - [`extents`]: which file a block request touched, from the files'
 //!   extents on the disk.
+//! - [`route`]: the interface this host reaches an address through, and
+//!   its byte counters.
 //! - [`titles`]: the roles of PostgreSQL's processes from their titles,
 //!   for an agent with no connection to the database.
 //! - [`collectors`]: the OS layers `strata observe` samples (devices,
@@ -27,6 +29,7 @@ pub mod collectors;
 pub mod cpu;
 pub mod diskstats;
 pub mod extents;
+pub mod route;
 pub mod safety;
 pub mod titles;
 pub mod top;

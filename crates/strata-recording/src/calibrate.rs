@@ -207,6 +207,15 @@ pub struct NfsFigures {
     /// The records' bytes beyond the data, % of the data: the protocol's
     /// own (RPC and NFS headers); TCP/IP's is not in it.
     pub protocol_overhead_pct: f64,
+    /// The interface this host reaches the server through, and its bytes
+    /// over the same window (everything on it: TCP/IP's headers, and any
+    /// other traffic); absent when it is not known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interface: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interface_bytes_received: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interface_bytes_sent: Option<u64>,
 }
 
 impl PointResult {

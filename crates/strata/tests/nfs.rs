@@ -22,7 +22,7 @@ fn filer(index: u8) -> (NamespaceHost, HostedFiler, tempfile::TempDir) {
 /// figures, a verdict and a Recording `strata report` renders.
 #[test]
 fn calibrate_reads_a_filer_with_its_own_client_and_counts_every_call() {
-    let (_host, filer, export) = filer(0);
+    let (host, filer, export) = filer(0);
     let dir = scratch();
     let url = filer.url("strata.dat");
     let document = run_json(
@@ -60,6 +60,11 @@ fn calibrate_reads_a_filer_with_its_own_client_and_counts_every_call() {
     assert_eq!(nfs["data_bytes"], 64 << 20, "{nfs}");
     let overhead = nfs["protocol_overhead_pct"].as_f64().unwrap();
     assert!(overhead > 0.0 && overhead < 5.0, "{nfs}");
+    assert_eq!(nfs["interface"], host.interface(), "{nfs}");
+    let records = nfs["bytes_received"].as_u64().unwrap();
+    let on_the_veth = nfs["interface_bytes_received"].as_u64().unwrap();
+    assert!(on_the_veth >= records, "{nfs}");
+    assert!(on_the_veth <= records * 115 / 100 + (1 << 20), "{nfs}");
     assert_eq!(counted["target"]["kind"], "nfs_file");
     let schema_path = concat!(
         env!("CARGO_MANIFEST_DIR"),
