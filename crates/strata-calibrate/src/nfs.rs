@@ -18,7 +18,7 @@ use strata_core::units::{format_size, GIB, KIB};
 use strata_io::nfs::NfsEngine;
 use strata_io::target::Preparation;
 use strata_io::{EngineTarget, IoCompletion, IoEngine, IoRequest, Operation, WireCounters};
-use strata_nfs::{NfsFile, NfsUrl};
+use strata_nfs::{DurableWrites, NfsFile, NfsUrl};
 use strata_recording::calibrate::NfsFigures;
 
 /// The largest transfer size strata uses: Linux's largest rsize and wsize.
@@ -34,6 +34,8 @@ pub struct NfsRequest {
     pub connections: usize,
     /// `--nfs-transfer`, when given.
     pub transfer_bytes: Option<u64>,
+    /// `--nfs-durable`.
+    pub durable: DurableWrites,
 }
 
 /// The file on the server, ready for the points.
@@ -50,6 +52,7 @@ pub struct NfsTarget {
     pub made_now: bool,
     /// The interface this host reaches the server through (IPv4).
     pub interface: Option<String>,
+    pub durable: DurableWrites,
 }
 
 impl NfsRequest {
@@ -78,6 +81,7 @@ impl NfsRequest {
         };
         let target = NfsTarget {
             interface: interface_to(&self.url.host),
+            durable: self.durable,
             size_bytes,
             connections: self.connections,
             transfer_bytes: self.transfer(&file)?,
@@ -144,6 +148,7 @@ impl NfsTarget {
         let record_bytes = (wire.bytes_sent + wire.bytes_received) as f64;
         NfsFigures {
             server: self.file.url.host.clone(),
+            durable_writes: self.durable.name().to_string(),
             connections: self.connections as u32,
             transfer_bytes: self.transfer_bytes,
             calls: wire.calls,
@@ -167,6 +172,7 @@ impl NfsTarget {
         EngineTarget::Nfs {
             file: Arc::clone(&self.file),
             transfer_bytes: self.transfer_bytes,
+            durable: self.durable,
         }
     }
 
@@ -197,7 +203,12 @@ impl NfsTarget {
             return Ok(Some(Preparation::Reused));
         }
         const CHUNK: u64 = 1 << 20;
-        let mut engine = NfsEngine::open(Arc::clone(file), 8, CHUNK as usize, self.transfer_bytes)?;
+        let mut engine = NfsEngine::open(
+            Arc::clone(file),
+            8,
+            CHUNK as usize,
+            (self.transfer_bytes, self.durable),
+        )?;
         let mut next = file.size_bytes / CHUNK * CHUNK;
         let (mut free, mut completions): (Vec<u32>, Vec<IoCompletion>) =
             ((0..8).collect(), Vec::new());

@@ -11,6 +11,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 use strata_core::input;
 use strata_io::IoEngineKind;
+use strata_nfs::DurableWrites;
 
 /// The options of one `strata calibrate`, as given.
 #[derive(clap::Args, Clone, Debug, Default)]
@@ -47,6 +48,12 @@ pub struct CalibrateRequest {
     /// [default: the server's preferred sizes]
     #[arg(long, value_name = "SIZE", value_parser = input::size)]
     pub nfs_transfer: Option<u64>,
+
+    /// With an nfs:// target: how a durable write (log-write, --sync) is made
+    /// durable: file-sync (each WRITE FILE_SYNC, one call) or commit (each
+    /// WRITE UNSTABLE, then a COMMIT of its bytes: two calls) [default: file-sync]
+    #[arg(long, value_name = "HOW", value_parser = |s: &str| input::one_of(s, DurableWrites::NAMES, DurableWrites::parse))]
+    pub nfs_durable: Option<DurableWrites>,
 
     /// Directory of the temporary test file when no --target is given: a
     /// directory on the storage to test [default: the current directory]

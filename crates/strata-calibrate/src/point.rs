@@ -164,7 +164,7 @@ fn worker_plans(spec: &PointSpec, context: &PointContext, files: &[File]) -> Vec
                 depth,
                 block_size: group.block_size_bytes,
                 read_pct: group.read_pct,
-                datasync: group.sync == SyncMode::Fdatasync,
+                datasync: durable_writes(group, context),
                 offsets: OffsetGenerator::new(
                     &group.pattern,
                     context.range,
@@ -180,6 +180,16 @@ fn worker_plans(spec: &PointSpec, context: &PointContext, files: &[File]) -> Vec
         }
     }
     plans
+}
+
+/// Whether each write is made durable by the engine: fdatasync after it
+/// (psync, io_uring: O_DSYNC is the open's), or on an NFS server either
+/// way (its client has no open flags).
+fn durable_writes(group: &GroupSpec, context: &PointContext) -> bool {
+    match context.nfs {
+        Some(_) => group.sync != SyncMode::None,
+        None => group.sync == SyncMode::Fdatasync,
+    }
 }
 
 /// The requests each of a group's workers keeps in flight: for an NFS

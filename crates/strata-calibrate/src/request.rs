@@ -192,6 +192,7 @@ fn nfs_choice(request: &CalibrateRequest) -> anyhow::Result<Option<TargetChoice>
         for (option, given) in [
             ("--nfs-connections", request.nfs_connections.is_some()),
             ("--nfs-transfer", request.nfs_transfer.is_some()),
+            ("--nfs-durable", request.nfs_durable.is_some()),
             ("--engine nfs", request.engine == Some(IoEngineKind::Nfs)),
         ] {
             if given {
@@ -209,6 +210,9 @@ fn nfs_choice(request: &CalibrateRequest) -> anyhow::Result<Option<TargetChoice>
         size_bytes: request.size,
         connections: request.nfs_connections.unwrap_or(1),
         transfer_bytes: request.nfs_transfer,
+        durable: request
+            .nfs_durable
+            .unwrap_or(strata_nfs::DurableWrites::FileSync),
     })))
 }
 

@@ -9,7 +9,7 @@ use std::fmt;
 use std::io;
 use std::os::fd::RawFd;
 use std::sync::Arc;
-use strata_nfs::NfsFile;
+use strata_nfs::{DurableWrites, NfsFile};
 
 /// The engines strata has.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -28,10 +28,12 @@ pub enum IoEngineKind {
 pub enum EngineTarget {
     /// A file or block device of this machine, open.
     Fd(RawFd),
-    /// strata's file on an NFS server, and the most bytes one call carries.
+    /// strata's file on an NFS server, the most bytes one call carries,
+    /// and how a durable write is made durable.
     Nfs {
         file: Arc<NfsFile>,
         transfer_bytes: u32,
+        durable: DurableWrites,
     },
 }
 
@@ -89,9 +91,10 @@ impl IoEngineKind {
                 EngineTarget::Nfs {
                     file,
                     transfer_bytes,
+                    durable,
                 },
             ) => Box::new(
-                crate::nfs::NfsEngine::open(file, depth, buffer_len, transfer_bytes)
+                crate::nfs::NfsEngine::open(file, depth, buffer_len, (transfer_bytes, durable))
                     .map_err(|error| io::Error::other(format!("{error:#}")))?,
             ),
             (kind, _) => {

@@ -3,8 +3,10 @@
 //! flight as the worker's depth. A request larger than the transfer size
 //! becomes the calls a mount with that rsize or wsize would make, and
 //! completes when all of them have. A durable write (`datasync`) is a
-//! FILE_SYNC write; any other, an UNSTABLE one. It counts what it put on
-//! the wire ([`WireCounters`]).
+//! FILE_SYNC write, or an UNSTABLE one and then a COMMIT of its bytes
+//! ([`DurableWrites`]); any other write is UNSTABLE. A FILE_SYNC write the
+//! server answers as less than FILE_SYNC is an error. It counts what it
+//! put on the wire ([`WireCounters`]).
 //!
 //! Not for: finding, making or removing the file (strata-nfs's `file`).
 //! Deep pipelines of large writes and large reads together can fill both
@@ -17,24 +19,34 @@ use std::collections::HashMap;
 use std::io;
 use std::sync::Arc;
 use std::time::Instant;
-use strata_nfs::file::{read_reply, write_reply};
-use strata_nfs::{NfsFile, RpcConnection};
+use strata_nfs::file::{commit_reply, read_reply, write_reply};
+use strata_nfs::{DurableWrites, NfsFile, RpcConnection};
+
+/// What a call in flight asked.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Asked {
+    Read,
+    Write { file_sync: bool },
+    Commit,
+}
 
 /// One call in flight: which request's slot, where in its buffer, and
 /// when it was sent.
 struct Call {
     slot: u32,
     at: usize,
-    operation: Operation,
+    asked: Asked,
     sent: Instant,
 }
 
-/// A request whose calls are not all answered: how many are left, and its
-/// bytes so far (or -EIO once a call failed).
+/// A request whose calls are not all answered: how many are left, its
+/// bytes so far (or -EIO once a call failed), and the COMMIT to send once
+/// its writes are answered.
 #[derive(Clone, Copy, Default)]
 struct Pending {
     calls_left: u32,
     result: i64,
+    commit: Option<(u64, u32)>,
 }
 
 pub struct NfsEngine {
@@ -42,6 +54,7 @@ pub struct NfsEngine {
     connection: RpcConnection,
     buffers: Vec<AlignedBuffer>,
     transfer_bytes: usize,
+    durable: DurableWrites,
     queued: Vec<IoRequest>,
     in_flight: HashMap<u32, Call>,
     pending: Vec<Pending>,
@@ -53,12 +66,12 @@ pub struct NfsEngine {
 impl NfsEngine {
     /// An engine on a new connection to `file`'s server, with `depth`
     /// slots of `buffer_len` bytes (random data, for writes), each call at
-    /// most `transfer_bytes`.
+    /// most `transfer_bytes`, durable writes made so as `durable` says.
     pub fn open(
         file: Arc<NfsFile>,
         depth: usize,
         buffer_len: usize,
-        transfer_bytes: u32,
+        (transfer_bytes, durable): (u32, DurableWrites),
     ) -> anyhow::Result<NfsEngine> {
         anyhow::ensure!(transfer_bytes > 0, "a transfer size of 0 bytes");
         let connection = file.connect()?;
@@ -67,6 +80,7 @@ impl NfsEngine {
             connection,
             buffers: crate::kind::make_buffers(depth, buffer_len),
             transfer_bytes: transfer_bytes as usize,
+            durable,
             queued: Vec::with_capacity(depth),
             in_flight: HashMap::with_capacity(depth),
             pending: vec![Pending::default(); depth],
@@ -79,41 +93,82 @@ impl NfsEngine {
     fn send(&mut self, request: IoRequest) -> io::Result<()> {
         let slot = request.slot as usize;
         let len = request.len as usize;
+        let by_commit = request.datasync && self.durable == DurableWrites::Commit;
+        let file_sync = request.datasync && !by_commit;
         let mut at = 0;
         let mut calls = 0;
         while at < len {
             let part = self.transfer_bytes.min(len - at);
             let offset = request.offset + at as u64;
-            let sent = match request.operation {
-                Operation::Read => self
-                    .file
-                    .send_read(&mut self.connection, offset, part as u32),
+            let (sent, asked) = match request.operation {
+                Operation::Read => (
+                    self.file
+                        .send_read(&mut self.connection, offset, part as u32),
+                    Asked::Read,
+                ),
                 Operation::Write => {
                     let data = &self.buffers[slot].as_slice()[at..at + part];
-                    let durable = request.datasync;
-                    self.file
-                        .send_write(&mut self.connection, offset, data, durable)
+                    let sent = self
+                        .file
+                        .send_write(&mut self.connection, offset, data, file_sync);
+                    (sent, Asked::Write { file_sync })
                 }
             };
-            let xid = sent.map_err(|error| io::Error::other(format!("{error:#}")))?;
-            let call = Call {
-                slot: request.slot,
-                at,
-                operation: request.operation,
-                sent: Instant::now(),
-            };
-            self.in_flight.insert(xid, call);
+            self.sent(sent, request.slot, at, asked)?;
             at += part;
             calls += 1;
         }
         self.pending[slot] = Pending {
             calls_left: calls,
             result: 0,
+            commit: by_commit.then_some((request.offset, request.len)),
         };
         Ok(())
     }
 
-    /// Takes the next reply; the request it completes, if it does.
+    /// Keeps a call just sent (or the error of sending it).
+    fn sent(
+        &mut self,
+        sent: anyhow::Result<u32>,
+        slot: u32,
+        at: usize,
+        asked: Asked,
+    ) -> io::Result<()> {
+        let xid = sent.map_err(|error| io::Error::other(format!("{error:#}")))?;
+        let call = Call {
+            slot,
+            at,
+            asked,
+            sent: Instant::now(),
+        };
+        self.in_flight.insert(xid, call);
+        Ok(())
+    }
+
+    /// What a reply answered: bytes read or written (0 for a COMMIT).
+    fn answered(&mut self, call: &Call, reply: &strata_nfs::rpc::Reply) -> anyhow::Result<usize> {
+        match call.asked {
+            Asked::Read => read_reply(reply).map(|data| {
+                let buffer = &mut self.buffers[call.slot as usize].as_mut_slice()[call.at..];
+                let bytes = data.len().min(buffer.len());
+                buffer[..bytes].copy_from_slice(&data[..bytes]);
+                bytes
+            }),
+            Asked::Write { file_sync } => {
+                let written = write_reply(reply)?;
+                anyhow::ensure!(
+                    !file_sync || written.is_file_sync(),
+                    "the server answered a FILE_SYNC write as {:?}",
+                    written.committed
+                );
+                Ok(written.bytes as usize)
+            }
+            Asked::Commit => commit_reply(reply).map(|_| 0),
+        }
+    }
+
+    /// Takes the next reply; the request it completes, if it does (a
+    /// request whose writes are answered sends its COMMIT first).
     fn take_reply(&mut self) -> io::Result<Option<IoCompletion>> {
         let reply = self
             .connection
@@ -123,26 +178,29 @@ impl NfsEngine {
             io::Error::other(format!("a reply to call {}, not in flight", reply.xid))
         })?;
         self.round_trip_ns += call.sent.elapsed().as_nanos() as u64;
-        let answered = match call.operation {
-            Operation::Read => read_reply(&reply).map(|data| {
-                let buffer = &mut self.buffers[call.slot as usize].as_mut_slice()[call.at..];
-                let bytes = data.len().min(buffer.len());
-                buffer[..bytes].copy_from_slice(&data[..bytes]);
-                bytes
-            }),
-            Operation::Write => write_reply(&reply).map(|written| written.bytes as usize),
-        };
-        let pending = &mut self.pending[call.slot as usize];
+        let answered = self.answered(&call, &reply);
+        let slot = call.slot as usize;
+        let pending = &mut self.pending[slot];
         pending.calls_left -= 1;
         match answered {
             Ok(bytes) if pending.result >= 0 => pending.result += bytes as i64,
             Ok(_) => {}
             Err(error) => {
                 pending.result = -i64::from(libc::EIO);
+                pending.commit = None;
                 self.last_error = Some(format!("{error:#}"));
             }
         }
-        Ok((pending.calls_left == 0).then_some(IoCompletion {
+        if pending.calls_left > 0 {
+            return Ok(None);
+        }
+        if let Some((offset, len)) = pending.commit.take() {
+            pending.calls_left = 1;
+            let sent = self.file.send_commit(&mut self.connection, offset, len);
+            self.sent(sent, call.slot, 0, Asked::Commit)?;
+            return Ok(None);
+        }
+        Ok(Some(IoCompletion {
             slot: call.slot,
             result: pending.result,
         }))

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 use strata_io::nfs::NfsEngine;
 use strata_io::{IoCompletion, IoEngine, IoRequest, Operation};
-use strata_nfs::{NfsFile, NfsUrl};
+use strata_nfs::{DurableWrites, NfsFile, NfsUrl};
 use strata_testkit::host::NamespaceHost;
 use strata_testkit::nfs::HostedFiler;
 
@@ -60,10 +60,10 @@ fn request(slot: u32, operation: Operation, offset: u64, len: u32) -> IoRequest 
 }
 
 #[test]
-fn durable_writes_reach_the_file_as_the_engine_sent_them() {
+fn durable_writes_reach_the_file_file_sync_or_committed() {
     let filer = filer(0);
     let (file, _) = filer.strata_file(0);
-    let mut engine = NfsEngine::open(file, 4, 8192, 8192).unwrap();
+    let mut engine = NfsEngine::open(file, 4, 8192, (8192, DurableWrites::FileSync)).unwrap();
     for slot in 0..4 {
         let write = request(slot, Operation::Write, u64::from(slot) * 8192, 8192);
         engine.queue(write).unwrap();
@@ -83,6 +83,41 @@ fn durable_writes_reach_the_file_as_the_engine_sent_them() {
         );
     }
     assert_eq!(engine.wire().unwrap().calls, 4);
+    let (file, _) = (
+        Arc::new(
+            NfsFile::open(
+                &NfsUrl::parse(&filer.filer.url("strata.dat")).unwrap(),
+                false,
+            )
+            .unwrap(),
+        ),
+        (),
+    );
+    let mut by_commit = NfsEngine::open(file, 4, 8192, (8192, DurableWrites::Commit)).unwrap();
+    for slot in 0..4 {
+        let write = request(slot, Operation::Write, u64::from(slot) * 8192, 8192);
+        by_commit.queue(write).unwrap();
+    }
+    completions.clear();
+    by_commit.submit_and_reap(4, &mut completions).unwrap();
+    assert_eq!(completions.len(), 4);
+    assert!(completions
+        .iter()
+        .all(|completion| completion.result == 8192));
+    let on_disk = std::fs::read(filer.export.path().join("strata.dat")).unwrap();
+    for slot in 0..4u32 {
+        let at = slot as usize * 8192;
+        assert!(
+            on_disk[at..at + 8192] == *by_commit.buffer(slot),
+            "block {slot}"
+        );
+    }
+    let wire = by_commit.wire().unwrap();
+    assert_eq!(
+        (wire.calls, wire.replies),
+        (8, 8),
+        "an UNSTABLE WRITE and a COMMIT each"
+    );
 }
 
 /// A 1 MiB read with a transfer size of 32 KiB: the 32 READ calls a mount
@@ -91,7 +126,7 @@ fn durable_writes_reach_the_file_as_the_engine_sent_them() {
 fn a_large_read_is_the_calls_its_transfer_size_makes() {
     let filer = filer(1);
     let (file, data) = filer.strata_file(1 << 20);
-    let mut engine = NfsEngine::open(file, 1, 1 << 20, 32768).unwrap();
+    let mut engine = NfsEngine::open(file, 1, 1 << 20, (32768, DurableWrites::FileSync)).unwrap();
     engine
         .queue(request(0, Operation::Read, 0, 1 << 20))
         .unwrap();
@@ -113,7 +148,7 @@ fn a_large_read_is_the_calls_its_transfer_size_makes() {
 fn pipelined_reads_are_counted_as_the_interface_counts_them() {
     let filer = filer(2);
     let (file, data) = filer.strata_file(4 << 20);
-    let mut engine = NfsEngine::open(file, 16, 8192, 8192).unwrap();
+    let mut engine = NfsEngine::open(file, 16, 8192, (8192, DurableWrites::FileSync)).unwrap();
     let (rx_before, tx_before) = (filer.counter("rx_bytes"), filer.counter("tx_bytes"));
     let mut offsets = [0u64; 16];
     let mut next = 0u64;

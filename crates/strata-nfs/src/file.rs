@@ -58,6 +58,42 @@ pub struct Written {
     pub verifier: writeverf3,
 }
 
+impl Written {
+    /// Whether the server says the data is on stable storage.
+    pub fn is_file_sync(&self) -> bool {
+        self.committed == stable_how::FILE_SYNC
+    }
+}
+
+/// How a durable write is made durable on the server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DurableWrites {
+    /// Each WRITE is FILE_SYNC: answered once the data is on stable
+    /// storage (one call).
+    FileSync,
+    /// Each WRITE is UNSTABLE, then a COMMIT of its bytes (two calls).
+    Commit,
+}
+
+impl DurableWrites {
+    pub const NAMES: &'static [&'static str] = &["file-sync", "commit"];
+
+    pub fn parse(name: &str) -> Option<DurableWrites> {
+        match name {
+            "file-sync" | "file_sync" => Some(DurableWrites::FileSync),
+            "commit" | "unstable-commit" => Some(DurableWrites::Commit),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            DurableWrites::FileSync => "file_sync",
+            DurableWrites::Commit => "unstable_commit",
+        }
+    }
+}
+
 /// A READ's reply: the bytes read (at the file's end, fewer than asked).
 pub fn read_reply(reply: &Reply) -> anyhow::Result<Vec<u8>> {
     let result: READ3res = reply.decode()?;
@@ -74,6 +110,12 @@ pub fn write_reply(reply: &Reply) -> anyhow::Result<Written> {
         committed: written.committed,
         verifier: written.verf,
     })
+}
+
+/// A COMMIT's reply: the server's write verifier.
+pub fn commit_reply(reply: &Reply) -> anyhow::Result<writeverf3> {
+    let result: COMMIT3res = reply.decode()?;
+    Ok(answered(result, || "COMMIT".to_string())?.verf)
 }
 
 /// An NFS version 3 procedure, as [`RpcConnection::send`] takes it.
@@ -242,14 +284,25 @@ impl NfsFile {
 
     /// COMMITs every UNSTABLE write of the file; the server's verifier.
     pub fn commit(&self, connection: &mut RpcConnection) -> anyhow::Result<writeverf3> {
+        let xid = self.send_commit(connection, 0, 0)?;
+        let reply = connection.receive_one(xid)?;
+        commit_reply(&reply).with_context(|| format!("{}", self.url))
+    }
+
+    /// Sends a COMMIT of the `count` bytes at `offset` (0: to the end);
+    /// its XID.
+    pub fn send_commit(
+        &self,
+        connection: &mut RpcConnection,
+        offset: u64,
+        count: u32,
+    ) -> anyhow::Result<u32> {
         let arguments = COMMIT3args {
             file: self.handle.clone(),
-            offset: 0,
-            count: 0,
+            offset,
+            count,
         };
-        let result: COMMIT3res =
-            connection.call(procedure(NFS_PROGRAM::NFSPROC3_COMMIT), &arguments)?;
-        Ok(answered(result, || format!("{}: COMMIT", self.url))?.verf)
+        connection.send(procedure(NFS_PROGRAM::NFSPROC3_COMMIT), &arguments)
     }
 
     /// Removes the file and its mark, when strata made it; a file strata

@@ -14,6 +14,6 @@ pub mod mount;
 pub mod rpc;
 pub mod url;
 
-pub use file::{NfsFile, Transfer};
+pub use file::{DurableWrites, NfsFile, Transfer};
 pub use rpc::{RpcConnection, RpcCounters};
 pub use url::NfsUrl;

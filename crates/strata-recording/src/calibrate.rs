@@ -187,6 +187,9 @@ pub struct PointResult {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct NfsFigures {
     pub server: String,
+    /// How durable writes were made durable: `file_sync` (FILE_SYNC
+    /// writes) or `unstable_commit` (UNSTABLE writes, each then COMMITted).
+    pub durable_writes: String,
     /// TCP connections per job (`--nfs-connections`).
     pub connections: u32,
     /// The most bytes one READ or WRITE call carried (`--nfs-transfer`).
