@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 use strata_io::nfs::NfsEngine;
-use strata_io::{IoCompletion, IoEngine, IoRequest, Operation};
+use strata_io::{IoCompletion, IoEngine, IoRequest, Operation, WireCounters};
 use strata_nfs::{DurableWrites, NfsFile, NfsUrl};
 use strata_testkit::host::NamespaceHost;
 use strata_testkit::nfs::HostedFiler;
@@ -63,7 +63,23 @@ fn request(slot: u32, operation: Operation, offset: u64, len: u32) -> IoRequest 
 fn durable_writes_reach_the_file_file_sync_or_committed() {
     let filer = filer(0);
     let (file, _) = filer.strata_file(0);
-    let mut engine = NfsEngine::open(file, 4, 8192, (8192, DurableWrites::FileSync)).unwrap();
+    let sync = NfsEngine::open(file, 4, 8192, (8192, DurableWrites::FileSync)).unwrap();
+    assert_eq!(write_four_blocks(&filer, sync).calls, 4);
+    let url = NfsUrl::parse(&filer.filer.url("strata.dat")).unwrap();
+    let file = Arc::new(NfsFile::open(&url, false).unwrap());
+    let by_commit = NfsEngine::open(file, 4, 8192, (8192, DurableWrites::Commit)).unwrap();
+    let wire = write_four_blocks(&filer, by_commit);
+    assert_eq!(
+        (wire.calls, wire.replies),
+        (8, 8),
+        "an UNSTABLE WRITE and a COMMIT each"
+    );
+}
+
+/// Four durable writes of 8 KiB at the file's start, all in flight: each
+/// completes whole and the file holds each one's buffer. What the engine
+/// put on the wire.
+fn write_four_blocks(filer: &Filer, mut engine: NfsEngine) -> WireCounters {
     for slot in 0..4 {
         let write = request(slot, Operation::Write, u64::from(slot) * 8192, 8192);
         engine.queue(write).unwrap();
@@ -82,46 +98,9 @@ fn durable_writes_reach_the_file_file_sync_or_committed() {
             "block {slot}"
         );
     }
-    assert_eq!(engine.wire().unwrap().calls, 4);
-    let (file, _) = (
-        Arc::new(
-            NfsFile::open(
-                &NfsUrl::parse(&filer.filer.url("strata.dat")).unwrap(),
-                false,
-            )
-            .unwrap(),
-        ),
-        (),
-    );
-    let mut by_commit = NfsEngine::open(file, 4, 8192, (8192, DurableWrites::Commit)).unwrap();
-    for slot in 0..4 {
-        let write = request(slot, Operation::Write, u64::from(slot) * 8192, 8192);
-        by_commit.queue(write).unwrap();
-    }
-    completions.clear();
-    by_commit.submit_and_reap(4, &mut completions).unwrap();
-    assert_eq!(completions.len(), 4);
-    assert!(completions
-        .iter()
-        .all(|completion| completion.result == 8192));
-    let on_disk = std::fs::read(filer.export.path().join("strata.dat")).unwrap();
-    for slot in 0..4u32 {
-        let at = slot as usize * 8192;
-        assert!(
-            on_disk[at..at + 8192] == *by_commit.buffer(slot),
-            "block {slot}"
-        );
-    }
-    let wire = by_commit.wire().unwrap();
-    assert_eq!(
-        (wire.calls, wire.replies),
-        (8, 8),
-        "an UNSTABLE WRITE and a COMMIT each"
-    );
+    engine.wire().unwrap()
 }
 
-/// A 1 MiB read with a transfer size of 32 KiB: the 32 READ calls a mount
-/// with rsize=32768 makes, all in flight at once, and the file's bytes.
 #[test]
 fn a_large_read_is_the_calls_its_transfer_size_makes() {
     let filer = filer(1);

@@ -318,14 +318,9 @@ impl PageCacheHolder {
 mod tests {
     use super::*;
 
+    /// Four schemas of `blocks_per_schema` blocks of 8 KiB.
     fn plan(blocks_per_schema: u64) -> SchemaPlan {
-        SchemaPlan {
-            schemas: 4,
-            single_schema: false,
-            blocks_per_schema,
-            scan_table_blocks: 0,
-            random_data: false,
-        }
+        strata_testkit::slob::plan(4, blocks_per_schema)
     }
 
     #[test]

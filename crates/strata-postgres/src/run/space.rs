@@ -59,15 +59,9 @@ pub(super) fn name_a_full_filesystem(
 mod tests {
     use super::*;
 
-    /// Four schemas of 1,000 blocks of 8 KiB: 32,768,000 bytes of heap.
+    /// Four schemas of `blocks_per_schema` blocks of 8 KiB.
     fn plan(blocks_per_schema: u64) -> SchemaPlan {
-        SchemaPlan {
-            schemas: 4,
-            single_schema: false,
-            blocks_per_schema,
-            scan_table_blocks: 0,
-            random_data: false,
-        }
+        strata_testkit::slob::plan(4, blocks_per_schema)
     }
 
     #[test]
