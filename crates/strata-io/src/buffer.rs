@@ -110,6 +110,19 @@ impl Drop for AlignedBuffer {
     }
 }
 
+/// `depth` aligned buffers of `buffer_len` bytes of random data (for
+/// writes that compression and deduplication cannot fake).
+pub fn random_buffers(depth: usize, buffer_len: usize) -> Vec<AlignedBuffer> {
+    let mut rng = strata_core::random::FastRng::from_entropy();
+    (0..depth)
+        .map(|_| {
+            let mut buffer = AlignedBuffer::new(buffer_len);
+            rng.fill(buffer.as_mut_slice());
+            buffer
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,7 +3,7 @@
 //! Not for: the engines' interface (`engine`) or their work (`psync`,
 //! `uring`).
 
-use crate::buffer::AlignedBuffer;
+use crate::buffer::random_buffers;
 use crate::engine::IoEngine;
 use std::fmt;
 use std::io;
@@ -81,10 +81,10 @@ impl IoEngineKind {
     ) -> io::Result<Box<dyn IoEngine>> {
         Ok(match (self, target) {
             (IoEngineKind::IoUring, EngineTarget::Fd(fd)) => Box::new(
-                crate::uring::UringEngine::new(fd, make_buffers(depth, buffer_len))?,
+                crate::uring::UringEngine::new(fd, random_buffers(depth, buffer_len))?,
             ),
             (IoEngineKind::Psync, EngineTarget::Fd(fd)) => Box::new(
-                crate::psync::PsyncEngine::new(fd, make_buffers(depth, buffer_len)),
+                crate::psync::PsyncEngine::new(fd, random_buffers(depth, buffer_len)),
             ),
             (
                 IoEngineKind::Nfs,
@@ -111,16 +111,4 @@ impl fmt::Display for IoEngineKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
     }
-}
-
-/// `depth` aligned buffers of `buffer_len` bytes of random data.
-pub(crate) fn make_buffers(depth: usize, buffer_len: usize) -> Vec<AlignedBuffer> {
-    let mut rng = strata_core::random::FastRng::from_entropy();
-    (0..depth)
-        .map(|_| {
-            let mut buffer = AlignedBuffer::new(buffer_len);
-            rng.fill(buffer.as_mut_slice());
-            buffer
-        })
-        .collect()
 }

@@ -78,7 +78,7 @@ impl NfsEngine {
         Ok(NfsEngine {
             file,
             connection,
-            buffers: crate::kind::make_buffers(depth, buffer_len),
+            buffers: crate::buffer::random_buffers(depth, buffer_len),
             transfer_bytes: transfer_bytes as usize,
             durable,
             queued: Vec::with_capacity(depth),
