@@ -29,8 +29,12 @@ impl HostedMariaDb {
         let dir = tempfile::tempdir_in("/tmp").unwrap();
         let data_dir = dir.path().join("data");
         let datadir = format!("--datadir={}", data_dir.display());
+        // Temporary files of its own: bootstraps sharing /tmp fail now
+        // and then (strata-mariadb's server.rs).
+        std::fs::create_dir(dir.path().join("tmp")).unwrap();
+        let tmpdir = format!("--tmpdir={}", dir.path().join("tmp").display());
         let status = Command::new("mariadb-install-db")
-            .args(["--no-defaults", &datadir, "--user=root"])
+            .args(["--no-defaults", &datadir, &tmpdir, "--user=root"])
             .args(["--auth-root-authentication-method=normal", "--skip-test-db"])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -45,6 +49,7 @@ impl HostedMariaDb {
         let args = [
             "--no-defaults",
             &datadir,
+            &tmpdir,
             "--user=root",
             &bind,
             &port,
