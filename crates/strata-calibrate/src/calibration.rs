@@ -184,36 +184,26 @@ impl Calibration {
             };
             target::check_direct_io(dir)?;
         }
-        let nfs = match &config.target {
-            TargetChoice::Nfs(request) => Some(request.check(writes)?),
-            _ => None,
-        };
-        let (path, size_bytes, kind, temporary) = match (&config.target, &nfs) {
-            (TargetChoice::Nfs(request), Some(nfs)) => (
-                PathBuf::from(request.url.to_string()),
-                nfs.size_bytes,
-                TargetKind::File,
-                None,
-            ),
-            (TargetChoice::Nfs(_), None) => unreachable!("an NFS target was checked above"),
-            (target, _) => match target {
-                TargetChoice::Temporary { dir, size_bytes } => {
-                    remove_abandoned_temporaries(dir);
-                    target::check_free_space(dir, *size_bytes)?;
-                    let temporary = TemporaryFile::new_in(dir)?;
-                    (
-                        temporary.path().to_path_buf(),
-                        *size_bytes,
-                        TargetKind::File,
-                        Some(temporary),
-                    )
-                }
-                TargetChoice::File { path, size_bytes } => check_file(path, *size_bytes, writes)?,
-                TargetChoice::Device { path } => {
-                    check_device(path, writes, config.allow_write_device)?
-                }
-                TargetChoice::Nfs(_) => unreachable!("matched above"),
-            },
+        let local = |(path, size, kind, temporary)| (path, size, kind, temporary, None);
+        let (path, size_bytes, kind, temporary, nfs) = match &config.target {
+            TargetChoice::Temporary { dir, size_bytes } => {
+                remove_abandoned_temporaries(dir);
+                target::check_free_space(dir, *size_bytes)?;
+                let temporary = TemporaryFile::new_in(dir)?;
+                let path = temporary.path().to_path_buf();
+                (path, *size_bytes, TargetKind::File, Some(temporary), None)
+            }
+            TargetChoice::File { path, size_bytes } => {
+                local(check_file(path, *size_bytes, writes)?)
+            }
+            TargetChoice::Device { path } => {
+                local(check_device(path, writes, config.allow_write_device)?)
+            }
+            TargetChoice::Nfs(request) => {
+                let nfs = request.check(writes)?;
+                let path = PathBuf::from(request.url.to_string());
+                (path, nfs.size_bytes, TargetKind::File, None, Some(nfs))
+            }
         };
         let calibration = Calibration {
             config,

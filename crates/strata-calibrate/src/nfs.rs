@@ -36,6 +36,9 @@ pub struct NfsRequest {
     pub transfer_bytes: Option<u64>,
     /// `--nfs-durable`.
     pub durable: DurableWrites,
+    /// The file as the request's resolution found it on the server; `None`
+    /// when it is not there (the checks make it).
+    pub found: Option<Arc<NfsFile>>,
 }
 
 /// The file on the server, ready for the points.
@@ -56,14 +59,12 @@ pub struct NfsTarget {
 }
 
 impl NfsRequest {
-    /// Finds the file (made and marked when missing), and checks that the
+    /// The file found (made and marked when it was not there), once the
     /// workload may write it and the server takes the transfer size.
     pub fn check(&self, writes: bool) -> anyhow::Result<NfsTarget> {
-        let found = NfsFile::find(&self.url)?;
-        let made_now = found.is_none();
-        let file = match found {
-            Some(file) => file,
-            None => NfsFile::open(&self.url, true)?,
+        let (file, made_now) = match &self.found {
+            Some(file) => (Arc::clone(file), false),
+            None => (Arc::new(NfsFile::open(&self.url, true)?), true),
         };
         if writes && !file.strata_made {
             bail!(
@@ -85,7 +86,7 @@ impl NfsRequest {
             size_bytes,
             connections: self.connections,
             transfer_bytes: self.transfer(&file)?,
-            file: Arc::new(file),
+            file,
             made_now,
         };
         Ok(target)

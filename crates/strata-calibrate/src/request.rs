@@ -45,9 +45,7 @@ pub fn resolve(
             !path.exists() || strata_io::target::created_by_strata(path)
         }
         TargetChoice::Temporary { .. } => true,
-        TargetChoice::Nfs(nfs) => {
-            strata_nfs::NfsFile::find(&nfs.url)?.is_none_or(|file| file.strata_made)
-        }
+        TargetChoice::Nfs(nfs) => nfs.found.as_ref().is_none_or(|file| file.strata_made),
     };
     let points = plan_points(request, writable)?;
     let engine = match &target {
@@ -205,14 +203,16 @@ fn nfs_choice(request: &CalibrateRequest) -> anyhow::Result<Option<TargetChoice>
     if request.buffered {
         bail!("--buffered does not apply to an nfs:// --target: strata's NFS client has no cache");
     }
+    let found = strata_nfs::NfsFile::find(&url)?.map(std::sync::Arc::new);
     Ok(Some(TargetChoice::Nfs(NfsRequest {
-        url,
         size_bytes: request.size,
         connections: request.nfs_connections.unwrap_or(1),
         transfer_bytes: request.nfs_transfer,
         durable: request
             .nfs_durable
             .unwrap_or(strata_nfs::DurableWrites::FileSync),
+        found,
+        url,
     })))
 }
 

@@ -146,8 +146,9 @@ struct Worker<'a> {
     /// queue depth exceeds a batch.
     open_batches: Vec<OpenBatch>,
     outcome: WorkerOutcome,
-    /// The engine's wire counters when the window began.
-    wire_from: Option<WireCounters>,
+    /// The engine's wire counters when the window began (the inner
+    /// `None` for an engine that counts none); `None` before.
+    wire_from: Option<Option<WireCounters>>,
 }
 
 /// Runs one worker to the end of the point; never panics on I/O errors,
@@ -198,7 +199,8 @@ pub fn run_worker(plan: WorkerPlan, shared: &Shared, index: usize) -> WorkerOutc
     };
     worker.run();
     let wire = worker.engine.wire();
-    worker.outcome.wire = wire.map(|end| end.since(worker.wire_from.unwrap_or(end)));
+    let from = worker.wire_from.flatten();
+    worker.outcome.wire = wire.map(|end| end.since(from.unwrap_or(end)));
     worker.outcome
 }
 
@@ -208,7 +210,7 @@ impl Worker<'_> {
         loop {
             let now = Instant::now();
             if self.wire_from.is_none() && now >= self.timeline.measure_from {
-                self.wire_from = self.engine.wire();
+                self.wire_from = Some(self.engine.wire());
             }
             let issuing = self.still_issuing(now);
             if issuing {

@@ -344,7 +344,8 @@ impl Place {
     /// directory of its path looked up.
     fn of(url: &NfsUrl) -> anyhow::Result<Place> {
         let host = url.host.as_str();
-        let exports = mount::exports(host)?;
+        let mut mountd = mount::Mountd::connect(host)?;
+        let exports = mountd.exports()?;
         let Some((export, names)) = exports
             .iter()
             .filter_map(|export| Some((export, url.names_under(export)?)))
@@ -356,7 +357,7 @@ impl Place {
                 exports.join(", ")
             );
         };
-        let root = mount::mount(host, export)?;
+        let root = mountd.mount(export)?;
         let port = match url.port {
             Some(port) => port,
             None => mount::port_of(host, nfs3::PROGRAM, nfs3::VERSION)?,
