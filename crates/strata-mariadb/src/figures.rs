@@ -164,10 +164,10 @@ impl Watcher<u32> for EdgeTaker {
             oom_kills: strata_probe::collectors::host_oom_kills(),
             other_hosts: Vec::new(),
         };
-        if let Some(agent) = &self.agent {
-            agent.onto_blocking(&mut os);
+        match &self.agent {
+            Some(agent) => agent.onto_blocking(&mut os, &self.others),
+            None => os.other_hosts = self.others.take_blocking(),
         }
-        os.other_hosts = self.others.take_blocking();
         WindowEdge { innodb, os }
     }
 

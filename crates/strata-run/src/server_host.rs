@@ -152,25 +152,31 @@ impl ServerHostAgent {
 
     /// Puts the agent's counters of now into `edge` in place of this
     /// machine's devices, CPU and OOM kills (and no process of this machine
-    /// stands for the server host's tenants). When the agent does not
-    /// answer, the edge keeps no device and the gap is kept.
-    pub async fn onto(&self, edge: &mut Edge) {
-        // The tracer (which carries its own diskstats) is asked first, so
-        // that the devices' counters here and the other hosts' agents'
-        // after them are read side by side.
+    /// stands for the server host's tenants), and `others`' counters beside
+    /// them. When an agent does not answer, the edge keeps no device of its
+    /// host and the gap is kept.
+    ///
+    /// The tracer (which carries its own diskstats) is asked first; then
+    /// every agent's `/metrics` at once, so that a device two agents watch
+    /// is read at one moment, not one scrape after the other while other
+    /// programs' requests fall between them.
+    pub async fn onto(&self, edge: &mut Edge, others: &OtherHostEdges) {
         let traced = match self.dialect {
             Dialect::Strata => Some(traced::fetch(&self.endpoint, EDGE_TIMEOUT).await),
             Dialect::NodeExporter => None,
         };
-        let scraped = scrape(&self.endpoint, EDGE_TIMEOUT).await;
+        let (scraped, other_hosts) =
+            futures_util::future::join(scrape(&self.endpoint, EDGE_TIMEOUT), others.take()).await;
         self.put(scraped, traced, edge);
+        edge.other_hosts = other_hosts;
     }
 
     /// [`ServerHostAgent::onto`] from synchronous code, on a runtime of
     /// its own.
-    pub fn onto_blocking(&self, edge: &mut Edge) {
-        if let Err(error) = on_own_runtime(self.onto(edge)) {
+    pub fn onto_blocking(&self, edge: &mut Edge, others: &OtherHostEdges) {
+        if let Err(error) = on_own_runtime(self.onto(edge, others)) {
             self.put(Err(error), None, edge);
+            edge.other_hosts = others.take_blocking();
         }
     }
 
@@ -353,21 +359,30 @@ struct OtherAgent {
 }
 
 impl OtherHostEdges {
-    /// Every other host's counters now.
+    /// Every other host's counters now, all asked at once.
     pub async fn take(&self) -> Vec<HostEdge> {
-        let mut edges = Vec::new();
-        for agent in &self.agents {
-            edges.push(agent.edge(scrape(&agent.endpoint, EDGE_TIMEOUT).await));
-        }
-        edges
-    }
-
-    /// [`OtherHostEdges::take`] from synchronous code.
-    pub fn take_blocking(&self) -> Vec<HostEdge> {
+        let scrapes = self
+            .agents
+            .iter()
+            .map(|agent| scrape(&agent.endpoint, EDGE_TIMEOUT));
+        let scraped = futures_util::future::join_all(scrapes).await;
         self.agents
             .iter()
-            .map(|agent| agent.edge(scrape_blocking(&agent.endpoint, EDGE_TIMEOUT)))
+            .zip(scraped)
+            .map(|(agent, scraped)| agent.edge(scraped))
             .collect()
+    }
+
+    /// [`OtherHostEdges::take`] from synchronous code, on a runtime of its
+    /// own.
+    pub fn take_blocking(&self) -> Vec<HostEdge> {
+        on_own_runtime(self.take()).unwrap_or_else(|error| {
+            let error = format!("{error:#}");
+            self.agents
+                .iter()
+                .map(|agent| agent.edge(Err(anyhow::anyhow!("{error}"))))
+                .collect()
+        })
     }
 }
 

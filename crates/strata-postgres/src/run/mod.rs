@@ -248,11 +248,11 @@ impl Server<'_> {
     /// names.
     async fn take_edge(&self, client: &tokio_postgres::Client, version_num: u32) -> Edge {
         let mut edge = crate::edge::take(client, version_num, &self.pids()).await;
-        if let Some(agent) = self.agent.get() {
-            agent.onto(&mut edge).await;
-        }
-        if let Some(others) = self.other_edges.get() {
-            edge.other_hosts = others.take().await;
+        let none = OtherHostEdges::default();
+        let others = self.other_edges.get().unwrap_or(&none);
+        match self.agent.get() {
+            Some(agent) => agent.onto(&mut edge, others).await,
+            None => edge.other_hosts = others.take().await,
         }
         edge
     }
