@@ -432,9 +432,11 @@ impl Calibration {
             device: None,
             physical_devices: Vec::new(),
             device_note: Some(format!(
-                "the file is on NFS server {} (export {}): its devices are the server's, not \
+                "the file is on NFS server {} (export {}{}): its devices are the server's, not \
                  observed from here",
-                url.host, nfs.file.export
+                url.host,
+                nfs.file.export,
+                nfs.paths_said()
             )),
         }
     }

@@ -11,15 +11,23 @@
 use crate::result::GroupResult;
 use crate::worker::WorkerOutcome;
 use anyhow::{bail, ensure};
-use std::net::{IpAddr, ToSocketAddrs};
+use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use strata_core::units::{format_size, GIB, KIB};
-use strata_io::nfs::NfsEngine;
+use strata_io::nfs::{NfsChannel, NfsEngine};
 use strata_io::target::Preparation;
 use strata_io::{EngineTarget, IoCompletion, IoEngine, IoRequest, Operation, WireCounters};
 use strata_nfs::{DurableWrites, NfsFile, NfsUrl};
-use strata_recording::calibrate::NfsFigures;
+use strata_recording::calibrate::{NfsFigures, NfsPathFigures};
+
+fn ratio(part: f64, whole: f64) -> f64 {
+    if whole > 0.0 {
+        part / whole
+    } else {
+        0.0
+    }
+}
 
 /// The largest transfer size strata uses: Linux's largest rsize and wsize.
 const MOST_TRANSFER_BYTES: u32 = 1 << 20;
@@ -30,7 +38,10 @@ pub struct NfsRequest {
     pub url: NfsUrl,
     /// `--size`, when given.
     pub size_bytes: Option<u64>,
-    /// `--nfs-connections`.
+    /// `--nfs-address`: the server's addresses to spread the connections
+    /// over; none: the URL's host alone.
+    pub addresses: Vec<String>,
+    /// `--nfs-connections`: at least one per address.
     pub connections: usize,
     /// `--nfs-transfer`, when given.
     pub transfer_bytes: Option<u64>,
@@ -53,19 +64,57 @@ pub struct NfsTarget {
     /// Whether this calibration made the file (and so removes it when a
     /// later check refuses the calibration).
     pub made_now: bool,
-    /// The interface this host reaches the server through (IPv4).
-    pub interface: Option<String>,
+    /// The server's addresses the connections are spread over, in turn.
+    pub paths: Vec<NfsPath>,
     pub durable: DurableWrites,
+}
+
+/// An interface's bytes received and sent; none when it is not known.
+pub type InterfaceBytes = Option<(u64, u64)>;
+
+/// One address of the server, and how this host reaches it.
+#[derive(Clone, Debug)]
+pub struct NfsPath {
+    /// As `--nfs-address` gave it; `None`: the URL's host.
+    pub given: Option<String>,
+    /// Where its connections go (the NFS service's port there).
+    pub server: SocketAddr,
+    /// The interface this host reaches it through (IPv4).
+    pub interface: Option<String>,
+}
+
+impl NfsPath {
+    /// The address as the user named it.
+    pub fn name<'a>(&'a self, file: &'a NfsFile) -> &'a str {
+        self.given.as_deref().unwrap_or(&file.url.host)
+    }
 }
 
 impl NfsRequest {
     /// The file found (made and marked when it was not there), once the
-    /// workload may write it and the server takes the transfer size.
+    /// workload may write it, the server takes the transfer size, and each
+    /// address answers for it; a file made here is removed when a check
+    /// refuses.
     pub fn check(&self, writes: bool) -> anyhow::Result<NfsTarget> {
         let (file, made_now) = match &self.found {
             Some(file) => (Arc::clone(file), false),
             None => (Arc::new(NfsFile::open(&self.url, true)?), true),
         };
+        let target = self.target(Arc::clone(&file), made_now, writes);
+        if let (Err(_), true) = (&target, made_now) {
+            if let Some(file) = Arc::into_inner(file) {
+                let _ = file.remove();
+            }
+        }
+        target
+    }
+
+    fn target(
+        &self,
+        file: Arc<NfsFile>,
+        made_now: bool,
+        writes: bool,
+    ) -> anyhow::Result<NfsTarget> {
         if writes && !file.strata_made {
             bail!(
                 "--target {} exists and was not created by strata (no .NAME.strata beside it): \
@@ -80,16 +129,37 @@ impl NfsRequest {
             (true, None, 0) => GIB,
             (true, None, existing) => existing,
         };
-        let target = NfsTarget {
-            interface: interface_to(&self.url.host),
+        Ok(NfsTarget {
+            paths: self.paths(&file)?,
             durable: self.durable,
             size_bytes,
             connections: self.connections,
             transfer_bytes: self.transfer(&file)?,
             file,
             made_now,
+        })
+    }
+
+    /// The URL's host, or each `--nfs-address` once a connection there
+    /// finds the same file.
+    fn paths(&self, file: &NfsFile) -> anyhow::Result<Vec<NfsPath>> {
+        let path = |given: Option<&String>, server: SocketAddr| NfsPath {
+            given: given.cloned(),
+            interface: interface_to(server.ip()),
+            server,
         };
-        Ok(target)
+        if self.addresses.is_empty() {
+            return Ok(vec![path(None, file.connect()?.server())]);
+        }
+        self.addresses
+            .iter()
+            .map(|address| {
+                let connection = file
+                    .connect_at(address)
+                    .map_err(|error| error.context(format!("--nfs-address {address}")))?;
+                Ok(path(Some(address), connection.server()))
+            })
+            .collect()
     }
 
     /// `--nfs-transfer`, or the smaller of the server's preferred read and
@@ -118,35 +188,67 @@ impl NfsRequest {
     }
 }
 
-/// The interface this host reaches `host` through, when `host` has an
-/// IPv4 address.
-fn interface_to(host: &str) -> Option<String> {
-    let addresses = (host, 0).to_socket_addrs().ok()?;
-    let address = addresses
-        .into_iter()
-        .find_map(|address| match address.ip() {
-            IpAddr::V4(address) => Some(address),
-            IpAddr::V6(_) => None,
-        })?;
-    strata_probe::route::interface_to(address)
+/// The interface this host reaches `address` through, for IPv4.
+fn interface_to(address: IpAddr) -> Option<String> {
+    match address {
+        IpAddr::V4(address) => strata_probe::route::interface_to(address),
+        IpAddr::V6(_) => None,
+    }
 }
 
 impl NfsTarget {
+    /// `, reached at ADDRESS (INTERFACE), …` when the connections are
+    /// spread over several addresses; else nothing.
+    pub fn paths_said(&self) -> String {
+        if self.paths.len() < 2 {
+            return String::new();
+        }
+        let each = self.paths.iter().map(|path| {
+            let interface = path.interface.as_deref().unwrap_or("interface unknown");
+            format!("{} ({interface})", path.name(&self.file))
+        });
+        format!(", reached at {}", each.collect::<Vec<_>>().join(", "))
+    }
+
+    /// Each path's interface's bytes received and sent now.
+    pub fn interface_bytes(&self) -> Vec<InterfaceBytes> {
+        let bytes = |path: &NfsPath| {
+            let interface = path.interface.as_deref()?;
+            strata_probe::route::interface_bytes(interface)
+        };
+        self.paths.iter().map(bytes).collect()
+    }
+
     /// A point's calls, from its workers' wire counters over the window.
-    /// `nic`: the interface's bytes received and sent at the window's
-    /// start and end.
+    /// `nic`: each path's interface's bytes received and sent at the
+    /// window's start and end ([`NfsTarget::interface_bytes`]).
     pub fn figures(
         &self,
         (outcomes, groups): (&[WorkerOutcome], &[GroupResult]),
         seconds: f64,
-        nic: Option<((u64, u64), (u64, u64))>,
+        nic: (&[InterfaceBytes], &[InterfaceBytes]),
     ) -> NfsFigures {
-        let wires = outcomes.iter().filter_map(|outcome| outcome.wire);
-        let wire = wires.fold(WireCounters::default(), WireCounters::plus);
+        let wires: Vec<WireCounters> = outcomes.iter().filter_map(|outcome| outcome.wire).collect();
+        let wire = wires
+            .iter()
+            .fold(WireCounters::default(), |sum, wire| sum.plus(*wire));
         let ios: u64 = groups.iter().map(|group| group.all.requests).sum();
         let data_bytes: u64 = groups.iter().map(|group| group.all.bytes).sum();
-        let ratio = |part: f64, whole: f64| if whole > 0.0 { part / whole } else { 0.0 };
         let record_bytes = (wire.bytes_sent + wire.bytes_received) as f64;
+        let moved: Vec<InterfaceBytes> = nic
+            .0
+            .iter()
+            .zip(nic.1)
+            .map(|(start, end)| {
+                let (start, end) = ((*start)?, (*end)?);
+                Some((end.0.saturating_sub(start.0), end.1.saturating_sub(start.1)))
+            })
+            .collect();
+        let (interface, interface_bytes) = self.interfaces_together(&moved);
+        let paths = match self.paths.len() {
+            1 => Vec::new(),
+            _ => self.path_figures(&wires, &moved, seconds, wire.calls),
+        };
         NfsFigures {
             server: self.file.url.host.clone(),
             durable_writes: self.durable.name().to_string(),
@@ -162,28 +264,93 @@ impl NfsTarget {
             data_bytes,
             protocol_overhead_pct: ratio(record_bytes - data_bytes as f64, data_bytes as f64)
                 * 100.0,
-            interface: self.interface.clone(),
-            interface_bytes_received: nic.map(|(start, end)| end.0.saturating_sub(start.0)),
-            interface_bytes_sent: nic.map(|(start, end)| end.1.saturating_sub(start.1)),
+            interface,
+            interface_bytes_received: interface_bytes.map(|(received, _)| received),
+            interface_bytes_sent: interface_bytes.map(|(_, sent)| sent),
+            paths,
         }
     }
 
-    /// The engine target of one worker: a connection of its own.
-    pub fn engine_target(&self) -> EngineTarget {
-        EngineTarget::Nfs {
+    /// The paths' interfaces, each once, joined by `+`, and their bytes
+    /// received and sent added up (none when one is not known).
+    fn interfaces_together(&self, moved: &[InterfaceBytes]) -> (Option<String>, InterfaceBytes) {
+        let mut names: Vec<&str> = Vec::new();
+        let mut bytes = Some((0, 0));
+        for (path, moved) in self.paths.iter().zip(moved) {
+            let Some(interface) = path.interface.as_deref() else {
+                return (None, None);
+            };
+            if !names.contains(&interface) {
+                names.push(interface);
+                bytes = bytes
+                    .zip(*moved)
+                    .map(|(sum, more)| (sum.0 + more.0, sum.1 + more.1));
+            }
+        }
+        (Some(names.join("+")), bytes)
+    }
+
+    /// Each path's share of the calls: its connections' wire counters.
+    fn path_figures(
+        &self,
+        wires: &[WireCounters],
+        moved: &[InterfaceBytes],
+        seconds: f64,
+        calls: u64,
+    ) -> Vec<NfsPathFigures> {
+        let paths = self.paths.len();
+        let figures = |(index, (path, moved)): (usize, (&NfsPath, &InterfaceBytes))| {
+            let its = wires.iter().filter(|wire| wire.server == Some(path.server));
+            let wire = its.fold(WireCounters::default(), |sum, wire| sum.plus(*wire));
+            NfsPathFigures {
+                address: path.name(&self.file).to_string(),
+                connections: (0..self.connections)
+                    .filter(|connection| connection % paths == index)
+                    .count() as u32,
+                calls: wire.calls,
+                calls_per_s: ratio(wire.calls as f64, seconds),
+                calls_pct: ratio(wire.calls as f64, calls as f64) * 100.0,
+                round_trip_mean_us: ratio(wire.round_trip_ns as f64 / 1e3, wire.replies as f64),
+                bytes_sent: wire.bytes_sent,
+                bytes_received: wire.bytes_received,
+                interface: path.interface.clone(),
+                interface_bytes_received: moved.map(|(received, _)| received),
+                interface_bytes_sent: moved.map(|(_, sent)| sent),
+            }
+        };
+        self.paths
+            .iter()
+            .zip(moved)
+            .enumerate()
+            .map(figures)
+            .collect()
+    }
+
+    /// The engine target of a worker on path `path`: a connection of its
+    /// own to that address.
+    pub fn engine_target(&self, path: usize) -> EngineTarget {
+        EngineTarget::Nfs(self.channel(path))
+    }
+
+    fn channel(&self, path: usize) -> NfsChannel {
+        NfsChannel {
             file: Arc::clone(&self.file),
+            address: self.paths[path % self.paths.len()].given.clone(),
             transfer_bytes: self.transfer_bytes,
             durable: self.durable,
         }
     }
 
     /// A job's `queue_depth` requests in flight spread over the
-    /// connections: one worker per connection that gets at least one.
-    pub fn depths(&self, queue_depth: usize) -> Vec<usize> {
+    /// connections: one worker per connection that gets at least one, its
+    /// depth and its path (the connections taking the addresses in turn).
+    pub fn depths(&self, queue_depth: usize) -> Vec<(usize, usize)> {
         let connections = self.connections.min(queue_depth).max(1);
         (0..connections)
             .map(|connection| {
-                queue_depth / connections + usize::from(connection < queue_depth % connections)
+                let depth =
+                    queue_depth / connections + usize::from(connection < queue_depth % connections);
+                (depth, connection % self.paths.len())
             })
             .collect()
     }
@@ -204,12 +371,7 @@ impl NfsTarget {
             return Ok(Some(Preparation::Reused));
         }
         const CHUNK: u64 = 1 << 20;
-        let mut engine = NfsEngine::open(
-            Arc::clone(file),
-            8,
-            CHUNK as usize,
-            (self.transfer_bytes, self.durable),
-        )?;
+        let mut engine = NfsEngine::open(self.channel(0), 8, CHUNK as usize)?;
         let mut next = file.size_bytes / CHUNK * CHUNK;
         let (mut free, mut completions): (Vec<u32>, Vec<IoCompletion>) =
             ((0..8).collect(), Vec::new());

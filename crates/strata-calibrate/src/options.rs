@@ -39,9 +39,18 @@ pub struct CalibrateRequest {
     pub target: Option<PathBuf>,
 
     /// With an nfs:// target: TCP connections to the server (Direct NFS's
-    /// channels), each job's requests in flight spread over them [default: 1]
+    /// channels), each job's requests in flight spread over them, and the
+    /// connections over the --nfs-address given [default: 1, or one per
+    /// --nfs-address]
     #[arg(long, value_name = "N", value_parser = |s: &str| input::bounded(s, 1, 64).map(|v| v as usize))]
     pub nfs_connections: Option<usize>,
+
+    /// With an nfs:// target: an address of the server (a name or an IP)
+    /// to spread the connections over, once per network path (Direct NFS's
+    /// oranfstab `path:` lines); each must answer for the same file
+    /// [default: the URL's host alone]
+    #[arg(long, value_name = "ADDRESS")]
+    pub nfs_address: Vec<String>,
 
     /// With an nfs:// target: the most bytes one READ or WRITE call carries,
     /// as a mount's rsize and wsize (a 1 MiB request at 32KiB is 32 calls)

@@ -195,7 +195,7 @@ pub fn nfs_table(points: &[PointResult]) -> Option<String> {
         "NIC recv MB/s"
     );
     for (point, nfs) in rows {
-        let mb_per_s = |bytes: u64| bytes as f64 / 1e6 / point.window_s.max(f64::MIN_POSITIVE);
+        let mb_per_s = |bytes| mb_per_s(bytes, point.window_s);
         let _ = writeln!(
             out,
             "{:<34} {:<15} {:>5} {:>9} {:>9.0} {:>8.2} {:>11} {:>9.1} {:>9.1} {:>8.1}% {:>13}",
@@ -209,9 +209,64 @@ pub fn nfs_table(points: &[PointResult]) -> Option<String> {
             mb_per_s(nfs.bytes_sent),
             mb_per_s(nfs.bytes_received),
             nfs.protocol_overhead_pct,
-            nfs.interface_bytes_received
-                .map_or("-".to_string(), |bytes| format!("{:.1}", mb_per_s(bytes))),
+            nic_mb_per_s(nfs.interface_bytes_received, point.window_s),
         );
+    }
+    Some(out)
+}
+
+/// `bytes` over `window_s`, decimal MB/s.
+fn mb_per_s(bytes: u64, window_s: f64) -> f64 {
+    bytes as f64 / 1e6 / window_s.max(f64::MIN_POSITIVE)
+}
+
+/// An interface's bytes over `window_s` as MB/s to one decimal, `-` when
+/// not known.
+fn nic_mb_per_s(bytes: Option<u64>, window_s: f64) -> String {
+    bytes.map_or("-".to_string(), |bytes| {
+        format!("{:.1}", mb_per_s(bytes, window_s))
+    })
+}
+
+/// The NFS paths table: each point's calls per server address, when the
+/// connections were spread over several (`--nfs-address`).
+pub fn nfs_paths_table(points: &[PointResult]) -> Option<String> {
+    let mut rows = points
+        .iter()
+        .filter_map(|point| Some((point, &point.nfs.as_ref()?.paths)))
+        .filter(|(_, paths)| !paths.is_empty())
+        .peekable();
+    rows.peek()?;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{:<34} {:<15} {:<12} {:>5} {:>9} {:>7} {:>11} {:>9} {:>13}",
+        "point",
+        "address",
+        "interface",
+        "conn",
+        "calls/s",
+        "share",
+        "round trip",
+        "recv MB/s",
+        "NIC recv MB/s"
+    );
+    for (point, paths) in rows {
+        for path in paths {
+            let _ = writeln!(
+                out,
+                "{:<34} {:<15} {:<12} {:>5} {:>9.0} {:>6.1}% {:>11} {:>9.1} {:>13}",
+                point.name,
+                path.address,
+                path.interface.as_deref().unwrap_or("-"),
+                path.connections,
+                path.calls_per_s,
+                path.calls_pct,
+                micros(path.round_trip_mean_us),
+                mb_per_s(path.bytes_received, point.window_s),
+                nic_mb_per_s(path.interface_bytes_received, point.window_s),
+            );
+        }
     }
     Some(out)
 }
@@ -599,6 +654,14 @@ pub fn report_text(outcome: &CalibrationOutcome, outlier_us: f64) -> String {
                  interface to the server received (all of its traffic)\n",
             );
             out.push_str(&nfs);
+            if let Some(paths) = nfs_paths_table(&outcome.points) {
+                out.push_str(
+                    "\nNFS paths — each of the server's addresses: its connections per job, its \
+                     share of the calls, its round trip, and what the interface this host reaches \
+                     it through received (shared by any other address behind it)\n",
+                );
+                out.push_str(&paths);
+            }
         }
         None => {
             out.push_str(

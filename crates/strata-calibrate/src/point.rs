@@ -70,21 +70,24 @@ struct Edge {
     trace: Option<TraceSnapshot>,
     disks: Vec<DiskStat>,
     cpu: (f64, f64),
-    /// The bytes received and sent on the interface to an NFS server.
-    nic: Option<(u64, u64)>,
+    /// The bytes received and sent on the interface to each of an NFS
+    /// server's paths.
+    nic: Vec<Option<(u64, u64)>>,
 }
 
 impl Edge {
     fn now(context: &PointContext) -> Self {
         let at = Instant::now();
         let (trace, disks) = strata_probe::blocktrace::shared::with_diskstats();
-        let interface = context.nfs.and_then(|nfs| nfs.interface.as_deref());
         Edge {
             at,
             trace,
             disks,
             cpu: strata_probe::cpu::own_cpu_seconds(),
-            nic: interface.and_then(strata_probe::route::interface_bytes),
+            nic: context
+                .nfs
+                .map(NfsTarget::interface_bytes)
+                .unwrap_or_default(),
         }
     }
 }
@@ -148,11 +151,11 @@ fn worker_plans(spec: &PointSpec, context: &PointContext, files: &[File]) -> Vec
     for (group_index, group) in spec.groups.iter().enumerate() {
         let depths = instance_depths(group, context);
         let instances = depths.len();
-        for (instance, depth) in depths.into_iter().enumerate() {
+        for (instance, (depth, path)) in depths.into_iter().enumerate() {
             let seed = context.seed
                 ^ ((group_index as u64) << 32 | instance as u64).wrapping_mul(0x9E37_79B9);
             let target = match (context.nfs, files.get(group_index)) {
-                (Some(nfs), _) => nfs.engine_target(),
+                (Some(nfs), _) => nfs.engine_target(path),
                 (None, Some(file)) => EngineTarget::Fd(file.as_raw_fd()),
                 (None, None) => unreachable!("a file is open for every group"),
             };
@@ -192,17 +195,18 @@ fn durable_writes(group: &GroupSpec, context: &PointContext) -> bool {
     }
 }
 
-/// The requests each of a group's workers keeps in flight: for an NFS
-/// target, each job's spread over the connections (a worker each); else
-/// the engine's depth per thread, as many threads as that takes.
-fn instance_depths(group: &GroupSpec, context: &PointContext) -> Vec<usize> {
+/// The requests each of a group's workers keeps in flight, and the path
+/// it takes: for an NFS target, each job's spread over the connections (a
+/// worker each, on the server's addresses in turn); else the engine's
+/// depth per thread, as many threads as that takes.
+fn instance_depths(group: &GroupSpec, context: &PointContext) -> Vec<(usize, usize)> {
     match context.nfs {
         Some(nfs) => (0..group.jobs)
             .flat_map(|_| nfs.depths(group.queue_depth))
             .collect(),
         None => {
             let depth = context.engine.depth_per_instance(group.queue_depth);
-            vec![depth; group.outstanding() / depth]
+            vec![(depth, 0); group.outstanding() / depth]
         }
     }
 }
@@ -389,7 +393,7 @@ fn merge(
         outliers_dropped: outcomes.iter().map(|o| o.outliers_dropped).sum(),
         errors,
         nfs: context.nfs.map(|nfs| {
-            let nic = window.start.nic.zip(window.end.nic);
+            let nic = (&window.start.nic[..], &window.end.nic[..]);
             nfs.figures((&outcomes, &groups), seconds, nic)
         }),
         groups,

@@ -191,6 +191,7 @@ fn nfs_choice(request: &CalibrateRequest) -> anyhow::Result<Option<TargetChoice>
             ("--nfs-connections", request.nfs_connections.is_some()),
             ("--nfs-transfer", request.nfs_transfer.is_some()),
             ("--nfs-durable", request.nfs_durable.is_some()),
+            ("--nfs-address", !request.nfs_address.is_empty()),
             ("--engine nfs", request.engine == Some(IoEngineKind::Nfs)),
         ] {
             if given {
@@ -203,10 +204,27 @@ fn nfs_choice(request: &CalibrateRequest) -> anyhow::Result<Option<TargetChoice>
     if request.buffered {
         bail!("--buffered does not apply to an nfs:// --target: strata's NFS client has no cache");
     }
+    let addresses = &request.nfs_address;
+    let connections = request.nfs_connections.unwrap_or(addresses.len().max(1));
+    for (at, address) in addresses.iter().enumerate() {
+        if addresses[..at].contains(address) {
+            bail!(
+                "--nfs-address {address} is given twice: name each of the server's addresses once"
+            );
+        }
+    }
+    if connections < addresses.len() {
+        bail!(
+            "--nfs-connections {connections} with {} --nfs-address: give at least one \
+             connection per address",
+            addresses.len()
+        );
+    }
     let found = strata_nfs::NfsFile::find(&url)?.map(std::sync::Arc::new);
     Ok(Some(TargetChoice::Nfs(NfsRequest {
         size_bytes: request.size,
-        connections: request.nfs_connections.unwrap_or(1),
+        addresses: addresses.clone(),
+        connections,
         transfer_bytes: request.nfs_transfer,
         durable: request
             .nfs_durable

@@ -37,6 +37,9 @@ pub struct IoCompletion {
 /// record with its mark), and the calls' round trips added up.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct WireCounters {
+    /// The server's address they were exchanged with; none for counters
+    /// of several addresses added up.
+    pub server: Option<std::net::SocketAddr>,
     pub calls: u64,
     pub replies: u64,
     pub bytes_sent: u64,
@@ -48,6 +51,7 @@ impl WireCounters {
     /// What was counted since `earlier`.
     pub fn since(self, earlier: WireCounters) -> WireCounters {
         WireCounters {
+            server: self.server,
             calls: self.calls.saturating_sub(earlier.calls),
             replies: self.replies.saturating_sub(earlier.replies),
             bytes_sent: self.bytes_sent.saturating_sub(earlier.bytes_sent),
@@ -56,9 +60,10 @@ impl WireCounters {
         }
     }
 
-    /// Both added.
+    /// Both added (of one server when both are its).
     pub fn plus(self, other: WireCounters) -> WireCounters {
         WireCounters {
+            server: self.server.filter(|server| other.server == Some(*server)),
             calls: self.calls + other.calls,
             replies: self.replies + other.replies,
             bytes_sent: self.bytes_sent + other.bytes_sent,

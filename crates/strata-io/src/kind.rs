@@ -5,11 +5,10 @@
 
 use crate::buffer::random_buffers;
 use crate::engine::IoEngine;
+use crate::nfs::NfsChannel;
 use std::fmt;
 use std::io;
 use std::os::fd::RawFd;
-use std::sync::Arc;
-use strata_nfs::{DurableWrites, NfsFile};
 
 /// The engines strata has.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -28,13 +27,8 @@ pub enum IoEngineKind {
 pub enum EngineTarget {
     /// A file or block device of this machine, open.
     Fd(RawFd),
-    /// strata's file on an NFS server, the most bytes one call carries,
-    /// and how a durable write is made durable.
-    Nfs {
-        file: Arc<NfsFile>,
-        transfer_bytes: u32,
-        durable: DurableWrites,
-    },
+    /// strata's file on an NFS server, and how to reach and use it.
+    Nfs(NfsChannel),
 }
 
 impl From<RawFd> for EngineTarget {
@@ -86,15 +80,8 @@ impl IoEngineKind {
             (IoEngineKind::Psync, EngineTarget::Fd(fd)) => Box::new(
                 crate::psync::PsyncEngine::new(fd, random_buffers(depth, buffer_len)),
             ),
-            (
-                IoEngineKind::Nfs,
-                EngineTarget::Nfs {
-                    file,
-                    transfer_bytes,
-                    durable,
-                },
-            ) => Box::new(
-                crate::nfs::NfsEngine::open(file, depth, buffer_len, (transfer_bytes, durable))
+            (IoEngineKind::Nfs, EngineTarget::Nfs(channel)) => Box::new(
+                crate::nfs::NfsEngine::open(channel, depth, buffer_len)
                     .map_err(|error| io::Error::other(format!("{error:#}")))?,
             ),
             (kind, _) => {

@@ -49,6 +49,18 @@ struct Pending {
     commit: Option<(u64, u32)>,
 }
 
+/// Where and how an engine talks to the server: strata's file there, the
+/// server's address its connection goes to (the URL's host when none: one
+/// of Direct NFS's paths), the most bytes one call carries, and how a
+/// durable write is made durable.
+#[derive(Clone, Debug)]
+pub struct NfsChannel {
+    pub file: Arc<NfsFile>,
+    pub address: Option<String>,
+    pub transfer_bytes: u32,
+    pub durable: DurableWrites,
+}
+
 pub struct NfsEngine {
     file: Arc<NfsFile>,
     connection: RpcConnection,
@@ -64,23 +76,20 @@ pub struct NfsEngine {
 }
 
 impl NfsEngine {
-    /// An engine on a new connection to `file`'s server, with `depth`
-    /// slots of `buffer_len` bytes (random data, for writes), each call at
-    /// most `transfer_bytes`, durable writes made so as `durable` says.
-    pub fn open(
-        file: Arc<NfsFile>,
-        depth: usize,
-        buffer_len: usize,
-        (transfer_bytes, durable): (u32, DurableWrites),
-    ) -> anyhow::Result<NfsEngine> {
-        anyhow::ensure!(transfer_bytes > 0, "a transfer size of 0 bytes");
-        let connection = file.connect()?;
+    /// An engine on a new connection of `channel`, with `depth` slots of
+    /// `buffer_len` bytes (random data, for writes).
+    pub fn open(channel: NfsChannel, depth: usize, buffer_len: usize) -> anyhow::Result<NfsEngine> {
+        anyhow::ensure!(channel.transfer_bytes > 0, "a transfer size of 0 bytes");
+        let connection = match &channel.address {
+            Some(address) => channel.file.connect_at(address)?,
+            None => channel.file.connect()?,
+        };
         Ok(NfsEngine {
-            file,
+            file: channel.file,
             connection,
             buffers: crate::buffer::random_buffers(depth, buffer_len),
-            transfer_bytes: transfer_bytes as usize,
-            durable,
+            transfer_bytes: channel.transfer_bytes as usize,
+            durable: channel.durable,
             queued: Vec::with_capacity(depth),
             in_flight: HashMap::with_capacity(depth),
             pending: vec![Pending::default(); depth],
@@ -249,6 +258,7 @@ impl IoEngine for NfsEngine {
     fn wire(&self) -> Option<WireCounters> {
         let rpc = self.connection.counters();
         Some(WireCounters {
+            server: Some(self.connection.server()),
             calls: rpc.calls,
             replies: rpc.replies,
             bytes_sent: rpc.bytes_sent,

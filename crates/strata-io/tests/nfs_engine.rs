@@ -4,7 +4,7 @@
 //! calls against the transfer size, and its bytes against the veth's.
 
 use std::sync::Arc;
-use strata_io::nfs::NfsEngine;
+use strata_io::nfs::{NfsChannel, NfsEngine};
 use strata_io::{IoCompletion, IoEngine, IoRequest, Operation, WireCounters};
 use strata_nfs::{DurableWrites, NfsFile, NfsUrl};
 use strata_testkit::host::NamespaceHost;
@@ -59,15 +59,25 @@ fn request(slot: u32, operation: Operation, offset: u64, len: u32) -> IoRequest 
     }
 }
 
+/// A channel to `file` at its URL's host.
+fn channel(file: Arc<NfsFile>, transfer_bytes: u32, durable: DurableWrites) -> NfsChannel {
+    NfsChannel {
+        file,
+        address: None,
+        transfer_bytes,
+        durable,
+    }
+}
+
 #[test]
 fn durable_writes_reach_the_file_file_sync_or_committed() {
     let filer = filer(0);
     let (file, _) = filer.strata_file(0);
-    let sync = NfsEngine::open(file, 4, 8192, (8192, DurableWrites::FileSync)).unwrap();
+    let sync = NfsEngine::open(channel(file, 8192, DurableWrites::FileSync), 4, 8192).unwrap();
     assert_eq!(write_four_blocks(&filer, sync).calls, 4);
     let url = NfsUrl::parse(&filer.filer.url("strata.dat")).unwrap();
     let file = Arc::new(NfsFile::open(&url, false).unwrap());
-    let by_commit = NfsEngine::open(file, 4, 8192, (8192, DurableWrites::Commit)).unwrap();
+    let by_commit = NfsEngine::open(channel(file, 8192, DurableWrites::Commit), 4, 8192).unwrap();
     let wire = write_four_blocks(&filer, by_commit);
     assert_eq!(
         (wire.calls, wire.replies),
@@ -105,7 +115,8 @@ fn write_four_blocks(filer: &Filer, mut engine: NfsEngine) -> WireCounters {
 fn a_large_read_is_the_calls_its_transfer_size_makes() {
     let filer = filer(1);
     let (file, data) = filer.strata_file(1 << 20);
-    let mut engine = NfsEngine::open(file, 1, 1 << 20, (32768, DurableWrites::FileSync)).unwrap();
+    let mut engine =
+        NfsEngine::open(channel(file, 32768, DurableWrites::FileSync), 1, 1 << 20).unwrap();
     engine
         .queue(request(0, Operation::Read, 0, 1 << 20))
         .unwrap();
@@ -127,7 +138,8 @@ fn a_large_read_is_the_calls_its_transfer_size_makes() {
 fn pipelined_reads_are_counted_as_the_interface_counts_them() {
     let filer = filer(2);
     let (file, data) = filer.strata_file(4 << 20);
-    let mut engine = NfsEngine::open(file, 16, 8192, (8192, DurableWrites::FileSync)).unwrap();
+    let mut engine =
+        NfsEngine::open(channel(file, 8192, DurableWrites::FileSync), 16, 8192).unwrap();
     let (rx_before, tx_before) = (filer.counter("rx_bytes"), filer.counter("tx_bytes"));
     let mut offsets = [0u64; 16];
     let mut next = 0u64;

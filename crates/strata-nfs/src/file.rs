@@ -43,6 +43,9 @@ pub struct NfsFile {
     pub port: u16,
     pub handle: nfs_fh3,
     pub size_bytes: u64,
+    /// The file system and the file within it (GETATTR's fsid and fileid):
+    /// another address of the server answers with the same.
+    pub identity: (u64, u64),
     pub transfer: Transfer,
     /// Whether strata made the file: only then may it write or remove it.
     pub strata_made: bool,
@@ -173,11 +176,13 @@ impl NfsFile {
                 lookup(&mut place.connection, &place.directory, &mark)?.is_some()
             }
         };
+        let (size_bytes, identity) = attributes_of(&mut place.connection, &handle)?;
         Ok(NfsFile {
             url: place.url,
             export: place.export,
             port: place.port,
-            size_bytes: size_of(&mut place.connection, &handle)?,
+            size_bytes,
+            identity,
             transfer: transfer_of(&mut place.connection, &place.root)?,
             handle,
             strata_made,
@@ -189,6 +194,29 @@ impl NfsFile {
     /// A new connection to the file's NFS service.
     pub fn connect(&self) -> anyhow::Result<RpcConnection> {
         RpcConnection::connect(&self.url.host, self.port)
+    }
+
+    /// A new connection to the file's NFS service at another of the
+    /// server's addresses (a path of Direct NFS's multipath), once the
+    /// server there answers for the same file: a GETATTR of its handle
+    /// gives the same file system and file.
+    pub fn connect_at(&self, address: &str) -> anyhow::Result<RpcConnection> {
+        let mut connection = RpcConnection::connect(address, self.port)
+            .with_context(|| format!("{address}: the NFS service, port {}", self.port))?;
+        let (_, identity) = attributes_of(&mut connection, &self.handle)
+            .with_context(|| format!("{address}: the file {}", self.url))?;
+        if identity != self.identity {
+            bail!(
+                "{address} answers for another file than {} (file system {:#x}, file {} there;                  {:#x}, {} at {}): not an address of the same server",
+                self.url,
+                identity.0,
+                identity.1,
+                self.identity.0,
+                self.identity.1,
+                self.url.host
+            );
+        }
+        Ok(connection)
     }
 
     /// A READ of `count` bytes at `offset`.
@@ -433,15 +461,18 @@ fn make(
     }
 }
 
-fn size_of(connection: &mut RpcConnection, handle: &nfs_fh3) -> anyhow::Result<u64> {
+/// The file's size, and its file system and file ids.
+fn attributes_of(
+    connection: &mut RpcConnection,
+    handle: &nfs_fh3,
+) -> anyhow::Result<(u64, (u64, u64))> {
     let arguments = GETATTR3args {
         object: handle.clone(),
     };
     let result: GETATTR3res =
         connection.call(procedure(NFS_PROGRAM::NFSPROC3_GETATTR), &arguments)?;
-    Ok(answered(result, || "GETATTR".to_string())?
-        .obj_attributes
-        .size)
+    let attributes = answered(result, || "GETATTR".to_string())?.obj_attributes;
+    Ok((attributes.size, (attributes.fsid, attributes.fileid)))
 }
 
 fn transfer_of(connection: &mut RpcConnection, root: &nfs_fh3) -> anyhow::Result<Transfer> {

@@ -202,7 +202,7 @@ impl RpcConnection {
         let mut record = Vec::new();
         loop {
             let mut mark = [0u8; 4];
-            self.reader.read_exact(&mut mark)?;
+            read_exact(&mut self.reader, &mut mark)?;
             let header = fragment_header::from(mark);
             let length = header.fragment_length() as usize;
             let start = record.len();
@@ -210,11 +210,22 @@ impl RpcConnection {
                 bail!("a reply of more than {MAX_RECORD_BYTES} bytes");
             }
             record.resize(start + length, 0);
-            self.reader.read_exact(&mut record[start..])?;
+            read_exact(&mut self.reader, &mut record[start..])?;
             self.counters.bytes_received += 4 + length as u64;
             if header.eof() {
                 return Ok(record);
             }
         }
     }
+}
+
+/// `buffer` filled from `reader`; the server's closing the connection
+/// said so, not as a short read.
+fn read_exact(reader: &mut impl Read, buffer: &mut [u8]) -> anyhow::Result<()> {
+    reader
+        .read_exact(buffer)
+        .map_err(|error| match error.kind() {
+            std::io::ErrorKind::UnexpectedEof => anyhow!("the server closed the connection"),
+            _ => error.into(),
+        })
 }

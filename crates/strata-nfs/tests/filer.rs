@@ -38,7 +38,7 @@ fn strata_makes_writes_reads_and_removes_only_its_own_file() {
         file.transfer
     );
     let data = blocks(64);
-    let mut connection = file.connect().unwrap();
+    let mut connection = file.connect_at(&filer.address.to_string()).unwrap();
     for (index, block) in data.chunks(8192).enumerate() {
         let written = file
             .write_at(
@@ -68,7 +68,20 @@ fn strata_makes_writes_reads_and_removes_only_its_own_file() {
     assert_eq!(unstable.bytes, 8192);
     file.commit(&mut connection).unwrap();
     let counters = connection.counters();
-    assert_eq!((counters.calls, counters.replies), (67, 67));
+    assert_eq!(
+        (counters.calls, counters.replies),
+        (68, 68),
+        "a GETATTR when connecting, 64 WRITEs, a READ, a WRITE and a COMMIT"
+    );
+    let address = filer.address.to_string();
+    let mut file = file;
+    file.identity.1 ^= 1;
+    let Err(error) = file.connect_at(&address) else {
+        panic!("an address answering for another file is taken");
+    };
+    let text = format!("{error:#}");
+    assert!(text.contains("not an address of the same server"), "{text}");
+    file.identity.1 ^= 1;
     assert!(file.remove().unwrap());
     assert!(!export.path().join("strata.dat").exists());
     assert!(!export.path().join(".strata.dat.strata").exists());

@@ -219,6 +219,35 @@ pub struct NfsFigures {
     pub interface_bytes_received: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interface_bytes_sent: Option<u64>,
+    /// Each address of the server the connections were spread over
+    /// (`--nfs-address`, Direct NFS's paths), when there were several.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub paths: Vec<NfsPathFigures>,
+}
+
+/// One address of the server over a point's window: its connections' calls
+/// and bytes, and the interface this host reaches it through.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct NfsPathFigures {
+    /// The address as given (`--nfs-address`).
+    pub address: String,
+    /// Its connections per job.
+    pub connections: u32,
+    pub calls: u64,
+    pub calls_per_s: f64,
+    /// % of the point's calls.
+    pub calls_pct: f64,
+    pub round_trip_mean_us: f64,
+    pub bytes_sent: u64,
+    pub bytes_received: u64,
+    /// The interface, and everything on it over the window (shared with
+    /// any other address reached through it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interface: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interface_bytes_received: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interface_bytes_sent: Option<u64>,
 }
 
 impl PointResult {

@@ -25,6 +25,8 @@ pub struct NamespaceHost {
     /// This side's address, on the veth in the test's namespace.
     pub peer_address: Ipv4Addr,
     veth: String,
+    /// The veths of the paths added.
+    paths: Vec<String>,
     programs: Vec<Child>,
     machine_pids: bool,
 }
@@ -48,6 +50,38 @@ impl NamespaceHost {
     /// 10.231.0.0/16 chosen from the process id and the index so that
     /// tests running side by side do not share addresses.
     pub fn create(index: u8) -> NamespaceHost {
+        let pid = std::process::id();
+        let name = format!("strata-{pid}-{index}");
+        ip(&["netns", "add", &name]);
+        let mut host = NamespaceHost {
+            name,
+            address: Ipv4Addr::UNSPECIFIED,
+            peer_address: Ipv4Addr::UNSPECIFIED,
+            veth: String::new(),
+            paths: Vec::new(),
+            machine_pids: false,
+            programs: Vec::new(),
+        };
+        (host.veth, host.peer_address, host.address) = host.join(index);
+        let mut all = vec!["netns", "exec", &host.name, "ip"];
+        all.extend(["link", "set", "lo", "up"]);
+        ip(&all);
+        host
+    }
+
+    /// Joins the host to the test's namespace by another veth pair, as a
+    /// filer's second port on a subnet of its own, with the /30 that host
+    /// `index` of this test process would have (so no host of the test may
+    /// have that index): the host's address on it, and this side's end.
+    pub fn add_path(&mut self, index: u8) -> (Ipv4Addr, String) {
+        let (veth, _, address) = self.join(index);
+        self.paths.push(veth.clone());
+        (address, veth)
+    }
+
+    /// A veth pair with the /30 of `index`: this side's end, its address
+    /// and the host's.
+    fn join(&self, index: u8) -> (String, Ipv4Addr, Ipv4Addr) {
         assert!(
             index < 16,
             "host index {index}: at most 16 hosts per test process"
@@ -55,41 +89,23 @@ impl NamespaceHost {
         let pid = std::process::id();
         let block = ((pid % 1024) * 16 + u32::from(index)) % 16384;
         let base = u32::from(Ipv4Addr::new(10, 231, 0, 0)) + block * 4;
-        let peer_address = Ipv4Addr::from(base + 1);
-        let address = Ipv4Addr::from(base + 2);
-        let name = format!("strata-{pid}-{index}");
+        let (peer_address, address) = (Ipv4Addr::from(base + 1), Ipv4Addr::from(base + 2));
         let veth = format!("sv{}h{index}", pid % 1_000_000);
         let inside = format!("{veth}i");
-        ip(&["netns", "add", &name]);
-        let host = NamespaceHost {
-            name,
-            address,
-            peer_address,
-            veth,
-            machine_pids: false,
-            programs: Vec::new(),
-        };
         ip(&[
-            "link", "add", &host.veth, "type", "veth", "peer", "name", &inside,
+            "link", "add", &veth, "type", "veth", "peer", "name", &inside,
         ]);
-        ip(&["link", "set", &inside, "netns", &host.name]);
-        ip(&[
-            "addr",
-            "add",
-            &format!("{peer_address}/30"),
-            "dev",
-            &host.veth,
-        ]);
-        ip(&["link", "set", &host.veth, "up"]);
+        ip(&["link", "set", &inside, "netns", &self.name]);
+        ip(&["addr", "add", &format!("{peer_address}/30"), "dev", &veth]);
+        ip(&["link", "set", &veth, "up"]);
         let in_host = |args: &[&str]| {
-            let mut all = vec!["netns", "exec", &host.name, "ip"];
+            let mut all = vec!["netns", "exec", &self.name, "ip"];
             all.extend(args);
             ip(&all);
         };
         in_host(&["addr", "add", &format!("{address}/30"), "dev", &inside]);
         in_host(&["link", "set", &inside, "up"]);
-        in_host(&["link", "set", "lo", "up"]);
-        host
+        (veth, peer_address, address)
     }
 
     /// This side's end of the veth pair: its counters
@@ -168,9 +184,11 @@ impl Drop for NamespaceHost {
         let _ = Command::new("ip")
             .args(["netns", "del", &self.name])
             .status();
-        let _ = Command::new("ip")
-            .args(["link", "del", &self.veth])
-            .stderr(Stdio::null())
-            .status();
+        for veth in std::iter::once(&self.veth).chain(&self.paths) {
+            let _ = Command::new("ip")
+                .args(["link", "del", veth])
+                .stderr(Stdio::null())
+                .status();
+        }
     }
 }
