@@ -1,6 +1,7 @@
 //! Capacity models a DBA or storage engineer does on the back of an envelope:
 //! RAID back-end load, remote replication latency, queueing, rotating disk
-//! IOPS, flash cache sizing, workload clustering and commit wait breakdown.
+//! IOPS, flash cache sizing, workload clustering, commit wait breakdown and
+//! NFS throughput over a client's channels.
 //!
 //! Every model function here is pure: numbers in, numbers out, with the
 //! inputs checked. [`command`] runs each `strata model` subcommand on its
@@ -16,6 +17,7 @@ pub mod commit;
 pub mod disk;
 pub mod flash_cache;
 pub mod input;
+pub mod nfs;
 pub mod predict;
 pub mod queue;
 pub mod raid;

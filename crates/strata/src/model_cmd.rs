@@ -10,7 +10,7 @@
 use std::path::Path;
 use strata_model::command::args::*;
 use strata_model::command::{
-    cluster, commit, disk, flash_cache, predict, queue, raid, replication,
+    cluster, commit, disk, flash_cache, nfs, predict, queue, raid, replication,
 };
 use strata_report::findings::WindowFigures;
 use strata_run::measured::window as measured;
@@ -38,6 +38,11 @@ pub fn run(args: ModelArgs) -> anyhow::Result<i32> {
         ModelCommand::Commit(args) => {
             let measured = from(args.measured_from(), measured::commit_inputs)?;
             (args.output.clone(), commit::run(&args.request(measured))?)
+        }
+        ModelCommand::Nfs(args) => {
+            let measured = args.from.as_deref().map(strata_run::measured::nfs::read);
+            let request = args.request(measured.transpose()?);
+            (args.output.clone(), nfs::run(&request)?)
         }
         ModelCommand::Predict(args) => {
             let printed = predict::run(&strata_run::predict_inputs::request(&args)?)?;

@@ -467,3 +467,52 @@ fn raid_writes_an_html_page() {
     assert!(html.contains("<table"), "{html}");
     assert!(html.contains("(800 + 4 × 200) / 10 = 160.0 IOPS"), "{html}");
 }
+
+/// 1 MiB reads at a 32 KiB transfer: 32 calls per I/O; one I/O in flight
+/// on one connection is held to that connection's 10,000 calls/s, four on
+/// two connections to 20,000, and a 1 Gb/s link to 3,815 calls of 32 KiB.
+#[test]
+fn nfs_throughput_is_the_least_of_round_trip_connections_and_link() {
+    let nfs = [
+        "nfs",
+        "--round-trip",
+        "500us",
+        "--transfer",
+        "32k",
+        "--io-size",
+        "1m",
+        "--connections",
+        "2",
+        "--connection-calls",
+        "10000",
+        "--outstanding",
+        "1,4",
+    ];
+    let rows = json(&nfs);
+    let one = &rows[0]["model"];
+    assert_eq!(
+        (&one["calls_per_io"], &one["bound"]),
+        (&32.0.into(), &"connections".into())
+    );
+    near(&one["calls_per_s"], 10_000.0, 1e-6);
+    near(&one["round_trip_s"], 0.0032, 1e-12);
+    near(&one["mb_per_s"], 10_000.0 / 32.0 * 1.048576, 1e-6);
+    near(&rows[1]["model"]["calls_per_s"], 20_000.0, 1e-6);
+    let linked = json(&[&nfs[..], &["--link-gbit", "1"]].concat());
+    assert_eq!(linked[1]["model"]["bound"], "link");
+    near(
+        &linked[1]["model"]["calls_per_s"],
+        1e9 / 8.0 / 32768.0,
+        1e-6,
+    );
+    let explained = stdout(&[&nfs[..], &["--explain"]].concat());
+    assert!(
+        explained.contains("calls/s = min(in flight ÷ round trip = 32 ÷ 500.0 µs"),
+        "{explained}"
+    );
+    refused(&["nfs", "--transfer", "32k"], &["--round-trip"]);
+    refused(
+        &["nfs", "--round-trip", "1ms", "--connections", "0"],
+        &["--connections"],
+    );
+}

@@ -16,6 +16,18 @@ fn filer(index: u8) -> (NamespaceHost, HostedFiler, tempfile::TempDir) {
     (host, filer, export)
 }
 
+/// What in `document` docs/`schema` does not take.
+fn errors_against(schema: &str, document: &serde_json::Value) -> Vec<String> {
+    let path = format!("{}/../../docs/{schema}", env!("CARGO_MANIFEST_DIR"));
+    let schema: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let validator = jsonschema::validator_for(&schema).expect("the schema compiles");
+    validator
+        .iter_errors(document)
+        .map(|error| format!("{}: {error}", error.instance_path()))
+        .collect()
+}
+
 /// `args` refused as bad input (exit 2) with an error that says `said`;
 /// the error.
 fn refused_before_any_work(args: &[&str], said: &str, dir: &std::path::Path) -> String {
@@ -76,17 +88,7 @@ fn calibrate_reads_a_filer_with_its_own_client_and_counts_every_call() {
     assert!(on_the_veth >= records, "{nfs}");
     assert!(on_the_veth <= records * 115 / 100 + (1 << 20), "{nfs}");
     assert_eq!(counted["target"]["kind"], "nfs_file");
-    let schema_path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../docs/calibrate.schema.json"
-    );
-    let schema: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(schema_path).unwrap()).unwrap();
-    let validator = jsonschema::validator_for(&schema).expect("the schema compiles");
-    let errors: Vec<String> = validator
-        .iter_errors(&counted)
-        .map(|error| format!("{}: {error}", error.instance_path()))
-        .collect();
+    let errors = errors_against("calibrate.schema.json", &counted);
     assert!(
         errors.is_empty(),
         "against docs/calibrate.schema.json: {errors:?}"
@@ -124,9 +126,55 @@ fn calibrate_reads_a_filer_with_its_own_client_and_counts_every_call() {
         text.contains("whose devices strata does not watch"),
         "{text}"
     );
+    model_checked_against_the_sweep(dir.path());
     let report = run(&["report", "s.strata"], dir.path());
     assert!(report.status.success(), "{}", stderr_of(&report));
     assert!(String::from_utf8_lossy(&report.stdout).contains("nfs_file"));
+}
+
+/// `strata model nfs --from` the sweep: each point of one group (the
+/// small reads at 1 and 2 in flight, the large stream) predicted from the
+/// least-loaded point of its call size, whose own prediction is its
+/// measured rate; the two points of small reads and a stream together
+/// left out.
+fn model_checked_against_the_sweep(dir: &std::path::Path) {
+    let document = run_json(&["model", "nfs", "--from", "s.strata"], dir);
+    let errors = errors_against("model.schema.json", &document);
+    assert!(
+        errors.is_empty(),
+        "against docs/model.schema.json: {errors:?}"
+    );
+    let rows = document.as_array().unwrap();
+    let names: Vec<&str> = rows
+        .iter()
+        .map(|row| row["measured"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["small=1 large=0", "small=2 large=0", "small=0 large=1"],
+        "{rows:?}"
+    );
+    for row in rows {
+        let measured = &row["measured"];
+        let calls_per_io =
+            measured["io_bytes"].as_f64().unwrap() / measured["transfer_bytes"].as_f64().unwrap();
+        assert_eq!(row["model"]["calls_per_io"], calls_per_io.ceil(), "{row}");
+        let error = row["calls_error_pct"].as_f64().unwrap();
+        assert!(error.is_finite(), "{row}");
+        if row["base_point"] == measured["name"] {
+            assert!(
+                error.abs() < 0.01,
+                "the base point is its own measure: {row}"
+            );
+        }
+    }
+    assert_eq!(rows[1]["base_point"], "small=1 large=0");
+    let text = run(&["model", "nfs", "--from", "s.strata", "--explain"], dir);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("2 left out") && text.contains("calls/s = min("),
+        "{text}"
+    );
 }
 
 /// A file strata did not make is only read; options that need an nfs://

@@ -482,6 +482,20 @@ fn model_commands(csv: &str) -> Vec<(&'static str, Vec<String>)> {
             "predict",
             vec!["predict", "--calibration", &calibration, "--from", &run],
         ),
+        (
+            "nfs",
+            vec![
+                "nfs",
+                "--round-trip",
+                "500us",
+                "--transfer",
+                "32k",
+                "--io-size",
+                "1m",
+                "--link-gbit",
+                "10",
+            ],
+        ),
     ];
     commands
         .into_iter()

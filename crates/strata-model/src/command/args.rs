@@ -40,6 +40,8 @@ pub enum ModelCommand {
     Commit(CommitArgs),
     /// Predict a SLOB run from a calibrate curve: device reads/s and latency per session count (MVA)
     Predict(PredictArgs),
+    /// NFS throughput from round trip, transfer size and calls in flight per connection; --from checks it against a calibrate Recording of an nfs:// target
+    Nfs(NfsArgs),
 }
 
 /// Aliases so clap takes each option once, as one list, not repeated.
@@ -355,6 +357,48 @@ pub struct CommitArgs {
     /// Log writer's own CPU time per write
     #[arg(long, value_name = "TIME", value_parser = input::duration, default_value = "0s")]
     pub log_writer_cpu: Duration,
+    /// Print each formula with the numbers substituted
+    #[arg(long)]
+    pub explain: bool,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct NfsArgs {
+    /// One call's round trip with nothing else in flight (as calibrate's NFS
+    /// table shows it at --qd 1)
+    #[arg(long, value_name = "TIME", value_parser = input::duration, required_unless_present = "from")]
+    pub round_trip: Option<Duration>,
+    /// The most bytes one READ or WRITE call carries (a mount's rsize and
+    /// wsize) [default: 1MiB]
+    #[arg(long, value_name = "SIZE", value_parser = input::size)]
+    pub transfer: Option<u64>,
+    /// The database's I/O (8k: PostgreSQL's block; 1m: a scan's read)
+    /// [default: 8KiB]
+    #[arg(long, value_name = "SIZE", value_parser = input::size)]
+    pub io_size: Option<u64>,
+    /// TCP connections to the filer (Direct NFS's channels) [default: 1]
+    #[arg(long, value_name = "N", value_parser = |s: &str| input::bounded(s, 1, 1024).map(|n| n as u32))]
+    pub connections: Option<u32>,
+    /// The most calls per second one connection makes (one client thread
+    /// each: 1 ÷ its CPU per call) [default: no such bound; with --from,
+    /// measured]
+    #[arg(long, value_name = "CALLS", value_parser = positive)]
+    pub connection_calls: Option<f64>,
+    /// The link's speed in Gb/s [default: no such bound]
+    #[arg(long, value_name = "GBIT", value_parser = positive)]
+    pub link_gbit: Option<f64>,
+    /// I/Os in flight: a value or a list (1,2,4,8) [default: 1,2,4,8,16,32]
+    #[arg(long, value_name = "N[,N…]", value_parser = queue_depths)]
+    pub outstanding: Option<QueueDepths>,
+    /// A calibrate Recording of an nfs:// target: each of its points of one
+    /// group predicted from the least-loaded point of the same call size
+    /// (its round trip, and its CPU per call as each connection's ceiling),
+    /// the measured figures beside
+    #[arg(long, value_name = "RECORDING",
+          conflicts_with_all = ["round_trip", "transfer", "io_size", "connections", "outstanding"])]
+    pub from: Option<PathBuf>,
     /// Print each formula with the numbers substituted
     #[arg(long)]
     pub explain: bool,

@@ -15,6 +15,7 @@ pub mod commit;
 pub mod disk;
 pub mod flash_cache;
 pub mod mva;
+pub mod nfs;
 pub mod predict;
 pub mod queue;
 pub mod raid;

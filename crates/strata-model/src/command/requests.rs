@@ -6,7 +6,7 @@
 //! (the other `command` modules).
 
 use super::args::*;
-use super::{cluster, commit, disk, flash_cache, queue, raid, replication};
+use super::{cluster, commit, disk, flash_cache, nfs, queue, raid, replication};
 use anyhow::Context;
 use std::path::Path;
 
@@ -132,6 +132,25 @@ impl CommitArgs {
             commit_wait: self.commit_wait,
             log_write_io: self.log_write_io,
             log_writer_cpu: self.log_writer_cpu,
+            measured,
+            explain: self.explain,
+        }
+    }
+}
+
+impl NfsArgs {
+    pub fn request(&self, measured: Option<nfs::MeasuredNfs>) -> nfs::NfsRequest {
+        nfs::NfsRequest {
+            round_trip: self.round_trip,
+            transfer_bytes: self.transfer.unwrap_or(1 << 20),
+            io_bytes: self.io_size.unwrap_or(8192),
+            connections: self.connections.unwrap_or(1),
+            connection_calls_per_s: self.connection_calls,
+            link_gbit: self.link_gbit,
+            outstanding: self
+                .outstanding
+                .clone()
+                .unwrap_or_else(|| vec![1, 2, 4, 8, 16, 32]),
             measured,
             explain: self.explain,
         }

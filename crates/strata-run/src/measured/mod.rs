@@ -1,7 +1,8 @@
 //! Everything strata reads of what was measured for its models, in one
 //! place: the storage's curve from a calibrate Recording (`calibration`:
 //! the sweep's prediction and `strata model predict`), a run's Recording
-//! (`run`: `strata model predict --from`), and a window's figures from a
+//! (`run`: `strata model predict --from`), a calibrate Recording's NFS
+//! points (`nfs`: `strata model nfs --from`), and a window's figures from a
 //! Recording or an AWR or STATSPACK report (`window`: `strata model
 //! --from`).
 //!
@@ -9,5 +10,6 @@
 //! compute from these figures (`sweep`, `predict_inputs`).
 
 pub mod calibration;
+pub mod nfs;
 pub mod run;
 pub mod window;
