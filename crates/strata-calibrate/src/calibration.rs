@@ -21,7 +21,7 @@ use strata_io::target::{self, Preparation, TargetKind, TemporaryFile};
 use strata_io::IoEngineKind;
 use strata_observe::background::BackgroundSampler;
 use strata_probe::blockdev::{self, BlockDevice};
-use strata_probe::collectors::{all_os_collectors, DeviceFilter};
+use strata_probe::collectors::{all_os_collectors, DeviceFilter, NfsCollector};
 use strata_recording::{Existing, Header, Kind, Record, RecordingWriter};
 
 /// What to measure.
@@ -309,7 +309,9 @@ impl Calibration {
             seed: self.config.seed,
             nfs: self.nfs.as_ref(),
         };
-        let sampler = recording.as_ref().map(|_| layer_sampler(&watched));
+        let sampler = recording
+            .as_ref()
+            .map(|_| layer_sampler(&watched, self.nfs.as_ref()));
         let points = self.run_points(&context, observer, recording.as_mut())?;
         if let (Some(writer), Some(sampler)) = (recording.as_mut(), sampler) {
             for sample in sampler.finish() {
@@ -469,8 +471,9 @@ impl Calibration {
 }
 
 /// Every layer sampled each second while the points run (the target's
-/// devices only), for the Recording.
-fn layer_sampler(watched: &WatchedDevices) -> BackgroundSampler {
+/// devices only; for an NFS target, strata's own calls in the `nfs`
+/// layer), for the Recording.
+fn layer_sampler(watched: &WatchedDevices, nfs: Option<&NfsTarget>) -> BackgroundSampler {
     let names: Vec<String> = watched
         .target_device
         .iter()
@@ -482,7 +485,12 @@ fn layer_sampler(watched: &WatchedDevices) -> BackgroundSampler {
     } else {
         DeviceFilter::Names(names)
     };
-    let collectors = all_os_collectors(filter, Vec::new()).unwrap_or_default();
+    let mut collectors = all_os_collectors(filter, Vec::new()).unwrap_or_default();
+    if let Some(nfs) = nfs {
+        let own_client = NfsCollector::with_own_client(nfs.client_metrics());
+        collectors.retain(|collector| collector.layer() != strata_recording::names::layer::NFS);
+        collectors.push(Box::new(own_client));
+    }
     BackgroundSampler::start(collectors, std::time::Duration::from_secs(1))
 }
 

@@ -14,12 +14,15 @@ use anyhow::{bail, ensure};
 use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use strata_core::metrics::Metric;
 use strata_core::units::{format_size, GIB, KIB};
-use strata_io::nfs::{NfsChannel, NfsEngine};
+use strata_io::nfs::{NfsChannel, NfsClientCounters, NfsEngine};
 use strata_io::target::Preparation;
 use strata_io::{EngineTarget, IoCompletion, IoEngine, IoRequest, Operation, WireCounters};
 use strata_nfs::{DurableWrites, NfsFile, NfsUrl};
+use strata_probe::collectors::OwnClient;
 use strata_recording::calibrate::{NfsFigures, NfsPathFigures};
+use strata_recording::names::{label, nfs};
 
 fn ratio(part: f64, whole: f64) -> f64 {
     if whole > 0.0 {
@@ -67,6 +70,8 @@ pub struct NfsTarget {
     /// The server's addresses the connections are spread over, in turn.
     pub paths: Vec<NfsPath>,
     pub durable: DurableWrites,
+    /// Every engine's calls on the file, by operation.
+    pub client: Arc<NfsClientCounters>,
 }
 
 /// An interface's bytes received and sent; none when it is not known.
@@ -132,6 +137,7 @@ impl NfsRequest {
         Ok(NfsTarget {
             paths: self.paths(&file)?,
             durable: self.durable,
+            client: Arc::default(),
             size_bytes,
             connections: self.connections,
             transfer_bytes: self.transfer(&file)?,
@@ -338,7 +344,39 @@ impl NfsTarget {
             address: self.paths[path % self.paths.len()].given.clone(),
             transfer_bytes: self.transfer_bytes,
             durable: self.durable,
+            client: Arc::clone(&self.client),
         }
+    }
+
+    /// strata's own calls on the file so far, by operation, as the `nfs`
+    /// layer's metrics: labelled as a mount of the server's export (its
+    /// `mount` saying it is strata's client), with the kernel client's
+    /// names (`ops`, `errors`, `bytes_sent`, `bytes_received`, `rtt_ms`).
+    pub fn client_metrics(&self) -> OwnClient {
+        let client = Arc::clone(&self.client);
+        let server = self.file.url.host.clone();
+        let export = self.file.export.clone();
+        let mount = format!("{server}:{export} (strata's own client)");
+        Box::new(move || {
+            let mut metrics = Vec::new();
+            for (op, totals) in client.totals() {
+                let counters = [
+                    (nfs::OPS, totals.ops as f64),
+                    ("errors", totals.errors as f64),
+                    (nfs::BYTES_SENT, totals.bytes_sent as f64),
+                    (nfs::BYTES_RECEIVED, totals.bytes_received as f64),
+                    ("rtt_ms", totals.round_trip_ns as f64 / 1e6),
+                ];
+                metrics.extend(counters.into_iter().map(|(name, value)| {
+                    Metric::counter(name, value)
+                        .with_label("mount", &mount)
+                        .with_label("server", &server)
+                        .with_label("export", &export)
+                        .with_label(label::OP, op)
+                }));
+            }
+            metrics
+        })
     }
 
     /// A job's `queue_depth` requests in flight spread over the

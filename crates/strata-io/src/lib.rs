@@ -16,4 +16,4 @@ pub mod uring;
 
 pub use engine::{IoCompletion, IoEngine, IoRequest, Operation, WireCounters};
 pub use kind::{EngineTarget, IoEngineKind};
-pub use nfs::NfsChannel;
+pub use nfs::{NfsChannel, NfsClientCounters};

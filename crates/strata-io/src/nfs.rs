@@ -6,7 +6,8 @@
 //! FILE_SYNC write, or an UNSTABLE one and then a COMMIT of its bytes
 //! ([`DurableWrites`]); any other write is UNSTABLE. A FILE_SYNC write the
 //! server answers as less than FILE_SYNC is an error. It counts what it
-//! put on the wire ([`WireCounters`]).
+//! put on the wire ([`WireCounters`]), and each call by operation in the
+//! target's [`NfsClientCounters`], which every engine on it shares.
 //!
 //! Not for: finding, making or removing the file (strata-nfs's `file`).
 //! Deep pipelines of large writes and large reads together can fill both
@@ -17,6 +18,7 @@ use crate::buffer::AlignedBuffer;
 use crate::engine::{IoCompletion, IoEngine, IoRequest, Operation, WireCounters};
 use std::collections::HashMap;
 use std::io;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 use strata_nfs::file::{commit_reply, read_reply, write_reply};
@@ -49,16 +51,79 @@ struct Pending {
     commit: Option<(u64, u32)>,
 }
 
+/// Every call of the engines on one target, by operation, counted as it
+/// is sent and answered: the user-space client's own per-operation
+/// statistics (what the kernel's client keeps in mountstats), for a layer
+/// sampled each second.
+#[derive(Debug, Default)]
+pub struct NfsClientCounters {
+    read: OpCounters,
+    write: OpCounters,
+    commit: OpCounters,
+}
+
+#[derive(Debug, Default)]
+struct OpCounters {
+    replies: AtomicU64,
+    errors: AtomicU64,
+    bytes_sent: AtomicU64,
+    bytes_received: AtomicU64,
+    round_trip_ns: AtomicU64,
+}
+
+/// One operation's calls so far.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct OpTotals {
+    /// Calls answered.
+    pub ops: u64,
+    /// Calls answered with an error.
+    pub errors: u64,
+    /// The calls' RPC records, each with its mark.
+    pub bytes_sent: u64,
+    /// The replies' RPC records.
+    pub bytes_received: u64,
+    /// From each call's send to its reply, added up.
+    pub round_trip_ns: u64,
+}
+
+impl NfsClientCounters {
+    /// `READ`, `WRITE` and `COMMIT` (the kernel's names), each one's calls so
+    /// far.
+    pub fn totals(&self) -> [(&'static str, OpTotals); 3] {
+        let totals = |op: &OpCounters| OpTotals {
+            ops: op.replies.load(Ordering::Relaxed),
+            errors: op.errors.load(Ordering::Relaxed),
+            bytes_sent: op.bytes_sent.load(Ordering::Relaxed),
+            bytes_received: op.bytes_received.load(Ordering::Relaxed),
+            round_trip_ns: op.round_trip_ns.load(Ordering::Relaxed),
+        };
+        [
+            ("READ", totals(&self.read)),
+            ("WRITE", totals(&self.write)),
+            ("COMMIT", totals(&self.commit)),
+        ]
+    }
+
+    fn of(&self, asked: Asked) -> &OpCounters {
+        match asked {
+            Asked::Read => &self.read,
+            Asked::Write { .. } => &self.write,
+            Asked::Commit => &self.commit,
+        }
+    }
+}
+
 /// Where and how an engine talks to the server: strata's file there, the
 /// server's address its connection goes to (the URL's host when none: one
 /// of Direct NFS's paths), the most bytes one call carries, and how a
-/// durable write is made durable.
+/// durable write is made durable; and the counters its calls go to.
 #[derive(Clone, Debug)]
 pub struct NfsChannel {
     pub file: Arc<NfsFile>,
     pub address: Option<String>,
     pub transfer_bytes: u32,
     pub durable: DurableWrites,
+    pub client: Arc<NfsClientCounters>,
 }
 
 pub struct NfsEngine {
@@ -71,6 +136,11 @@ pub struct NfsEngine {
     in_flight: HashMap<u32, Call>,
     pending: Vec<Pending>,
     round_trip_ns: u64,
+    client: Arc<NfsClientCounters>,
+    /// The connection's bytes sent when the last call was counted, and
+    /// received when the last reply was.
+    sent_before: u64,
+    received_before: u64,
     /// What the server said of the last call that failed.
     pub last_error: Option<String>,
 }
@@ -84,6 +154,7 @@ impl NfsEngine {
             Some(address) => channel.file.connect_at(address)?,
             None => channel.file.connect()?,
         };
+        let before = connection.counters();
         Ok(NfsEngine {
             file: channel.file,
             connection,
@@ -94,6 +165,9 @@ impl NfsEngine {
             in_flight: HashMap::with_capacity(depth),
             pending: vec![Pending::default(); depth],
             round_trip_ns: 0,
+            client: channel.client,
+            sent_before: before.bytes_sent,
+            received_before: before.bytes_received,
             last_error: None,
         })
     }
@@ -135,7 +209,8 @@ impl NfsEngine {
         Ok(())
     }
 
-    /// Keeps a call just sent (or the error of sending it).
+    /// Keeps a call just sent (or the error of sending it), its bytes
+    /// counted: the connection's since the call before.
     fn sent(
         &mut self,
         sent: anyhow::Result<u32>,
@@ -144,6 +219,9 @@ impl NfsEngine {
         asked: Asked,
     ) -> io::Result<()> {
         let xid = sent.map_err(|error| io::Error::other(format!("{error:#}")))?;
+        let now = self.connection.counters().bytes_sent;
+        let bytes = now - std::mem::replace(&mut self.sent_before, now);
+        (self.client.of(asked).bytes_sent).fetch_add(bytes, Ordering::Relaxed);
         let call = Call {
             slot,
             at,
@@ -186,8 +264,20 @@ impl NfsEngine {
         let call = self.in_flight.remove(&reply.xid).ok_or_else(|| {
             io::Error::other(format!("a reply to call {}, not in flight", reply.xid))
         })?;
-        self.round_trip_ns += call.sent.elapsed().as_nanos() as u64;
+        let round_trip_ns = call.sent.elapsed().as_nanos() as u64;
+        self.round_trip_ns += round_trip_ns;
         let answered = self.answered(&call, &reply);
+        let received = self.connection.counters().bytes_received;
+        let counters = self.client.of(call.asked);
+        counters.replies.fetch_add(1, Ordering::Relaxed);
+        counters
+            .errors
+            .fetch_add(u64::from(answered.is_err()), Ordering::Relaxed);
+        counters
+            .round_trip_ns
+            .fetch_add(round_trip_ns, Ordering::Relaxed);
+        let bytes = received - std::mem::replace(&mut self.received_before, received);
+        counters.bytes_received.fetch_add(bytes, Ordering::Relaxed);
         let slot = call.slot as usize;
         let pending = &mut self.pending[slot];
         pending.calls_left -= 1;

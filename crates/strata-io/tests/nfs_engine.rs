@@ -66,6 +66,7 @@ fn channel(file: Arc<NfsFile>, transfer_bytes: u32, durable: DurableWrites) -> N
         address: None,
         transfer_bytes,
         durable,
+        client: Default::default(),
     }
 }
 
@@ -115,8 +116,8 @@ fn write_four_blocks(filer: &Filer, mut engine: NfsEngine) -> WireCounters {
 fn a_large_read_is_the_calls_its_transfer_size_makes() {
     let filer = filer(1);
     let (file, data) = filer.strata_file(1 << 20);
-    let mut engine =
-        NfsEngine::open(channel(file, 32768, DurableWrites::FileSync), 1, 1 << 20).unwrap();
+    let channel = channel(file, 32768, DurableWrites::FileSync);
+    let mut engine = NfsEngine::open(channel.clone(), 1, 1 << 20).unwrap();
     engine
         .queue(request(0, Operation::Read, 0, 1 << 20))
         .unwrap();
@@ -129,6 +130,16 @@ fn a_large_read_is_the_calls_its_transfer_size_makes() {
     );
     let wire = engine.wire().unwrap();
     assert_eq!((wire.calls, wire.replies), (32, 32));
+    let [(read, by_op), (write, writes), (commit, commits)] = channel.client.totals();
+    assert_eq!((read, write, commit), ("READ", "WRITE", "COMMIT"));
+    assert_eq!(by_op.ops, 32, "{by_op:?}");
+    assert_eq!(
+        (by_op.bytes_sent, by_op.bytes_received),
+        (wire.bytes_sent, wire.bytes_received),
+        "the client's counters by operation are the connection's"
+    );
+    assert_eq!(by_op.round_trip_ns, wire.round_trip_ns);
+    assert_eq!((writes.ops, commits.ops, by_op.errors), (0, 0, 0));
 }
 
 /// 2,000 random 8 KiB reads, 16 in flight on one connection: every one the

@@ -127,9 +127,54 @@ fn calibrate_reads_a_filer_with_its_own_client_and_counts_every_call() {
         "{text}"
     );
     model_checked_against_the_sweep(dir.path());
+    own_client_layer_counts_the_points_calls(&dir.path().join("s.strata"));
     let report = run(&["report", "s.strata"], dir.path());
     assert!(report.status.success(), "{}", stderr_of(&report));
-    assert!(String::from_utf8_lossy(&report.stdout).contains("nfs_file"));
+    let shown = String::from_utf8_lossy(&report.stdout);
+    assert!(shown.contains("nfs_file"), "{shown}");
+    assert!(shown.contains("READ requests (requests/s)"), "{shown}");
+}
+
+/// The Recording's `nfs` layer, sampled each second, has strata's own
+/// client as a mount of the export: its READ calls at the last sample are
+/// at least those of the points' measured windows (the ramps' and the
+/// fill's come on top), each answered, with bytes and round trips.
+fn own_client_layer_counts_the_points_calls(record: &std::path::Path) {
+    let recording = strata_recording::Recording::read(record).unwrap();
+    let measured: f64 = recording
+        .point_results()
+        .filter_map(|record| record.point.nfs.as_ref())
+        .map(|nfs| nfs.calls as f64)
+        .sum();
+    let read = |sample: &strata_recording::layers::Sample, name: &str| {
+        let (metrics, _) = sample.values("nfs")?;
+        metrics
+            .iter()
+            .find(|metric| {
+                metric.name == name
+                    && metric.labels.get("op").map(String::as_str) == Some("READ")
+                    && metric.labels["mount"].ends_with("(strata's own client)")
+            })
+            .map(|metric| metric.value)
+    };
+    let samples: Vec<_> = recording
+        .layers()
+        .filter(|sample| read(sample, "ops").is_some())
+        .collect();
+    assert!(
+        samples.len() >= 3,
+        "{} samples of strata's client",
+        samples.len()
+    );
+    let last = samples.last().unwrap();
+    let ops = read(last, "ops").unwrap();
+    assert!(
+        measured > 0.0 && ops >= measured,
+        "{ops} READ calls in the layer, {measured} in the points"
+    );
+    assert!(read(last, "bytes_received").unwrap() > ops * 100.0);
+    assert!(read(last, "rtt_ms").unwrap() > 0.0);
+    assert_eq!(read(last, "errors"), Some(0.0));
 }
 
 /// `strata model nfs --from` the sweep: each point of one group (the

@@ -1,13 +1,16 @@
 //! The `nfs` layer: the kernel NFS client's per-mount, per-operation RPC
 //! statistics from `/proc/self/mountstats` (what `nfsiostat` and
 //! `mountstats` read). Oracle Direct NFS is a user-space client and does not
-//! appear here; its traffic shows only on the NICs.
+//! appear here; its traffic shows only on the NICs. strata's own user-space
+//! client (calibrate's `nfs://` target) counts its calls itself and gives
+//! them to the layer beside the kernel's mounts
+//! ([`NfsCollector::with_own_client`]).
 
 use super::{for_each_line, parse_u64, read_if_exists};
 use anyhow::{anyhow, bail};
 use std::path::Path;
 use strata_core::metrics::{Collected, Collector, Metric};
-use strata_recording::names::{label, nfs};
+use strata_recording::names::{label, layer, nfs};
 
 const MOUNTSTATS_PATH: &str = "/proc/self/mountstats";
 
@@ -34,40 +37,56 @@ const REQUIRED_OP_FIELDS: usize = 8;
 ///
 /// Two mounts of the same export with the same options share one superblock
 /// in the kernel, and so show the same counters under both mount points.
-#[derive(Debug, Default)]
-pub struct NfsCollector;
+#[derive(Default)]
+pub struct NfsCollector {
+    own_client: Option<OwnClient>,
+}
+
+/// A user-space client's calls so far, as the layer's metrics (labelled as
+/// a mount's).
+pub type OwnClient = Box<dyn FnMut() -> Vec<Metric> + Send>;
 
 impl NfsCollector {
     pub fn new() -> NfsCollector {
-        NfsCollector
+        NfsCollector::default()
+    }
+
+    /// The kernel's mounts, and `own_client`'s calls beside them.
+    pub fn with_own_client(own_client: OwnClient) -> NfsCollector {
+        NfsCollector {
+            own_client: Some(own_client),
+        }
+    }
+
+    fn kernel_mounts(&self) -> anyhow::Result<Result<Vec<Metric>, String>> {
+        let Some(text) = read_if_exists(Path::new(MOUNTSTATS_PATH))? else {
+            return Ok(Err(format!("{MOUNTSTATS_PATH} does not exist")));
+        };
+        let parsed = parse(&text)?;
+        Ok(match (parsed.nfs_mounts, parsed.metrics.is_empty()) {
+            (0, _) => Err("no NFS mounts".to_string()),
+            (_, true) => Err("NFS mounts without per-op statistics".to_string()),
+            (_, false) => Ok(parsed.metrics),
+        })
     }
 }
 
 impl Collector for NfsCollector {
     fn layer(&self) -> &'static str {
-        "nfs"
+        layer::NFS
     }
 
     fn collect(&mut self) -> anyhow::Result<Collected> {
-        let Some(text) = read_if_exists(Path::new(MOUNTSTATS_PATH))? else {
-            return Ok(Collected::Absent {
-                reason: format!("{MOUNTSTATS_PATH} does not exist"),
+        let kernel = self.kernel_mounts()?;
+        let Some(own_client) = &mut self.own_client else {
+            return Ok(match kernel {
+                Ok(metrics) => Collected::Metrics { metrics },
+                Err(reason) => Collected::Absent { reason },
             });
         };
-        let parsed = parse(&text)?;
-        if parsed.nfs_mounts == 0 {
-            return Ok(Collected::Absent {
-                reason: "no NFS mounts".to_string(),
-            });
-        }
-        if parsed.metrics.is_empty() {
-            return Ok(Collected::Absent {
-                reason: "NFS mounts without per-op statistics".to_string(),
-            });
-        }
-        Ok(Collected::Metrics {
-            metrics: parsed.metrics,
-        })
+        let mut metrics = kernel.unwrap_or_default();
+        metrics.extend(own_client());
+        Ok(Collected::Metrics { metrics })
     }
 }
 
