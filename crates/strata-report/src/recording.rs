@@ -18,6 +18,7 @@ mod hosts;
 mod latency;
 mod layers;
 mod measured;
+mod nfs_findings;
 mod observe;
 mod run;
 mod samples;
@@ -553,6 +554,7 @@ fn calibrate_report(
     let within = timeline.within(window);
     let series = time_series::section(&within, &measured, extra);
     let mut report = assemble(report, &measured, hosts::section(&within), middle, series);
+    report.findings.extend(nfs_findings::findings(&points));
     if let Some(verdict) = calibrate_verdict(recording) {
         report.about.insert(0, Fact::new("verdict", verdict));
     }

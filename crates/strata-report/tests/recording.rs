@@ -391,3 +391,58 @@ fn compare_puts_a_and_b_side_by_side() {
         .iter()
         .any(|finding| finding.title.starts_with("B: ")));
 }
+
+/// The sweep as if it had gone to a filer: every point's calls through
+/// strata's client at a transfer size of 32 KiB (the 1 MiB stream's I/Os
+/// are 32 calls each), and the stream's one connection busy 95% of the
+/// window. Each NFS finding fires with its figures; on the local sweep,
+/// neither does.
+#[test]
+fn a_calibration_of_a_filer_names_its_calls_per_io_and_the_busy_connections() {
+    let local = report("calibrate-sweep.strata");
+    assert!(!fires(&local, "nfs_calls_per_io") && !fires(&local, "nfs_connections_cap_throughput"));
+    let filer = edited(
+        "calibrate-sweep.strata",
+        ReportOptions::default(),
+        |lines| {
+            for line in lines.iter_mut().filter(|line| line["type"] == "result") {
+                let point = &mut line["point"];
+                let large = point["name"] == "small=0 large=1";
+                let calls_per_io = if large { 32.0 } else { 1.0 };
+                point["nfs"] = json!({
+                    "server": "filer1", "durable_writes": "file_sync", "connections": 1,
+                    "transfer_bytes": 32768, "calls": 1000, "replies": 1000,
+                    "calls_per_s": 1000.0 * calls_per_io, "calls_per_io": calls_per_io,
+                    "round_trip_mean_us": 900.0, "bytes_sent": 0, "bytes_received": 0,
+                    "data_bytes": 0, "protocol_overhead_pct": 0.7
+                });
+                let window_s = point["window_s"].as_f64().unwrap();
+                let busy = if large { 0.95 } else { 0.2 };
+                point["cpu"]["user_s"] = json!(busy * window_s);
+                point["cpu"]["system_s"] = json!(0.0);
+            }
+        },
+    );
+    let finding = |id: &str| {
+        filer
+            .findings
+            .iter()
+            .find(|finding| finding.id == id)
+            .unwrap_or_else(|| panic!("no {id}: {:?}", ids(&filer)))
+    };
+    let split = finding("nfs_calls_per_io");
+    assert!(
+        split
+            .title
+            .contains("1 MiB took 32.0 NFS calls each at a transfer size of 32 KiB"),
+        "{}",
+        split.title
+    );
+    let busy = finding("nfs_connections_cap_throughput");
+    assert!(
+        busy.title.contains("at small=0 large=1") && busy.title.contains("busy 95%"),
+        "{}",
+        busy.title
+    );
+    assert_eq!(busy.evidence[0].value, 1.0);
+}

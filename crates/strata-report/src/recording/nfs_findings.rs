@@ -1,0 +1,117 @@
+//! The findings of a calibration of an `nfs://` target, from its points'
+//! calls as strata's own client counted them: I/Os that took several calls
+//! each (the transfer size, a mount's rsize and wsize), and connections
+//! whose one client thread each was busy the whole window (the channel
+//! count caps the throughput).
+//!
+//! Not for: the findings of any Recording's window (`crate::findings`).
+
+use super::calibrate::Point;
+use crate::findings::finding;
+use strata_core::units::format_size;
+use strata_output::document::{Evidence, Finding, Severity};
+use strata_recording::calibrate::{NfsFigures, PointResult};
+
+/// The share of one CPU each connection's thread used, from which its
+/// connection is taken as CPU-bound.
+const BUSY_THREAD: f64 = 0.8;
+
+pub(crate) fn findings(points: &[Point]) -> Vec<Finding> {
+    let nfs_points: Vec<(&PointResult, &NfsFigures)> = points
+        .iter()
+        .map(|point| &point.record.point)
+        .filter(|point| point.errors.is_empty() && !point.interrupted)
+        .filter_map(|point| Some((point, point.nfs.as_ref()?)))
+        .collect();
+    [calls_per_io(&nfs_points), busy_connections(&nfs_points)]
+        .into_iter()
+        .flatten()
+        .collect()
+}
+
+/// The point whose I/Os took the most calls each, when that is more than
+/// one.
+fn calls_per_io(points: &[(&PointResult, &NfsFigures)]) -> Option<Finding> {
+    let (point, nfs) = points
+        .iter()
+        .filter(|(_, nfs)| nfs.calls_per_io > 1.05)
+        .max_by(|a, b| a.1.calls_per_io.total_cmp(&b.1.calls_per_io))?;
+    let largest = point
+        .groups
+        .iter()
+        .map(|group| group.block_size_bytes)
+        .max()?;
+    Some(finding(
+        "nfs_calls_per_io",
+        Severity::Info,
+        format!(
+            "I/Os of up to {} took {:.1} NFS calls each at a transfer size of {} ({})",
+            format_size(u64::from(largest)),
+            nfs.calls_per_io,
+            format_size(u64::from(nfs.transfer_bytes)),
+            point.name
+        ),
+        vec![
+            Evidence::new("calls per I/O", nfs.calls_per_io, 2, "calls"),
+            Evidence::new("transfer size", f64::from(nfs.transfer_bytes), 0, "bytes"),
+            Evidence::new("largest I/O", f64::from(largest), 0, "bytes"),
+            Evidence::new("calls", nfs.calls_per_s, 0, "calls/s"),
+        ],
+        "each call is a round trip with its own RPC and NFS headers: a transfer size of the \
+         I/O's size (a mount's rsize and wsize, up to the server's largest) makes one call of \
+         each I/O",
+    ))
+}
+
+/// The busiest point whose connections' threads each used most of a CPU.
+fn busy_connections(points: &[(&PointResult, &NfsFigures)]) -> Option<Finding> {
+    let busy = points.iter().filter_map(|(point, nfs)| {
+        let connections = connections_used(point, nfs)?;
+        let cpu_s = point.cpu.user_s + point.cpu.system_s;
+        let per_connection = cpu_s / point.window_s / connections;
+        (point.window_s > 0.0 && per_connection >= BUSY_THREAD).then_some((
+            point,
+            nfs,
+            connections,
+            per_connection,
+        ))
+    });
+    let (point, nfs, connections, per_connection) =
+        busy.max_by(|a, b| a.1.calls_per_s.total_cmp(&b.1.calls_per_s))?;
+    Some(finding(
+        "nfs_connections_cap_throughput",
+        Severity::Warning,
+        format!(
+            "{} connection(s) carried {:.0} calls/s at {} with each one's client thread busy \
+             {:.0}% of the window: the channel count caps the throughput",
+            connections,
+            nfs.calls_per_s,
+            point.name,
+            per_connection * 100.0
+        ),
+        vec![
+            Evidence::new("connections", connections, 0, "connections"),
+            Evidence::new(
+                "calls per connection",
+                nfs.calls_per_s / connections,
+                0,
+                "calls/s",
+            ),
+            Evidence::new("client CPU per connection", per_connection * 100.0, 0, "%"),
+            Evidence::new("round trip", nfs.round_trip_mean_us, 1, "µs"),
+        ],
+        "each connection is one client thread, as each of Direct NFS's channels is served: with \
+         the thread busy, calls wait on it and the round trip grows; more connections \
+         (--nfs-connections, oranfstab's paths) carry more",
+    ))
+}
+
+/// The connections with requests in flight: each job's
+/// min(connections, depth), for a point of one group.
+fn connections_used(point: &PointResult, nfs: &NfsFigures) -> Option<f64> {
+    let [group] = &point.groups[..] else {
+        return None;
+    };
+    let per_job = (nfs.connections as usize).min(group.queue_depth.max(1));
+    Some((per_job * group.jobs.max(1)) as f64)
+}
