@@ -379,6 +379,70 @@ fn connections_spread_over_the_filer_s_addresses_each_path_counted() {
     );
 }
 
+/// 8 KiB random reads, 8 in flight, over one connection and over four,
+/// both recorded: each point with the connections asked, its calls and
+/// replies apart by no more than the calls in flight at the window's
+/// edges, and the interface to the filer carrying at least the RPC
+/// records of each. The two rates are printed side by side (bench/nfs measures).
+#[test]
+fn one_connection_against_four_at_the_same_depth_both_recorded() {
+    let (host, filer, _export) = filer(5);
+    let dir = scratch();
+    let url = filer.url("strata.dat");
+    let mut rates = Vec::new();
+    for connections in ["1", "4"] {
+        let record = format!("c{connections}.strata");
+        let args = [
+            "calibrate",
+            "--target",
+            &url,
+            "--size",
+            "16MiB",
+            "--workload",
+            "small-random-read",
+            "--qd",
+            "8",
+            "--duration",
+            "2s",
+            "--ramp",
+            "500ms",
+            "--nfs-connections",
+            connections,
+            "--record",
+            &record,
+        ];
+        let document = run_json(&args, dir.path());
+        let nfs = &document["points"][0]["nfs"];
+        assert_eq!(nfs["connections"].to_string(), connections, "{nfs}");
+        let (calls, replies) = (
+            nfs["calls"].as_i64().unwrap(),
+            nfs["replies"].as_i64().unwrap(),
+        );
+        assert!(
+            (calls - replies).abs() <= 8,
+            "at most the depth in flight at an edge: {nfs}"
+        );
+        assert_eq!(nfs["interface"], host.interface(), "{nfs}");
+        let records = nfs["bytes_received"].as_u64().unwrap();
+        assert!(
+            nfs["interface_bytes_received"].as_u64().unwrap() >= records,
+            "{nfs}"
+        );
+        let recording = strata_recording::Recording::read(&dir.path().join(&record)).unwrap();
+        let point = &recording.point_results().next().unwrap().point;
+        assert_eq!(
+            point.nfs.as_ref().unwrap().connections.to_string(),
+            connections
+        );
+        rates.push(nfs["calls_per_s"].as_f64().unwrap());
+    }
+    eprintln!(
+        "8 KiB reads at 8 in flight: {:.0} calls/s on 1 connection, {:.0} on 4",
+        rates[0], rates[1]
+    );
+    assert!(rates.iter().all(|rate| *rate > 100.0), "{rates:?}");
+}
+
 /// The filer goes away in the middle of a timed point: a named error, and
 /// the Recording keeps what was measured before.
 #[test]
