@@ -443,6 +443,82 @@ fn one_connection_against_four_at_the_same_depth_both_recorded() {
     assert!(rates.iter().all(|rate| *rate > 100.0), "{rates:?}");
 }
 
+/// The server's own view of a point: 2,048 sequential 8 KiB reads of
+/// strata's 16 MiB file, its page cache dropped first (the filer's VFS
+/// backend reads through this machine's kernel). The export's device read
+/// the file once (readahead reads the same bytes, in larger requests), as
+/// many bytes as strata counted of data, and the veth carried at least the
+/// RPC records strata counted.
+#[test]
+fn the_filer_s_device_and_interface_agree_with_strata_s_counts() {
+    let (host, filer, export) = filer(6);
+    let dir = scratch();
+    let url = filer.url("strata.dat");
+    let make = [
+        "calibrate",
+        "--target",
+        &url,
+        "--size",
+        "16MiB",
+        "--workload",
+        "large-read",
+        "--ios",
+        "1",
+    ];
+    run_json(&make, dir.path());
+    let path = export.path().join("strata.dat");
+    let file = std::fs::File::open(&path).unwrap();
+    file.sync_all().unwrap();
+    let dropped = unsafe {
+        libc::posix_fadvise(
+            std::os::fd::AsRawFd::as_raw_fd(&file),
+            0,
+            0,
+            libc::POSIX_FADV_DONTNEED,
+        )
+    };
+    assert_eq!(dropped, 0, "posix_fadvise DONTNEED");
+    let device = strata_probe::blockdev::device_of_path(&path).unwrap().name;
+    let read_bytes = || {
+        let stats = strata_probe::diskstats::read_diskstats().unwrap();
+        let stat = stats.iter().find(|stat| stat.name == device).unwrap();
+        stat.read_sectors * 512
+    };
+    let before = read_bytes();
+    let read = [
+        "calibrate",
+        "--target",
+        &url,
+        "--bs",
+        "8KiB",
+        "--rw",
+        "read",
+        "--qd",
+        "1",
+        "--ios",
+        "2048",
+    ];
+    let document = run_json(&read, dir.path());
+    let on_device = read_bytes() - before;
+    let nfs = &document["points"][0]["nfs"];
+    let data = nfs["data_bytes"].as_u64().unwrap();
+    assert_eq!(data, 16 << 20, "{nfs}");
+    assert_eq!(nfs["calls"], 2048, "{nfs}");
+    assert!(
+        on_device >= data * 95 / 100 && on_device <= data + (8 << 20),
+        "{device} read {on_device} bytes for strata's {data} bytes of data"
+    );
+    assert_eq!(nfs["interface"], host.interface(), "{nfs}");
+    let records = nfs["bytes_received"].as_u64().unwrap();
+    assert!(
+        nfs["interface_bytes_received"].as_u64().unwrap() >= records,
+        "{nfs}"
+    );
+    eprintln!(
+        "{device}: {on_device} bytes read for {data} bytes of data; {records} bytes of records"
+    );
+}
+
 /// The filer goes away in the middle of a timed point: a named error, and
 /// the Recording keeps what was measured before.
 #[test]
