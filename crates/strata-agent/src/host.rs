@@ -175,6 +175,11 @@ pub struct HostCounters {
     /// Mount points and the devices mounted there (node_exporter's
     /// `node_filesystem_*`), to find a path's device.
     pub mounts: Vec<(String, String)>,
+    /// Each network interface but loopback, its bytes received and sent
+    /// (a strata agent's `strata_net_*`, node_exporter's
+    /// `node_network_*`); one whose counters are not whole numbers of 0 or
+    /// more is left out.
+    pub interfaces: Vec<InterfaceCounters>,
     /// What of the answer is not taken, by the labels strata's layers
     /// give the thing (`device=vda,kind=disk`: [`HostCounters::thing`];
     /// `` for the host's CPU), and why: a value no counter can hold (NaN,
@@ -227,6 +232,7 @@ impl HostCounters {
             cpus: cpus(&scrape.series, dialect),
             oom_kills: oom_kills(scrape, dialect),
             mounts: mounts(&scrape.series),
+            interfaces: interfaces(&scrape.series, dialect),
             unreadable,
         })
     }
@@ -526,6 +532,48 @@ fn oom_kills(scrape: &Scrape, dialect: Dialect) -> Option<u64> {
     count(scrape.value(name)?).ok()
 }
 
+/// One network interface's counters at a scrape.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InterfaceCounters {
+    pub interface: String,
+    pub receive_bytes: u64,
+    pub transmit_bytes: u64,
+}
+
+fn interfaces(series: &[Series], dialect: Dialect) -> Vec<InterfaceCounters> {
+    let (prefix, label) = match dialect {
+        Dialect::Strata => ("strata_net_", "interface"),
+        Dialect::NodeExporter => ("node_network_", "device"),
+    };
+    let bytes = |family: &str, interface: &str| {
+        let name = format!("{prefix}{family}_bytes_total");
+        let value = series
+            .iter()
+            .find(|series| series.name == name && series.label(label) == Some(interface))?
+            .value;
+        (value.is_finite() && value >= 0.0 && value.fract() == 0.0).then_some(value as u64)
+    };
+    let receive = format!("{prefix}receive_bytes_total");
+    let mut names: Vec<&str> = series
+        .iter()
+        .filter(|series| series.name == receive)
+        .filter_map(|series| series.label(label))
+        .filter(|interface| *interface != "lo")
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    names
+        .into_iter()
+        .filter_map(|interface| {
+            Some(InterfaceCounters {
+                interface: interface.to_string(),
+                receive_bytes: bytes("receive", interface)?,
+                transmit_bytes: bytes("transmit", interface)?,
+            })
+        })
+        .collect()
+}
+
 fn mounts(series: &[Series]) -> Vec<(String, String)> {
     let mut mounts: Vec<(String, String)> = series
         .iter()
@@ -642,7 +690,13 @@ mod tests {
                  node_pressure_cpu_waiting_seconds_total 12.5\n\
                  node_uname_info{{nodename=\"db1\",release=\"6.1\",version=\"#1 SMP, x\"}} 1\n\
                  node_filesystem_size_bytes{{device=\"/dev/vda1\",fstype=\"ext4\",mountpoint=\"/\"}} 1\n\
-                 node_filesystem_size_bytes{{device=\"/dev/vdb\",fstype=\"xfs\",mountpoint=\"/data\"}} 1\n"
+                 node_filesystem_size_bytes{{device=\"/dev/vdb\",fstype=\"xfs\",mountpoint=\"/data\"}} 1\n\
+                 node_network_receive_bytes_total{{device=\"eth0\"}} 4.2e+09\n\
+                 node_network_transmit_bytes_total{{device=\"eth0\"}} 1200\n\
+                 node_network_receive_bytes_total{{device=\"lo\"}} 99\n\
+                 node_network_transmit_bytes_total{{device=\"lo\"}} 99\n\
+                 node_network_receive_bytes_total{{device=\"eth1\"}} NaN\n\
+                 node_network_transmit_bytes_total{{device=\"eth1\"}} 5\n"
             )),
             "10.0.0.2",
         )
@@ -672,6 +726,12 @@ mod tests {
         );
         assert_eq!(counters.devices_under("/data/pg"), ["vdb"]);
         assert_eq!(counters.devices_under("/database"), ["vda"]);
+        let eth0 = InterfaceCounters {
+            interface: "eth0".into(),
+            receive_bytes: 4_200_000_000,
+            transmit_bytes: 1200,
+        };
+        assert_eq!(counters.interfaces, [eth0], "loopback and a NaN left out");
     }
 
     #[test]

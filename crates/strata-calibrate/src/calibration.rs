@@ -35,7 +35,7 @@ pub enum TargetChoice {
     /// An existing block device.
     Device { path: PathBuf },
     /// A file on an NFS server, through strata's own client.
-    Nfs(NfsRequest),
+    Nfs(Box<NfsRequest>),
 }
 
 /// A range as the user gave it: bytes, or percentages of the target.

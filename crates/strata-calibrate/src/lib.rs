@@ -7,6 +7,7 @@
 //! binary does that), nor device safety checks (`strata_probe::safety`).
 
 pub mod calibration;
+pub mod filer;
 pub mod nfs;
 pub mod offsets;
 pub mod options;

@@ -8,12 +8,14 @@
 //! Not for: the client itself (strata-nfs, strata-io's `nfs` engine) or
 //! running points (`point`).
 
+use crate::filer::{FilerAgent, FilerEdge};
 use crate::result::GroupResult;
 use crate::worker::WorkerOutcome;
 use anyhow::{bail, ensure};
 use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use strata_agent::endpoint::Endpoint;
 use strata_core::metrics::Metric;
 use strata_core::units::{format_size, GIB, KIB};
 use strata_io::nfs::{NfsChannel, NfsClientCounters, NfsEngine};
@@ -21,7 +23,7 @@ use strata_io::target::Preparation;
 use strata_io::{EngineTarget, IoCompletion, IoEngine, IoRequest, Operation, WireCounters};
 use strata_nfs::{DurableWrites, NfsFile, NfsUrl};
 use strata_probe::collectors::OwnClient;
-use strata_recording::calibrate::{NfsFigures, NfsPathFigures};
+use strata_recording::calibrate::{FilerFigures, NfsFigures, NfsPathFigures};
 use strata_recording::names::{label, nfs};
 
 fn ratio(part: f64, whole: f64) -> f64 {
@@ -50,6 +52,8 @@ pub struct NfsRequest {
     pub transfer_bytes: Option<u64>,
     /// `--nfs-durable`.
     pub durable: DurableWrites,
+    /// `--agent`: the filer host's agent.
+    pub agent: Option<Endpoint>,
     /// The file as the request's resolution found it on the server; `None`
     /// when it is not there (the checks make it).
     pub found: Option<Arc<NfsFile>>,
@@ -72,6 +76,8 @@ pub struct NfsTarget {
     pub durable: DurableWrites,
     /// Every engine's calls on the file, by operation.
     pub client: Arc<NfsClientCounters>,
+    /// The filer host's agent (`--agent`), scraped at the windows' edges.
+    pub filer: Option<FilerAgent>,
 }
 
 /// An interface's bytes received and sent; none when it is not known.
@@ -138,6 +144,9 @@ impl NfsRequest {
             paths: self.paths(&file)?,
             durable: self.durable,
             client: Arc::default(),
+            filer: (self.agent.as_ref())
+                .map(|agent| FilerAgent::reach(agent, &file.export))
+                .transpose()?,
             size_bytes,
             connections: self.connections,
             transfer_bytes: self.transfer(&file)?,
@@ -216,6 +225,15 @@ impl NfsTarget {
         format!(", reached at {}", each.collect::<Vec<_>>().join(", "))
     }
 
+    /// The filer over a window, from its agent's counters at the edges.
+    pub fn filer_figures(
+        &self,
+        start: Option<&FilerEdge>,
+        end: Option<&FilerEdge>,
+    ) -> Option<FilerFigures> {
+        Some(self.filer.as_ref()?.figures(start?, end?))
+    }
+
     /// Each path's interface's bytes received and sent now.
     pub fn interface_bytes(&self) -> Vec<InterfaceBytes> {
         let bytes = |path: &NfsPath| {
@@ -274,6 +292,7 @@ impl NfsTarget {
             interface_bytes_received: interface_bytes.map(|(received, _)| received),
             interface_bytes_sent: interface_bytes.map(|(_, sent)| sent),
             paths,
+            filer: None,
         }
     }
 

@@ -52,6 +52,13 @@ pub struct CalibrateRequest {
     #[arg(long, value_name = "ADDRESS")]
     pub nfs_address: Vec<String>,
 
+    /// With an nfs:// target: the filer host's agent, http[s]://[USER[:PASSWORD]@]HOST:PORT
+    /// (a strata agent there, `strata observe --prometheus ADDR --path EXPORT`,
+    /// or node_exporter): the devices under the export and the host's
+    /// interfaces over each point's window, beside strata's calls
+    #[arg(long, value_name = "URL", value_parser = strata_agent::scrape::parse_agent)]
+    pub agent: Option<strata_agent::endpoint::Endpoint>,
+
     /// With an nfs:// target: the most bytes one READ or WRITE call carries,
     /// as a mount's rsize and wsize (a 1 MiB request at 32KiB is 32 calls)
     /// [default: the server's preferred sizes]

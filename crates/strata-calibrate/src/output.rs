@@ -215,6 +215,69 @@ pub fn nfs_table(points: &[PointResult]) -> Option<String> {
     Some(out)
 }
 
+/// The filer table: each point's filer side from its agent (`--agent`):
+/// the devices under the export and the host's interfaces.
+pub fn filer_table(points: &[PointResult]) -> Option<String> {
+    let mut rows = points
+        .iter()
+        .filter_map(|point| Some((point, point.nfs.as_ref()?.filer.as_ref()?)))
+        .peekable();
+    rows.peek()?;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{:<34} {:<24} {:>15} {:>15} {:>9} {:>9}",
+        "point", "on the filer", "read/recv MB/s", "write/sent MB/s", "r/s", "w/s"
+    );
+    for (point, filer) in rows {
+        if let Some(missing) = &filer.missing {
+            let _ = writeln!(out, "{:<34} {}: {missing}", point.name, filer.host);
+        }
+        for device in &filer.devices {
+            let requests = Some((device.read_requests, device.write_requests));
+            let thing = format!("{} device {}", filer.host, device.device);
+            let bytes = (device.read_bytes, device.write_bytes);
+            filer_row(&mut out, point, &thing, bytes, requests);
+        }
+        for interface in &filer.interfaces {
+            let thing = format!("{} {}", filer.host, interface.interface);
+            let bytes = (interface.receive_bytes, interface.transmit_bytes);
+            filer_row(&mut out, point, &thing, bytes, None);
+        }
+    }
+    Some(out)
+}
+
+/// One row of the filer table: bytes in and out (read and written, or
+/// received and sent) and, for a device, its requests, each per second.
+fn filer_row(
+    out: &mut String,
+    point: &PointResult,
+    thing: &str,
+    (bytes_in, bytes_out): (u64, u64),
+    requests: Option<(u64, u64)>,
+) {
+    let per_s = |count: u64| {
+        format!(
+            "{:.0}",
+            count as f64 / point.window_s.max(f64::MIN_POSITIVE)
+        )
+    };
+    let (reads, writes) = requests.map_or(("-".into(), "-".into()), |(reads, writes)| {
+        (per_s(reads), per_s(writes))
+    });
+    let _ = writeln!(
+        out,
+        "{:<34} {:<24} {:>15.1} {:>15.1} {:>9} {:>9}",
+        point.name,
+        thing,
+        mb_per_s(bytes_in, point.window_s),
+        mb_per_s(bytes_out, point.window_s),
+        reads,
+        writes
+    );
+}
+
 /// `bytes` over `window_s`, decimal MB/s.
 fn mb_per_s(bytes: u64, window_s: f64) -> f64 {
     bytes as f64 / 1e6 / window_s.max(f64::MIN_POSITIVE)
@@ -661,6 +724,14 @@ pub fn report_text(outcome: &CalibrationOutcome, outlier_us: f64) -> String {
                      it through received (shared by any other address behind it)\n",
                 );
                 out.push_str(&paths);
+            }
+            if let Some(filer) = filer_table(&outcome.points) {
+                out.push_str(
+                    "\nFiler — through its agent at the same window edges: the devices under the \
+                     export (its page cache may have served reads: they reach no device) and its \
+                     interfaces (all of their traffic)\n",
+                );
+                out.push_str(&filer);
             }
         }
         None => {

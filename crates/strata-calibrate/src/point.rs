@@ -5,6 +5,7 @@
 //!
 //! Not for: planning points or printing them.
 
+use crate::filer::{FilerAgent, FilerEdge};
 use crate::nfs::NfsTarget;
 use crate::offsets::{ByteRange, OffsetGenerator};
 use crate::result::{
@@ -73,6 +74,8 @@ struct Edge {
     /// The bytes received and sent on the interface to each of an NFS
     /// server's paths.
     nic: Vec<Option<(u64, u64)>>,
+    /// The filer's agent's counters, with `--agent`.
+    filer: Option<FilerEdge>,
 }
 
 impl Edge {
@@ -88,6 +91,10 @@ impl Edge {
                 .nfs
                 .map(NfsTarget::interface_bytes)
                 .unwrap_or_default(),
+            filer: context
+                .nfs
+                .and_then(|nfs| nfs.filer.as_ref())
+                .map(FilerAgent::now),
         }
     }
 }
@@ -394,7 +401,10 @@ fn merge(
         errors,
         nfs: context.nfs.map(|nfs| {
             let nic = (&window.start.nic[..], &window.end.nic[..]);
-            nfs.figures((&outcomes, &groups), seconds, nic)
+            let mut figures = nfs.figures((&outcomes, &groups), seconds, nic);
+            figures.filer =
+                nfs.filer_figures(window.start.filer.as_ref(), window.end.filer.as_ref());
+            figures
         }),
         groups,
         block_trace: Some(block_trace),

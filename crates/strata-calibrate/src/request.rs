@@ -192,6 +192,7 @@ fn nfs_choice(request: &CalibrateRequest) -> anyhow::Result<Option<TargetChoice>
             ("--nfs-transfer", request.nfs_transfer.is_some()),
             ("--nfs-durable", request.nfs_durable.is_some()),
             ("--nfs-address", !request.nfs_address.is_empty()),
+            ("--agent", request.agent.is_some()),
             ("--engine nfs", request.engine == Some(IoEngineKind::Nfs)),
         ] {
             if given {
@@ -221,9 +222,10 @@ fn nfs_choice(request: &CalibrateRequest) -> anyhow::Result<Option<TargetChoice>
         );
     }
     let found = strata_nfs::NfsFile::find(&url)?.map(std::sync::Arc::new);
-    Ok(Some(TargetChoice::Nfs(NfsRequest {
+    Ok(Some(TargetChoice::Nfs(Box::new(NfsRequest {
         size_bytes: request.size,
         addresses: addresses.clone(),
+        agent: request.agent.clone(),
         connections,
         transfer_bytes: request.nfs_transfer,
         durable: request
@@ -231,7 +233,7 @@ fn nfs_choice(request: &CalibrateRequest) -> anyhow::Result<Option<TargetChoice>
             .unwrap_or(strata_nfs::DurableWrites::FileSync),
         found,
         url,
-    })))
+    }))))
 }
 
 fn target_choice(request: &CalibrateRequest) -> anyhow::Result<TargetChoice> {

@@ -223,6 +223,46 @@ pub struct NfsFigures {
     /// (`--nfs-address`, Direct NFS's paths), when there were several.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub paths: Vec<NfsPathFigures>,
+    /// The filer's own side over the same window, from its agent
+    /// (`--agent`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub filer: Option<FilerFigures>,
+}
+
+/// A filer host over a point's window, as its agent (a strata agent or
+/// node_exporter there) counted at the window's edges: the devices under
+/// the export and its network interfaces. When an edge had no answer,
+/// `missing` says why and nothing is counted.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct FilerFigures {
+    /// The host as its agent names itself.
+    pub host: String,
+    /// The agent's URL, without a password.
+    pub agent: String,
+    #[serde(default)]
+    pub devices: Vec<FilerDeviceFigures>,
+    #[serde(default)]
+    pub interfaces: Vec<FilerInterfaceFigures>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub missing: Option<String>,
+}
+
+/// One of the filer's devices under the export over the window.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct FilerDeviceFigures {
+    pub device: String,
+    pub read_requests: u64,
+    pub read_bytes: u64,
+    pub write_requests: u64,
+    pub write_bytes: u64,
+}
+
+/// One of the filer's interfaces over the window.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct FilerInterfaceFigures {
+    pub interface: String,
+    pub receive_bytes: u64,
+    pub transmit_bytes: u64,
 }
 
 /// One address of the server over a point's window: its connections' calls

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{run, run_json, scratch, stderr_of, strata};
+use common::{run, run_json, scrape_until_up, scratch, stderr_of, strata};
 use std::process::Stdio;
 use strata_testkit::host::NamespaceHost;
 use strata_testkit::nfs::HostedFiler;
@@ -451,9 +451,18 @@ fn one_connection_against_four_at_the_same_depth_both_recorded() {
 /// RPC records strata counted.
 #[test]
 fn the_filer_s_device_and_interface_agree_with_strata_s_counts() {
-    let (host, filer, export) = filer(6);
+    let (mut host, filer, export) = filer(6);
     let dir = scratch();
     let url = filer.url("strata.dat");
+    let agent = format!("{}:9477", host.address);
+    let exported = export.path().to_str().unwrap();
+    let serve = ["observe", "--prometheus", &agent, "--path", exported];
+    host.spawn(env!("CARGO_BIN_EXE_strata"), &serve, None, Stdio::null());
+    let agent = format!("http://{agent}");
+    scrape_until_up(&agent);
+    let nowhere = format!("http://{}:9", host.address);
+    let refused = ["calibrate", "--target", &url, "--agent", &nowhere];
+    refused_before_any_work(&refused, "--agent", dir.path());
     let make = [
         "calibrate",
         "--target",
@@ -497,6 +506,8 @@ fn the_filer_s_device_and_interface_agree_with_strata_s_counts() {
         "1",
         "--ios",
         "2048",
+        "--agent",
+        &agent,
     ];
     let document = run_json(&read, dir.path());
     let on_device = read_bytes() - before;
@@ -516,6 +527,32 @@ fn the_filer_s_device_and_interface_agree_with_strata_s_counts() {
     );
     eprintln!(
         "{device}: {on_device} bytes read for {data} bytes of data; {records} bytes of records"
+    );
+    let filer_side = &nfs["filer"];
+    assert!(filer_side["missing"].is_null(), "{filer_side}");
+    let theirs = filer_side["devices"].as_array().unwrap();
+    let seen = theirs.iter().find(|seen| seen["device"] == device.as_str());
+    let seen = seen.unwrap_or_else(|| panic!("the agent counts {device}: {filer_side}"));
+    let read_there = seen["read_bytes"].as_u64().unwrap();
+    assert!(
+        read_there >= data * 95 / 100 && read_there <= data + (8 << 20),
+        "{filer_side}"
+    );
+    let inside = format!("{}i", host.interface());
+    let interfaces = filer_side["interfaces"].as_array().unwrap();
+    let veth = interfaces
+        .iter()
+        .find(|seen| seen["interface"] == inside.as_str());
+    let veth = veth.unwrap_or_else(|| panic!("the filer's {inside}: {filer_side}"));
+    assert!(
+        veth["transmit_bytes"].as_u64().unwrap() >= records,
+        "{filer_side}"
+    );
+    let text = run(&read[..read.len()], dir.path());
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("Filer — through its agent") && text.contains(&inside),
+        "{text}"
     );
 }
 
