@@ -297,6 +297,10 @@ impl Calibration {
                 .collect(),
         };
         let mut recording = self.start_recording(&description)?;
+        let kernel_mount = match self.nfs {
+            Some(_) => None,
+            None => crate::kernel_nfs::mount_of_path(&self.path),
+        };
         let context = PointContext {
             target: &self.path,
             range: description.range,
@@ -308,6 +312,7 @@ impl Calibration {
             interrupt,
             seed: self.config.seed,
             nfs: self.nfs.as_ref(),
+            kernel_nfs: kernel_mount.as_ref(),
         };
         let sampler = recording
             .as_ref()
@@ -435,10 +440,12 @@ impl Calibration {
             physical_devices: Vec::new(),
             device_note: Some(format!(
                 "the file is on NFS server {} (export {}{}): its devices are the server's, not \
-                 observed from here",
+                 observed from here{}",
                 url.host,
                 nfs.file.export,
-                nfs.paths_said()
+                nfs.paths_said(),
+                crate::kernel_nfs::kernel_client_absent()
+                    .map_or(String::new(), |absent| format!("; {absent}"))
             )),
         }
     }

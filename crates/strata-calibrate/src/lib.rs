@@ -8,7 +8,9 @@
 
 pub mod calibration;
 pub mod filer;
+pub mod kernel_nfs;
 pub mod nfs;
+pub mod nfs_tables;
 pub mod offsets;
 pub mod options;
 pub mod output;

@@ -4,6 +4,7 @@
 //! Not for: deciding anything; every figure here was computed in `result`.
 
 use crate::calibration::{CalibrationOutcome, ResolvedOptions, TargetDescription};
+use crate::nfs_tables::{filer_table, kernel_nfs_table, nfs_paths_table, nfs_table};
 use crate::result::{GroupResult, PointResult, Summary};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -168,170 +169,6 @@ pub fn device_table(points: &[PointResult]) -> String {
         }
     }
     out
-}
-
-/// The NFS table: each point's calls as strata's client counted them;
-/// `None` when no point went to an NFS server.
-pub fn nfs_table(points: &[PointResult]) -> Option<String> {
-    let mut rows = points
-        .iter()
-        .filter_map(|point| Some((point, point.nfs.as_ref()?)))
-        .peekable();
-    rows.peek()?;
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "{:<34} {:<15} {:>5} {:>9} {:>9} {:>8} {:>11} {:>9} {:>9} {:>9} {:>13}",
-        "point",
-        "server",
-        "conn",
-        "transfer",
-        "calls/s",
-        "calls/IO",
-        "round trip",
-        "sent MB/s",
-        "recv MB/s",
-        "overhead",
-        "NIC recv MB/s"
-    );
-    for (point, nfs) in rows {
-        let mb_per_s = |bytes| mb_per_s(bytes, point.window_s);
-        let _ = writeln!(
-            out,
-            "{:<34} {:<15} {:>5} {:>9} {:>9.0} {:>8.2} {:>11} {:>9.1} {:>9.1} {:>8.1}% {:>13}",
-            point.name,
-            nfs.server,
-            nfs.connections,
-            format_size(u64::from(nfs.transfer_bytes)),
-            nfs.calls_per_s,
-            nfs.calls_per_io,
-            micros(nfs.round_trip_mean_us),
-            mb_per_s(nfs.bytes_sent),
-            mb_per_s(nfs.bytes_received),
-            nfs.protocol_overhead_pct,
-            nic_mb_per_s(nfs.interface_bytes_received, point.window_s),
-        );
-    }
-    Some(out)
-}
-
-/// The filer table: each point's filer side from its agent (`--agent`):
-/// the devices under the export and the host's interfaces.
-pub fn filer_table(points: &[PointResult]) -> Option<String> {
-    let mut rows = points
-        .iter()
-        .filter_map(|point| Some((point, point.nfs.as_ref()?.filer.as_ref()?)))
-        .peekable();
-    rows.peek()?;
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "{:<34} {:<24} {:>15} {:>15} {:>9} {:>9}",
-        "point", "on the filer", "read/recv MB/s", "write/sent MB/s", "r/s", "w/s"
-    );
-    for (point, filer) in rows {
-        if let Some(missing) = &filer.missing {
-            let _ = writeln!(out, "{:<34} {}: {missing}", point.name, filer.host);
-        }
-        for device in &filer.devices {
-            let requests = Some((device.read_requests, device.write_requests));
-            let thing = format!("{} device {}", filer.host, device.device);
-            let bytes = (device.read_bytes, device.write_bytes);
-            filer_row(&mut out, point, &thing, bytes, requests);
-        }
-        for interface in &filer.interfaces {
-            let thing = format!("{} {}", filer.host, interface.interface);
-            let bytes = (interface.receive_bytes, interface.transmit_bytes);
-            filer_row(&mut out, point, &thing, bytes, None);
-        }
-    }
-    Some(out)
-}
-
-/// One row of the filer table: bytes in and out (read and written, or
-/// received and sent) and, for a device, its requests, each per second.
-fn filer_row(
-    out: &mut String,
-    point: &PointResult,
-    thing: &str,
-    (bytes_in, bytes_out): (u64, u64),
-    requests: Option<(u64, u64)>,
-) {
-    let per_s = |count: u64| {
-        format!(
-            "{:.0}",
-            count as f64 / point.window_s.max(f64::MIN_POSITIVE)
-        )
-    };
-    let (reads, writes) = requests.map_or(("-".into(), "-".into()), |(reads, writes)| {
-        (per_s(reads), per_s(writes))
-    });
-    let _ = writeln!(
-        out,
-        "{:<34} {:<24} {:>15.1} {:>15.1} {:>9} {:>9}",
-        point.name,
-        thing,
-        mb_per_s(bytes_in, point.window_s),
-        mb_per_s(bytes_out, point.window_s),
-        reads,
-        writes
-    );
-}
-
-/// `bytes` over `window_s`, decimal MB/s.
-fn mb_per_s(bytes: u64, window_s: f64) -> f64 {
-    bytes as f64 / 1e6 / window_s.max(f64::MIN_POSITIVE)
-}
-
-/// An interface's bytes over `window_s` as MB/s to one decimal, `-` when
-/// not known.
-fn nic_mb_per_s(bytes: Option<u64>, window_s: f64) -> String {
-    bytes.map_or("-".to_string(), |bytes| {
-        format!("{:.1}", mb_per_s(bytes, window_s))
-    })
-}
-
-/// The NFS paths table: each point's calls per server address, when the
-/// connections were spread over several (`--nfs-address`).
-pub fn nfs_paths_table(points: &[PointResult]) -> Option<String> {
-    let mut rows = points
-        .iter()
-        .filter_map(|point| Some((point, &point.nfs.as_ref()?.paths)))
-        .filter(|(_, paths)| !paths.is_empty())
-        .peekable();
-    rows.peek()?;
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "{:<34} {:<15} {:<12} {:>5} {:>9} {:>7} {:>11} {:>9} {:>13}",
-        "point",
-        "address",
-        "interface",
-        "conn",
-        "calls/s",
-        "share",
-        "round trip",
-        "recv MB/s",
-        "NIC recv MB/s"
-    );
-    for (point, paths) in rows {
-        for path in paths {
-            let _ = writeln!(
-                out,
-                "{:<34} {:<15} {:<12} {:>5} {:>9.0} {:>6.1}% {:>11} {:>9.1} {:>13}",
-                point.name,
-                path.address,
-                path.interface.as_deref().unwrap_or("-"),
-                path.connections,
-                path.calls_per_s,
-                path.calls_pct,
-                micros(path.round_trip_mean_us),
-                mb_per_s(path.bytes_received, point.window_s),
-                nic_mb_per_s(path.interface_bytes_received, point.window_s),
-            );
-        }
-    }
-    Some(out)
 }
 
 /// strata's own mean time per request of `op` over a point's groups,
@@ -747,6 +584,14 @@ pub fn report_text(outcome: &CalibrationOutcome, outlier_us: f64) -> String {
             );
             out.push_str(&trace_table(&outcome.points));
         }
+    }
+    if let Some(kernel) = kernel_nfs_table(&outcome.points) {
+        out.push_str(
+            "\nNFS — the kernel client's mount of the target, /proc/self/mountstats over the same \
+             measured windows (nfsiostat's columns; MB/s and KiB/op of RPC records sent and \
+             received)\n",
+        );
+        out.push_str(&kernel);
     }
     let batches = batch_table(&outcome.points);
     if !batches.is_empty() {

@@ -6,6 +6,7 @@
 //! Not for: planning points or printing them.
 
 use crate::filer::{FilerAgent, FilerEdge};
+use crate::kernel_nfs::{KernelMount, MountCounters};
 use crate::nfs::NfsTarget;
 use crate::offsets::{ByteRange, OffsetGenerator};
 use crate::result::{
@@ -52,6 +53,8 @@ pub struct PointContext<'a> {
     pub seed: u64,
     /// The file on an NFS server, for an `nfs://` target.
     pub nfs: Option<&'a NfsTarget>,
+    /// The kernel NFS client's mount a local target lies on.
+    pub kernel_nfs: Option<&'a KernelMount>,
 }
 
 /// What a progress display learns while a point runs.
@@ -76,6 +79,8 @@ struct Edge {
     nic: Vec<Option<(u64, u64)>>,
     /// The filer's agent's counters, with `--agent`.
     filer: Option<FilerEdge>,
+    /// The kernel NFS client's counters of the target's mount.
+    kernel_nfs: Option<MountCounters>,
 }
 
 impl Edge {
@@ -95,6 +100,7 @@ impl Edge {
                 .nfs
                 .and_then(|nfs| nfs.filer.as_ref())
                 .map(FilerAgent::now),
+            kernel_nfs: context.kernel_nfs.map(KernelMount::counters_now),
         }
     }
 }
@@ -399,6 +405,13 @@ fn merge(
         slow_ios,
         outliers_dropped: outcomes.iter().map(|o| o.outliers_dropped).sum(),
         errors,
+        kernel_nfs: context.kernel_nfs.and_then(|mount| {
+            let (start, end) = (
+                window.start.kernel_nfs.as_ref()?,
+                window.end.kernel_nfs.as_ref()?,
+            );
+            Some(mount.figures(start, end, seconds))
+        }),
         nfs: context.nfs.map(|nfs| {
             let nic = (&window.start.nic[..], &window.end.nic[..]);
             let mut figures = nfs.figures((&outcomes, &groups), seconds, nic);

@@ -180,6 +180,43 @@ pub struct PointResult {
     /// An `nfs://` target's calls, as strata's own client counted them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nfs: Option<NfsFigures>,
+    /// A target on a mount of the kernel's NFS client: its per-operation
+    /// counters for that mount over the window (`/proc/self/mountstats`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_nfs: Option<KernelNfsFigures>,
+}
+
+/// The kernel NFS client's mount a target lies on, over a point's window:
+/// nfsiostat's columns for each operation it made.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct KernelNfsFigures {
+    /// The mount point.
+    pub mount: String,
+    pub server: String,
+    pub export: String,
+    pub ops: Vec<KernelNfsOp>,
+}
+
+/// One operation (`READ`, `WRITE`, `COMMIT`, …) of a mount over a window.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct KernelNfsOp {
+    pub op: String,
+    pub ops: u64,
+    pub ops_per_s: f64,
+    /// Sent and received, RPC headers included (mountstats' bytes).
+    pub bytes_sent: u64,
+    pub bytes_received: u64,
+    /// Transmissions beyond one per operation.
+    pub retransmissions: u64,
+    pub timeouts: u64,
+    /// Per operation, ms: waiting to be sent (the backlog), from send to
+    /// reply, and from the call to its end (nfsiostat's avg queue, RTT and
+    /// exe).
+    pub queue_ms: f64,
+    pub rtt_ms: f64,
+    pub execute_ms: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub errors: Option<u64>,
 }
 
 /// A point's NFS calls over its measured window, as strata's own client

@@ -126,6 +126,16 @@ fn calibrate_reads_a_filer_with_its_own_client_and_counts_every_call() {
         text.contains("whose devices strata does not watch"),
         "{text}"
     );
+    let filesystems = std::fs::read_to_string("/proc/filesystems").unwrap();
+    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap();
+    let module = format!("/lib/modules/{}/kernel/fs/nfs", release.trim());
+    let kernel_client = filesystems.split_whitespace().any(|name| name == "nfs")
+        || std::path::Path::new(&module).exists();
+    assert_eq!(
+        text.contains("has no NFS client: no nfs in /proc/filesystems"),
+        !kernel_client,
+        "where the kernel has no NFS client, the target's line says so: {text}"
+    );
     model_checked_against_the_sweep(dir.path());
     own_client_layer_counts_the_points_calls(&dir.path().join("s.strata"));
     let report = run(&["report", "s.strata"], dir.path());

@@ -1,0 +1,222 @@
+//! The text tables of a calibration of a filer: strata's own calls per
+//! point (`nfs_table`), per server address (`nfs_paths_table`), the filer
+//! host's side from its agent (`filer_table`), and for a target on a
+//! kernel NFS mount, the kernel client's operations (`kernel_nfs_table`).
+//!
+//! Not for: the figures (`nfs`, `filer`, `kernel_nfs`) or the rest of the
+//! text output (`output`).
+
+use crate::result::PointResult;
+use std::fmt::Write as _;
+use strata_core::units::{format_latency_ns, format_size};
+
+/// The NFS table: each point's calls as strata's client counted them;
+/// `None` when no point went to an NFS server.
+pub fn nfs_table(points: &[PointResult]) -> Option<String> {
+    let mut rows = points
+        .iter()
+        .filter_map(|point| Some((point, point.nfs.as_ref()?)))
+        .peekable();
+    rows.peek()?;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{:<34} {:<15} {:>5} {:>9} {:>9} {:>8} {:>11} {:>9} {:>9} {:>9} {:>13}",
+        "point",
+        "server",
+        "conn",
+        "transfer",
+        "calls/s",
+        "calls/IO",
+        "round trip",
+        "sent MB/s",
+        "recv MB/s",
+        "overhead",
+        "NIC recv MB/s"
+    );
+    for (point, nfs) in rows {
+        let mb_per_s = |bytes| mb_per_s(bytes, point.window_s);
+        let _ = writeln!(
+            out,
+            "{:<34} {:<15} {:>5} {:>9} {:>9.0} {:>8.2} {:>11} {:>9.1} {:>9.1} {:>8.1}% {:>13}",
+            point.name,
+            nfs.server,
+            nfs.connections,
+            format_size(u64::from(nfs.transfer_bytes)),
+            nfs.calls_per_s,
+            nfs.calls_per_io,
+            format_latency_ns(nfs.round_trip_mean_us * 1e3),
+            mb_per_s(nfs.bytes_sent),
+            mb_per_s(nfs.bytes_received),
+            nfs.protocol_overhead_pct,
+            nic_mb_per_s(nfs.interface_bytes_received, point.window_s),
+        );
+    }
+    Some(out)
+}
+
+/// The filer table: each point's filer side from its agent (`--agent`):
+/// the devices under the export and the host's interfaces.
+pub fn filer_table(points: &[PointResult]) -> Option<String> {
+    let mut rows = points
+        .iter()
+        .filter_map(|point| Some((point, point.nfs.as_ref()?.filer.as_ref()?)))
+        .peekable();
+    rows.peek()?;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{:<34} {:<24} {:>15} {:>15} {:>9} {:>9}",
+        "point", "on the filer", "read/recv MB/s", "write/sent MB/s", "r/s", "w/s"
+    );
+    for (point, filer) in rows {
+        if let Some(missing) = &filer.missing {
+            let _ = writeln!(out, "{:<34} {}: {missing}", point.name, filer.host);
+        }
+        for device in &filer.devices {
+            let requests = Some((device.read_requests, device.write_requests));
+            let thing = format!("{} device {}", filer.host, device.device);
+            let bytes = (device.read_bytes, device.write_bytes);
+            filer_row(&mut out, point, &thing, bytes, requests);
+        }
+        for interface in &filer.interfaces {
+            let thing = format!("{} {}", filer.host, interface.interface);
+            let bytes = (interface.receive_bytes, interface.transmit_bytes);
+            filer_row(&mut out, point, &thing, bytes, None);
+        }
+    }
+    Some(out)
+}
+
+/// One row of the filer table: bytes in and out (read and written, or
+/// received and sent) and, for a device, its requests, each per second.
+fn filer_row(
+    out: &mut String,
+    point: &PointResult,
+    thing: &str,
+    (bytes_in, bytes_out): (u64, u64),
+    requests: Option<(u64, u64)>,
+) {
+    let per_s = |count: u64| {
+        format!(
+            "{:.0}",
+            count as f64 / point.window_s.max(f64::MIN_POSITIVE)
+        )
+    };
+    let (reads, writes) = requests.map_or(("-".into(), "-".into()), |(reads, writes)| {
+        (per_s(reads), per_s(writes))
+    });
+    let _ = writeln!(
+        out,
+        "{:<34} {:<24} {:>15.1} {:>15.1} {:>9} {:>9}",
+        point.name,
+        thing,
+        mb_per_s(bytes_in, point.window_s),
+        mb_per_s(bytes_out, point.window_s),
+        reads,
+        writes
+    );
+}
+
+/// The kernel client's table: each point's operations on the NFS mount
+/// its target lies on, nfsiostat's columns; `None` when no target did.
+pub fn kernel_nfs_table(points: &[PointResult]) -> Option<String> {
+    let mut rows = points
+        .iter()
+        .filter_map(|point| Some((point, point.kernel_nfs.as_ref()?)))
+        .peekable();
+    rows.peek()?;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{:<34} {:<8} {:>9} {:>9} {:>9} {:>8} {:>8} {:>11} {:>11} {:>11} {:>6}",
+        "point",
+        "op",
+        "ops/s",
+        "MB/s",
+        "KiB/op",
+        "retrans",
+        "timeouts",
+        "avg queue",
+        "avg RTT",
+        "avg exe",
+        "errors"
+    );
+    for (point, kernel) in rows {
+        for op in &kernel.ops {
+            let bytes = op.bytes_sent + op.bytes_received;
+            let _ = writeln!(
+                out,
+                "{:<34} {:<8} {:>9.0} {:>9.1} {:>9.1} {:>8} {:>8} {:>8.3} ms {:>8.3} ms {:>8.3} ms {:>6}",
+                point.name,
+                op.op,
+                op.ops_per_s,
+                mb_per_s(bytes, point.window_s),
+                bytes as f64 / 1024.0 / op.ops.max(1) as f64,
+                op.retransmissions,
+                op.timeouts,
+                op.queue_ms,
+                op.rtt_ms,
+                op.execute_ms,
+                op.errors.map_or("-".to_string(), |errors| errors.to_string()),
+            );
+        }
+    }
+    Some(out)
+}
+
+/// `bytes` over `window_s`, decimal MB/s.
+fn mb_per_s(bytes: u64, window_s: f64) -> f64 {
+    bytes as f64 / 1e6 / window_s.max(f64::MIN_POSITIVE)
+}
+
+/// An interface's bytes over `window_s` as MB/s to one decimal, `-` when
+/// not known.
+fn nic_mb_per_s(bytes: Option<u64>, window_s: f64) -> String {
+    bytes.map_or("-".to_string(), |bytes| {
+        format!("{:.1}", mb_per_s(bytes, window_s))
+    })
+}
+
+/// The NFS paths table: each point's calls per server address, when the
+/// connections were spread over several (`--nfs-address`).
+pub fn nfs_paths_table(points: &[PointResult]) -> Option<String> {
+    let mut rows = points
+        .iter()
+        .filter_map(|point| Some((point, &point.nfs.as_ref()?.paths)))
+        .filter(|(_, paths)| !paths.is_empty())
+        .peekable();
+    rows.peek()?;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{:<34} {:<15} {:<12} {:>5} {:>9} {:>7} {:>11} {:>9} {:>13}",
+        "point",
+        "address",
+        "interface",
+        "conn",
+        "calls/s",
+        "share",
+        "round trip",
+        "recv MB/s",
+        "NIC recv MB/s"
+    );
+    for (point, paths) in rows {
+        for path in paths {
+            let _ = writeln!(
+                out,
+                "{:<34} {:<15} {:<12} {:>5} {:>9.0} {:>6.1}% {:>11} {:>9.1} {:>13}",
+                point.name,
+                path.address,
+                path.interface.as_deref().unwrap_or("-"),
+                path.connections,
+                path.calls_per_s,
+                path.calls_pct,
+                format_latency_ns(path.round_trip_mean_us * 1e3),
+                mb_per_s(path.bytes_received, point.window_s),
+                nic_mb_per_s(path.interface_bytes_received, point.window_s),
+            );
+        }
+    }
+    Some(out)
+}
