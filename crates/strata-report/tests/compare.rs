@@ -131,3 +131,82 @@ fn an_await_that_doubled_at_the_same_rate_is_named() {
     let table = same.section("settings").unwrap().tables().next();
     assert!(table.is_none(), "nothing differs: {table:?}");
 }
+
+/// The sweep with `edit` applied to each point's result, written to `dir`
+/// as `name`.
+fn each_point(dir: &Path, name: &str, edit: impl Fn(&mut serde_json::Value)) -> PathBuf {
+    let text = std::fs::read_to_string(fixture("calibrate-sweep.strata")).unwrap();
+    let mut lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    for line in lines.iter_mut().filter(|line| line["type"] == "result") {
+        edit(&mut line["point"]);
+    }
+    let body: Vec<String> = lines.iter().map(|line| line.to_string()).collect();
+    let path = dir.join(name);
+    std::fs::write(&path, body.join("\n") + "\n").unwrap();
+    path
+}
+
+/// Direct NFS's bake-off in one report: the same points through strata's
+/// own client (each point's `nfs`) and through a kernel mount (its
+/// `kernel_nfs`, READ and GETATTR calls) compare call for call: calls/s,
+/// calls per I/O and the round trip, side by side.
+#[test]
+fn strata_s_client_and_the_kernel_s_compare_call_for_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let direct = each_point(dir.path(), "direct.strata", |point| {
+        point["nfs"] = serde_json::json!({
+            "server": "filer1", "durable_writes": "file_sync", "connections": 1,
+            "transfer_bytes": 32768, "calls": 2000, "replies": 2000, "calls_per_s": 2000.0,
+            "calls_per_io": 1.0, "round_trip_mean_us": 400.0, "bytes_sent": 0,
+            "bytes_received": 0, "data_bytes": 0, "protocol_overhead_pct": 0.7
+        });
+    });
+    let kernel = each_point(dir.path(), "kernel.strata", |point| {
+        let op = |name: &str, ops: u64, rtt_ms: f64| {
+            serde_json::json!({
+                "op": name, "ops": ops, "ops_per_s": ops as f64, "bytes_sent": 0,
+                "bytes_received": 0, "retransmissions": 0, "timeouts": 0, "queue_ms": 0.0,
+                "rtt_ms": rtt_ms, "execute_ms": rtt_ms
+            })
+        };
+        point["window_s"] = serde_json::json!(2.0);
+        point["kernel_nfs"] = serde_json::json!({
+            "mount": "/mnt/filer1", "server": "filer1", "export": "/export",
+            "ops": [op("READ", 3000, 0.6), op("GETATTR", 1000, 0.2)]
+        });
+    });
+    let report = compare_recordings(&[direct, kernel], &ReportOptions::default()).unwrap();
+    let table = report.section("points").unwrap().tables().next().unwrap();
+    let key = "randread bs=8KiB qd=1 jobs=1 sync=none";
+    let values = |metric: &str| {
+        let row = table
+            .row(&format!("{key}: {metric}"))
+            .unwrap_or_else(|| panic!("no {metric}: {table:?}"));
+        (row[3].value.unwrap(), row[4].value.unwrap())
+    };
+    assert_eq!(
+        values("NFS calls"),
+        (2000.0, 2000.0),
+        "4,000 calls over 2 s"
+    );
+    assert_eq!(
+        values("NFS round trip"),
+        (0.4, 0.5),
+        "READs and GETATTRs weighted"
+    );
+    let (direct_per_io, kernel_per_io) = values("NFS calls per I/O");
+    assert_eq!(direct_per_io, 1.0);
+    assert!(
+        kernel_per_io > 0.0,
+        "the kernel's calls over the point's own I/Os"
+    );
+    let plain = compared(&["calibrate-sweep.strata", "calibrate-sweep.strata"]).unwrap();
+    let plain = plain.section("points").unwrap().tables().next().unwrap();
+    assert!(
+        plain.row(&format!("{key}: NFS calls")).is_none(),
+        "no NFS, no NFS rows"
+    );
+}

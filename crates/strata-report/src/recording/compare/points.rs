@@ -9,7 +9,7 @@
 
 use super::compared::{table, Compared};
 use super::Side;
-use crate::recording::sections::{DEVICE, WORKLOAD};
+use crate::recording::sections::{DEVICE, NFS, WORKLOAD};
 use strata_core::histogram::LatencySummary;
 use strata_output::document::Section;
 use strata_recording::record::PointRecord;
@@ -83,14 +83,50 @@ const POINT_FIGURES: [PointFigure; 5] = [
     }),
 ];
 
-/// One point's rows: IOPS, MB/s, and its first group's p50, p99, p99.9.
+/// A point's NFS calls, through strata's own client (`nfs://`) or the
+/// kernel's (a target on its mount), so that the two stand side by side:
+/// Direct NFS's bake-off.
+const NFS_FIGURES: [PointFigure; 3] = [
+    ("NFS calls", NFS, "calls/s", |p| {
+        let point = &p.point;
+        (point.nfs.as_ref().map(|nfs| nfs.calls_per_s))
+            .or_else(|| Some(kernel_ops(p)? / point.window_s))
+    }),
+    ("NFS calls per I/O", NFS, "calls", |p| {
+        let point = &p.point;
+        let ios: u64 = point.groups.iter().map(|group| group.all.requests).sum();
+        (point.nfs.as_ref().map(|nfs| nfs.calls_per_io))
+            .or_else(|| Some(kernel_ops(p)? / (ios as f64).max(1.0)))
+    }),
+    ("NFS round trip", NFS, "ms", |p| {
+        if let Some(nfs) = &p.point.nfs {
+            return Some(nfs.round_trip_mean_us / 1e3);
+        }
+        let ops = p.point.kernel_nfs.as_ref()?.ops.iter();
+        let weighted: f64 = ops.map(|op| op.rtt_ms * op.ops as f64).sum();
+        Some(weighted / kernel_ops(p)?.max(1.0))
+    }),
+];
+
+/// Every operation the kernel client's mount made over the point.
+fn kernel_ops(point: &PointRecord) -> Option<f64> {
+    let kernel = point.point.kernel_nfs.as_ref()?;
+    Some(kernel.ops.iter().map(|op| op.ops as f64).sum())
+}
+
+/// One point's rows: IOPS, MB/s, and its first group's p50, p99, p99.9;
+/// and its NFS calls where a Recording has them.
 fn rows(sides: &[Side], key: &str) -> Vec<Compared> {
     let points: Vec<Option<&PointRecord>> = sides.iter().map(|side| point(side, key)).collect();
     POINT_FIGURES
         .iter()
-        .map(|(metric, layer, unit, figure)| {
-            let values = points.iter().map(|p| p.and_then(figure)).collect();
-            Compared::new(format!("{key}: {metric}"), layer, unit, values)
+        .chain(&NFS_FIGURES)
+        .filter_map(|(metric, layer, unit, figure)| {
+            let values: Vec<Option<f64>> = points.iter().map(|p| p.and_then(figure)).collect();
+            values
+                .iter()
+                .any(Option::is_some)
+                .then(|| Compared::new(format!("{key}: {metric}"), layer, unit, values))
         })
         .collect()
 }
