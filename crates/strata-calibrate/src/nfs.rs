@@ -18,7 +18,7 @@ use std::sync::Arc;
 use strata_agent::endpoint::Endpoint;
 use strata_core::metrics::Metric;
 use strata_core::units::{format_size, GIB, KIB};
-use strata_io::nfs::{NfsChannel, NfsClientCounters, NfsEngine};
+use strata_io::nfs::{NfsChannel, NfsClientCounters, NfsEngine, OpTotals};
 use strata_io::target::Preparation;
 use strata_io::{EngineTarget, IoCompletion, IoEngine, IoRequest, Operation, WireCounters};
 use strata_nfs::{DurableWrites, NfsFile, NfsUrl};
@@ -26,6 +26,7 @@ use strata_probe::collectors::OwnClient;
 use strata_recording::calibrate::{FilerFigures, NfsFigures, NfsPathFigures};
 use strata_recording::names::{label, nfs};
 
+/// `part` over `whole`; 0 for nothing over nothing.
 fn ratio(part: f64, whole: f64) -> f64 {
     if whole > 0.0 {
         part / whole
@@ -82,6 +83,15 @@ pub struct NfsTarget {
 
 /// An interface's bytes received and sent; none when it is not known.
 pub type InterfaceBytes = Option<(u64, u64)>;
+
+/// An NFS target at one edge of a window, read at one moment: every
+/// engine's calls so far (the figures' calls, replies, bytes and round
+/// trips), and each path's interface's bytes.
+#[derive(Clone, Debug)]
+pub struct NfsEdge {
+    pub client: OpTotals,
+    pub nic: Vec<InterfaceBytes>,
+}
 
 /// One address of the server, and how this host reaches it.
 #[derive(Clone, Debug)]
@@ -234,35 +244,45 @@ impl NfsTarget {
         Some(self.filer.as_ref()?.figures(start?, end?))
     }
 
-    /// Each path's interface's bytes received and sent now.
-    pub fn interface_bytes(&self) -> Vec<InterfaceBytes> {
+    /// Every engine's calls so far and each path's interface's bytes, now.
+    pub fn edge(&self) -> NfsEdge {
         let bytes = |path: &NfsPath| {
             let interface = path.interface.as_deref()?;
             strata_probe::route::interface_bytes(interface)
         };
-        self.paths.iter().map(bytes).collect()
+        NfsEdge {
+            client: self.client.sum(),
+            nic: self.paths.iter().map(bytes).collect(),
+        }
     }
 
-    /// A point's calls, from its workers' wire counters over the window.
-    /// `nic`: each path's interface's bytes received and sent at the
-    /// window's start and end ([`NfsTarget::interface_bytes`]).
+    /// A point's calls between its window's edges, the calls counted as
+    /// the interfaces were read (the same moments); each path's share from
+    /// its workers' own wire counters over their windows.
     pub fn figures(
         &self,
         (outcomes, groups): (&[WorkerOutcome], &[GroupResult]),
         seconds: f64,
-        nic: (&[InterfaceBytes], &[InterfaceBytes]),
+        (start, end): (&NfsEdge, &NfsEdge),
     ) -> NfsFigures {
         let wires: Vec<WireCounters> = outcomes.iter().filter_map(|outcome| outcome.wire).collect();
-        let wire = wires
-            .iter()
-            .fold(WireCounters::default(), |sum, wire| sum.plus(*wire));
+        let moved_by = |end: u64, start: u64| end.saturating_sub(start);
+        let (was, now) = (&start.client, &end.client);
+        let wire = WireCounters {
+            server: None,
+            calls: moved_by(now.calls, was.calls),
+            replies: moved_by(now.ops, was.ops),
+            bytes_sent: moved_by(now.bytes_sent, was.bytes_sent),
+            bytes_received: moved_by(now.bytes_received, was.bytes_received),
+            round_trip_ns: moved_by(now.round_trip_ns, was.round_trip_ns),
+        };
         let ios: u64 = groups.iter().map(|group| group.all.requests).sum();
         let data_bytes: u64 = groups.iter().map(|group| group.all.bytes).sum();
         let record_bytes = (wire.bytes_sent + wire.bytes_received) as f64;
-        let moved: Vec<InterfaceBytes> = nic
-            .0
+        let moved: Vec<InterfaceBytes> = start
+            .nic
             .iter()
-            .zip(nic.1)
+            .zip(&end.nic)
             .map(|(start, end)| {
                 let (start, end) = ((*start)?, (*end)?);
                 Some((end.0.saturating_sub(start.0), end.1.saturating_sub(start.1)))

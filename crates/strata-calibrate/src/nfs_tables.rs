@@ -1,7 +1,7 @@
-//! The text tables of a calibration of a filer: strata's own calls per
-//! point (`nfs_table`), per server address (`nfs_paths_table`), the filer
-//! host's side from its agent (`filer_table`), and for a target on a
-//! kernel NFS mount, the kernel client's operations (`kernel_nfs_table`).
+//! The text sections of a calibration of a filer ([`nfs_sections`]):
+//! strata's own calls per point, per server address, and the filer host's
+//! side from its agent; and for a target on a kernel NFS mount, the kernel
+//! client's operations ([`kernel_nfs_section`]).
 //!
 //! Not for: the figures (`nfs`, `filer`, `kernel_nfs`) or the rest of the
 //! text output (`output`).
@@ -10,9 +10,51 @@ use crate::result::PointResult;
 use std::fmt::Write as _;
 use strata_core::units::{format_latency_ns, format_size};
 
+/// The NFS sections, each with its heading: strata's calls, each server
+/// address's share (several addresses), the filer's side (`--agent`);
+/// `None` when no point went to an NFS server.
+pub fn nfs_sections(points: &[PointResult]) -> Option<String> {
+    let mut out = String::from(
+        "\nNFS — strata's own calls over the same measured windows: calls/IO (an I/O larger \
+         than the transfer size is several), round trip from send to reply, the RPC records' \
+         bytes beside the data's (TCP/IP's own not included), and what the interface to the \
+         server received (all of its traffic)\n",
+    );
+    out.push_str(&nfs_table(points)?);
+    if let Some(paths) = nfs_paths_table(points) {
+        out.push_str(
+            "\nNFS paths — each of the server's addresses: its connections per job, its share of \
+             the calls, its round trip, and what the interface this host reaches it through \
+             received (shared by any other address behind it)\n",
+        );
+        out.push_str(&paths);
+    }
+    if let Some(filer) = filer_table(points) {
+        out.push_str(
+            "\nFiler — through its agent at the same window edges: the devices under the export \
+             (its page cache may have served reads: they reach no device) and its interfaces (all \
+             of their traffic)\n",
+        );
+        out.push_str(&filer);
+    }
+    Some(out)
+}
+
+/// The kernel client's section with its heading; `None` when no point's
+/// target lay on a kernel NFS mount.
+pub fn kernel_nfs_section(points: &[PointResult]) -> Option<String> {
+    let mut out = String::from(
+        "\nNFS — the kernel client's mount of the target, /proc/self/mountstats over the same \
+         measured windows (nfsiostat's columns; MB/s and KiB/op of RPC records sent and \
+         received)\n",
+    );
+    out.push_str(&kernel_nfs_table(points)?);
+    Some(out)
+}
+
 /// The NFS table: each point's calls as strata's client counted them;
 /// `None` when no point went to an NFS server.
-pub fn nfs_table(points: &[PointResult]) -> Option<String> {
+fn nfs_table(points: &[PointResult]) -> Option<String> {
     let mut rows = points
         .iter()
         .filter_map(|point| Some((point, point.nfs.as_ref()?)))
@@ -57,7 +99,7 @@ pub fn nfs_table(points: &[PointResult]) -> Option<String> {
 
 /// The filer table: each point's filer side from its agent (`--agent`):
 /// the devices under the export and the host's interfaces.
-pub fn filer_table(points: &[PointResult]) -> Option<String> {
+fn filer_table(points: &[PointResult]) -> Option<String> {
     let mut rows = points
         .iter()
         .filter_map(|point| Some((point, point.nfs.as_ref()?.filer.as_ref()?)))
@@ -120,7 +162,7 @@ fn filer_row(
 
 /// The kernel client's table: each point's operations on the NFS mount
 /// its target lies on, nfsiostat's columns; `None` when no target did.
-pub fn kernel_nfs_table(points: &[PointResult]) -> Option<String> {
+fn kernel_nfs_table(points: &[PointResult]) -> Option<String> {
     let mut rows = points
         .iter()
         .filter_map(|point| Some((point, point.kernel_nfs.as_ref()?)))
@@ -180,7 +222,7 @@ fn nic_mb_per_s(bytes: Option<u64>, window_s: f64) -> String {
 
 /// The NFS paths table: each point's calls per server address, when the
 /// connections were spread over several (`--nfs-address`).
-pub fn nfs_paths_table(points: &[PointResult]) -> Option<String> {
+fn nfs_paths_table(points: &[PointResult]) -> Option<String> {
     let mut rows = points
         .iter()
         .filter_map(|point| Some((point, &point.nfs.as_ref()?.paths)))

@@ -4,7 +4,7 @@
 //! Not for: deciding anything; every figure here was computed in `result`.
 
 use crate::calibration::{CalibrationOutcome, ResolvedOptions, TargetDescription};
-use crate::nfs_tables::{filer_table, kernel_nfs_table, nfs_paths_table, nfs_table};
+use crate::nfs_tables::{kernel_nfs_section, nfs_sections};
 use crate::result::{GroupResult, PointResult, Summary};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -545,32 +545,8 @@ pub fn report_text(outcome: &CalibrationOutcome, outlier_us: f64) -> String {
         "\nWorkload — strata's own count of its requests (IOPS = requests/s, MB/s = 10^6 bytes/s)\n",
     );
     out.push_str(&workload_table(&outcome.points));
-    match nfs_table(&outcome.points) {
-        Some(nfs) => {
-            out.push_str(
-                "\nNFS — strata's own calls over the same measured windows: calls/IO (an I/O \
-                 larger than the transfer size is several), round trip from send to reply, the \
-                 RPC records' bytes beside the data's (TCP/IP's own not included), and what the \
-                 interface to the server received (all of its traffic)\n",
-            );
-            out.push_str(&nfs);
-            if let Some(paths) = nfs_paths_table(&outcome.points) {
-                out.push_str(
-                    "\nNFS paths — each of the server's addresses: its connections per job, its \
-                     share of the calls, its round trip, and what the interface this host reaches \
-                     it through received (shared by any other address behind it)\n",
-                );
-                out.push_str(&paths);
-            }
-            if let Some(filer) = filer_table(&outcome.points) {
-                out.push_str(
-                    "\nFiler — through its agent at the same window edges: the devices under the \
-                     export (its page cache may have served reads: they reach no device) and its \
-                     interfaces (all of their traffic)\n",
-                );
-                out.push_str(&filer);
-            }
-        }
+    match nfs_sections(&outcome.points) {
+        Some(nfs) => out.push_str(&nfs),
         None => {
             out.push_str(
                 "\nDevice — /proc/diskstats over the same measured windows (iostat -x \
@@ -585,12 +561,7 @@ pub fn report_text(outcome: &CalibrationOutcome, outlier_us: f64) -> String {
             out.push_str(&trace_table(&outcome.points));
         }
     }
-    if let Some(kernel) = kernel_nfs_table(&outcome.points) {
-        out.push_str(
-            "\nNFS — the kernel client's mount of the target, /proc/self/mountstats over the same \
-             measured windows (nfsiostat's columns; MB/s and KiB/op of RPC records sent and \
-             received)\n",
-        );
+    if let Some(kernel) = kernel_nfs_section(&outcome.points) {
         out.push_str(&kernel);
     }
     let batches = batch_table(&outcome.points);

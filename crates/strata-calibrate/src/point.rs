@@ -7,7 +7,7 @@
 
 use crate::filer::{FilerAgent, FilerEdge};
 use crate::kernel_nfs::{KernelMount, MountCounters};
-use crate::nfs::NfsTarget;
+use crate::nfs::{NfsEdge, NfsTarget};
 use crate::offsets::{ByteRange, OffsetGenerator};
 use crate::result::{
     CpuFigures, DeviceFigures, GroupResult, OutlierRecord, PointResult, SecondSample, Verification,
@@ -74,9 +74,9 @@ struct Edge {
     trace: Option<TraceSnapshot>,
     disks: Vec<DiskStat>,
     cpu: (f64, f64),
-    /// The bytes received and sent on the interface to each of an NFS
-    /// server's paths.
-    nic: Vec<Option<(u64, u64)>>,
+    /// For an NFS target: every engine's calls so far and the interfaces'
+    /// bytes, read at one moment.
+    nfs: Option<NfsEdge>,
     /// The filer's agent's counters, with `--agent`.
     filer: Option<FilerEdge>,
     /// The kernel NFS client's counters of the target's mount.
@@ -92,10 +92,7 @@ impl Edge {
             trace,
             disks,
             cpu: strata_probe::cpu::own_cpu_seconds(),
-            nic: context
-                .nfs
-                .map(NfsTarget::interface_bytes)
-                .unwrap_or_default(),
+            nfs: context.nfs.map(NfsTarget::edge),
             filer: context
                 .nfs
                 .and_then(|nfs| nfs.filer.as_ref())
@@ -412,12 +409,12 @@ fn merge(
             );
             Some(mount.figures(start, end, seconds))
         }),
-        nfs: context.nfs.map(|nfs| {
-            let nic = (&window.start.nic[..], &window.end.nic[..]);
-            let mut figures = nfs.figures((&outcomes, &groups), seconds, nic);
+        nfs: context.nfs.and_then(|nfs| {
+            let edges = window.start.nfs.as_ref().zip(window.end.nfs.as_ref())?;
+            let mut figures = nfs.figures((&outcomes, &groups), seconds, edges);
             figures.filer =
                 nfs.filer_figures(window.start.filer.as_ref(), window.end.filer.as_ref());
-            figures
+            Some(figures)
         }),
         groups,
         block_trace: Some(block_trace),

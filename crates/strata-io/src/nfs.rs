@@ -64,6 +64,7 @@ pub struct NfsClientCounters {
 
 #[derive(Debug, Default)]
 struct OpCounters {
+    calls: AtomicU64,
     replies: AtomicU64,
     errors: AtomicU64,
     bytes_sent: AtomicU64,
@@ -74,6 +75,8 @@ struct OpCounters {
 /// One operation's calls so far.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct OpTotals {
+    /// Calls sent.
+    pub calls: u64,
     /// Calls answered.
     pub ops: u64,
     /// Calls answered with an error.
@@ -91,6 +94,7 @@ impl NfsClientCounters {
     /// far.
     pub fn totals(&self) -> [(&'static str, OpTotals); 3] {
         let totals = |op: &OpCounters| OpTotals {
+            calls: op.calls.load(Ordering::Relaxed),
             ops: op.replies.load(Ordering::Relaxed),
             errors: op.errors.load(Ordering::Relaxed),
             bytes_sent: op.bytes_sent.load(Ordering::Relaxed),
@@ -102,6 +106,20 @@ impl NfsClientCounters {
             ("WRITE", totals(&self.write)),
             ("COMMIT", totals(&self.commit)),
         ]
+    }
+
+    /// Every operation's calls so far, added up.
+    pub fn sum(&self) -> OpTotals {
+        self.totals()
+            .into_iter()
+            .fold(OpTotals::default(), |sum, (_, op)| OpTotals {
+                calls: sum.calls + op.calls,
+                ops: sum.ops + op.ops,
+                errors: sum.errors + op.errors,
+                bytes_sent: sum.bytes_sent + op.bytes_sent,
+                bytes_received: sum.bytes_received + op.bytes_received,
+                round_trip_ns: sum.round_trip_ns + op.round_trip_ns,
+            })
     }
 
     fn of(&self, asked: Asked) -> &OpCounters {
@@ -221,7 +239,9 @@ impl NfsEngine {
         let xid = sent.map_err(|error| io::Error::other(format!("{error:#}")))?;
         let now = self.connection.counters().bytes_sent;
         let bytes = now - std::mem::replace(&mut self.sent_before, now);
-        (self.client.of(asked).bytes_sent).fetch_add(bytes, Ordering::Relaxed);
+        let counters = self.client.of(asked);
+        counters.calls.fetch_add(1, Ordering::Relaxed);
+        counters.bytes_sent.fetch_add(bytes, Ordering::Relaxed);
         let call = Call {
             slot,
             at,

@@ -220,7 +220,8 @@ pub struct KernelNfsOp {
 }
 
 /// A point's NFS calls over its measured window, as strata's own client
-/// counted them on its connections (an `nfs://` target).
+/// counted them on its connections (an `nfs://` target), read at the
+/// window's edges at the same moments as the interfaces' bytes.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct NfsFigures {
     pub server: String,

@@ -433,11 +433,11 @@ fn one_connection_against_four_at_the_same_depth_both_recorded() {
             "at most the depth in flight at an edge: {nfs}"
         );
         assert_eq!(nfs["interface"], host.interface(), "{nfs}");
+        // Read at the same moments; a reply on its way in at an edge is on
+        // the interface before strata reads it: at most the 8 in flight.
         let records = nfs["bytes_received"].as_u64().unwrap();
-        assert!(
-            nfs["interface_bytes_received"].as_u64().unwrap() >= records,
-            "{nfs}"
-        );
+        let on_the_veth = nfs["interface_bytes_received"].as_u64().unwrap();
+        assert!(on_the_veth + 8 * 8300 >= records, "{nfs}");
         let recording = strata_recording::Recording::read(&dir.path().join(&record)).unwrap();
         let point = &recording.point_results().next().unwrap().point;
         assert_eq!(
