@@ -21,7 +21,7 @@ use std::io;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
-use strata_nfs::file::{commit_reply, read_reply, write_reply};
+use strata_nfs::file::{commit_reply, read_reply_into, write_reply};
 use strata_nfs::{DurableWrites, NfsFile, RpcConnection};
 
 /// What a call in flight asked.
@@ -255,12 +255,10 @@ impl NfsEngine {
     /// What a reply answered: bytes read or written (0 for a COMMIT).
     fn answered(&mut self, call: &Call, reply: &strata_nfs::rpc::Reply) -> anyhow::Result<usize> {
         match call.asked {
-            Asked::Read => read_reply(reply).map(|data| {
+            Asked::Read => {
                 let buffer = &mut self.buffers[call.slot as usize].as_mut_slice()[call.at..];
-                let bytes = data.len().min(buffer.len());
-                buffer[..bytes].copy_from_slice(&data[..bytes]);
-                bytes
-            }),
+                read_reply_into(reply, buffer)
+            }
             Asked::Write { file_sync } => {
                 let written = write_reply(reply)?;
                 anyhow::ensure!(

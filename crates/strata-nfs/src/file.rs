@@ -15,13 +15,14 @@ use crate::mount;
 use crate::rpc::{Reply, RpcConnection};
 use crate::url::NfsUrl;
 use anyhow::{bail, Context};
+use nfs3_types::nfs3::post_op_attr;
 use nfs3_types::nfs3::{
     self, createhow3, diropargs3, filename3, nfs_fh3, sattr3, stable_how, writeverf3, COMMIT3args,
     COMMIT3res, CREATE3args, CREATE3res, FSINFO3args, FSINFO3res, GETATTR3args, GETATTR3res,
     LOOKUP3args, LOOKUP3res, Nfs3Option, Nfs3Result, READ3args, READ3res, REMOVE3args, REMOVE3res,
     WRITE3args, WRITE3res, NFS_PROGRAM,
 };
-use nfs3_types::xdr_codec::Opaque;
+use nfs3_types::xdr_codec::{Opaque, Unpack};
 
 /// The sizes of one READ or WRITE the server takes (FSINFO): the most, and
 /// the one it prefers (a mount's default rsize and wsize).
@@ -102,6 +103,31 @@ pub fn read_reply(reply: &Reply) -> anyhow::Result<Vec<u8>> {
     let result: READ3res = reply.decode()?;
     let read = answered(result, || "READ".to_string())?;
     Ok(read.data.0.into_owned())
+}
+
+/// A READ's reply, its data copied from the reply straight into `buffer`
+/// (no copy of its own, unlike [`read_reply`]): the bytes read, at most
+/// `buffer`'s length (at the file's end, fewer than asked).
+pub fn read_reply_into(reply: &Reply, buffer: &mut [u8]) -> anyhow::Result<usize> {
+    let results = reply.results();
+    let mut cursor = std::io::Cursor::new(results);
+    let undecodable = |error| anyhow::anyhow!("decoding a READ reply: {error}");
+    let (status, _) = u32::unpack(&mut cursor).map_err(undecodable)?;
+    if status != 0 {
+        read_reply(reply)?;
+        bail!("READ: status {status}");
+    }
+    post_op_attr::unpack(&mut cursor).map_err(undecodable)?;
+    let (_count, _) = u32::unpack(&mut cursor).map_err(undecodable)?;
+    let (_eof, _) = bool::unpack(&mut cursor).map_err(undecodable)?;
+    let (length, _) = u32::unpack(&mut cursor).map_err(undecodable)?;
+    let at = cursor.position() as usize;
+    let data = results
+        .get(at..at + length as usize)
+        .context("a READ reply shorter than the data it announces")?;
+    let bytes = data.len().min(buffer.len());
+    buffer[..bytes].copy_from_slice(&data[..bytes]);
+    Ok(bytes)
 }
 
 /// A WRITE's reply: what the server took, and how durably.

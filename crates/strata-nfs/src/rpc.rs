@@ -54,6 +54,11 @@ pub struct Reply {
 }
 
 impl Reply {
+    /// The results, still encoded.
+    pub fn results(&self) -> &[u8] {
+        &self.record[self.results_at..]
+    }
+
     /// The results, decoded as `R`.
     pub fn decode<R: Unpack>(&self) -> anyhow::Result<R> {
         let mut cursor = Cursor::new(&self.record[self.results_at..]);
