@@ -551,7 +551,7 @@ fn interfaces(series: &[Series], dialect: Dialect) -> Vec<InterfaceCounters> {
             .iter()
             .find(|series| series.name == name && series.label(label) == Some(interface))?
             .value;
-        (value.is_finite() && value >= 0.0 && value.fract() == 0.0).then_some(value as u64)
+        count(value).ok().filter(|_| value.fract() == 0.0)
     };
     let receive = format!("{prefix}receive_bytes_total");
     let mut names: Vec<&str> = series

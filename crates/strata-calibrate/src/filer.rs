@@ -13,6 +13,7 @@ use std::time::Duration;
 use strata_agent::endpoint::Endpoint;
 use strata_agent::host::HostCounters;
 use strata_agent::scrape::scrape_blocking;
+use strata_probe::diskstats::DeviceDelta;
 use strata_recording::calibrate::{FilerDeviceFigures, FilerFigures, FilerInterfaceFigures};
 
 /// The longest a scrape at an edge may take.
@@ -69,45 +70,36 @@ impl FilerAgent {
             }
         };
         match self.moved(start, end) {
-            Some((devices, interfaces)) => {
+            Ok((devices, interfaces)) => {
                 (figures.devices, figures.interfaces) = (devices, interfaces)
             }
-            None => {
-                figures.missing = Some(
-                    "a counter went down between the window's edges (the agent or its host \
-                     restarted): a gap, not a figure"
-                        .to_string(),
-                )
-            }
+            Err(reset) => figures.missing = Some(format!("{reset}: a gap, not a figure")),
         }
         figures
     }
 
-    /// The devices' and interfaces' counts between the edges; `None` when
-    /// a counter went down.
+    /// The devices' and interfaces' counts between the edges; why not,
+    /// when a counter went down (the agent's host restarted, or a device
+    /// was made again).
     fn moved(
         &self,
         start: &HostCounters,
         end: &HostCounters,
-    ) -> Option<(Vec<FilerDeviceFigures>, Vec<FilerInterfaceFigures>)> {
+    ) -> Result<(Vec<FilerDeviceFigures>, Vec<FilerInterfaceFigures>), String> {
         let mut devices = Vec::new();
         for device in &self.devices {
-            let disk = |counters: &HostCounters| {
-                counters
-                    .disks
-                    .iter()
-                    .find(|disk| &disk.name == device)
-                    .cloned()
-            };
-            let (Some(before), Some(after)) = (disk(start), disk(end)) else {
+            let before = start.disks.iter().find(|disk| &disk.name == device);
+            let after = end.disks.iter().find(|disk| &disk.name == device);
+            let (Some(before), Some(after)) = (before, after) else {
                 continue;
             };
+            let delta = DeviceDelta::between(before, after, 0.0)?;
             devices.push(FilerDeviceFigures {
-                device: device.clone(),
-                read_requests: after.read_requests.checked_sub(before.read_requests)?,
-                read_bytes: after.read_sectors.checked_sub(before.read_sectors)? * 512,
-                write_requests: after.write_requests.checked_sub(before.write_requests)?,
-                write_bytes: after.write_sectors.checked_sub(before.write_sectors)? * 512,
+                device: delta.device,
+                read_requests: delta.read_requests,
+                read_bytes: delta.read_bytes,
+                write_requests: delta.write_requests,
+                write_bytes: delta.write_bytes,
             });
         }
         let mut interfaces = Vec::new();
@@ -116,15 +108,24 @@ impl FilerAgent {
                 .interfaces
                 .iter()
                 .find(|before| before.interface == after.interface);
-            if let Some(before) = before {
-                interfaces.push(FilerInterfaceFigures {
-                    interface: after.interface.clone(),
-                    receive_bytes: after.receive_bytes.checked_sub(before.receive_bytes)?,
-                    transmit_bytes: after.transmit_bytes.checked_sub(before.transmit_bytes)?,
-                });
-            }
+            let Some(before) = before else {
+                continue;
+            };
+            let went_down = || {
+                format!(
+                    "{}'s bytes went down: its counters were reset",
+                    after.interface
+                )
+            };
+            interfaces.push(FilerInterfaceFigures {
+                interface: after.interface.clone(),
+                receive_bytes: (after.receive_bytes.checked_sub(before.receive_bytes))
+                    .ok_or_else(went_down)?,
+                transmit_bytes: (after.transmit_bytes.checked_sub(before.transmit_bytes))
+                    .ok_or_else(went_down)?,
+            });
         }
-        Some((devices, interfaces))
+        Ok((devices, interfaces))
     }
 }
 

@@ -52,14 +52,23 @@ pub fn kernel_nfs_section(points: &[PointResult]) -> Option<String> {
     Some(out)
 }
 
+/// Each point with the figures `of` it gives; `None` when no point has
+/// them (and so no table).
+fn having<'a, T>(
+    points: &'a [PointResult],
+    of: impl Fn(&'a PointResult) -> Option<&'a T>,
+) -> Option<Vec<(&'a PointResult, &'a T)>> {
+    let rows: Vec<_> = points
+        .iter()
+        .filter_map(|point| Some((point, of(point)?)))
+        .collect();
+    (!rows.is_empty()).then_some(rows)
+}
+
 /// The NFS table: each point's calls as strata's client counted them;
 /// `None` when no point went to an NFS server.
 fn nfs_table(points: &[PointResult]) -> Option<String> {
-    let mut rows = points
-        .iter()
-        .filter_map(|point| Some((point, point.nfs.as_ref()?)))
-        .peekable();
-    rows.peek()?;
+    let rows = having(points, |point| point.nfs.as_ref())?;
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -100,11 +109,7 @@ fn nfs_table(points: &[PointResult]) -> Option<String> {
 /// The filer table: each point's filer side from its agent (`--agent`):
 /// the devices under the export and the host's interfaces.
 fn filer_table(points: &[PointResult]) -> Option<String> {
-    let mut rows = points
-        .iter()
-        .filter_map(|point| Some((point, point.nfs.as_ref()?.filer.as_ref()?)))
-        .peekable();
-    rows.peek()?;
+    let rows = having(points, |point| point.nfs.as_ref()?.filer.as_ref())?;
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -163,11 +168,7 @@ fn filer_row(
 /// The kernel client's table: each point's operations on the NFS mount
 /// its target lies on, nfsiostat's columns; `None` when no target did.
 fn kernel_nfs_table(points: &[PointResult]) -> Option<String> {
-    let mut rows = points
-        .iter()
-        .filter_map(|point| Some((point, point.kernel_nfs.as_ref()?)))
-        .peekable();
-    rows.peek()?;
+    let rows = having(points, |point| point.kernel_nfs.as_ref())?;
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -223,12 +224,9 @@ fn nic_mb_per_s(bytes: Option<u64>, window_s: f64) -> String {
 /// The NFS paths table: each point's calls per server address, when the
 /// connections were spread over several (`--nfs-address`).
 fn nfs_paths_table(points: &[PointResult]) -> Option<String> {
-    let mut rows = points
-        .iter()
-        .filter_map(|point| Some((point, &point.nfs.as_ref()?.paths)))
-        .filter(|(_, paths)| !paths.is_empty())
-        .peekable();
-    rows.peek()?;
+    let rows = having(points, |point| {
+        Some(&point.nfs.as_ref()?.paths).filter(|paths| !paths.is_empty())
+    })?;
     let mut out = String::new();
     let _ = writeln!(
         out,

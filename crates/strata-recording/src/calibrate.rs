@@ -342,6 +342,19 @@ impl PointResult {
         self.groups.iter().map(|group| group.all.mb_per_s).sum()
     }
 
+    /// For a point of one group on an NFS server: the connections with
+    /// requests in flight (each job's `--nfs-connections`, no more than its
+    /// depth: calibrate opens no connection without one) and the I/Os in
+    /// flight (depth × jobs); `None` for any other point.
+    pub fn nfs_in_flight(&self) -> Option<(usize, usize)> {
+        let nfs = self.nfs.as_ref()?;
+        let [group] = &self.groups[..] else {
+            return None;
+        };
+        let (depth, jobs) = (group.queue_depth.max(1), group.jobs.max(1));
+        Some(((nfs.connections as usize).min(depth) * jobs, depth * jobs))
+    }
+
     pub fn small_groups(&self) -> impl Iterator<Item = &GroupResult> {
         self.groups.iter().filter(|group| !group.is_large())
     }

@@ -66,7 +66,8 @@ fn calls_per_io(points: &[(&PointResult, &NfsFigures)]) -> Option<Finding> {
 /// The busiest point whose connections' threads each used most of a CPU.
 fn busy_connections(points: &[(&PointResult, &NfsFigures)]) -> Option<Finding> {
     let busy = points.iter().filter_map(|(point, nfs)| {
-        let connections = connections_used(point, nfs)?;
+        let (connections, _) = point.nfs_in_flight()?;
+        let connections = connections as f64;
         let cpu_s = point.cpu.user_s + point.cpu.system_s;
         let per_connection = cpu_s / point.window_s / connections;
         (point.window_s > 0.0 && per_connection >= BUSY_THREAD).then_some((
@@ -104,14 +105,4 @@ fn busy_connections(points: &[(&PointResult, &NfsFigures)]) -> Option<Finding> {
          the thread busy, calls wait on it and the round trip grows; more connections \
          (--nfs-connections, oranfstab's paths) carry more",
     ))
-}
-
-/// The connections with requests in flight: each job's
-/// min(connections, depth), for a point of one group.
-fn connections_used(point: &PointResult, nfs: &NfsFigures) -> Option<f64> {
-    let [group] = &point.groups[..] else {
-        return None;
-    };
-    let per_job = (nfs.connections as usize).min(group.queue_depth.max(1));
-    Some((per_job * group.jobs.max(1)) as f64)
 }

@@ -45,11 +45,10 @@ fn measured(point: &PointResult) -> Option<MeasuredNfsPoint> {
         return None;
     }
     let cpu_us_per_io = point.cpu.user_us_per_io + point.cpu.system_us_per_io;
-    let depth = group.queue_depth.max(1);
-    let connections = (nfs.connections as usize).min(depth) * group.jobs.max(1);
+    let (connections, outstanding_ios) = point.nfs_in_flight()?;
     Some(MeasuredNfsPoint {
         name: point.name.clone(),
-        outstanding_ios: u32::try_from(depth * group.jobs.max(1)).ok()?,
+        outstanding_ios: u32::try_from(outstanding_ios).ok()?,
         io_bytes: u64::from(group.block_size_bytes),
         transfer_bytes: u64::from(nfs.transfer_bytes),
         connections: u32::try_from(connections).ok()?,
