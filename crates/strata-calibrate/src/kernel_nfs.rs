@@ -11,10 +11,8 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 use strata_core::metrics::Metric;
-use strata_probe::collectors::parse_mountstats;
+use strata_probe::collectors::{parse_mountstats, MOUNTSTATS_PATH};
 use strata_recording::calibrate::{KernelNfsFigures, KernelNfsOp};
-
-const MOUNTSTATS_PATH: &str = "/proc/self/mountstats";
 
 /// The NFS mount a target lies on.
 #[derive(Clone, Debug, PartialEq, Eq)]

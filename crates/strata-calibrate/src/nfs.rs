@@ -11,8 +11,8 @@
 use crate::filer::{FilerAgent, FilerEdge};
 use crate::result::GroupResult;
 use crate::worker::WorkerOutcome;
-use anyhow::{bail, ensure};
-use std::net::{IpAddr, SocketAddr};
+use anyhow::{bail, ensure, Context};
+use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use strata_agent::endpoint::Endpoint;
@@ -174,7 +174,10 @@ impl NfsRequest {
             server,
         };
         if self.addresses.is_empty() {
-            return Ok(vec![path(None, file.connect()?.server())]);
+            let host = file.url.host.as_str();
+            let server = (host, file.port).to_socket_addrs()?.next();
+            let server = server.with_context(|| format!("{host} has no address"))?;
+            return Ok(vec![path(None, server)]);
         }
         self.addresses
             .iter()

@@ -29,7 +29,7 @@ pub use cpu::{parse_pressure, parse_proc_stat, ticks_per_second, CpuCollector};
 pub use device::{device_metrics, disk_totals, DeviceCollector, DeviceFilter};
 pub use memory::{host_oom_kills, parse_meminfo, parse_vmstat, MemoryCollector};
 pub use net::{parse_net_dev, NetCollector};
-pub use nfs::{parse_mountstats, NfsCollector, OwnClient};
+pub use nfs::{parse_mountstats, NfsCollector, OwnClient, MOUNTSTATS_PATH};
 pub(crate) use process::thread_schedstat_sums;
 pub use process::{is_running, parse_proc_io, parse_schedstat, ProcessDelayCollector};
 

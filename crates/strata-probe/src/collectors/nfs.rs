@@ -12,7 +12,8 @@ use std::path::Path;
 use strata_core::metrics::{Collected, Collector, Metric};
 use strata_recording::names::{label, layer, nfs};
 
-const MOUNTSTATS_PATH: &str = "/proc/self/mountstats";
+/// The kernel NFS client's per-mount statistics.
+pub const MOUNTSTATS_PATH: &str = "/proc/self/mountstats";
 
 /// The per-op fields in the kernel's order (statvers 1.1; `errors` since 5.3
 /// is optional). Times are cumulative milliseconds.
