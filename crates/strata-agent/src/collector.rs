@@ -8,7 +8,7 @@
 //! Not for: the edges of a window (the engine scrapes those itself).
 
 use crate::endpoint::Endpoint;
-use crate::host::{database_layers, Dialect, HostCounters};
+use crate::host::{served_layers, Dialect, HostCounters};
 use crate::scrape::{scrape_blocking, Scrape};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
@@ -34,8 +34,9 @@ const SAME_ROUND: Duration = Duration::from_millis(50);
 pub enum Layer {
     Devices,
     Cpu,
-    /// A database layer a strata agent serves (`postgres`, `mariadb`).
-    Database(&'static str),
+    /// Another layer a strata agent serves: its database's (`postgres`,
+    /// `mariadb`), its NFS mounts' (`nfs`), its NFS server's (`nfs_server`).
+    Served(&'static str),
 }
 
 impl Layer {
@@ -43,7 +44,7 @@ impl Layer {
         match self {
             Layer::Devices => "device",
             Layer::Cpu => "cpu",
-            Layer::Database(name) => name,
+            Layer::Served(name) => name,
         }
     }
 }
@@ -196,8 +197,8 @@ impl Collector for AgentLayer {
             self.agent.ask(DEFAULT_WAIT);
         }
         let scraped = self.agent.answer()?;
-        if let Layer::Database(name) = self.layer {
-            let metrics = database_layers(&scraped)
+        if let Layer::Served(name) = self.layer {
+            let metrics = served_layers(&scraped)
                 .into_iter()
                 .find(|(layer, _)| *layer == name)
                 .map(|(_, metrics)| metrics)
@@ -240,8 +241,9 @@ pub fn host_layer(counters: &HostCounters, layer: Layer, devices: &[String]) -> 
 
 /// Another host followed beside this machine: its name, its agent and that
 /// agent's clock, and collectors of its devices (every disk its agent
-/// counts), CPU, and the database a strata agent watches there, as
-/// `device@HOST`, `cpu@HOST` and `postgres@HOST` (or `mariadb@HOST`).
+/// counts), CPU, and the layers a strata agent serves there beyond them,
+/// as `device@HOST`, `cpu@HOST`, `postgres@HOST` (or `mariadb@HOST`),
+/// `nfs@HOST` and `nfs_server@HOST`.
 pub struct FollowedHost {
     pub host: String,
     pub endpoint: Endpoint,
@@ -276,8 +278,8 @@ pub fn follow(endpoint: &Endpoint) -> anyhow::Result<FollowedHost> {
         )),
         Box::new(AgentLayer::of_host(&agent, Layer::Cpu, Vec::new(), &host)),
     ];
-    for (database, _) in database_layers(&scraped) {
-        let layer = Layer::Database(database);
+    for (served, _) in served_layers(&scraped) {
+        let layer = Layer::Served(served);
         collectors.push(Box::new(AgentLayer::of_host(
             &agent,
             layer,

@@ -4,11 +4,12 @@
 //! `node_cpu_seconds_total`, `node_vmstat_oom_kill`). Seconds become the
 //! milliseconds `/proc/diskstats` counts, bytes its 512-byte sectors, so the
 //! accounting of a window is the same code for a remote host as for this
-//! one. A strata agent's database counters come back in the database
-//! layer's own names and units (`database_layers`).
+//! one. A strata agent's database, NFS client and NFS server counters come
+//! back in their layers' own names and units (`served_layers`).
 //!
 //! Not for: scraping (`scrape`) or accounting (strata-run).
 
+use crate::nfs_server::{nfs_server_calls, NfsServerCalls};
 use crate::scrape::Scrape;
 use crate::text::Series;
 use std::collections::BTreeMap;
@@ -16,7 +17,7 @@ use std::sync::LazyLock;
 use strata_core::metrics::Metric;
 use strata_probe::cpu::HostCpu;
 use strata_probe::diskstats::DiskStat;
-use strata_recording::names::{layer, mariadb, postgres, served};
+use strata_recording::names::{layer, mariadb, nfs, nfs_server, postgres, served};
 
 /// Which agent answered.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -180,6 +181,10 @@ pub struct HostCounters {
     /// `node_network_*`); one whose counters are not whole numbers of 0 or
     /// more is left out.
     pub interfaces: Vec<InterfaceCounters>,
+    /// The calls an NFS server on the host counted itself, per export and
+    /// operation (a strata agent's `nfs_server` layer; none from
+    /// node_exporter).
+    pub nfs_server: Vec<NfsServerCalls>,
     /// What of the answer is not taken, by the labels strata's layers
     /// give the thing (`device=vda,kind=disk`: [`HostCounters::thing`];
     /// `` for the host's CPU), and why: a value no counter can hold (NaN,
@@ -233,6 +238,7 @@ impl HostCounters {
             oom_kills: oom_kills(scrape, dialect),
             mounts: mounts(&scrape.series),
             interfaces: interfaces(&scrape.series, dialect),
+            nfs_server: nfs_server_calls(&scrape.series),
             unreadable,
         })
     }
@@ -590,12 +596,15 @@ fn mounts(series: &[Series]) -> Vec<(String, String)> {
     mounts
 }
 
-/// A strata agent's database series (`strata_postgres_…_total`,
-/// `strata_mariadb_…_total`) back in the database layer's names and units,
-/// for the counters a report reads: the exposition's names, inverted.
-pub fn database_layers(scrape: &Scrape) -> Vec<(&'static str, Vec<Metric>)> {
+/// A strata agent's layers beyond its devices and CPU, back in their own
+/// names and units: its database's series (`strata_postgres_…_total`,
+/// `strata_mariadb_…_total`: the counters a report reads), its NFS mounts'
+/// (`strata_nfs_…`: the kernel client's, or a calibration's own client)
+/// and its NFS server's (`strata_nfs_server_…`): the exposition's names,
+/// inverted.
+pub fn served_layers(scrape: &Scrape) -> Vec<(&'static str, Vec<Metric>)> {
     let mut by_layer: BTreeMap<&'static str, Vec<Metric>> = BTreeMap::new();
-    let served = &*SERVED_DATABASE_COUNTERS;
+    let served = &*SERVED_COUNTERS;
     for series in &scrape.series {
         let Some((layer, name, factor)) = served.get(series.name.as_str()) else {
             continue;
@@ -612,17 +621,21 @@ pub fn database_layers(scrape: &Scrape) -> Vec<(&'static str, Vec<Metric>)> {
     by_layer.into_iter().collect()
 }
 
-/// Each served name of a database counter a report reads: its layer, its
-/// own name, and the factor the exposition multiplied it by.
-static SERVED_DATABASE_COUNTERS: LazyLock<BTreeMap<String, (&str, &str, f64)>> =
-    LazyLock::new(served_database_counters);
+/// Each served name of a counter `served_layers` reads: its layer, its own
+/// name, and the factor the exposition multiplied it by.
+static SERVED_COUNTERS: LazyLock<BTreeMap<String, (&str, &str, f64)>> =
+    LazyLock::new(served_counters);
 
-fn served_database_counters() -> BTreeMap<String, (&'static str, &'static str, f64)> {
+fn served_counters() -> BTreeMap<String, (&'static str, &'static str, f64)> {
     let postgres = postgres::READ_BY_REPORTS.map(|name| (layer::POSTGRES, name));
     let mariadb = mariadb::READ_BY_REPORTS.map(|name| (layer::MARIADB, name));
+    let nfs = nfs::OP_COUNTERS.map(|name| (layer::NFS, name));
+    let nfs_server = nfs_server::COUNTERS.map(|name| (layer::NFS_SERVER, name));
     postgres
         .into_iter()
         .chain(mariadb)
+        .chain(nfs)
+        .chain(nfs_server)
         .map(|(layer, name)| {
             let (served, factor, _) = served(layer, &Metric::counter(name, 0.0), 100.0);
             (served, (layer, name, factor))

@@ -6,7 +6,8 @@
 //! devices, CPU and memory as the counters strata keeps for its own host
 //! (`host`), so a window on another host is accounted by the same code;
 //! the requests a strata agent traced there, as it serves them at
-//! `/blocktrace` (`traced`);
+//! `/blocktrace` (`traced`); an NFS server's own counters it serves
+//! (`nfs_server`);
 //! an agent's layers as collectors of this machine's sampler
 //! (`collector`); and what a Prometheus server scraped of the agents over a
 //! past window (`query`).
@@ -16,6 +17,7 @@
 pub mod collector;
 pub mod endpoint;
 pub mod host;
+pub mod nfs_server;
 pub mod query;
 pub mod scrape;
 pub mod text;

@@ -16,6 +16,7 @@ use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use strata_core::metrics::Collector;
 use strata_core::units::format_size;
 use strata_io::target::{self, Preparation, TargetKind, TemporaryFile};
 use strata_io::IoEngineKind;
@@ -76,6 +77,8 @@ pub struct CalibrationConfig {
     pub allow_write_device: bool,
     pub seed: u64,
     pub record: Option<PathBuf>,
+    /// `--prometheus`: where to serve the layers while the points run.
+    pub prometheus: Option<String>,
     /// Whether the Recording may replace a file at `record`.
     pub record_existing: Existing,
     /// The command line, for the Recording's header.
@@ -314,9 +317,14 @@ impl Calibration {
             nfs: self.nfs.as_ref(),
             kernel_nfs: kernel_mount.as_ref(),
         };
-        let sampler = recording
-            .as_ref()
-            .map(|_| layer_sampler(&watched, self.nfs.as_ref()));
+        if let Some(address) = &self.config.prometheus {
+            let collectors = layer_collectors(&watched, self.nfs.as_ref());
+            strata_observe::watch::serve_layers(address, collectors)?;
+        }
+        let sampler = recording.as_ref().map(|_| {
+            let collectors = layer_collectors(&watched, self.nfs.as_ref());
+            BackgroundSampler::start(collectors, std::time::Duration::from_secs(1))
+        });
         let points = self.run_points(&context, observer, recording.as_mut())?;
         if let (Some(writer), Some(sampler)) = (recording.as_mut(), sampler) {
             for sample in sampler.finish() {
@@ -440,10 +448,11 @@ impl Calibration {
             physical_devices: Vec::new(),
             device_note: Some(format!(
                 "the file is on NFS server {} (export {}{}): its devices are the server's, not \
-                 observed from here{}",
+                 this machine's{}{}",
                 url.host,
                 nfs.file.export,
                 nfs.paths_said(),
+                (nfs.filer.as_ref()).map_or(String::new(), |filer| format!("; {}", filer.said())),
                 crate::kernel_nfs::kernel_client_absent()
                     .map_or(String::new(), |absent| format!("; {absent}"))
             )),
@@ -477,10 +486,10 @@ impl Calibration {
     }
 }
 
-/// Every layer sampled each second while the points run (the target's
-/// devices only; for an NFS target, strata's own calls in the `nfs`
-/// layer), for the Recording.
-fn layer_sampler(watched: &WatchedDevices, nfs: Option<&NfsTarget>) -> BackgroundSampler {
+/// Every layer of a calibration (the target's devices only; for an NFS
+/// target, strata's own calls in the `nfs` layer), sampled each second for
+/// the Recording, and served with `--prometheus`.
+fn layer_collectors(watched: &WatchedDevices, nfs: Option<&NfsTarget>) -> Vec<Box<dyn Collector>> {
     let names: Vec<String> = watched
         .target_device
         .iter()
@@ -498,7 +507,7 @@ fn layer_sampler(watched: &WatchedDevices, nfs: Option<&NfsTarget>) -> Backgroun
         collectors.retain(|collector| collector.layer() != strata_recording::names::layer::NFS);
         collectors.push(Box::new(own_client));
     }
-    BackgroundSampler::start(collectors, std::time::Duration::from_secs(1))
+    collectors
 }
 
 fn parent_of(path: &Path) -> &Path {

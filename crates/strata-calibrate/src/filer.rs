@@ -3,8 +3,11 @@
 //! observe --prometheus ADDR --path EXPORT` there, or node_exporter),
 //! reached before any work (a calibration whose agent does not answer, or
 //! names no device under the export, is refused), then scraped at each
-//! point's window edges: the devices under the export and the host's
-//! network interfaces, counted over the same window as strata's calls.
+//! point's window edges: the devices under the export, the host's
+//! network interfaces, and the NFS server's own count of the calls on the
+//! export where the agent serves one (`--nfs-server ganesha` there),
+//! counted over the same window as strata's calls; each operation's round
+//! trip split into the server's time and the rest.
 //!
 //! Not for: scraping an agent or reading its series (strata-agent).
 
@@ -12,19 +15,28 @@ use anyhow::bail;
 use std::time::Duration;
 use strata_agent::endpoint::Endpoint;
 use strata_agent::host::HostCounters;
+use strata_agent::nfs_server::NfsServerCalls;
 use strata_agent::scrape::scrape_blocking;
+use strata_io::nfs::OpTotals;
 use strata_probe::diskstats::DeviceDelta;
-use strata_recording::calibrate::{FilerDeviceFigures, FilerFigures, FilerInterfaceFigures};
+use strata_recording::calibrate::{
+    FilerDeviceFigures, FilerFigures, FilerInterfaceFigures, FilerServerCallFigures,
+};
 
 /// The longest a scrape at an edge may take.
 const EDGE_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// The filer host's agent, and the devices under the export it counts.
+/// The filer host's agent, the devices under the export it counts, and
+/// the export.
 #[derive(Clone, Debug)]
 pub struct FilerAgent {
     endpoint: Endpoint,
     host: String,
     devices: Vec<String>,
+    export: String,
+    /// The NFS server whose own count of the export's calls the agent
+    /// serves, if any.
+    pub server: Option<String>,
 }
 
 /// The agent's counters at one edge, or why there are none.
@@ -43,11 +55,32 @@ impl FilerAgent {
                 counters.host
             );
         }
+        let server = (counters.nfs_server.iter())
+            .find(|calls| calls.export == export)
+            .map(|calls| calls.server.clone());
         Ok(FilerAgent {
             endpoint: endpoint.clone(),
             host: counters.host,
             devices,
+            export: export.to_string(),
+            server,
         })
+    }
+
+    /// What the agent counts, for the target's line.
+    pub fn said(&self) -> String {
+        let server = match &self.server {
+            Some(server) => format!("{server}'s own count of the calls on it"),
+            None => "no NFS server's own count of the calls on it (`strata observe \
+                     --nfs-server ganesha` there serves nfs-ganesha's)"
+                .to_string(),
+        };
+        format!(
+            "its host {} is followed through its agent: {} under the export, its interfaces, and \
+             {server}",
+            self.host,
+            self.devices.join(", ")
+        )
     }
 
     /// The agent's counters now.
@@ -55,8 +88,15 @@ impl FilerAgent {
         counters(&self.endpoint)
     }
 
-    /// The filer over a window from its counters at the two edges.
-    pub fn figures(&self, start: &FilerEdge, end: &FilerEdge) -> FilerFigures {
+    /// The filer over a window from its counters at the two edges, the
+    /// server's calls beside `own_calls`, strata's replies and round trips
+    /// of each operation over the window.
+    pub fn figures(
+        &self,
+        start: &FilerEdge,
+        end: &FilerEdge,
+        own_calls: &[(&str, OpTotals)],
+    ) -> FilerFigures {
         let mut figures = FilerFigures {
             host: self.host.clone(),
             agent: self.endpoint.to_string(),
@@ -69,9 +109,14 @@ impl FilerAgent {
                 return figures;
             }
         };
-        match self.moved(start, end) {
-            Ok((devices, interfaces)) => {
-                (figures.devices, figures.interfaces) = (devices, interfaces)
+        let server = self.server_calls(start, end, own_calls);
+        match self
+            .moved(start, end)
+            .and_then(|moved| Ok((moved, server?)))
+        {
+            Ok(((devices, interfaces), server)) => {
+                (figures.devices, figures.interfaces) = (devices, interfaces);
+                figures.server = server;
             }
             Err(reset) => figures.missing = Some(format!("{reset}: a gap, not a figure")),
         }
@@ -126,6 +171,60 @@ impl FilerAgent {
             });
         }
         Ok((devices, interfaces))
+    }
+}
+
+impl FilerAgent {
+    /// Each operation the server counted calls of on the export between
+    /// the edges, with strata's round trip of it split; why not, when a
+    /// count went down (the server restarted, or its statistics were
+    /// reset).
+    fn server_calls(
+        &self,
+        start: &HostCounters,
+        end: &HostCounters,
+        own_calls: &[(&str, OpTotals)],
+    ) -> Result<Vec<FilerServerCallFigures>, String> {
+        let mut figures = Vec::new();
+        let on_export = |calls: &&NfsServerCalls| calls.export == self.export;
+        for after in end.nfs_server.iter().filter(on_export) {
+            let same = |before: &&NfsServerCalls| {
+                (&before.server, &before.protocol, &before.op)
+                    == (&after.server, &after.protocol, &after.op)
+            };
+            let Some(before) = start.nfs_server.iter().filter(on_export).find(same) else {
+                continue;
+            };
+            let went_down = || {
+                format!(
+                    "{}'s count of {} {} calls went down: its statistics were reset",
+                    after.server, after.protocol, after.op
+                )
+            };
+            let moved = |now: u64, was: u64| now.checked_sub(was).ok_or_else(went_down);
+            let calls = moved(after.calls, before.calls)?;
+            let latency_ns = moved(after.latency_ns, before.latency_ns)?;
+            if calls == 0 {
+                continue;
+            }
+            let server_mean_us = latency_ns as f64 / 1e3 / calls as f64;
+            let own = own_calls.iter().find(|(op, _)| *op == after.op);
+            let round_trip_mean_us = own
+                .filter(|(_, own)| own.ops > 0)
+                .map(|(_, own)| own.round_trip_ns as f64 / 1e3 / own.ops as f64);
+            figures.push(FilerServerCallFigures {
+                server: after.server.clone(),
+                protocol: after.protocol.clone(),
+                op: after.op.clone(),
+                calls,
+                errors: moved(after.errors, before.errors)?,
+                bytes: moved(after.transferred_bytes, before.transferred_bytes)?,
+                server_mean_us,
+                round_trip_mean_us,
+                outside_server_us: round_trip_mean_us.map(|round_trip| round_trip - server_mean_us),
+            });
+        }
+        Ok(figures)
     }
 }
 

@@ -90,6 +90,8 @@ pub type InterfaceBytes = Option<(u64, u64)>;
 #[derive(Clone, Debug)]
 pub struct NfsEdge {
     pub client: OpTotals,
+    /// The calls so far of each operation (`READ`, `WRITE`, `COMMIT`).
+    pub by_op: [(&'static str, OpTotals); 3],
     pub nic: Vec<InterfaceBytes>,
 }
 
@@ -238,13 +240,25 @@ impl NfsTarget {
         format!(", reached at {}", each.collect::<Vec<_>>().join(", "))
     }
 
-    /// The filer over a window, from its agent's counters at the edges.
+    /// The filer over a window, from its agent's counters at the edges,
+    /// the server's calls beside strata's own of each operation between
+    /// `client`'s edges.
     pub fn filer_figures(
         &self,
-        start: Option<&FilerEdge>,
-        end: Option<&FilerEdge>,
+        (start, end): (Option<&FilerEdge>, Option<&FilerEdge>),
+        client: (&NfsEdge, &NfsEdge),
     ) -> Option<FilerFigures> {
-        Some(self.filer.as_ref()?.figures(start?, end?))
+        let own_calls: Vec<(&str, OpTotals)> = (client.0.by_op.iter().zip(&client.1.by_op))
+            .map(|((op, was), (_, now))| {
+                let moved = OpTotals {
+                    ops: now.ops.saturating_sub(was.ops),
+                    round_trip_ns: now.round_trip_ns.saturating_sub(was.round_trip_ns),
+                    ..OpTotals::default()
+                };
+                (*op, moved)
+            })
+            .collect();
+        Some(self.filer.as_ref()?.figures(start?, end?, &own_calls))
     }
 
     /// Every engine's calls so far and each path's interface's bytes, now.
@@ -253,8 +267,10 @@ impl NfsTarget {
             let interface = path.interface.as_deref()?;
             strata_probe::route::interface_bytes(interface)
         };
+        let by_op = self.client.totals();
         NfsEdge {
-            client: self.client.sum(),
+            client: OpTotals::sum(by_op.iter().map(|(_, op)| op)),
+            by_op,
             nic: self.paths.iter().map(bytes).collect(),
         }
     }

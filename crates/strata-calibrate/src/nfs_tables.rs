@@ -37,6 +37,14 @@ pub fn nfs_sections(points: &[PointResult]) -> Option<String> {
         );
         out.push_str(&filer);
     }
+    if let Some(server) = filer_server_table(points) {
+        out.push_str(
+            "\nFiler's NFS server — its own count of the calls on the export at the same window \
+             edges, and strata's round trip of each operation split: the server's own time, and \
+             the rest (the network's, both TCP/IP stacks', their queues)\n",
+        );
+        out.push_str(&server);
+    }
     Some(out)
 }
 
@@ -130,6 +138,51 @@ fn filer_table(points: &[PointResult]) -> Option<String> {
             let thing = format!("{} {}", filer.host, interface.interface);
             let bytes = (interface.receive_bytes, interface.transmit_bytes);
             filer_row(&mut out, point, &thing, bytes, None);
+        }
+    }
+    Some(out)
+}
+
+/// The filer's NFS server's table: each point's operations as the server
+/// counted them (a strata agent with `--nfs-server` on the filer); `None`
+/// when no point has them.
+fn filer_server_table(points: &[PointResult]) -> Option<String> {
+    let rows = having(points, |point| {
+        let filer = point.nfs.as_ref()?.filer.as_ref()?;
+        (!filer.server.is_empty()).then_some(&filer.server)
+    })?;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{:<34} {:<24} {:>9} {:>9} {:>7} {:>11} {:>11} {:>14}",
+        "point", "server op", "calls/s", "MB/s", "errors", "server", "round trip", "outside server"
+    );
+    for (point, calls) in rows {
+        for op in calls {
+            let latency =
+                |us: Option<f64>| us.map_or("-".to_string(), |us| format_latency_ns(us * 1e3));
+            let outside = match (op.outside_server_us, op.round_trip_mean_us) {
+                (Some(outside), Some(round_trip)) if round_trip > 0.0 => {
+                    format!(
+                        "{} ({:.0}%)",
+                        latency(Some(outside)),
+                        outside / round_trip * 100.0
+                    )
+                }
+                _ => "-".to_string(),
+            };
+            let _ = writeln!(
+                out,
+                "{:<34} {:<24} {:>9.0} {:>9.1} {:>7} {:>11} {:>11} {:>14}",
+                point.name,
+                format!("{} {} {}", op.server, op.protocol, op.op),
+                op.calls as f64 / point.window_s.max(f64::MIN_POSITIVE),
+                mb_per_s(op.bytes, point.window_s),
+                op.errors,
+                latency(Some(op.server_mean_us)),
+                latency(op.round_trip_mean_us),
+                outside
+            );
         }
     }
     Some(out)

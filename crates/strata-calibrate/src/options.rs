@@ -59,6 +59,14 @@ pub struct CalibrateRequest {
     #[arg(long, value_name = "URL", value_parser = strata_agent::scrape::parse_agent)]
     pub agent: Option<strata_agent::endpoint::Endpoint>,
 
+    /// While the points run, serve this machine's layers at
+    /// http://ADDR/metrics as a strata agent does, strata's own NFS client
+    /// among them as a mount (an nfs:// target), so that `strata observe
+    /// --agent` or Prometheus follows the calibration live (e.g.
+    /// 127.0.0.1:9478)
+    #[arg(long, value_name = "ADDR", value_parser = listen_address)]
+    pub prometheus: Option<String>,
+
     /// With an nfs:// target: the most bytes one READ or WRITE call carries,
     /// as a mount's rsize and wsize (a 1 MiB request at 32KiB is 32 calls)
     /// [default: the server's preferred sizes]
@@ -202,6 +210,13 @@ pub struct CalibrateRequest {
     /// Seed for the offset generators (same seed, same offsets) [default: random]
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
+}
+
+/// `--prometheus`: an address to listen on.
+fn listen_address(text: &str) -> Result<String, String> {
+    strata_observe::prometheus::parse_listen_address(text)
+        .map(|_| text.to_string())
+        .map_err(|error| format!("{error:#}"))
 }
 
 /// `--rw`: fio's pattern names, as the read percentage and whether random.

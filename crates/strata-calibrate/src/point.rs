@@ -25,6 +25,7 @@ use strata_io::target::open_target;
 use strata_io::{EngineTarget, IoEngineKind, Operation};
 use strata_probe::blocktrace::TraceSnapshot;
 use strata_probe::diskstats::{find, DeviceDelta, DiskStat};
+use strata_recording::calibrate::{FilerDeviceFigures, FilerFigures};
 
 /// The devices whose counters a point reads: the one the target lives on,
 /// then the physical devices under it.
@@ -377,12 +378,23 @@ fn merge(
         &window.end.disks,
         &devices,
     );
+    let nfs = context.nfs.and_then(|nfs| {
+        let edges = window.start.nfs.as_ref().zip(window.end.nfs.as_ref())?;
+        let mut figures = nfs.figures((&outcomes, &groups), seconds, edges);
+        let filer_edges = (window.start.filer.as_ref(), window.end.filer.as_ref());
+        figures.filer = nfs.filer_figures(filer_edges, edges);
+        Some(figures)
+    });
+    let filer_devices = (nfs.as_ref())
+        .and_then(|nfs| DeviceMoved::filer(nfs.filer.as_ref()?))
+        .map(|moved| verify(&groups, moved, true));
     let verification = context
         .devices
         .target_device
         .as_ref()
         .and_then(|name| devices.iter().find(|device| &device.device == name))
-        .map(|device| verify(&groups, device, context.direct));
+        .map(|device| verify(&groups, DeviceMoved::local(device), context.direct))
+        .or(filer_devices);
     let errors: Vec<String> = outcomes.iter().filter_map(|o| o.error.clone()).collect();
     let slow_ios = outlier_records(spec, &outcomes);
     PointResult {
@@ -409,13 +421,7 @@ fn merge(
             );
             Some(mount.figures(start, end, seconds))
         }),
-        nfs: context.nfs.and_then(|nfs| {
-            let edges = window.start.nfs.as_ref().zip(window.end.nfs.as_ref())?;
-            let mut figures = nfs.figures((&outcomes, &groups), seconds, edges);
-            figures.filer =
-                nfs.filer_figures(window.start.filer.as_ref(), window.end.filer.as_ref());
-            Some(figures)
-        }),
+        nfs,
         groups,
         block_trace: Some(block_trace),
     }
@@ -461,7 +467,50 @@ fn device_figures(devices: &WatchedDevices, window: &Window, seconds: f64) -> Ve
 /// request must reach the device: the device may show more (other activity,
 /// requests split at `max_sectors_kb`, filesystem metadata) but never much
 /// less. Bytes decide; requests are shown beside them.
-fn verify(groups: &[GroupResult], device: &DeviceFigures, direct: bool) -> Verification {
+/// What a device check compares strata's I/O with: what a device moved
+/// over the window, or the filer's devices under the export together.
+struct DeviceMoved {
+    device: String,
+    /// How the check's note names it.
+    named: &'static str,
+    read_requests: u64,
+    read_bytes: u64,
+    write_requests: u64,
+    write_bytes: u64,
+}
+
+impl DeviceMoved {
+    fn local(device: &DeviceFigures) -> DeviceMoved {
+        DeviceMoved {
+            device: device.device.clone(),
+            named: "the device",
+            read_requests: device.read_requests,
+            read_bytes: device.read_bytes,
+            write_requests: device.write_requests,
+            write_bytes: device.write_bytes,
+        }
+    }
+
+    /// The filer's devices under the export, as its agent counted them;
+    /// `None` when an edge is missing or it named none.
+    fn filer(filer: &FilerFigures) -> Option<DeviceMoved> {
+        if filer.missing.is_some() || filer.devices.is_empty() {
+            return None;
+        }
+        let names: Vec<&str> = filer.devices.iter().map(|d| d.device.as_str()).collect();
+        let sum = |count: fn(&FilerDeviceFigures) -> u64| filer.devices.iter().map(count).sum();
+        Some(DeviceMoved {
+            device: format!("{}:{}", filer.host, names.join("+")),
+            named: "the filer's devices under the export",
+            read_requests: sum(|d| d.read_requests),
+            read_bytes: sum(|d| d.read_bytes),
+            write_requests: sum(|d| d.write_requests),
+            write_bytes: sum(|d| d.write_bytes),
+        })
+    }
+}
+
+fn verify(groups: &[GroupResult], device: DeviceMoved, direct: bool) -> Verification {
     let engine_read_bytes: u64 = groups.iter().map(|g| g.reads.bytes).sum();
     let engine_write_bytes: u64 = groups.iter().map(|g| g.writes.bytes).sum();
     let (verdict, note) = if !direct {
@@ -473,10 +522,11 @@ fn verify(groups: &[GroupResult], device: &DeviceFigures, direct: bool) -> Verif
         judge(
             engine_read_bytes + engine_write_bytes,
             device.read_bytes + device.write_bytes,
+            device.named,
         )
     };
     Verification {
-        device: device.device.clone(),
+        device: device.device,
         engine_read_requests: groups.iter().map(|g| g.reads.requests).sum(),
         device_read_requests: device.read_requests,
         engine_write_requests: groups.iter().map(|g| g.writes.requests).sum(),
@@ -490,12 +540,12 @@ fn verify(groups: &[GroupResult], device: &DeviceFigures, direct: bool) -> Verif
     }
 }
 
-fn judge(engine_bytes: u64, device_bytes: u64) -> (&'static str, String) {
+fn judge(engine_bytes: u64, device_bytes: u64, device: &str) -> (&'static str, String) {
     if engine_bytes == 0 {
         return (
             "nothing_to_check",
             format!(
-                "strata completed no I/O in the window (the device moved {device_bytes} bytes): \
+                "strata completed no I/O in the window ({device} moved {device_bytes} bytes): \
                  there is nothing to compare"
             ),
         );
@@ -505,7 +555,7 @@ fn judge(engine_bytes: u64, device_bytes: u64) -> (&'static str, String) {
         (
             "device_saw_less",
             format!(
-                "the device moved {:.1}% of the bytes strata completed: something above it \
+                "{device} moved {:.1}% of the bytes strata completed: something above it \
                  (a cache, a layered filesystem) absorbed I/O, so this is not a device result",
                 ratio * 100.0
             ),
@@ -514,7 +564,7 @@ fn judge(engine_bytes: u64, device_bytes: u64) -> (&'static str, String) {
         (
             "device_saw_more",
             format!(
-                "the device moved {:.1}% of strata's bytes: other activity on the device, \
+                "{device} moved {:.1}% of strata's bytes: other activity on the device, \
                  or filesystem overhead",
                 ratio * 100.0
             ),
@@ -522,7 +572,7 @@ fn judge(engine_bytes: u64, device_bytes: u64) -> (&'static str, String) {
     } else {
         (
             "consistent",
-            format!("the device moved {:.1}% of strata's bytes", ratio * 100.0),
+            format!("{device} moved {:.1}% of strata's bytes", ratio * 100.0),
         )
     }
 }
@@ -601,10 +651,10 @@ mod tests {
     /// A point that completed nothing was once "consistent: 100.0%".
     #[test]
     fn a_point_without_io_is_not_consistent() {
-        let (verdict, note) = judge(0, 0);
+        let (verdict, note) = judge(0, 0, "the device");
         assert_eq!(verdict, "nothing_to_check");
         assert!(!note.contains('%'), "{note}");
-        assert_eq!(judge(1000, 1000).0, "consistent");
-        assert_eq!(judge(1000, 500).0, "device_saw_less");
+        assert_eq!(judge(1000, 1000, "the device").0, "consistent");
+        assert_eq!(judge(1000, 500, "the device").0, "device_saw_less");
     }
 }

@@ -71,6 +71,7 @@ pub fn resolve(
             false => Existing::Refuse,
         },
         record,
+        prometheus: request.prometheus.clone(),
         command,
         options,
     };

@@ -69,13 +69,16 @@ fn unchecked_reason(points: &[PointResult], direct: bool) -> Option<Reason> {
         .iter()
         .filter(|point| point.verification.is_none())
         .count();
-    if let Some(nfs) = points.iter().find_map(|point| point.nfs.as_ref()) {
+    let nfs_unchecked = (points.iter())
+        .filter(|point| point.verification.is_none())
+        .find_map(|point| point.nfs.as_ref());
+    if let Some(nfs) = nfs_unchecked {
         return Some(Reason::new(
             "no_device_checked",
             format!(
-                "{unchecked} of {} points went to NFS server {}, whose devices strata does not \
-                 watch from here: nothing shows that their I/O reached a device (the server's \
-                 cache may have served it)",
+                "{unchecked} of {} points went to NFS server {}, whose devices strata did not \
+                 watch (its agent, --agent, counts them): nothing shows that their I/O reached a \
+                 device (the server's cache may have served it)",
                 points.len(),
                 nfs.server
             ),

@@ -89,6 +89,20 @@ pub struct OpTotals {
     pub round_trip_ns: u64,
 }
 
+impl OpTotals {
+    /// `totals` added up.
+    pub fn sum<'a>(totals: impl Iterator<Item = &'a OpTotals>) -> OpTotals {
+        totals.fold(OpTotals::default(), |sum, op| OpTotals {
+            calls: sum.calls + op.calls,
+            ops: sum.ops + op.ops,
+            errors: sum.errors + op.errors,
+            bytes_sent: sum.bytes_sent + op.bytes_sent,
+            bytes_received: sum.bytes_received + op.bytes_received,
+            round_trip_ns: sum.round_trip_ns + op.round_trip_ns,
+        })
+    }
+}
+
 impl NfsClientCounters {
     /// `READ`, `WRITE` and `COMMIT` (the kernel's names), each one's calls so
     /// far.
@@ -106,20 +120,6 @@ impl NfsClientCounters {
             ("WRITE", totals(&self.write)),
             ("COMMIT", totals(&self.commit)),
         ]
-    }
-
-    /// Every operation's calls so far, added up.
-    pub fn sum(&self) -> OpTotals {
-        self.totals()
-            .into_iter()
-            .fold(OpTotals::default(), |sum, (_, op)| OpTotals {
-                calls: sum.calls + op.calls,
-                ops: sum.ops + op.ops,
-                errors: sum.errors + op.errors,
-                bytes_sent: sum.bytes_sent + op.bytes_sent,
-                bytes_received: sum.bytes_received + op.bytes_received,
-                round_trip_ns: sum.round_trip_ns + op.round_trip_ns,
-            })
     }
 
     fn of(&self, asked: Asked) -> &OpCounters {

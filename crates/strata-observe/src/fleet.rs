@@ -15,7 +15,7 @@ use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 use strata_agent::collector::{followed_disks, host_layer, Layer};
 use strata_agent::endpoint::Endpoint;
-use strata_agent::host::{database_layers, Dialect, HostCounters};
+use strata_agent::host::{served_layers, Dialect, HostCounters};
 use strata_agent::query::{query_range_blocking, Range, RangeSeries, Steps, FLEET_SELECTOR};
 use strata_agent::scrape::Scrape;
 use strata_core::metrics::Collected;
@@ -136,9 +136,9 @@ pub fn fleet(series: &[RangeSeries], sample: &mut dyn FnMut(Sample)) -> Fleet {
                 continue;
             };
             let mut host_layers = host_layers(&counters);
-            let databases = scrape.map(database_layers).unwrap_or_default();
+            let served = scrape.map(served_layers).unwrap_or_default();
             host_layers.extend(
-                databases
+                served
                     .into_iter()
                     .map(|(name, metrics)| (name, Collected::Metrics { metrics })),
             );

@@ -242,6 +242,7 @@ fn section_of(layer: &str, metrics: &[Metric], rates: &BTreeMap<String, f64>) ->
     let rows = match own_name {
         "device" => device_rows(group(metrics, rates, &["device"])),
         "nfs" => nfs_rows(group(metrics, rates, &["mount", "op"])),
+        "nfs_server" => nfs_server_rows(group(metrics, rates, &["export", "protocol", "op"])),
         "net" => net_rows(group(metrics, rates, &["interface"])),
         "cpu" => cpu_rows(group_with_suffix(metrics, rates, &[], "resource")),
         "memory" => memory_rows(group(metrics, rates, &[])),
@@ -374,6 +375,27 @@ fn nfs_rows(things: Vec<Thing>) -> Rows {
             t.per("execute_ms", "ops"),
         );
         row
+    })
+}
+
+/// An NFS server's own count per export, protocol and operation, and its
+/// own time per call.
+fn nfs_server_rows(things: Vec<Thing>) -> Rows {
+    let header = format!(
+        "{:<24} {:<8} {:<6} {:>9} {:>10} {:>9} {:>14}",
+        "export", "protocol", "op", "calls/s", "kB/s", "errors/s", "server ms/call"
+    );
+    Rows::of(header, things, |t| {
+        format!(
+            "{:<24} {:<8} {:<6} {:>9.1} {:>10.1} {:>9.1} {:>14.3}",
+            t.label("export"),
+            t.label("protocol"),
+            t.label("op"),
+            t.rate("ops"),
+            t.rate("transferred_bytes") / 1024.0,
+            t.rate("errors"),
+            t.per("latency_ns", "ops") / 1e6,
+        )
     })
 }
 

@@ -6,14 +6,14 @@
 //! engine) or where the shown text goes (the binary's output path).
 
 use crate::exposition::exposition;
-use crate::sampler::{collect_now_beside_first, Sample, Sampler};
+use crate::sampler::{collect_now_beside_first, Sample, Sampler, SharedCollectors};
 use crate::top::{TopProcesses, TopTracker};
 use crate::{prometheus, record, stream, view};
 use anyhow::bail;
 use serde::Serialize;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use strata_agent::endpoint::{AgentAccess, Endpoint};
 use strata_core::input;
@@ -78,6 +78,13 @@ pub struct ObserveRequest {
     #[arg(long, value_name = "N", value_parser = top_count, allow_hyphen_values = true)]
     pub top: Option<u32>,
 
+    /// Also an NFS server on this machine, its own count of the calls it
+    /// served per export (the `nfs_server` layer): `ganesha`, nfs-ganesha
+    /// asked over the D-Bus system bus (READ and WRITE calls, bytes, and
+    /// its own time on them)
+    #[arg(long, value_name = "SERVER", value_enum)]
+    pub nfs_server: Option<NfsServer>,
+
     /// Write every sample to this Recording, as it is taken; a file already
     /// there is refused
     #[arg(long, value_name = "FILE")]
@@ -88,7 +95,7 @@ pub struct ObserveRequest {
     pub overwrite: bool,
 
     /// Show a Recording made with --record again, instead of sampling
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["record", "prometheus", "db", "mariadb", "pid", "device", "path", "count", "interval", "top"])]
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["record", "prometheus", "db", "mariadb", "pid", "device", "path", "count", "interval", "top", "nfs_server"])]
     pub replay: Option<PathBuf>,
 
     /// Serve the latest sample at http://ADDR/metrics in Prometheus's text format (e.g. 127.0.0.1:9477)
@@ -107,6 +114,14 @@ pub struct ObserveRequest {
     /// queue and device time [default: 500ms, Oracle's V$KERNEL_IO_OUTLIER]
     #[arg(long, value_name = "DURATION", requires = "prometheus", value_parser = io_outlier)]
     pub io_outlier: Option<Duration>,
+}
+
+/// An NFS server whose own counters `--nfs-server` reads.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NfsServer {
+    /// nfs-ganesha, over D-Bus
+    Ganesha,
 }
 
 /// `--io-outlier`: a duration the tracer can keep outliers from.
@@ -169,6 +184,7 @@ impl ObserveRequest {
             path: self.path.as_ref(),
             pids: &self.pid,
             top: self.top,
+            nfs_server: self.nfs_server,
             databases,
         };
         Header::new(
@@ -198,6 +214,8 @@ pub struct ObserveOptions<'a> {
     path: Option<&'a PathBuf>,
     pids: &'a [u32],
     top: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    nfs_server: Option<NfsServer>,
     /// The database servers observed, each under its engine's key.
     #[serde(flatten)]
     databases: serde_json::Map<String, serde_json::Value>,
@@ -333,6 +351,31 @@ pub fn watch(
         sleep_until(next, interrupt);
     }
     Ok(())
+}
+
+/// Serves `collectors`' layers, collected at each scrape, at `address`, as
+/// a strata agent serves its own (without `/blocktrace`), under this
+/// machine's hostname; says where, and returns it.
+pub fn serve_layers(
+    address: &str,
+    collectors: Vec<Box<dyn Collector>>,
+) -> anyhow::Result<std::net::SocketAddr> {
+    let host = strata_recording::HostInfo::current().hostname;
+    let collectors: SharedCollectors = Arc::new(Mutex::new(collectors));
+    let scraped_host = host.clone();
+    let metrics: prometheus::Metrics = Arc::new(move || {
+        let (sample, ()) = collect_now_beside_first(&collectors, || ());
+        exposition(&sample, &scraped_host)
+    });
+    let pages = prometheus::Pages {
+        metrics,
+        block_trace: None,
+    };
+    let bound = prometheus::serve(address, pages, &host)?;
+    strata_core::note::note(&format!(
+        "strata: serving Prometheus metrics at http://{bound}/metrics"
+    ));
+    Ok(bound)
 }
 
 /// Serves every layer, collected at each scrape, at `address`.

@@ -281,8 +281,40 @@ pub struct FilerFigures {
     pub devices: Vec<FilerDeviceFigures>,
     #[serde(default)]
     pub interfaces: Vec<FilerInterfaceFigures>,
+    /// The NFS server's own count of the calls on the export, where its
+    /// agent serves one (a strata agent with `--nfs-server`): each
+    /// operation it counted calls of over the window.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub server: Vec<FilerServerCallFigures>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub missing: Option<String>,
+}
+
+/// One operation of one protocol on the export over the window, as the
+/// filer's NFS server counted it, and how strata's round trip of the same
+/// operation splits into the server's own time and the rest: the
+/// network's, both TCP/IP stacks', and the wait in their queues.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct FilerServerCallFigures {
+    /// The server (`nfs-ganesha`).
+    pub server: String,
+    /// `NFSv3`, `NFSv40`, …
+    pub protocol: String,
+    /// `READ` or `WRITE`.
+    pub op: String,
+    pub calls: u64,
+    pub errors: u64,
+    /// The data the calls carried.
+    pub bytes: u64,
+    /// The server's own time per call, µs, mean.
+    pub server_mean_us: f64,
+    /// strata's round trip per call of this operation over the same
+    /// window, µs, mean; absent when strata had no reply to one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round_trip_mean_us: Option<f64>,
+    /// The round trip less the server's time, µs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outside_server_us: Option<f64>,
 }
 
 /// One of the filer's devices under the export over the window.

@@ -16,6 +16,7 @@ pub mod layer {
     pub const MEMORY: &str = "memory";
     pub const NET: &str = "net";
     pub const NFS: &str = "nfs";
+    pub const NFS_SERVER: &str = "nfs_server";
     pub const PROCESS: &str = "process";
     pub const POSTGRES: &str = "postgres";
     pub const MARIADB: &str = "mariadb";
@@ -80,6 +81,40 @@ pub mod nfs {
     pub const OPS: &str = "ops";
     pub const BYTES_SENT: &str = "bytes_sent";
     pub const BYTES_RECEIVED: &str = "bytes_received";
+    /// Every per-op counter, in the kernel's order (statvers 1.1; `errors`
+    /// since Linux 5.3); times are cumulative milliseconds.
+    pub const OP_COUNTERS: [&str; 9] = [
+        OPS,
+        "transmissions",
+        "timeouts",
+        BYTES_SENT,
+        BYTES_RECEIVED,
+        "queue_ms",
+        "rtt_ms",
+        "execute_ms",
+        "errors",
+    ];
+}
+
+/// The `nfs_server` layer: an NFS server's own count of the READ and WRITE
+/// calls it served, per export (nfs-ganesha's), labelled `server`,
+/// `export`, `protocol` (`NFSv3`, `NFSv40`, …) and `op` (`READ`, `WRITE`).
+/// `latency_ns` is the server's own time on the calls, added up.
+pub mod nfs_server {
+    pub const OPS: &str = "ops";
+    pub const ERRORS: &str = "errors";
+    pub const REQUESTED_BYTES: &str = "requested_bytes";
+    pub const TRANSFERRED_BYTES: &str = "transferred_bytes";
+    pub const LATENCY_NS: &str = "latency_ns";
+    pub const QUEUE_NS: &str = "queue_ns";
+    pub const COUNTERS: [&str; 6] = [
+        OPS,
+        ERRORS,
+        REQUESTED_BYTES,
+        TRANSFERRED_BYTES,
+        LATENCY_NS,
+        QUEUE_NS,
+    ];
 }
 
 /// The `net` layer (`/proc/net/dev`), labelled `interface`.
@@ -159,6 +194,9 @@ pub mod label {
     pub const MD_MEMBERS: &str = "md_members";
     pub const INTERFACE: &str = "interface";
     pub const OP: &str = "op";
+    pub const SERVER: &str = "server";
+    pub const EXPORT: &str = "export";
+    pub const PROTOCOL: &str = "protocol";
     pub const RESOURCE: &str = "resource";
     pub const WAIT_EVENT: &str = "wait_event";
     pub const WAIT_EVENT_TYPE: &str = "wait_event_type";

@@ -398,9 +398,14 @@ fn compare_puts_a_and_b_side_by_side() {
 /// window. Each NFS finding fires with its figures; on the local sweep,
 /// neither does.
 #[test]
-fn a_calibration_of_a_filer_names_its_calls_per_io_and_the_busy_connections() {
+fn a_calibration_of_a_filer_names_its_calls_per_io_the_busy_connections_and_the_round_trip_split() {
     let local = report("calibrate-sweep.strata");
-    assert!(!fires(&local, "nfs_calls_per_io") && !fires(&local, "nfs_connections_cap_throughput"));
+    let nfs_findings = [
+        "nfs_calls_per_io",
+        "nfs_connections_cap_throughput",
+        "nfs_round_trip_split",
+    ];
+    assert!(nfs_findings.iter().all(|id| !fires(&local, id)));
     let filer = edited(
         "calibrate-sweep.strata",
         ReportOptions::default(),
@@ -414,7 +419,16 @@ fn a_calibration_of_a_filer_names_its_calls_per_io_and_the_busy_connections() {
                     "transfer_bytes": 32768, "calls": 1000, "replies": 1000,
                     "calls_per_s": 1000.0 * calls_per_io, "calls_per_io": calls_per_io,
                     "round_trip_mean_us": 900.0, "bytes_sent": 0, "bytes_received": 0,
-                    "data_bytes": 0, "protocol_overhead_pct": 0.7
+                    "data_bytes": 0, "protocol_overhead_pct": 0.7,
+                    "filer": {
+                        "host": "filer1", "agent": "http://filer1:9477",
+                        "server": [{
+                            "server": "nfs-ganesha", "protocol": "NFSv3", "op": "READ",
+                            "calls": if large { 32000 } else { 1000 }, "errors": 0,
+                            "bytes": 0, "server_mean_us": 100.0,
+                            "round_trip_mean_us": 900.0, "outside_server_us": 800.0
+                        }]
+                    }
                 });
                 let window_s = point["window_s"].as_f64().unwrap();
                 let busy = if large { 0.95 } else { 0.2 };
@@ -445,4 +459,13 @@ fn a_calibration_of_a_filer_names_its_calls_per_io_and_the_busy_connections() {
         busy.title
     );
     assert_eq!(busy.evidence[0].value, 1.0);
+    let round_trip = finding("nfs_round_trip_split");
+    assert!(
+        round_trip.title.contains(
+            "NFSv3 READ calls at small=0 large=1: 900.0 µs round trip, 100.0 µs of it \
+             nfs-ganesha's own time and 800.0 µs (89%) outside the server: the network"
+        ),
+        "{}",
+        round_trip.title
+    );
 }

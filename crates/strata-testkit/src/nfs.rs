@@ -2,8 +2,10 @@
 //! backend, exporting one directory of the shared filesystem over NFSv3 on
 //! TCP, beside an rpcbind of its own, both run in a [`NamespaceHost`] with
 //! a private /run (so that neither meets this machine's rpcbind, nor
-//! another test's filer). Debian's nfs-ganesha, nfs-ganesha-vfs and
-//! rpcbind, installed by scripts/install-test-deps.
+//! another test's filer), and a D-Bus daemon of its own as ganesha's system
+//! bus, where it serves its statistics ([`HostedFiler::bus_address`]).
+//! Debian's nfs-ganesha, nfs-ganesha-vfs, rpcbind and dbus-daemon,
+//! installed by scripts/install-test-deps.
 //!
 //! Knows no strata-nfs type.
 
@@ -36,11 +38,20 @@ impl HostedFiler {
         let config = dir.path().join("ganesha.conf");
         std::fs::write(&config, ganesha_config(export)).unwrap();
         let log = dir.path().join("ganesha.log");
+        let bus = dir.path().join("bus.conf");
+        let socket = dir.path().join("bus.socket");
+        std::fs::write(&bus, bus_config(&socket)).unwrap();
         let script = format!(
             "set -e; mount -t tmpfs strata-filer-run /run; mkdir -p /run/rpcbind; \
              rpcbind -f -w & \
-             for _ in $(seq 100); do [ -S /run/rpcbind.sock ] && break; sleep 0.05; done; \
-             exec ganesha.nfsd -F -f {} -L {} -p {} -N NIV_EVENT",
+             dbus-daemon --config-file={} --nofork --nopidfile 2>/dev/null & \
+             for _ in $(seq 100); do [ -S /run/rpcbind.sock ] && [ -S {} ] && break; \
+             sleep 0.05; done; \
+             DBUS_SYSTEM_BUS_ADDRESS=unix:path={} exec ganesha.nfsd -F -f {} -L {} -p {} \
+             -N NIV_EVENT",
+            bus.display(),
+            socket.display(),
+            socket.display(),
             config.display(),
             log.display(),
             dir.path().join("ganesha.pid").display()
@@ -59,6 +70,13 @@ impl HostedFiler {
     /// `nfs://ADDRESS/EXPORT/NAME`.
     pub fn url(&self, name: &str) -> String {
         format!("nfs://{}{}/{name}", self.address, self.export.display())
+    }
+
+    /// The D-Bus address of ganesha's system bus (for
+    /// `DBUS_SYSTEM_BUS_ADDRESS`); a path, so any host of this machine
+    /// reaches it.
+    pub fn bus_address(&self) -> String {
+        format!("unix:path={}", self.dir.path().join("bus.socket").display())
     }
 
     /// Kills the filer (its rpcbind and ganesha), as a server that goes
@@ -81,6 +99,19 @@ impl HostedFiler {
             })
         });
     }
+}
+
+/// A system bus on `socket` that lets anyone own a name and call anyone
+/// (the test's own, for ganesha and the agent asking it).
+fn bus_config(socket: &Path) -> String {
+    format!(
+        "<!DOCTYPE busconfig PUBLIC \"-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN\" \
+         \"http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd\">\n\
+         <busconfig><type>system</type><listen>unix:path={}</listen><auth>EXTERNAL</auth>\
+         <policy context=\"default\"><allow user=\"*\"/><allow own=\"*\"/>\
+         <allow send_destination=\"*\"/><allow receive_sender=\"*\"/></policy></busconfig>\n",
+        socket.display()
+    )
 }
 
 /// NFSv3 only, on fixed ports, one export with root kept as root (the

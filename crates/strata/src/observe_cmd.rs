@@ -6,15 +6,17 @@
 
 use crate::interrupt;
 use crate::output::Stream;
-use anyhow::bail;
+use anyhow::{bail, Context};
 use clap::Args;
 use std::io::IsTerminal;
 use std::sync::atomic::Ordering;
 use strata_core::metrics::Collector;
-use strata_observe::watch::{self, ObserveRequest, Shape, Shown};
+use strata_observe::watch::{self, NfsServer, ObserveRequest, Shape, Shown};
 use strata_output::args::{OutputArgs, RecordingPath};
 use strata_output::render::Format;
-use strata_probe::collectors::{all_os_collectors, BlockTraceCollector, DeviceFilter};
+use strata_probe::collectors::{
+    all_os_collectors, BlockTraceCollector, DeviceFilter, GaneshaCollector,
+};
 use strata_recording::format::check_path;
 use strata_recording::{Existing, RecordingWriter};
 use strata_run::engine::RecordedServers;
@@ -126,6 +128,10 @@ fn collectors(args: &ObserveRequest) -> anyhow::Result<(Vec<Box<dyn Collector>>,
     let pids = [args.pid.as_slice(), &servers.local_pids].concat();
     let mut collectors = all_os_collectors(filter, pids)?;
     collectors.push(Box::new(BlockTraceCollector::new()));
+    if let Some(NfsServer::Ganesha) = args.nfs_server {
+        let ganesha = GaneshaCollector::connect().context("--nfs-server ganesha")?;
+        collectors.push(Box::new(ganesha));
+    }
     collectors.extend(servers.collectors);
     Ok((collectors, servers.recorded))
 }

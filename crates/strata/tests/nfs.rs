@@ -3,7 +3,10 @@
 
 mod common;
 
-use common::{run, run_json, scrape_until_up, scratch, stderr_of, strata};
+use common::{
+    assert_promtool_accepts, metrics_body, run, run_json, scrape_until_up, scratch,
+    spawn_with_stderr_lines, stderr_of, strata, wait_for_phase,
+};
 use std::process::Stdio;
 use strata_testkit::host::NamespaceHost;
 use strata_testkit::nfs::HostedFiler;
@@ -123,7 +126,7 @@ fn calibrate_reads_a_filer_with_its_own_client_and_counts_every_call() {
     let text = String::from_utf8_lossy(&sweep.stdout);
     assert!(text.contains("NFS — strata's own calls"), "{text}");
     assert!(
-        text.contains("whose devices strata does not watch"),
+        text.contains("whose devices strata did not watch"),
         "{text}"
     );
     let filesystems = std::fs::read_to_string("/proc/filesystems").unwrap();
@@ -464,12 +467,7 @@ fn the_filer_s_device_and_interface_agree_with_strata_s_counts() {
     let (mut host, filer, export) = filer(6);
     let dir = scratch();
     let url = filer.url("strata.dat");
-    let agent = format!("{}:9477", host.address);
-    let exported = export.path().to_str().unwrap();
-    let serve = ["observe", "--prometheus", &agent, "--path", exported];
-    host.spawn(env!("CARGO_BIN_EXE_strata"), &serve, None, Stdio::null());
-    let agent = format!("http://{agent}");
-    scrape_until_up(&agent);
+    let agent = serve_the_filer_s_agent(&mut host, &filer);
     let nowhere = format!("http://{}:9", host.address);
     let refused = ["calibrate", "--target", &url, "--agent", &nowhere];
     refused_before_any_work(&refused, "--agent", dir.path());
@@ -486,17 +484,7 @@ fn the_filer_s_device_and_interface_agree_with_strata_s_counts() {
     ];
     run_json(&make, dir.path());
     let path = export.path().join("strata.dat");
-    let file = std::fs::File::open(&path).unwrap();
-    file.sync_all().unwrap();
-    let dropped = unsafe {
-        libc::posix_fadvise(
-            std::os::fd::AsRawFd::as_raw_fd(&file),
-            0,
-            0,
-            libc::POSIX_FADV_DONTNEED,
-        )
-    };
-    assert_eq!(dropped, 0, "posix_fadvise DONTNEED");
+    drop_from_the_page_cache(&path);
     let device = strata_probe::blockdev::device_of_path(&path).unwrap().name;
     let read_bytes = || {
         let stats = strata_probe::diskstats::read_diskstats().unwrap();
@@ -558,11 +546,180 @@ fn the_filer_s_device_and_interface_agree_with_strata_s_counts() {
         veth["transmit_bytes"].as_u64().unwrap() >= records,
         "{filer_side}"
     );
+    the_server_counted_strata_s_reads(filer_side, nfs);
+    let errors = errors_against("calibrate.schema.json", &document);
+    assert!(errors.is_empty(), "{errors:#?}");
+    let checked = &document["points"][0]["verification"];
+    assert_eq!(checked["verdict"], "consistent", "{checked}");
+    assert_eq!(checked["device_read_bytes"], read_there, "{checked}");
+    let reasons = document["verdict"].to_string();
+    assert!(!reasons.contains("no_device_checked"), "{reasons}");
     let text = run(&read[..read.len()], dir.path());
     let text = String::from_utf8_lossy(&text.stdout);
     assert!(
         text.contains("Filer — through its agent") && text.contains(&inside),
         "{text}"
+    );
+    assert!(
+        text.contains("Filer's NFS server") && text.contains("nfs-ganesha NFSv3 READ"),
+        "{text}"
+    );
+    observe_follows_the_server_live(&filer, &url, dir.path());
+}
+
+/// A calibration of the filer serving its layers (`--prometheus`), and
+/// `strata observe --agent` on it with `--nfs-server ganesha`: a sample
+/// holds strata's own READ calls (`nfs@HOST`, the calibration's client as
+/// a mount) and nfs-ganesha's count of them (`nfs_server`) live, each
+/// line as docs/observe.schema.json says.
+fn observe_follows_the_server_live(filer: &HostedFiler, url: &str, dir: &std::path::Path) {
+    let read = ["calibrate", "--target", url, "--bs", "8KiB", "--rw", "read"];
+    let serve = [
+        "--duration",
+        "4s",
+        "--ramp",
+        "0s",
+        "--prometheus",
+        "127.0.0.1:0",
+    ];
+    let (calibration, lines) = spawn_with_stderr_lines(&[&read[..], &serve].concat(), dir);
+    let said = wait_for_phase(&lines, "serving Prometheus metrics");
+    let address = said
+        .split("http://")
+        .nth(1)
+        .unwrap()
+        .trim_end_matches("/metrics\n");
+    let observe = strata()
+        .args(["observe", "--nfs-server", "ganesha", "--json"])
+        .args(["--agent", &format!("http://{address}")])
+        .args(["--interval", "500ms", "--count", "4"])
+        .env("DBUS_SYSTEM_BUS_ADDRESS", filer.bus_address())
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    let calibrated = calibration.wait_with_output().unwrap();
+    assert!(calibrated.status.success(), "{}", stderr_of(&calibrated));
+    let stdout = String::from_utf8_lossy(&observe.stdout);
+    assert!(observe.status.success(), "{}", stderr_of(&observe));
+    let (mut server_reads, mut client_reads) = (0.0f64, 0.0f64);
+    for line in stdout.lines() {
+        let sample: serde_json::Value = serde_json::from_str(line).unwrap();
+        let errors = errors_against("observe.schema.json", &sample);
+        assert!(errors.is_empty(), "{errors:#?}");
+        let layers = sample["layers"].as_object().unwrap();
+        let rates = |layer: &str| {
+            layers
+                .get(layer)
+                .and_then(|layer| layer["rates"].as_object())
+        };
+        let server = rates("nfs_server").unwrap_or_else(|| panic!("no nfs_server: {line}"));
+        let export = filer.export.display();
+        let key = format!("ops{{export={export},op=READ,protocol=NFSv3,server=nfs-ganesha}}");
+        let rate = server
+            .get(&key)
+            .unwrap_or_else(|| panic!("no {key}: {line}"));
+        server_reads = server_reads.max(rate.as_f64().unwrap());
+        let client = (layers.keys())
+            .find(|layer| layer.starts_with("nfs@"))
+            .and_then(|layer| rates(layer))
+            .unwrap_or_else(|| panic!("no nfs@HOST layer: {line}"));
+        let own_reads = client.iter().filter(|(key, _)| {
+            key.starts_with("ops{") && key.contains("op=READ") && key.contains("own client")
+        });
+        for (_, rate) in own_reads {
+            client_reads = client_reads.max(rate.as_f64().unwrap());
+        }
+    }
+    assert!(server_reads > 100.0 && client_reads > 100.0, "{stdout}");
+    eprintln!(
+        "observe: strata's own client up to {client_reads:.0} READ calls/s, nfs-ganesha up to \
+         {server_reads:.0}"
+    );
+}
+
+/// `path`'s pages out of this machine's page cache (the filer's VFS
+/// backend reads through it), so that reads of it reach its device.
+fn drop_from_the_page_cache(path: &std::path::Path) {
+    let file = std::fs::File::open(path).unwrap();
+    file.sync_all().unwrap();
+    let dropped = unsafe {
+        libc::posix_fadvise(
+            std::os::fd::AsRawFd::as_raw_fd(&file),
+            0,
+            0,
+            libc::POSIX_FADV_DONTNEED,
+        )
+    };
+    assert_eq!(dropped, 0, "posix_fadvise DONTNEED");
+}
+
+/// A strata agent on the filer's host, following the export's devices and
+/// nfs-ganesha's own count on its bus; its URL once it serves both, in
+/// text promtool has nothing to say of.
+fn serve_the_filer_s_agent(host: &mut NamespaceHost, filer: &HostedFiler) -> String {
+    let agent = format!("{}:9477", host.address);
+    let bus = format!("DBUS_SYSTEM_BUS_ADDRESS={}", filer.bus_address());
+    let exported = filer.export.to_str().unwrap();
+    let observe = ["observe", "--prometheus", &agent, "--path", exported];
+    let ganesha = ["--nfs-server", "ganesha"];
+    let strata_binary = env!("CARGO_BIN_EXE_strata");
+    let command = [&[bus.as_str(), strata_binary][..], &observe, &ganesha].concat();
+    host.spawn("env", &command, None, Stdio::null());
+    let agent = format!("http://{agent}");
+    scrape_until_up(&agent);
+    let served = metrics_body(&agent);
+    assert!(
+        served.contains("strata_nfs_server_ops_total{")
+            && served.contains("strata_nfs_server_latency_seconds_total{"),
+        "{served}"
+    );
+    assert_promtool_accepts(&served);
+    agent
+}
+
+/// nfs-ganesha's own count (through the filer's strata agent) of the
+/// point's READ calls is strata's, byte for byte, and its time on them is
+/// a part of strata's round trip.
+fn the_server_counted_strata_s_reads(filer_side: &serde_json::Value, nfs: &serde_json::Value) {
+    let server = filer_side["server"].as_array().unwrap();
+    let reads = server.iter().find(|op| op["op"] == "READ");
+    let reads = reads.unwrap_or_else(|| panic!("nfs-ganesha's READ calls: {filer_side}"));
+    assert_eq!(reads["server"], "nfs-ganesha", "{reads}");
+    assert_eq!(reads["protocol"], "NFSv3", "{reads}");
+    assert_eq!(reads["calls"], nfs["calls"], "{reads}");
+    assert_eq!(reads["bytes"], nfs["data_bytes"], "{reads}");
+    assert_eq!(reads["errors"], 0, "{reads}");
+    let served = reads["server_mean_us"].as_f64().unwrap();
+    let round_trip = reads["round_trip_mean_us"].as_f64().unwrap();
+    let outside = reads["outside_server_us"].as_f64().unwrap();
+    assert!(served > 0.0 && served < round_trip, "{reads}");
+    assert!((served + outside - round_trip).abs() < 1e-6, "{reads}");
+    eprintln!(
+        "nfs-ganesha: {} READ calls, {served:.1} us of its own each, of strata's {round_trip:.1} \
+         us round trip",
+        reads["calls"]
+    );
+}
+
+/// With `--nfs-server ganesha` and no ganesha on the bus, observe refuses
+/// to start, naming the option.
+#[test]
+fn observe_without_the_nfs_server_it_was_asked_for_is_refused() {
+    let dir = scratch();
+    let output = strata()
+        .args(["observe", "--nfs-server", "ganesha", "--count", "1"])
+        .env(
+            "DBUS_SYSTEM_BUS_ADDRESS",
+            "unix:path=/nonexistent/strata-bus",
+        )
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let stderr = stderr_of(&output);
+    assert!(!output.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("--nfs-server ganesha") && stderr.contains("D-Bus"),
+        "{stderr}"
     );
 }
 

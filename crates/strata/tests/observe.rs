@@ -276,34 +276,6 @@ fn the_shipped_prometheus_config_is_valid() {
     );
 }
 
-/// `promtool check metrics` (Prometheus's own linter) finds nothing to say:
-/// HELP on every family, `_total` counters, base units in the names.
-fn assert_promtool_accepts(body: &str) {
-    let mut promtool = Command::new("promtool")
-        .args(["check", "metrics"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("promtool (Debian's prometheus): run scripts/install-test-deps");
-    promtool
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(body.as_bytes())
-        .unwrap();
-    let checked = promtool.wait_with_output().unwrap();
-    let said = format!(
-        "{}{}",
-        String::from_utf8_lossy(&checked.stdout),
-        String::from_utf8_lossy(&checked.stderr)
-    );
-    assert!(
-        checked.status.success() && said.trim().is_empty(),
-        "promtool: {said}"
-    );
-}
-
 #[test]
 fn a_taken_port_is_a_clear_error() {
     let dir = scratch();

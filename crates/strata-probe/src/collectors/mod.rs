@@ -1,5 +1,5 @@
 //! The OS-side [`Collector`]s: block devices, their requests traced one by
-//! one, NFS client, NICs, CPU and pressure, memory and page cache, and
+//! one, NFS client, an NFS server's own counters (nfs-ganesha), NICs, CPU and pressure, memory and page cache, and
 //! per-process CPU wait and I/O.
 //!
 //! Every collector returns the raw values the kernel gives: counters stay
@@ -22,6 +22,7 @@ mod device;
 mod memory;
 mod net;
 mod nfs;
+mod nfs_server;
 mod process;
 
 pub use blocktrace::BlockTraceCollector;
@@ -30,6 +31,7 @@ pub use device::{device_metrics, disk_totals, DeviceCollector, DeviceFilter};
 pub use memory::{host_oom_kills, parse_meminfo, parse_vmstat, MemoryCollector};
 pub use net::{parse_net_dev, NetCollector};
 pub use nfs::{parse_mountstats, NfsCollector, OwnClient, MOUNTSTATS_PATH};
+pub use nfs_server::{GaneshaCollector, GANESHA_SERVER};
 pub(crate) use process::thread_schedstat_sums;
 pub use process::{is_running, parse_proc_io, parse_schedstat, ProcessDelayCollector};
 

@@ -15,19 +15,8 @@ use strata_recording::names::{label, layer, nfs};
 /// The kernel NFS client's per-mount statistics.
 pub const MOUNTSTATS_PATH: &str = "/proc/self/mountstats";
 
-/// The per-op fields in the kernel's order (statvers 1.1; `errors` since 5.3
-/// is optional). Times are cumulative milliseconds.
-const OP_COUNTERS: [&str; 9] = [
-    nfs::OPS,
-    "transmissions",
-    "timeouts",
-    nfs::BYTES_SENT,
-    nfs::BYTES_RECEIVED,
-    "queue_ms",
-    "rtt_ms",
-    "execute_ms",
-    "errors",
-];
+/// The per-op fields in the kernel's order (`errors` is optional).
+const OP_COUNTERS: [&str; 9] = nfs::OP_COUNTERS;
 const REQUIRED_OP_FIELDS: usize = 8;
 
 /// Layer `nfs`: for each NFS mount (labels `mount`, `server`, `export`) and
@@ -190,8 +179,8 @@ fn parse_op_line(line: &str, mount: &NfsMount) -> anyhow::Result<Vec<Metric>> {
             let value = parse_u64(field, &format!("{op} {name}"))?;
             Ok(Metric::counter(name, value as f64)
                 .with_label("mount", &mount.mount)
-                .with_label("server", &mount.server)
-                .with_label("export", &mount.export)
+                .with_label(label::SERVER, &mount.server)
+                .with_label(label::EXPORT, &mount.export)
                 .with_label(label::OP, op))
         })
         .collect()

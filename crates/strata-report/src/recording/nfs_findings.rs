@@ -2,7 +2,9 @@
 //! calls as strata's own client counted them: I/Os that took several calls
 //! each (the transfer size, a mount's rsize and wsize), and connections
 //! whose one client thread each was busy the whole window (the channel
-//! count caps the throughput).
+//! count caps the throughput); and with the filer's NFS server's own count
+//! (a strata agent there, `--nfs-server`), how a call's round trip splits
+//! into the server's own time and the rest.
 //!
 //! Not for: the findings of any Recording's window (`crate::findings`).
 
@@ -10,7 +12,7 @@ use super::calibrate::Point;
 use crate::findings::finding;
 use strata_core::units::format_size;
 use strata_output::document::{Evidence, Finding, Severity};
-use strata_recording::calibrate::{NfsFigures, PointResult};
+use strata_recording::calibrate::{FilerServerCallFigures, NfsFigures, PointResult};
 
 /// The share of one CPU each connection's thread used, from which its
 /// connection is taken as CPU-bound.
@@ -23,10 +25,14 @@ pub(crate) fn findings(points: &[Point]) -> Vec<Finding> {
         .filter(|point| point.errors.is_empty() && !point.interrupted)
         .filter_map(|point| Some((point, point.nfs.as_ref()?)))
         .collect();
-    [calls_per_io(&nfs_points), busy_connections(&nfs_points)]
-        .into_iter()
-        .flatten()
-        .collect()
+    [
+        calls_per_io(&nfs_points),
+        busy_connections(&nfs_points),
+        round_trip_split(&nfs_points),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
 }
 
 /// The point whose I/Os took the most calls each, when that is more than
@@ -104,5 +110,63 @@ fn busy_connections(points: &[(&PointResult, &NfsFigures)]) -> Option<Finding> {
         "each connection is one client thread, as each of Direct NFS's channels is served: with \
          the thread busy, calls wait on it and the round trip grows; more connections \
          (--nfs-connections, oranfstab's paths) carry more",
+    ))
+}
+
+/// The operation the filer's server counted the most calls of, in the
+/// point where it did, and how strata's round trip of it splits: the
+/// server's own time, and the rest (the network's, both TCP/IP stacks').
+fn round_trip_split(points: &[(&PointResult, &NfsFigures)]) -> Option<Finding> {
+    let counted = points.iter().flat_map(|(point, nfs)| {
+        let server = nfs
+            .filer
+            .as_ref()
+            .map_or(&[][..], |filer| &filer.server[..]);
+        server.iter().map(move |op| (*point, op))
+    });
+    let split = |op: &FilerServerCallFigures| {
+        let round_trip = op
+            .round_trip_mean_us
+            .filter(|round_trip| *round_trip > 0.0)?;
+        Some((round_trip, op.outside_server_us?))
+    };
+    let (point, op, (round_trip, outside)) = counted
+        .filter_map(|(point, op)| Some((point, op, split(op)?)))
+        .max_by_key(|(_, op, _)| op.calls)?;
+    let outside_share = outside / round_trip;
+    let (bound, advice) = match outside_share >= 0.5 {
+        true => (
+            "the network and the two TCP/IP stacks, not the server, take most of each call",
+            "more calls in flight per connection, more connections, or fewer and larger calls \
+             (the transfer size) hide it; a faster filer would not",
+        ),
+        false => (
+            "the server's own time is most of each call",
+            "the filer's storage and CPU bound the call: its device figures and the server's \
+             own statistics say which",
+        ),
+    };
+    Some(finding(
+        "nfs_round_trip_split",
+        Severity::Info,
+        format!(
+            "{} {} calls at {}: {:.1} µs round trip, {:.1} µs of it {}'s own time and {:.1} µs \
+             ({:.0}%) outside the server: {bound}",
+            op.protocol,
+            op.op,
+            point.name,
+            round_trip,
+            op.server_mean_us,
+            op.server,
+            outside,
+            outside_share * 100.0
+        ),
+        vec![
+            Evidence::new("round trip", round_trip, 1, "µs"),
+            Evidence::new("server time", op.server_mean_us, 1, "µs"),
+            Evidence::new("outside the server", outside, 1, "µs"),
+            Evidence::new("server calls", op.calls as f64, 0, "calls"),
+        ],
+        advice,
     ))
 }

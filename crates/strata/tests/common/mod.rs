@@ -321,3 +321,48 @@ pub fn assert_reads_name_their_session_and_statement(reads: &[&serde_json::Value
         named.len()
     );
 }
+
+/// `promtool check metrics` (Prometheus's own linter) finds nothing to say:
+/// HELP on every family, `_total` counters, base units in the names.
+pub fn assert_promtool_accepts(body: &str) {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut promtool = Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("promtool (Debian's prometheus): run scripts/install-test-deps");
+    promtool
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(body.as_bytes())
+        .unwrap();
+    let checked = promtool.wait_with_output().unwrap();
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&checked.stdout),
+        String::from_utf8_lossy(&checked.stderr)
+    );
+    assert!(
+        checked.status.success() && said.trim().is_empty(),
+        "promtool: {said}"
+    );
+}
+
+/// The body of `url`'s `/metrics` (an agent at http://HOST:PORT), as
+/// served.
+pub fn metrics_body(url: &str) -> String {
+    use std::io::{Read, Write};
+    let address = url.trim_start_matches("http://");
+    let mut stream = std::net::TcpStream::connect(address).unwrap();
+    stream
+        .write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+    response.split("\r\n\r\n").nth(1).unwrap().to_string()
+}
