@@ -36,7 +36,7 @@ pub struct FilerAgent {
     export: String,
     /// The NFS server whose own count of the export's calls the agent
     /// serves, if any.
-    pub server: Option<String>,
+    server: Option<String>,
 }
 
 /// The agent's counters at one edge, or why there are none.
@@ -172,9 +172,7 @@ impl FilerAgent {
         }
         Ok((devices, interfaces))
     }
-}
 
-impl FilerAgent {
     /// Each operation the server counted calls of on the export between
     /// the edges, with strata's round trip of it split; why not, when a
     /// count went down (the server restarted, or its statistics were

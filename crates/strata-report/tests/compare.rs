@@ -161,7 +161,16 @@ fn strata_s_client_and_the_kernel_s_compare_call_for_call() {
             "server": "filer1", "durable_writes": "file_sync", "connections": 1,
             "transfer_bytes": 32768, "calls": 2000, "replies": 2000, "calls_per_s": 2000.0,
             "calls_per_io": 1.0, "round_trip_mean_us": 400.0, "bytes_sent": 0,
-            "bytes_received": 0, "data_bytes": 0, "protocol_overhead_pct": 0.7
+            "bytes_received": 0, "data_bytes": 0, "protocol_overhead_pct": 0.7,
+            "filer": {
+                "host": "filer1", "agent": "http://filer1:9477",
+                "server": [
+                    {"server": "nfs-ganesha", "protocol": "NFSv3", "op": "READ", "calls": 3000,
+                     "errors": 0, "bytes": 0, "server_mean_us": 100.0},
+                    {"server": "nfs-ganesha", "protocol": "NFSv3", "op": "WRITE", "calls": 1000,
+                     "errors": 0, "bytes": 0, "server_mean_us": 500.0}
+                ]
+            }
         });
     });
     let kernel = each_point(dir.path(), "kernel.strata", |point| {
@@ -196,6 +205,12 @@ fn strata_s_client_and_the_kernel_s_compare_call_for_call() {
         values("NFS round trip"),
         (0.4, 0.5),
         "READs and GETATTRs weighted"
+    );
+    let server = table.row(&format!("{key}: NFS server time")).unwrap();
+    assert_eq!(
+        (server[3].value, server[4].value),
+        (Some(0.2), None),
+        "nfs-ganesha's own time, its READs and WRITEs weighted; none where no agent counted it"
     );
     let (direct_per_io, kernel_per_io) = values("NFS calls per I/O");
     assert_eq!(direct_per_io, 1.0);

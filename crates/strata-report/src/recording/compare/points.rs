@@ -85,8 +85,10 @@ const POINT_FIGURES: [PointFigure; 5] = [
 
 /// A point's NFS calls, through strata's own client (`nfs://`) or the
 /// kernel's (a target on its mount), so that the two stand side by side:
-/// Direct NFS's bake-off.
-const NFS_FIGURES: [PointFigure; 3] = [
+/// Direct NFS's bake-off; and the filer's NFS server's own time per call
+/// where its agent counted it (`--agent`), the part of the round trip
+/// neither client changes.
+const NFS_FIGURES: [PointFigure; 4] = [
     ("NFS calls", NFS, "calls/s", |p| {
         let point = &p.point;
         (point.nfs.as_ref().map(|nfs| nfs.calls_per_s))
@@ -105,6 +107,15 @@ const NFS_FIGURES: [PointFigure; 3] = [
         let ops = p.point.kernel_nfs.as_ref()?.ops.iter();
         let weighted: f64 = ops.map(|op| op.rtt_ms * op.ops as f64).sum();
         Some(weighted / kernel_ops(p)?.max(1.0))
+    }),
+    ("NFS server time", NFS, "ms", |p| {
+        let server = &p.point.nfs.as_ref()?.filer.as_ref()?.server;
+        let calls: u64 = server.iter().map(|op| op.calls).sum();
+        let served_us: f64 = server
+            .iter()
+            .map(|op| op.server_mean_us * op.calls as f64)
+            .sum();
+        (calls > 0).then(|| served_us / calls as f64 / 1e3)
     }),
 ];
 
