@@ -576,7 +576,7 @@ fn observe_follows_the_server_live(filer: &HostedFiler, url: &str, dir: &std::pa
     let read = ["calibrate", "--target", url, "--bs", "8KiB", "--rw", "read"];
     let serve = [
         "--duration",
-        "4s",
+        "6s",
         "--ramp",
         "0s",
         "--prometheus",
@@ -619,11 +619,12 @@ fn observe_follows_the_server_live(filer: &HostedFiler, url: &str, dir: &std::pa
             .get(&key)
             .unwrap_or_else(|| panic!("no {key}: {line}"));
         server_reads = server_reads.max(rate.as_f64().unwrap());
+        // A sample the calibration's endpoint did not answer in time goes
+        // without its layer (named as a gap).
         let client = (layers.keys())
             .find(|layer| layer.starts_with("nfs@"))
-            .and_then(|layer| rates(layer))
-            .unwrap_or_else(|| panic!("no nfs@HOST layer: {line}"));
-        let own_reads = client.iter().filter(|(key, _)| {
+            .and_then(|layer| rates(layer));
+        let own_reads = client.into_iter().flatten().filter(|(key, _)| {
             key.starts_with("ops{") && key.contains("op=READ") && key.contains("own client")
         });
         for (_, rate) in own_reads {
