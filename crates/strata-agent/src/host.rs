@@ -143,7 +143,7 @@ impl Field {
 
 /// A counter's value as a whole count; what no counter can hold is an
 /// error saying what it was.
-fn count(value: f64) -> Result<u64, String> {
+pub(crate) fn count(value: f64) -> Result<u64, String> {
     match value.is_finite() && (0.0..u64::MAX as f64).contains(&value) {
         true => Ok(value.round() as u64),
         false => Err(format!("is {value}")),
@@ -238,7 +238,7 @@ impl HostCounters {
             oom_kills: oom_kills(scrape, dialect),
             mounts: mounts(&scrape.series),
             interfaces: interfaces(&scrape.series, dialect),
-            nfs_server: nfs_server_calls(&scrape.series),
+            nfs_server: nfs_server_calls(scrape),
             unreadable,
         })
     }

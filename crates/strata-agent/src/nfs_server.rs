@@ -5,10 +5,11 @@
 //!
 //! Not for: collecting them (strata-probe's `GaneshaCollector`).
 
-use crate::text::Series;
+use crate::host::{count, served_layers};
+use crate::scrape::Scrape;
 use std::collections::BTreeMap;
 use strata_core::metrics::Metric;
-use strata_recording::names::{label, layer, nfs_server, served};
+use strata_recording::names::{label, layer, nfs_server};
 
 /// One export's calls of one operation by one protocol, as the server
 /// counted them so far.
@@ -30,59 +31,34 @@ pub struct NfsServerCalls {
     pub latency_ns: u64,
 }
 
-/// The family a strata agent serves `metric` of the `nfs_server` layer
-/// under, and the factor from the served value back to the collector's.
-fn family(metric: &str) -> (String, f64) {
-    let (name, factor, _) = served(layer::NFS_SERVER, &Metric::counter(metric, 0.0), 100.0);
-    (name, 1.0 / factor)
-}
-
-/// Every export's calls a strata agent serves; a series whose value is no
-/// count (NaN, an infinity, below 0) leaves its export's operation out.
-pub fn nfs_server_calls(series: &[Series]) -> Vec<NfsServerCalls> {
-    let (ops_family, _) = family(nfs_server::OPS);
-    let mut found: BTreeMap<[String; 4], NfsServerCalls> = BTreeMap::new();
-    for calls in series.iter().filter(|series| series.name == ops_family) {
-        let key = [label::SERVER, label::EXPORT, label::PROTOCOL, label::OP]
-            .map(|name| calls.label(name).unwrap_or_default().to_string());
-        let [server, export, protocol, op] = key.clone();
-        found.insert(
-            key,
-            NfsServerCalls {
-                server,
-                export,
-                protocol,
-                op,
-                ..NfsServerCalls::default()
-            },
-        );
-    }
-    found
-        .into_values()
-        .filter_map(|calls| counted(series, calls))
-        .collect()
-}
-
-/// `calls` with its counters read from `series`; `None` when one is not
-/// there or is no count.
-fn counted(series: &[Series], mut calls: NfsServerCalls) -> Option<NfsServerCalls> {
-    let value = |metric: &str| {
-        let (name, factor) = family(metric);
-        let found = series.iter().find(|series| {
-            series.name == name
-                && series.label(label::SERVER) == Some(calls.server.as_str())
-                && series.label(label::EXPORT) == Some(calls.export.as_str())
-                && series.label(label::PROTOCOL) == Some(calls.protocol.as_str())
-                && series.label(label::OP) == Some(calls.op.as_str())
-        })?;
-        let value = (found.value * factor).round();
-        (value.is_finite() && value >= 0.0 && value < u64::MAX as f64).then_some(value as u64)
+/// Every export's calls a strata agent serves (its `nfs_server` layer,
+/// read back by `served_layers`); an operation one of whose counters is
+/// missing or no count (NaN, an infinity, below 0) is left out.
+pub fn nfs_server_calls(scrape: &Scrape) -> Vec<NfsServerCalls> {
+    let layers = served_layers(scrape);
+    let Some((_, metrics)) = layers.iter().find(|(name, _)| *name == layer::NFS_SERVER) else {
+        return Vec::new();
     };
-    calls.calls = value(nfs_server::OPS)?;
-    calls.errors = value(nfs_server::ERRORS)?;
-    calls.transferred_bytes = value(nfs_server::TRANSFERRED_BYTES)?;
-    calls.latency_ns = value(nfs_server::LATENCY_NS)?;
-    Some(calls)
+    let mut by_operation: BTreeMap<[&str; 4], Vec<&Metric>> = BTreeMap::new();
+    for metric in metrics {
+        let key = [label::SERVER, label::EXPORT, label::PROTOCOL, label::OP]
+            .map(|name| metric.labels.get(name).map_or("", String::as_str));
+        by_operation.entry(key).or_default().push(metric);
+    }
+    let counted = |([server, export, protocol, op], metrics): ([&str; 4], Vec<&Metric>)| {
+        let value = |name: &str| count(metrics.iter().find(|m| m.name == name)?.value).ok();
+        Some(NfsServerCalls {
+            server: server.to_string(),
+            export: export.to_string(),
+            protocol: protocol.to_string(),
+            op: op.to_string(),
+            calls: value(nfs_server::OPS)?,
+            errors: value(nfs_server::ERRORS)?,
+            transferred_bytes: value(nfs_server::TRANSFERRED_BYTES)?,
+            latency_ns: value(nfs_server::LATENCY_NS)?,
+        })
+    };
+    by_operation.into_iter().filter_map(counted).collect()
 }
 
 #[cfg(test)]
@@ -102,8 +78,14 @@ strata_nfs_server_errors_total{host=\"filer\",export=\"/export\",op=\"WRITE\",pr
 strata_nfs_server_transferred_bytes_total{host=\"filer\",export=\"/export\",op=\"WRITE\",protocol=\"NFSv3\",server=\"nfs-ganesha\"} 8192
 strata_nfs_server_latency_seconds_total{host=\"filer\",export=\"/export\",op=\"WRITE\",protocol=\"NFSv3\",server=\"nfs-ganesha\"} 0.001
 ";
-        let series = parse(text).series;
-        let calls = nfs_server_calls(&series);
+        let scrape = Scrape {
+            url: "http://filer:9477/metrics".into(),
+            sent_unix_s: 0.0,
+            came_back_unix_s: 0.0,
+            series: parse(text).series,
+            unread: None,
+        };
+        let calls = nfs_server_calls(&scrape);
         assert_eq!(
             calls,
             [NfsServerCalls {

@@ -89,10 +89,16 @@ pub type InterfaceBytes = Option<(u64, u64)>;
 /// trips), and each path's interface's bytes.
 #[derive(Clone, Debug)]
 pub struct NfsEdge {
-    pub client: OpTotals,
     /// The calls so far of each operation (`READ`, `WRITE`, `COMMIT`).
     pub by_op: [(&'static str, OpTotals); 3],
     pub nic: Vec<InterfaceBytes>,
+}
+
+impl NfsEdge {
+    /// Every operation's calls so far, added up.
+    pub fn client(&self) -> OpTotals {
+        OpTotals::sum(self.by_op.iter().map(|(_, op)| op))
+    }
 }
 
 /// One address of the server, and how this host reaches it.
@@ -267,10 +273,8 @@ impl NfsTarget {
             let interface = path.interface.as_deref()?;
             strata_probe::route::interface_bytes(interface)
         };
-        let by_op = self.client.totals();
         NfsEdge {
-            client: OpTotals::sum(by_op.iter().map(|(_, op)| op)),
-            by_op,
+            by_op: self.client.totals(),
             nic: self.paths.iter().map(bytes).collect(),
         }
     }
@@ -286,7 +290,7 @@ impl NfsTarget {
     ) -> NfsFigures {
         let wires: Vec<WireCounters> = outcomes.iter().filter_map(|outcome| outcome.wire).collect();
         let moved_by = |end: u64, start: u64| end.saturating_sub(start);
-        let (was, now) = (&start.client, &end.client);
+        let (was, now) = (&start.client(), &end.client());
         let wire = WireCounters {
             server: None,
             calls: moved_by(now.calls, was.calls),

@@ -8,7 +8,8 @@
 
 use crate::result::PointResult;
 use std::fmt::Write as _;
-use strata_core::units::{format_latency_ns, format_size};
+use strata_core::units::{format_latency_ns, format_size, mb_per_s};
+use strata_recording::calibrate::per_second;
 
 /// The NFS sections, each with its heading: strata's calls, each server
 /// address's share (several addresses), the filer's side (`--agent`);
@@ -176,7 +177,7 @@ fn filer_server_table(points: &[PointResult]) -> Option<String> {
                 "{:<34} {:<24} {:>9.0} {:>9.1} {:>7} {:>11} {:>11} {:>14}",
                 point.name,
                 format!("{} {} {}", op.server, op.protocol, op.op),
-                op.calls as f64 / point.window_s.max(f64::MIN_POSITIVE),
+                per_second(op.calls, point.window_s),
                 mb_per_s(op.bytes, point.window_s),
                 op.errors,
                 latency(Some(op.server_mean_us)),
@@ -197,12 +198,7 @@ fn filer_row(
     (bytes_in, bytes_out): (u64, u64),
     requests: Option<(u64, u64)>,
 ) {
-    let per_s = |count: u64| {
-        format!(
-            "{:.0}",
-            count as f64 / point.window_s.max(f64::MIN_POSITIVE)
-        )
-    };
+    let per_s = |count: u64| format!("{:.0}", per_second(count, point.window_s));
     let (reads, writes) = requests.map_or(("-".into(), "-".into()), |(reads, writes)| {
         (per_s(reads), per_s(writes))
     });
@@ -259,11 +255,6 @@ fn kernel_nfs_table(points: &[PointResult]) -> Option<String> {
         }
     }
     Some(out)
-}
-
-/// `bytes` over `window_s`, decimal MB/s.
-fn mb_per_s(bytes: u64, window_s: f64) -> f64 {
-    bytes as f64 / 1e6 / window_s.max(f64::MIN_POSITIVE)
 }
 
 /// An interface's bytes over `window_s` as MB/s to one decimal, `-` when

@@ -371,11 +371,7 @@ pub fn serve_layers(
         metrics,
         block_trace: None,
     };
-    let bound = prometheus::serve(address, pages, &host)?;
-    strata_core::note::note(&format!(
-        "strata: serving Prometheus metrics at http://{bound}/metrics"
-    ));
-    Ok(bound)
+    serve_and_say(address, pages, &host)
 }
 
 /// Serves every layer, collected at each scrape, at `address`.
@@ -412,11 +408,21 @@ fn serve_prometheus(
         metrics,
         block_trace: Some(block_trace),
     };
-    let bound = prometheus::serve(address, pages, &host)?;
+    serve_and_say(address, pages, &host)?;
+    Ok(())
+}
+
+/// Serves `pages` at `address` and says where on stderr.
+fn serve_and_say(
+    address: &str,
+    pages: prometheus::Pages,
+    host: &str,
+) -> anyhow::Result<std::net::SocketAddr> {
+    let bound = prometheus::serve(address, pages, host)?;
     strata_core::note::note(&format!(
         "strata: serving Prometheus metrics at http://{bound}/metrics"
     ));
-    Ok(())
+    Ok(bound)
 }
 
 /// A Recording made with `--record` shown again.
