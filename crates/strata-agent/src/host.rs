@@ -11,7 +11,7 @@
 
 use crate::nfs_server::{nfs_server_calls, NfsServerCalls};
 use crate::scrape::Scrape;
-use crate::text::Series;
+use crate::text::{count, Series};
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
 use strata_core::metrics::Metric;
@@ -141,15 +141,6 @@ impl Field {
     }
 }
 
-/// A counter's value as a whole count; what no counter can hold is an
-/// error saying what it was.
-pub(crate) fn count(value: f64) -> Result<u64, String> {
-    match value.is_finite() && (0.0..u64::MAX as f64).contains(&value) {
-        true => Ok(value.round() as u64),
-        false => Err(format!("is {value}")),
-    }
-}
-
 /// One host's counters at one scrape.
 #[derive(Clone, Debug)]
 pub struct HostCounters {
@@ -238,7 +229,7 @@ impl HostCounters {
             oom_kills: oom_kills(scrape, dialect),
             mounts: mounts(&scrape.series),
             interfaces: interfaces(&scrape.series, dialect),
-            nfs_server: nfs_server_calls(scrape),
+            nfs_server: nfs_server_calls(&served_layers(scrape)),
             unreadable,
         })
     }
@@ -855,5 +846,34 @@ mod tests {
         assert_eq!(partition_disk("nvme0n1p2"), "nvme0n1");
         assert_eq!(partition_disk("mmcblk0p1"), "mmcblk0");
         assert_eq!(partition_disk("sdb"), "sdb");
+    }
+
+    #[test]
+    fn an_agent_s_ganesha_series_read_back_as_counts() {
+        let text = "\
+strata_nfs_server_ops_total{host=\"filer\",export=\"/export\",op=\"READ\",protocol=\"NFSv3\",server=\"nfs-ganesha\"} 2048
+strata_nfs_server_errors_total{host=\"filer\",export=\"/export\",op=\"READ\",protocol=\"NFSv3\",server=\"nfs-ganesha\"} 0
+strata_nfs_server_transferred_bytes_total{host=\"filer\",export=\"/export\",op=\"READ\",protocol=\"NFSv3\",server=\"nfs-ganesha\"} 16777216
+strata_nfs_server_latency_seconds_total{host=\"filer\",export=\"/export\",op=\"READ\",protocol=\"NFSv3\",server=\"nfs-ganesha\"} 0.041234567
+strata_nfs_server_ops_total{host=\"filer\",export=\"/export\",op=\"WRITE\",protocol=\"NFSv3\",server=\"nfs-ganesha\"} 3
+strata_nfs_server_errors_total{host=\"filer\",export=\"/export\",op=\"WRITE\",protocol=\"NFSv3\",server=\"nfs-ganesha\"} NaN
+strata_nfs_server_transferred_bytes_total{host=\"filer\",export=\"/export\",op=\"WRITE\",protocol=\"NFSv3\",server=\"nfs-ganesha\"} 8192
+strata_nfs_server_latency_seconds_total{host=\"filer\",export=\"/export\",op=\"WRITE\",protocol=\"NFSv3\",server=\"nfs-ganesha\"} 0.001
+";
+        let calls = nfs_server_calls(&served_layers(&scrape(text)));
+        assert_eq!(
+            calls,
+            [NfsServerCalls {
+                server: "nfs-ganesha".into(),
+                export: "/export".into(),
+                protocol: "NFSv3".into(),
+                op: "READ".into(),
+                calls: 2048,
+                errors: 0,
+                transferred_bytes: 16_777_216,
+                latency_ns: 41_234_567,
+            }],
+            "the WRITE series with a NaN count is left out, never a number"
+        );
     }
 }

@@ -5,8 +5,7 @@
 //!
 //! Not for: collecting them (strata-probe's `GaneshaCollector`).
 
-use crate::host::{count, served_layers};
-use crate::scrape::Scrape;
+use crate::text::count;
 use std::collections::BTreeMap;
 use strata_core::metrics::Metric;
 use strata_recording::names::{label, layer, nfs_server};
@@ -31,11 +30,11 @@ pub struct NfsServerCalls {
     pub latency_ns: u64,
 }
 
-/// Every export's calls a strata agent serves (its `nfs_server` layer,
-/// read back by `served_layers`); an operation one of whose counters is
-/// missing or no count (NaN, an infinity, below 0) is left out.
-pub fn nfs_server_calls(scrape: &Scrape) -> Vec<NfsServerCalls> {
-    let layers = served_layers(scrape);
+/// Every export's calls a strata agent serves, from the layers it serves
+/// (`host::served_layers`: its `nfs_server` layer); an operation one of
+/// whose counters is missing or no count (NaN, an infinity, below 0) is
+/// left out.
+pub fn nfs_server_calls(layers: &[(&str, Vec<Metric>)]) -> Vec<NfsServerCalls> {
     let Some((_, metrics)) = layers.iter().find(|(name, _)| *name == layer::NFS_SERVER) else {
         return Vec::new();
     };
@@ -59,46 +58,4 @@ pub fn nfs_server_calls(scrape: &Scrape) -> Vec<NfsServerCalls> {
         })
     };
     by_operation.into_iter().filter_map(counted).collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::text::parse;
-
-    #[test]
-    fn an_agent_s_ganesha_series_read_back_as_counts() {
-        let text = "\
-strata_nfs_server_ops_total{host=\"filer\",export=\"/export\",op=\"READ\",protocol=\"NFSv3\",server=\"nfs-ganesha\"} 2048
-strata_nfs_server_errors_total{host=\"filer\",export=\"/export\",op=\"READ\",protocol=\"NFSv3\",server=\"nfs-ganesha\"} 0
-strata_nfs_server_transferred_bytes_total{host=\"filer\",export=\"/export\",op=\"READ\",protocol=\"NFSv3\",server=\"nfs-ganesha\"} 16777216
-strata_nfs_server_latency_seconds_total{host=\"filer\",export=\"/export\",op=\"READ\",protocol=\"NFSv3\",server=\"nfs-ganesha\"} 0.041234567
-strata_nfs_server_ops_total{host=\"filer\",export=\"/export\",op=\"WRITE\",protocol=\"NFSv3\",server=\"nfs-ganesha\"} 3
-strata_nfs_server_errors_total{host=\"filer\",export=\"/export\",op=\"WRITE\",protocol=\"NFSv3\",server=\"nfs-ganesha\"} NaN
-strata_nfs_server_transferred_bytes_total{host=\"filer\",export=\"/export\",op=\"WRITE\",protocol=\"NFSv3\",server=\"nfs-ganesha\"} 8192
-strata_nfs_server_latency_seconds_total{host=\"filer\",export=\"/export\",op=\"WRITE\",protocol=\"NFSv3\",server=\"nfs-ganesha\"} 0.001
-";
-        let scrape = Scrape {
-            url: "http://filer:9477/metrics".into(),
-            sent_unix_s: 0.0,
-            came_back_unix_s: 0.0,
-            series: parse(text).series,
-            unread: None,
-        };
-        let calls = nfs_server_calls(&scrape);
-        assert_eq!(
-            calls,
-            [NfsServerCalls {
-                server: "nfs-ganesha".into(),
-                export: "/export".into(),
-                protocol: "NFSv3".into(),
-                op: "READ".into(),
-                calls: 2048,
-                errors: 0,
-                transferred_bytes: 16_777_216,
-                latency_ns: 41_234_567,
-            }],
-            "the WRITE series with a NaN count is left out, never a number"
-        );
-    }
 }

@@ -315,6 +315,15 @@ fn is_label_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || c == '_'
 }
 
+/// A counter's value as a whole count; what no counter can hold is an
+/// error saying what it was.
+pub fn count(value: f64) -> Result<u64, String> {
+    match value.is_finite() && (0.0..u64::MAX as f64).contains(&value) {
+        true => Ok(value.round() as u64),
+        false => Err(format!("is {value}")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
