@@ -550,7 +550,13 @@ fn the_filer_s_device_and_interface_agree_with_strata_s_counts() {
     let errors = errors_against("calibrate.schema.json", &document);
     assert!(errors.is_empty(), "{errors:#?}");
     let checked = &document["points"][0]["verification"];
-    assert_eq!(checked["verdict"], "consistent", "{checked}");
+    // The filer's disk is this machine's: other tests' reads on it can
+    // make it move more than strata's bytes, never less.
+    let verdict = checked["verdict"].as_str().unwrap();
+    assert!(
+        ["consistent", "device_saw_more"].contains(&verdict),
+        "{checked}"
+    );
     assert_eq!(checked["device_read_bytes"], read_there, "{checked}");
     let reasons = document["verdict"].to_string();
     assert!(!reasons.contains("no_device_checked"), "{reasons}");
