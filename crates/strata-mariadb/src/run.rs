@@ -7,17 +7,19 @@
 //! settings and an observer).
 
 use crate::collector::MariaDbCollector;
-use anyhow::{ensure, Result};
+use anyhow::{ensure, Context, Result};
 use serde::Serialize;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use strata_agent::endpoint::Endpoint;
 use strata_core::metrics::Collector;
+use strata_observe::background::SampleClock;
 use strata_run::outcome::data_set_bytes_in_blocks_of;
 use strata_run::outcome::RunObserver;
 use strata_run::server_host::{OtherHosts, ServerHostAgent};
 use strata_run::verdict::CacheFit;
+use strata_slob::load::LoadReport;
 use strata_slob::session::{validate_options, DriverOptions, RunOutcome};
 
 use crate::environment::{environment, MariaDbEnvironment};
@@ -28,9 +30,9 @@ use crate::server::{ServerOptions, ThrowawayServer};
 use crate::session::MariaDbOpener;
 use crate::setup::{setup, SetupOptions, SetupReport};
 use crate::target::MariaDbTarget;
-use crate::window::Windows;
+use crate::window::{MariaDbWindow, Windows};
 use strata_recording::sweep::SweepSummary;
-use strata_run::engine::{Measured, MeasuredPart};
+use strata_run::engine::{EngineRun, Measured, Skeleton};
 use strata_run::recorder::RunRecorder;
 use strata_run::sweep::SweepRequest;
 
@@ -126,144 +128,201 @@ fn run_on(
     observer: &mut dyn RunObserver,
     interrupt: &AtomicBool,
 ) -> Result<MariaDbOutcome> {
-    observer.phase("loading the SLOB tables");
-    let options = SetupOptions {
-        plan: config.driver.plan.clone(),
-        replace: config.replace,
-        seed: config.driver.seed,
+    let skeleton = Skeleton {
+        record: config.record.as_ref(),
+        driver: &config.driver,
+        sweep: config.sweep.as_ref(),
+        setup_only: config.setup_only,
     };
-    let setup = setup(
-        target,
-        &options,
-        &mut |progress| observer.loading(progress),
-        interrupt,
-    )?;
-    let mut admin = target.connect()?;
-    let mut environment = environment(
-        &mut admin,
-        target,
-        server.map(ThrowawayServer::info),
-        &config.driver.plan,
-    )?;
-    let agent = match &config.agent {
-        Some(url) => Some(Arc::new(reach_agent(url, &mut admin, &mut environment)?)),
-        None => None,
-    };
-    let mut others = strata_run::server_host::follow_others(&config.other_agents)?;
-    environment.other_hosts = std::mem::take(&mut others.hosts);
-    let buffer_pool = CacheFit {
-        setting: "innodb_buffer_pool_size",
-        cache_bytes: environment.buffer_pool_bytes,
-        data_set_bytes: data_set_bytes_in_blocks_of(
-            &config.driver.plan,
-            u64::from(environment.page_bytes),
-        ),
-    };
-    if server.is_none() && !config.setup_only {
-        buffer_pool.warn_before_the_run();
-    }
-    if config.setup_only {
-        return Ok(MariaDbOutcome {
-            environment,
-            setup: Some(setup),
-            figures: None,
-            histograms: None,
-            sessions: None,
-            sweep: None,
-        });
-    }
-    let reached = Reached {
+    let run = MariaDbRun {
+        config,
         target,
         server,
-        admin,
-        agent,
-        others,
+        reached: None,
+        setup: None,
     };
-    measure(
-        config,
-        reached,
-        environment,
-        (setup, buffer_pool),
-        observer,
-        interrupt,
-    )
+    skeleton.run(run, interrupt, observer)
 }
 
-/// The server as the run reaches it: its target, the throwaway server when
-/// strata started it, an admin connection, and the hosts' agents.
-struct Reached<'a> {
+/// The run on one server, as strata-run's skeleton calls it.
+struct MariaDbRun<'a> {
+    config: &'a MariaDbRunConfig,
     target: &'a MariaDbTarget,
+    /// The throwaway server, when strata started it.
     server: Option<&'a ThrowawayServer>,
-    admin: mysql::Conn,
+    reached: Option<Reached>,
+    /// What the load made, besides its report.
+    setup: Option<SetupReport>,
+}
+
+/// The server as the run reaches it before loading: its environment, its
+/// buffer pool beside the data set, and the hosts' agents.
+struct Reached {
+    environment: Option<MariaDbEnvironment>,
+    buffer_pool: CacheFit,
     agent: Option<Arc<ServerHostAgent>>,
     others: OtherHosts,
 }
 
-/// The measured part of the run on the loaded data set: its windows with
-/// InnoDB's edges, and the Recording.
-fn measure(
-    config: &MariaDbRunConfig,
-    reached: Reached<'_>,
-    environment: MariaDbEnvironment,
-    (setup, buffer_pool): (SetupReport, CacheFit),
-    observer: &mut dyn RunObserver,
-    interrupt: &AtomicBool,
-) -> Result<MariaDbOutcome> {
-    let Reached {
-        target,
-        server,
-        admin,
-        agent,
-        others,
-    } = reached;
-    let part = MeasuredPart {
-        record: config.record.as_ref(),
-        driver: &config.driver,
-        sweep: config.sweep.as_ref(),
-    };
-    let windows = |sample_clock| {
+impl MariaDbRun<'_> {
+    fn reached(&self) -> Result<&Reached> {
+        self.reached.as_ref().context("the server was not reached")
+    }
+}
+
+impl EngineRun for MariaDbRun<'_> {
+    type Environment = MariaDbEnvironment;
+    type Window = MariaDbWindow;
+    type Outcome = MariaDbOutcome;
+    type Windows<'a>
+        = Windows<'a>
+    where
+        Self: 'a;
+
+    /// The server's settings and host (through `--agent` when given) and
+    /// the other hosts' agents, on a connection to no database: the URL's
+    /// may not exist before the load.
+    fn reach(&mut self, _: &mut dyn RunObserver) -> Result<()> {
+        let (config, target) = (self.config, self.target);
+        let mut admin = target.connect_server()?;
+        let throwaway = self.server.map(ThrowawayServer::info);
+        let plan = &config.driver.plan;
+        let mut environment = environment(&mut admin, target, throwaway, plan)?;
+        let agent = match &config.agent {
+            Some(url) => Some(Arc::new(reach_agent(url, &mut admin, &mut environment)?)),
+            None => None,
+        };
+        let mut others = strata_run::server_host::follow_others(&config.other_agents)?;
+        environment.other_hosts = std::mem::take(&mut others.hosts);
+        let page_bytes = u64::from(environment.page_bytes);
+        let buffer_pool = CacheFit {
+            setting: "innodb_buffer_pool_size",
+            cache_bytes: environment.buffer_pool_bytes,
+            data_set_bytes: data_set_bytes_in_blocks_of(plan, page_bytes),
+        };
+        if self.server.is_none() && !config.setup_only {
+            buffer_pool.warn_before_the_run();
+        }
+        self.reached = Some(Reached {
+            environment: Some(environment),
+            buffer_pool,
+            agent,
+            others,
+        });
+        Ok(())
+    }
+
+    fn load(
+        &mut self,
+        interrupt: &AtomicBool,
+        observer: &mut dyn RunObserver,
+    ) -> Result<Option<LoadReport>> {
+        observer.phase("loading the SLOB tables");
+        let options = SetupOptions {
+            plan: self.config.driver.plan.clone(),
+            replace: self.config.replace,
+            seed: self.config.driver.seed,
+        };
+        let loading = &mut |progress: &_| observer.loading(progress);
+        let setup = setup(self.target, &options, loading, interrupt)?;
+        let load = setup.load.clone();
+        self.setup = Some(setup);
+        Ok(Some(load))
+    }
+
+    fn environment(&mut self) -> Result<MariaDbEnvironment> {
+        let reached = self.reached.as_mut();
+        let environment = reached.and_then(|reached| reached.environment.take());
+        environment.context("the server was not reached")
+    }
+
+    /// Nothing: InnoDB reads its data files with O_DIRECT or it does not.
+    fn before_windows(
+        &mut self,
+        _: &mut MariaDbEnvironment,
+        _: &mut dyn RunObserver,
+    ) -> Result<()> {
+        Ok(())
+    }
+
+    /// The devices under the data and redo directories (the agent's, with
+    /// `--agent`), host CPU and memory, the server's InnoDB counters and
+    /// the other hosts followed.
+    fn collectors(&mut self, environment: &MariaDbEnvironment) -> Vec<Box<dyn Collector>> {
+        let Some(reached) = &mut self.reached else {
+            return Vec::new();
+        };
+        let mut collectors: Vec<Box<dyn Collector>> = match &reached.agent {
+            Some(agent) => agent.collectors(),
+            None => strata_run::accounting::local_collectors(
+                &environment.devices,
+                environment.server_pid.into_iter().collect(),
+            ),
+        };
+        if let Ok(collector) = MariaDbCollector::connect(self.target.url()) {
+            collectors.push(Box::new(collector));
+        }
+        collectors.append(&mut reached.others.collectors);
+        collectors
+    }
+
+    fn windows<'a>(
+        &'a mut self,
+        environment: &'a MariaDbEnvironment,
+        sample_clock: Option<SampleClock>,
+    ) -> Result<Windows<'a>> {
+        let (target, server) = (self.target, self.server);
+        let reached = self.reached()?;
         let collector = MariaDbCollector::connect(target.url())
             .map_err(|error| anyhow::anyhow!(target.scrub(format!("{error:#}"))))?;
         let edges = EdgeTaker {
             collector,
             url: target.url().to_string(),
             throwaway_pid: server.map(|server| server.info().pid),
-            admin,
+            admin: target.connect()?,
             server_pids: environment.server_pid.into_iter().collect(),
-            agent: agent.clone(),
-            others: others.edges,
+            agent: reached.agent.clone(),
+            others: reached.others.edges.clone(),
             sample_clock,
         };
         Ok(Windows {
             server,
-            buffer_pool,
+            buffer_pool: reached.buffer_pool.clone(),
             devices: &environment.devices,
             page_bytes: environment.page_bytes,
             opener: MariaDbOpener { target },
             edges,
-            tolerate_failures: config.driver.tolerate_failures,
+            tolerate_failures: self.config.driver.tolerate_failures,
         })
-    };
-    let collectors =
-        || layer_collectors(&environment, (target, agent.as_deref(), others.collectors));
-    let measured = part.measure(
-        (&environment, Some(&setup.load)),
-        collectors,
-        windows,
-        interrupt,
-        observer,
-    )?;
-    measured.record(config.record.as_ref(), &environment)?;
-    let Measured { window, sweep } = measured;
-    let histograms = Histograms::of(&window.outcome);
-    Ok(MariaDbOutcome {
-        environment,
-        setup: Some(setup),
-        figures: Some(window.figures),
-        histograms: Some(histograms),
-        sessions: Some(window.outcome),
-        sweep: sweep.map(|(_, summary)| summary),
-    })
+    }
+
+    fn after_windows(&mut self, _: &mut MariaDbEnvironment, _: Option<&mut MariaDbWindow>) {}
+
+    fn outcome(
+        self,
+        environment: MariaDbEnvironment,
+        _: Option<LoadReport>,
+        measured: Option<Measured<MariaDbWindow>>,
+    ) -> MariaDbOutcome {
+        let Some(Measured { window, sweep }) = measured else {
+            return MariaDbOutcome {
+                environment,
+                setup: self.setup,
+                figures: None,
+                histograms: None,
+                sessions: None,
+                sweep: None,
+            };
+        };
+        MariaDbOutcome {
+            environment,
+            setup: self.setup,
+            figures: Some(window.figures),
+            histograms: Some(Histograms::of(&window.outcome)),
+            sessions: Some(window.outcome),
+            sweep: sweep.map(|(_, summary)| summary),
+        }
+    }
 }
 
 /// The server's host through `--agent`: its devices replace those of this
@@ -284,29 +343,4 @@ fn reach_agent(
     let agent = ServerHostAgent::reach_blocking(endpoint, data.as_deref(), redo.as_deref())?;
     agent.replace_this_machine(environment);
     Ok(agent)
-}
-
-/// The devices under the data and redo directories (the agent's, with
-/// `--agent`), host CPU and memory, the server's InnoDB counters and the
-/// other hosts followed, sampled each second for the Recording.
-fn layer_collectors(
-    environment: &MariaDbEnvironment,
-    (target, agent, other_hosts): (
-        &MariaDbTarget,
-        Option<&ServerHostAgent>,
-        Vec<Box<dyn Collector>>,
-    ),
-) -> Vec<Box<dyn Collector>> {
-    let mut collectors: Vec<Box<dyn Collector>> = match agent {
-        Some(agent) => agent.collectors(),
-        None => strata_run::accounting::local_collectors(
-            &environment.devices,
-            environment.server_pid.into_iter().collect(),
-        ),
-    };
-    if let Ok(collector) = MariaDbCollector::connect(target.url()) {
-        collectors.push(Box::new(collector));
-    }
-    collectors.extend(other_hosts);
-    collectors
 }

@@ -1,34 +1,46 @@
 //! The database-engine plug-in point: what `strata run` and `strata setup`
-//! need from a database, and the parts of a run every engine shares.
+//! need from a database, and the run's skeleton every engine shares.
 //!
-//! A run, in order: `job` resolves the options against the [`Registry`]
-//! (the engine, its capabilities and its own options checked, the
-//! Recording opened); the engine's [`DatabaseEngine::run`] provisions or
-//! reaches its database, loads what is missing and finds its environment;
-//! [`MeasuredPart::measure`] writes the Recording's environment and load,
-//! samples every layer each second and runs one window or the sweep
-//! through the engine's [`EngineWindows`]; [`Measured::record`] ends the
-//! Recording; the engine removes what it made, also on an error or an
-//! interrupt; the binary prints the [`SlobOutcome`]. docs/engines.md
-//! ("Writing an engine") maps each step to strata-sqlite's files.
+//! A run, in order: `job` resolves the options against the
+//! [`Registry`](crate::registry::Registry) (the engine, its capabilities
+//! and its own options checked, the Recording opened); the engine's
+//! [`DatabaseEngine::run`] provisions its database (starts a throwaway
+//! server, makes a file) or takes the user's, runs [`Skeleton::run`] on it,
+//! and removes what it made, also on an error or an interrupt; the binary
+//! prints the [`SlobOutcome`]. The skeleton calls the engine's
+//! [`EngineRun`] hooks in this order:
 //!
-//! Each engine lives in a crate of its own (strata-postgres, strata-sqlite,
-//! strata-mariadb), which depends on this one, and is one line of the
-//! binary's registry.
+//! 1. `reach`: connect, reach the server host's agents, refuse what cannot
+//!    work — all before any load;
+//! 2. `load`: what the plan needs and is missing;
+//! 3. `environment`: the database and its host as the Recording's header
+//!    holds them (`strata setup` ends here);
+//! 4. `before_windows`: the page cache kept out of the data set;
+//! 5. the Recording's environment and load written, `collectors` sampled
+//!    each second beside the windows;
+//! 6. `windows`: one measured window, or the sweep's, each between two
+//!    edges, accounted and judged (`sweep::windows` runs them);
+//! 7. `after_windows`, also when a window failed;
+//! 8. the Recording's end written, and the engine's `outcome`.
+//!
+//! docs/engines.md ("Writing an engine") maps each hook to strata-sqlite's
+//! files. Each engine lives in a crate of its own (strata-postgres,
+//! strata-sqlite, strata-mariadb), which depends on this one, and is one
+//! line of the binary's registry.
 //!
 //! Not for: the method's arithmetic (shared by every engine through
-//! `accounting` and strata-slob's sessions) or printing (`output`).
+//! `accounting` and strata-slob's sessions), the registry (`registry`) or
+//! printing (`output`).
 
 pub use crate::outcome::{Capability, EngineFigures, EngineKind, EngineTraits};
+pub use crate::registry::{
+    EngineEntry, ObservedServer, ObservedServers, RecordedServers, Registry,
+};
 pub use crate::sweep::windows::{EngineWindows, Measured, MeasuredWindow, WindowPurpose};
 
-use crate::engine_options::{self, EngineOptionMatches, EngineOptions};
-use crate::options::DataRequest;
 use crate::outcome::{RunObserver, SlobOutcome};
 use crate::recorder::{RunEnd, RunRecorder};
-use crate::request::{EngineDefaults, EngineRequest};
 use crate::sweep::SweepRequest;
-use anyhow::{bail, Context};
 use serde::Serialize;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
@@ -37,236 +49,14 @@ use strata_observe::background::{BackgroundSampler, SampleClock};
 use strata_slob::load::LoadReport;
 use strata_slob::session::DriverOptions;
 
-/// One database engine as the run's resolution sees it: a crate's one
-/// entry in the registry (the binary's `engines.rs`), which is the only
-/// list of engines; everything else asks it.
-pub struct EngineEntry {
-    pub kind: EngineKind,
-    /// Whether a `--db` without `--engine` names this engine's server (its
-    /// URL scheme); the first entry that claims it runs it.
-    pub claims_db: fn(&str) -> bool,
-    /// Whether the embedded default (no `--engine`, no `--db`) can run on
-    /// this engine here; the error says why not.
-    pub embedded_here: fn(&DataRequest) -> anyhow::Result<()>,
-    /// The block (one row) and the cache of its throwaway server or file.
-    pub defaults: fn(&DataRequest) -> EngineDefaults,
-    /// `--db` as the options and the Recording show it: without a password.
-    pub shown_db: fn(&str) -> anyhow::Result<String>,
-    /// The engine configured, after every check that needs no work.
-    pub configure: fn(&DataRequest, EngineRequest) -> anyhow::Result<Box<dyn DatabaseEngine>>,
-    /// Its server as `strata observe --db URL` follows it; `None`: it has
-    /// no server to observe.
-    pub observe: Option<fn(&str) -> anyhow::Result<ObservedServer>>,
-}
-
-/// The database servers `strata observe` follows.
-#[derive(Default)]
-pub struct ObservedServers {
-    pub collectors: Vec<Box<dyn Collector>>,
-    /// Their processes on this machine.
-    pub local_pids: Vec<u32>,
-    /// Each under its key among the observation's options.
-    pub recorded: RecordedServers,
-}
-
-/// Database servers observed, each under its engine's key.
-pub type RecordedServers = serde_json::Map<String, serde_json::Value>;
-
-/// A database server `strata observe` follows beside the OS's layers.
-pub struct ObservedServer {
-    pub collector: Box<dyn Collector>,
-    /// Its processes on this machine, followed as `--pid` follows one.
-    pub local_pids: Vec<u32>,
-    /// Its key among the observation's options and what the Recording
-    /// says there (the URL without its password, or that it was observed).
-    pub recorded_as: (&'static str, serde_json::Value),
-}
-
-/// The engines strata runs, in the order the embedded default prefers them.
-#[derive(Clone, Copy)]
-pub struct Registry(pub &'static [EngineEntry]);
-
-impl Registry {
-    /// `kind`'s entry.
-    pub fn entry(&self, kind: EngineKind) -> anyhow::Result<&'static EngineEntry> {
-        let Registry(entries) = *self;
-        entries
-            .iter()
-            .find(|entry| entry.kind == kind)
-            .ok_or_else(|| anyhow::anyhow!("--engine {}: not built into this strata", kind.name()))
-    }
-
-    /// The engine `--engine name` chooses.
-    pub fn named(&self, name: &str) -> anyhow::Result<EngineKind> {
-        let Registry(entries) = *self;
-        let chosen = entries.iter().find(|entry| entry.kind.is_named(name));
-        match chosen {
-            Some(entry) => Ok(entry.kind),
-            None => anyhow::bail!(
-                "--engine {name}: not an engine; accepted values: {}",
-                self.names().join(", ")
-            ),
-        }
-    }
-
-    /// Every engine's `--engine` value, in the registry's order.
-    pub fn names(&self) -> Vec<&'static str> {
-        let Registry(entries) = *self;
-        entries.iter().map(|entry| entry.kind.name()).collect()
-    }
-
-    /// Refuses `option` (as the user gave it) where `kind` lacks
-    /// `capability`, naming the engines that have it.
-    pub fn refuse_without(
-        &self,
-        kind: EngineKind,
-        capability: Capability,
-        option: &str,
-    ) -> anyhow::Result<()> {
-        if kind.can(capability) {
-            return Ok(());
-        }
-        let Registry(entries) = *self;
-        let having: Vec<&str> = entries
-            .iter()
-            .filter(|entry| entry.kind.can(capability))
-            .map(|entry| entry.kind.label())
-            .collect();
-        anyhow::bail!(
-            "{option} does not apply to --engine {} ({} only, so far)",
-            kind.name(),
-            having.join(" and ")
-        )
-    }
-
-    /// Refuses the first option given that needs a capability `kind`
-    /// lacks (`options`: each as the user writes it, whether it was given,
-    /// and what it needs).
-    pub fn refuse_given_without(
-        &self,
-        kind: EngineKind,
-        options: &[(&str, bool, Capability)],
-    ) -> anyhow::Result<()> {
-        let given = options.iter().filter(|(_, given, _)| *given);
-        for &(option, _, capability) in given {
-            self.refuse_without(kind, capability, option)?;
-        }
-        Ok(())
-    }
-
-    /// Refuses another engine's own option given for `kind`.
-    pub fn refuse_other_engines_options(
-        &self,
-        kind: EngineKind,
-        given: &EngineOptionMatches,
-    ) -> anyhow::Result<()> {
-        let Registry(entries) = *self;
-        let others: Vec<(&EngineOptions, &str)> = entries
-            .iter()
-            .filter(|entry| entry.kind != kind)
-            .map(|entry| (&entry.kind.0.options, entry.kind.label()))
-            .collect();
-        engine_options::refuse_others((&kind.0.options, kind.name()), &others, given)
-    }
-
-    /// The servers `strata observe` follows (each URL with the option that
-    /// gave it), each by the engine whose URL it is, else the first; a
-    /// second server of one engine is refused, as is an engine with no
-    /// server.
-    pub fn observe(&self, servers: &[(&str, &str)]) -> anyhow::Result<ObservedServers> {
-        let Registry(entries) = *self;
-        let first = entries.first().context("no database engine is built in")?;
-        let mut chosen: Vec<(EngineKind, &str)> = Vec::new();
-        for &(option, url) in servers {
-            let claimed = entries.iter().find(|entry| (entry.claims_db)(url));
-            let kind = claimed.unwrap_or(first).kind;
-            if let Some((_, before)) = chosen.iter().find(|(chosen, _)| *chosen == kind) {
-                bail!(
-                    "{before} and {option} each name a {} server: strata observe follows one \
-                     of each engine, give one",
-                    kind.label()
-                );
-            }
-            chosen.push((kind, option));
-        }
-        let mut observed = ObservedServers::default();
-        for ((kind, option), (_, url)) in chosen.into_iter().zip(servers) {
-            let Some(observe) = self.entry(kind)?.observe else {
-                bail!(
-                    "{option}: {} has no server for strata observe to follow",
-                    kind.label()
-                );
-            };
-            let server = observe(url).with_context(|| format!("{option} ({})", kind.label()))?;
-            let (key, value) = server.recorded_as;
-            observed.recorded.insert(key.to_string(), value);
-            observed.local_pids.extend(server.local_pids);
-            observed.collectors.push(server.collector);
-        }
-        Ok(observed)
-    }
-
-    /// `command` (`run`'s or `setup`'s) with every engine's own options.
-    pub fn with_engine_options(&self, command: clap::Command) -> clap::Command {
-        let Registry(entries) = *self;
-        entries.iter().fold(command, |command, entry| {
-            (entry.kind.0.options.augment)(command)
-        })
-    }
-
-    /// `--db` as `kind` shows it, or as the engine whose URL it is shows
-    /// it (another engine's password must not appear either).
-    pub fn shown_db(&self, kind: EngineKind, db: &str) -> anyhow::Result<String> {
-        let Registry(entries) = *self;
-        let claimed = entries.iter().find(|entry| (entry.claims_db)(db));
-        let entry = claimed.filter(|entry| entry.kind != kind);
-        (entry.unwrap_or(self.entry(kind)?).shown_db)(db)
-    }
-
-    /// The engine asked for; else the one whose URL `--db` is, else the
-    /// first's; with neither, the first that can run the embedded default
-    /// here (said when it is not the first).
-    pub fn choose(&self, data: &DataRequest) -> anyhow::Result<EngineKind> {
-        let Registry(entries) = *self;
-        let first = entries.first().context("no database engine is built in")?;
-        if let Some(name) = &data.engine {
-            return self.named(name);
-        }
-        if let Some(db) = &data.db {
-            let claimed = entries.iter().find(|entry| (entry.claims_db)(db));
-            return Ok(claimed.unwrap_or(first).kind);
-        }
-        let mut refused = Vec::new();
-        for entry in entries {
-            match (entry.embedded_here)(data) {
-                Ok(()) if refused.is_empty() => return Ok(entry.kind),
-                Ok(()) => {
-                    strata_core::note::note(&format!(
-                        "strata: {}: running the embedded default on {} instead (--engine {})",
-                        refused.join("; "),
-                        entry.kind.label(),
-                        entry.kind.name()
-                    ));
-                    return Ok(entry.kind);
-                }
-                Err(error) => refused.push(format!("{error:#}")),
-            }
-        }
-        anyhow::bail!(
-            "no engine can run the embedded default here: {}",
-            refused.join("; ")
-        )
-    }
-}
-
 /// One database engine, configured for one `strata run` or `strata setup`.
 pub trait DatabaseEngine {
     fn kind(&self) -> EngineKind;
 
-    /// Loads what is missing and, unless the configuration says setup only,
-    /// runs and measures the workload. Stops early, with a partial result
-    /// where there is one, when `interrupt` is set; leaves no server or file
-    /// behind that it started or made, unless asked to keep them.
+    /// Provisions the database (or takes the user's), runs the
+    /// [`Skeleton`] on it and, unless asked to keep them, removes the
+    /// server or file it made. Stops early, with a partial result where
+    /// there is one, when `interrupt` is set.
     fn run(
         self: Box<Self>,
         interrupt: &AtomicBool,
@@ -274,28 +64,124 @@ pub trait DatabaseEngine {
     ) -> anyhow::Result<SlobOutcome>;
 }
 
-/// The measured part of every engine's run, once the data set is loaded
-/// and the environment known: what the run asks of it.
-pub struct MeasuredPart<'a> {
+/// One engine's steps of a run on its provisioned database, each called
+/// once by [`Skeleton::run`] in the order of this module's doc.
+pub trait EngineRun {
+    /// The database and its host as the Recording's header holds them.
+    type Environment: Serialize;
+    /// One measured window, accounted for and judged.
+    type Window: MeasuredWindow;
+    /// What the run gives the engine's `DatabaseEngine::run`.
+    type Outcome;
+    /// What every window of the run shares.
+    type Windows<'a>: EngineWindows<Window = Self::Window>
+    where
+        Self: 'a;
+
+    /// Connects, reaches the server host's agents and refuses what cannot
+    /// work, before any load.
+    fn reach(&mut self, observer: &mut dyn RunObserver) -> anyhow::Result<()>;
+
+    /// Loads what the plan needs and is missing; `None`: the run checked
+    /// that nothing is.
+    fn load(
+        &mut self,
+        interrupt: &AtomicBool,
+        observer: &mut dyn RunObserver,
+    ) -> anyhow::Result<Option<LoadReport>>;
+
+    /// The database and its host once loaded.
+    fn environment(&mut self) -> anyhow::Result<Self::Environment>;
+
+    /// Readies the database for the windows: the page cache kept out.
+    fn before_windows(
+        &mut self,
+        environment: &mut Self::Environment,
+        observer: &mut dyn RunObserver,
+    ) -> anyhow::Result<()>;
+
+    /// The layers the Recording samples each second beside the windows.
+    fn collectors(&mut self, environment: &Self::Environment) -> Vec<Box<dyn Collector>>;
+
+    /// The windows, each edge on the sampler's `clock` when there is one.
+    fn windows<'a>(
+        &'a mut self,
+        environment: &'a Self::Environment,
+        clock: Option<SampleClock>,
+    ) -> anyhow::Result<Self::Windows<'a>>;
+
+    /// Stops what `before_windows` started, also when a window failed
+    /// (`window`: `None`), and takes what the window of the run's result
+    /// says of the environment.
+    fn after_windows(
+        &mut self,
+        environment: &mut Self::Environment,
+        window: Option<&mut Self::Window>,
+    );
+
+    /// The run's result: `measured` is `None` for `strata setup`.
+    fn outcome(
+        self,
+        environment: Self::Environment,
+        load: Option<LoadReport>,
+        measured: Option<Measured<Self::Window>>,
+    ) -> Self::Outcome;
+}
+
+/// What the run asks of every engine: its Recording, sessions, sweep, and
+/// whether it loads alone (`strata setup`).
+pub struct Skeleton<'a> {
     /// The run's Recording, open since before any work.
     pub record: Option<&'a RunRecorder>,
     pub driver: &'a DriverOptions,
     pub sweep: Option<&'a SweepRequest>,
+    pub setup_only: bool,
 }
 
 /// How often the layers are sampled for the Recording.
 pub const SAMPLE_EVERY: Duration = Duration::from_secs(1);
 
-impl MeasuredPart<'_> {
-    /// In order: the Recording's environment and load, the layers
-    /// (`collectors`) sampled each second beside the windows, the engine's
-    /// `windows` (on the sampler's clock) run as one window or the sweep,
-    /// and the sampler stopped, also when a window failed.
-    pub fn measure<E: EngineWindows>(
+impl Skeleton<'_> {
+    /// The run on `engine`'s provisioned database, hook by hook.
+    pub fn run<E: EngineRun>(
         &self,
-        (environment, load): (&impl Serialize, Option<&LoadReport>),
-        collectors: impl FnOnce() -> Vec<Box<dyn Collector>>,
-        windows: impl FnOnce(Option<SampleClock>) -> anyhow::Result<E>,
+        mut engine: E,
+        interrupt: &AtomicBool,
+        observer: &mut dyn RunObserver,
+    ) -> anyhow::Result<E::Outcome> {
+        engine.reach(observer)?;
+        let load = engine.load(interrupt, observer)?;
+        let mut environment = engine.environment()?;
+        if self.setup_only {
+            return Ok(engine.outcome(environment, load, None));
+        }
+        engine.before_windows(&mut environment, observer)?;
+        let measured = self.measure(
+            &mut engine,
+            (&environment, load.as_ref()),
+            interrupt,
+            observer,
+        );
+        let mut measured = match measured {
+            Ok(measured) => measured,
+            Err(error) => {
+                engine.after_windows(&mut environment, None);
+                return Err(error);
+            }
+        };
+        engine.after_windows(&mut environment, Some(&mut measured.window));
+        measured.record(self.record, &environment)?;
+        Ok(engine.outcome(environment, load, Some(measured)))
+    }
+
+    /// The Recording's environment and load written, the layers sampled
+    /// each second beside the engine's windows (on the sampler's clock) run
+    /// as one window or the sweep, and the sampler stopped, also when a
+    /// window failed.
+    fn measure<E: EngineRun>(
+        &self,
+        engine: &mut E,
+        (environment, load): (&E::Environment, Option<&LoadReport>),
         interrupt: &AtomicBool,
         observer: &mut dyn RunObserver,
     ) -> anyhow::Result<Measured<E::Window>> {
@@ -303,24 +189,25 @@ impl MeasuredPart<'_> {
             Some(recorder) => {
                 recorder.begin(environment, load)?;
                 let each = recorder.sample_writer();
+                let collectors = engine.collectors(environment);
                 Some(BackgroundSampler::start_writing(
-                    collectors(),
+                    collectors,
                     SAMPLE_EVERY,
                     each,
                 ))
             }
             None => None,
         };
-        let measured =
-            windows(sampler.as_ref().map(BackgroundSampler::clock)).and_then(|mut windows| {
-                crate::sweep::windows::measure(
-                    &mut windows,
-                    self.driver,
-                    self.sweep,
-                    interrupt,
-                    observer,
-                )
-            });
+        let clock = sampler.as_ref().map(BackgroundSampler::clock);
+        let measured = engine.windows(environment, clock).and_then(|mut windows| {
+            crate::sweep::windows::measure(
+                &mut windows,
+                self.driver,
+                self.sweep,
+                interrupt,
+                observer,
+            )
+        });
         sampler.map(BackgroundSampler::finish);
         measured
     }
@@ -352,92 +239,5 @@ impl<W: MeasuredWindow> Measured<W> {
                     .map(|(points, summary)| (points.as_slice(), summary)),
             },
         )
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// An engine with `capabilities`, known by `name` and `label` only.
-    macro_rules! engine {
-        ($name:literal, $label:literal, $capabilities:expr) => {
-            EngineEntry {
-                kind: EngineKind(&EngineTraits {
-                    recorded: &strata_recording::environment::RecordedEngine {
-                        name: $name,
-                        label: $label,
-                        cache: None,
-                    },
-                    aliases: &[],
-                    has_server: true,
-                    capabilities: $capabilities,
-                    log_directory: "",
-                    without_counters: "",
-                    blocks_read: "",
-                    options: EngineOptions::NONE,
-                }),
-                claims_db: |_| false,
-                embedded_here: |_| Ok(()),
-                defaults: |_| unreachable!(),
-                shown_db: |db| Ok(db.to_string()),
-                configure: |_, _| anyhow::bail!("not built in tests"),
-                observe: None,
-            }
-        };
-    }
-
-    const REGISTRY: Registry = Registry(&[
-        engine!("first", "First", &[Capability::Sweep, Capability::Shards]),
-        engine!("second", "Second", &[]),
-        engine!("third", "Third", &[Capability::Sweep]),
-    ]);
-
-    #[test]
-    fn an_option_an_engine_cannot_take_is_refused_naming_those_that_can() {
-        let error = |name: &str, capability, option| {
-            let kind = REGISTRY.named(name).unwrap();
-            let refused = REGISTRY.refuse_without(kind, capability, option);
-            format!("{:#}", refused.unwrap_err())
-        };
-        assert_eq!(
-            error("second", Capability::Sweep, "--sweep-sessions"),
-            "--sweep-sessions does not apply to --engine second (First and Third only, so far)"
-        );
-        assert_eq!(
-            error("third", Capability::Shards, "--shard 1/2"),
-            "--shard 1/2 does not apply to --engine third (First only, so far)"
-        );
-        let first = REGISTRY.named("first").unwrap();
-        assert!(REGISTRY
-            .refuse_without(first, Capability::Shards, "--shard 1/2")
-            .is_ok());
-    }
-
-    #[test]
-    fn observe_refuses_two_servers_of_one_engine_and_an_engine_without_one() {
-        let refused = |servers: &[(&str, &str)]| match REGISTRY.observe(servers) {
-            Ok(_) => panic!("{servers:?} accepted"),
-            Err(error) => format!("{error:#}"),
-        };
-        assert_eq!(
-            refused(&[("--db", "one"), ("--mariadb", "two")]),
-            "--db and --mariadb each name a First server: strata observe follows one of each \
-             engine, give one"
-        );
-        assert_eq!(
-            refused(&[("--db", "one")]),
-            "--db: First has no server for strata observe to follow"
-        );
-        assert!(REGISTRY.observe(&[]).is_ok());
-    }
-
-    #[test]
-    fn an_engine_not_in_the_registry_is_refused_naming_those_that_are() {
-        let refused = format!("{:#}", REGISTRY.named("oracle").unwrap_err());
-        assert_eq!(
-            refused,
-            "--engine oracle: not an engine; accepted values: first, second, third"
-        );
     }
 }

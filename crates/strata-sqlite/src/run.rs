@@ -13,16 +13,18 @@ use crate::environment::{environment, sqlite_version_num};
 use crate::figures::EdgeTaker;
 use crate::session::SqliteOpener;
 use crate::setup::{setup, SetupOptions};
-use crate::window::Windows;
+use crate::window::{SqliteWindow, Windows};
 use anyhow::{bail, ensure, Context};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
+use strata_core::metrics::Collector;
 use strata_db::pagecache::PageCacheMethod;
 use strata_db::workdir::WorkDir;
+use strata_observe::background::SampleClock;
 use strata_run::accounting::local_collectors;
-use strata_run::engine::MeasuredPart;
+use strata_run::engine::{EngineRun, Measured, Skeleton};
 use strata_run::outcome::data_set_bytes_in_blocks_of;
-use strata_run::outcome::{PageCacheChoice, RunObserver, SlobOutcome};
+use strata_run::outcome::{PageCacheChoice, RunEnvironment, RunObserver, SlobOutcome};
 use strata_run::recorder::RunRecorder;
 use strata_run::verdict::CacheFit;
 use strata_slob::load::LoadReport;
@@ -160,42 +162,98 @@ fn run_on(
     observer: &mut dyn RunObserver,
     interrupt: &AtomicBool,
 ) -> anyhow::Result<SlobOutcome> {
-    let load = load(config, path, observer, interrupt)?;
-    let page_bytes = file_page_bytes(&open_read_only(path)?)?;
-    let plan = &config.driver.plan;
-    let mut environment = environment(path, page_bytes, PageCacheMethod::Unlimited, plan);
-    if let SqliteDatabase::Temporary { work_dir } = &config.database {
-        environment.work_directory = Some(work_dir.clone());
-    }
-    if config.setup_only {
-        return Ok(SlobOutcome {
-            environment,
-            load: Some(load),
-            figures: None,
-            kept: None,
-            engine_figures: None,
-            sweep: None,
-        });
-    }
-    let evictor = match config.page_cache {
-        PageCacheChoice::Unlimited => None,
-        _ => {
-            observer.phase(&format!("dropping the file's pages from the page cache (posix_fadvise DONTNEED, then every {} ms)", EVICT_EVERY.as_millis()));
-            environment.page_cache = PageCacheMethod::Evicted {
-                interval_ms: EVICT_EVERY.as_millis() as u64,
-            };
-            Some(Evictor::start(path)?)
-        }
-    };
-    let part = MeasuredPart {
+    let skeleton = Skeleton {
         record: config.record.as_ref(),
         driver: &config.driver,
         sweep: None,
+        setup_only: config.setup_only,
     };
-    let windows = |sample_clock| {
+    let run = SqliteRun {
+        config,
+        path,
+        page_bytes: 0,
+        evictor: None,
+    };
+    skeleton.run(run, interrupt, observer)
+}
+
+/// The run on one file, as strata-run's skeleton calls it: the file is
+/// made and loaded, its pages dropped from the page cache during the
+/// windows, the sessions' edges taken from the OS alone.
+struct SqliteRun<'a> {
+    config: &'a SqliteRunConfig,
+    path: &'a Path,
+    /// The file's page size, once loaded.
+    page_bytes: u32,
+    /// Drops the file's pages from the page cache during the windows.
+    evictor: Option<Evictor>,
+}
+
+impl EngineRun for SqliteRun<'_> {
+    type Environment = RunEnvironment;
+    type Window = SqliteWindow;
+    type Outcome = SlobOutcome;
+    type Windows<'a>
+        = Windows<'a>
+    where
+        Self: 'a;
+
+    /// Nothing to connect to: the file is opened by each session.
+    fn reach(&mut self, _: &mut dyn RunObserver) -> anyhow::Result<()> {
+        Ok(())
+    }
+
+    fn load(
+        &mut self,
+        interrupt: &AtomicBool,
+        observer: &mut dyn RunObserver,
+    ) -> anyhow::Result<Option<LoadReport>> {
+        let load = load(self.config, self.path, observer, interrupt)?;
+        self.page_bytes = file_page_bytes(&open_read_only(self.path)?)?;
+        Ok(Some(load))
+    }
+
+    fn environment(&mut self) -> anyhow::Result<RunEnvironment> {
+        let plan = &self.config.driver.plan;
+        let unlimited = PageCacheMethod::Unlimited;
+        let mut environment = environment(self.path, self.page_bytes, unlimited, plan);
+        if let SqliteDatabase::Temporary { work_dir } = &self.config.database {
+            environment.work_directory = Some(work_dir.clone());
+        }
+        Ok(environment)
+    }
+
+    fn before_windows(
+        &mut self,
+        environment: &mut RunEnvironment,
+        observer: &mut dyn RunObserver,
+    ) -> anyhow::Result<()> {
+        if let PageCacheChoice::Unlimited = self.config.page_cache {
+            return Ok(());
+        }
+        observer.phase(&format!("dropping the file's pages from the page cache (posix_fadvise DONTNEED, then every {} ms)", EVICT_EVERY.as_millis()));
+        environment.page_cache = PageCacheMethod::Evicted {
+            interval_ms: EVICT_EVERY.as_millis() as u64,
+        };
+        self.evictor = Some(Evictor::start(self.path)?);
+        Ok(())
+    }
+
+    fn collectors(&mut self, environment: &RunEnvironment) -> Vec<Box<dyn Collector>> {
+        local_collectors(&environment.devices, Vec::new())
+    }
+
+    fn windows<'a>(
+        &'a mut self,
+        environment: &'a RunEnvironment,
+        sample_clock: Option<SampleClock>,
+    ) -> anyhow::Result<Windows<'a>> {
+        let config = self.config;
+        let page_bytes = self.page_bytes;
+        let plan = &config.driver.plan;
         Ok(Windows {
             opener: SqliteOpener {
-                path,
+                path: self.path,
                 cache_kib: config.session_cache_bytes / 1024,
             },
             edges: EdgeTaker {
@@ -211,26 +269,27 @@ fn run_on(
             },
             tolerate_failures: config.driver.tolerate_failures,
         })
-    };
-    let collectors = || local_collectors(&environment.devices, Vec::new());
-    let measured = part.measure(
-        (&environment, Some(&load)),
-        collectors,
-        windows,
-        interrupt,
-        observer,
-    );
-    evictor.map(Evictor::finish);
-    let measured = measured?;
-    measured.record(config.record.as_ref(), &environment)?;
-    Ok(SlobOutcome {
-        environment,
-        load: Some(load),
-        figures: Some(measured.window.figures),
-        kept: None,
-        engine_figures: None,
-        sweep: None,
-    })
+    }
+
+    fn after_windows(&mut self, _: &mut RunEnvironment, _: Option<&mut SqliteWindow>) {
+        self.evictor.take().map(Evictor::finish);
+    }
+
+    fn outcome(
+        self,
+        environment: RunEnvironment,
+        load: Option<LoadReport>,
+        measured: Option<Measured<SqliteWindow>>,
+    ) -> SlobOutcome {
+        SlobOutcome {
+            environment,
+            load,
+            figures: measured.map(|measured| measured.window.figures),
+            kept: None,
+            engine_figures: None,
+            sweep: None,
+        }
+    }
 }
 
 fn load(

@@ -16,7 +16,7 @@ use crate::counters::server_version_num;
 use crate::load::{loads_complete, setup, LoadOptions, LoadReport};
 use crate::locality::{locate, Locality};
 use crate::read_path::{self, backend_types, read_path_of, ReadPathRequest, ReadPathSettings};
-use anyhow::bail;
+use anyhow::{bail, Context};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
@@ -30,7 +30,7 @@ use strata_probe::blockdev::{device_of_path, physical_devices, BlockDevice};
 use strata_probe::collectors::ProcessDelayCollector;
 use strata_run::accounting::RunDevices;
 use strata_run::edge::Edge;
-use strata_run::engine::{Measured, MeasuredPart};
+use strata_run::engine::{EngineRun, Measured, Skeleton};
 use strata_run::outcome::{
     data_set_bytes, KeptInfo, PageCacheChoice, RunEnvironment, RunObserver, SlobOutcome,
 };
@@ -48,7 +48,7 @@ mod window;
 
 use page_cache::{keep_cache_out, page_cache_limit};
 use space::{check_free_space, name_a_full_filesystem};
-use window::WindowContext;
+use window::{Window, WindowContext};
 
 /// Which server the run uses.
 pub enum Database {
@@ -120,7 +120,7 @@ pub fn run_slob(
                 other_edges: OnceLock::new(),
                 sample_clock: OnceLock::new(),
             };
-            runtime.block_on(drive(&config, &server, interrupt, observer))
+            drive(&config, &server, &runtime, interrupt, observer)
         }
     }
 }
@@ -158,8 +158,7 @@ fn on_a_throwaway_cluster(
         other_edges: OnceLock::new(),
         sample_clock: OnceLock::new(),
     };
-    let mut outcome = runtime
-        .block_on(drive(config, &server, interrupt, observer))
+    let mut outcome = drive(config, &server, runtime, interrupt, observer)
         .map_err(|error| name_a_full_filesystem(error, &work_dir.path, free_at_start, plan))?;
     if *keep {
         let kept = cluster.keep();
@@ -277,117 +276,203 @@ async fn reach_agent(
     Ok(agent)
 }
 
-async fn drive(
+/// The run on `server`, by strata-run's skeleton, on `runtime` (the
+/// skeleton is synchronous, the connections are not).
+fn drive(
     config: &SlobConfig,
     server: &Server<'_>,
+    runtime: &tokio::runtime::Runtime,
     interrupt: &AtomicBool,
     observer: &mut dyn RunObserver,
 ) -> anyhow::Result<SlobOutcome> {
-    let client = connect(&server.target).await?;
-    let version_num = server_version_num(&client).await?;
-    let read_settings = ReadPathSettings::read(&client, version_num).await?;
-    if server.cluster.is_none() {
-        read_settings.check_unchanged(&config.read_path, &server.target.redacted())?;
-    }
-    let mut environment = environment(config, server, &client, &read_settings).await;
-    follow_hosts(config, server, &client, &mut environment).await?;
-    if server.cluster.is_none() {
-        if let Some(dir) = &environment.data_directory {
-            check_free_space(dir, &config.driver.plan)?;
-        }
-        if !config.setup_only {
-            if let Some(fit) = shared_buffers_fit(&client, &config.driver.plan).await {
-                fit.warn_before_the_run();
-            }
-        }
-    }
-    let pg_config = server.target.config();
-    let load = load_if_needed(config, server, &pg_config, interrupt, observer).await?;
-    if config.setup_only {
-        return Ok(SlobOutcome {
-            environment,
-            load,
-            figures: None,
-            kept: None,
-            engine_figures: None,
-            sweep: None,
-        });
-    }
-    let connected = (&client, version_num);
-    measure_and_record(
-        config,
-        server,
-        connected,
-        (environment, load),
-        interrupt,
-        observer,
-    )
-    .await
-}
-
-/// The measured part of the run on the loaded data set: the page cache
-/// kept out, the windows with PostgreSQL's edges, and the Recording.
-async fn measure_and_record(
-    config: &SlobConfig,
-    server: &Server<'_>,
-    (client, version_num): (&tokio_postgres::Client, u32),
-    (mut environment, load): (RunEnvironment, Option<LoadReport>),
-    interrupt: &AtomicBool,
-    observer: &mut dyn RunObserver,
-) -> anyhow::Result<SlobOutcome> {
-    environment.page_cache = match server.cluster.is_none() && environment.data_directory.is_none()
-    {
-        true => PageCacheMethod::OtherHost,
-        false => keep_cache_out(config.page_cache, &server.page_cache, observer)?,
-    };
-    let kinds = match &config.record {
-        Some(_) => backend_types(client).await.unwrap_or_default(),
-        None => BTreeMap::new(),
-    };
-    let context = WindowContext {
-        config,
-        server,
-        client,
-        version_num,
-        devices: &environment.devices,
-        shared_buffers: shared_buffers_bytes(client).await,
-    };
-    let part = MeasuredPart {
+    let _entered = runtime.enter();
+    let skeleton = Skeleton {
         record: config.record.as_ref(),
         driver: &config.driver,
         sweep: config.sweep.as_ref(),
+        setup_only: config.setup_only,
     };
-    let collectors = || layer_collectors(server, &environment.devices, kinds);
-    let windows = |clock: Option<SampleClock>| {
-        if let Some(clock) = clock {
-            let _ = server.sample_clock.set(clock);
-        }
-        Ok(&context)
+    let run = PostgresRun {
+        config,
+        server,
+        runtime,
+        reached: None,
+        environment: None,
+        backend_types: BTreeMap::new(),
+        shared_buffers: None,
     };
-    let measured = tokio::task::block_in_place(|| {
-        part.measure(
-            (&environment, load.as_ref()),
-            collectors,
-            windows,
-            interrupt,
-            observer,
-        )
-    });
-    let mut measured = measured?;
-    environment.shard = measured.window.shard.take();
-    if let Some(method) = measured.window.page_cache.take() {
-        environment.page_cache = method;
+    skeleton.run(run, interrupt, observer)
+}
+
+/// The run on one server, as strata-run's skeleton calls it.
+struct PostgresRun<'a> {
+    config: &'a SlobConfig,
+    server: &'a Server<'a>,
+    runtime: &'a tokio::runtime::Runtime,
+    reached: Option<Reached>,
+    /// Found when the server was reached, until the skeleton takes it.
+    environment: Option<RunEnvironment>,
+    /// Each server process's backend type, for the Recording's sampler.
+    backend_types: BTreeMap<u32, String>,
+    shared_buffers: Option<u64>,
+}
+
+/// The connection the edges are taken on, and the server's version.
+struct Reached {
+    client: tokio_postgres::Client,
+    version_num: u32,
+}
+
+impl PostgresRun<'_> {
+    fn reached(&self) -> anyhow::Result<&Reached> {
+        self.reached.as_ref().context("the server was not reached")
     }
-    measured.record(config.record.as_ref(), &environment)?;
-    let Measured { window, sweep } = measured;
-    Ok(SlobOutcome {
-        environment,
-        load,
-        figures: Some(window.figures),
-        kept: None,
-        engine_figures: None,
-        sweep: sweep.map(|(_, summary)| summary),
-    })
+
+    /// Connects, reads the read path, finds the environment and follows
+    /// the hosts; on the user's server, checks the free space beside the
+    /// data set and warns when shared_buffers holds it.
+    async fn reach(&self) -> anyhow::Result<(Reached, RunEnvironment)> {
+        let (config, server) = (self.config, self.server);
+        let client = connect(&server.target).await?;
+        let version_num = server_version_num(&client).await?;
+        let read_settings = ReadPathSettings::read(&client, version_num).await?;
+        if server.cluster.is_none() {
+            read_settings.check_unchanged(&config.read_path, &server.target.redacted())?;
+        }
+        let mut environment = environment(config, server, &client, &read_settings).await;
+        follow_hosts(config, server, &client, &mut environment).await?;
+        if server.cluster.is_none() {
+            if let Some(dir) = &environment.data_directory {
+                check_free_space(dir, &config.driver.plan)?;
+            }
+            if !config.setup_only {
+                if let Some(fit) = shared_buffers_fit(&client, &config.driver.plan).await {
+                    fit.warn_before_the_run();
+                }
+            }
+        }
+        let reached = Reached {
+            client,
+            version_num,
+        };
+        Ok((reached, environment))
+    }
+}
+
+impl EngineRun for PostgresRun<'_> {
+    type Environment = RunEnvironment;
+    type Window = Window;
+    type Outcome = SlobOutcome;
+    type Windows<'a>
+        = WindowContext<'a>
+    where
+        Self: 'a;
+
+    fn reach(&mut self, _: &mut dyn RunObserver) -> anyhow::Result<()> {
+        let (reached, environment) = self.runtime.block_on(PostgresRun::reach(self))?;
+        self.reached = Some(reached);
+        self.environment = Some(environment);
+        Ok(())
+    }
+
+    fn load(
+        &mut self,
+        interrupt: &AtomicBool,
+        observer: &mut dyn RunObserver,
+    ) -> anyhow::Result<Option<LoadReport>> {
+        let (config, server) = (self.config, self.server);
+        let pg_config = server.target.config();
+        let load = load_if_needed(config, server, &pg_config, interrupt, observer);
+        self.runtime.block_on(load)
+    }
+
+    fn environment(&mut self) -> anyhow::Result<RunEnvironment> {
+        self.environment
+            .take()
+            .context("the server was not reached")
+    }
+
+    /// The page cache kept out, and what the sampler and windows read of
+    /// the server once.
+    fn before_windows(
+        &mut self,
+        environment: &mut RunEnvironment,
+        observer: &mut dyn RunObserver,
+    ) -> anyhow::Result<()> {
+        let (config, server) = (self.config, self.server);
+        let unobserved = server.cluster.is_none() && environment.data_directory.is_none();
+        environment.page_cache = match unobserved {
+            true => PageCacheMethod::OtherHost,
+            false => keep_cache_out(config.page_cache, &server.page_cache, observer)?,
+        };
+        let client = &self.reached()?.client;
+        let (backend_types, shared_buffers) = self.runtime.block_on(async {
+            let kinds = match &config.record {
+                Some(_) => backend_types(client).await.unwrap_or_default(),
+                None => BTreeMap::new(),
+            };
+            (kinds, shared_buffers_bytes(client).await)
+        });
+        self.backend_types = backend_types;
+        self.shared_buffers = shared_buffers;
+        Ok(())
+    }
+
+    fn collectors(&mut self, environment: &RunEnvironment) -> Vec<Box<dyn Collector>> {
+        let backend_types = std::mem::take(&mut self.backend_types);
+        layer_collectors(self.server, &environment.devices, backend_types)
+    }
+
+    fn windows<'a>(
+        &'a mut self,
+        environment: &'a RunEnvironment,
+        clock: Option<SampleClock>,
+    ) -> anyhow::Result<WindowContext<'a>> {
+        if let Some(clock) = clock {
+            let _ = self.server.sample_clock.set(clock);
+        }
+        let reached = self.reached()?;
+        Ok(WindowContext {
+            config: self.config,
+            server: self.server,
+            client: &reached.client,
+            version_num: reached.version_num,
+            devices: &environment.devices,
+            shared_buffers: self.shared_buffers,
+        })
+    }
+
+    /// A shard's part of the rendezvous, and how the window kept the page
+    /// cache out when it limited it.
+    fn after_windows(&mut self, environment: &mut RunEnvironment, window: Option<&mut Window>) {
+        let Some(window) = window else {
+            return;
+        };
+        environment.shard = window.shard.take();
+        if let Some(method) = window.page_cache.take() {
+            environment.page_cache = method;
+        }
+    }
+
+    fn outcome(
+        self,
+        environment: RunEnvironment,
+        load: Option<LoadReport>,
+        measured: Option<Measured<Window>>,
+    ) -> SlobOutcome {
+        let (figures, sweep) = match measured {
+            Some(Measured { window, sweep }) => (Some(window.figures), sweep),
+            None => (None, None),
+        };
+        SlobOutcome {
+            environment,
+            load,
+            figures,
+            kept: None,
+            engine_figures: None,
+            sweep: sweep.map(|(_, summary)| summary),
+        }
+    }
 }
 
 /// `--agent`: the server's host through its agent, and the other hosts

@@ -252,7 +252,7 @@ impl MeasuredWindow for Window {
 /// The windows for strata-run's loop, each run to its end on the run's
 /// runtime (the loop is synchronous, the sessions are not). The cached
 /// window is not limited: its data set is in shared_buffers on purpose.
-impl EngineWindows for &WindowContext<'_> {
+impl EngineWindows for WindowContext<'_> {
     type Window = Window;
 
     fn window(
