@@ -16,7 +16,7 @@
 
 use anyhow::{bail, Context};
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use strata_core::histogram::LatencyHistogram;
 use strata_core::verdict::{Reason, Verdict};
 use strata_recording::environment::{MergedShards, ShardRecord, ShardSummary};
@@ -31,6 +31,18 @@ use strata_recording::run::{
 pub const START_SKEW_MS: f64 = 50.0;
 
 const OPERATIONS: [&str; 4] = ["select", "update", "commit", "scan"];
+
+/// The shards at `paths` merged into the new file `output`; an `output`
+/// that exists is refused before any shard is read.
+pub fn merge_into(paths: &[PathBuf], output: &Path) -> anyhow::Result<()> {
+    if output.exists() {
+        bail!(
+            "-o {}: the file exists; strata writes only files it makes (give another name)",
+            output.display()
+        );
+    }
+    merge_files(paths)?.write_to(output)
+}
 
 /// The shards at `paths`, read and merged. Layer samples are read only of
 /// the first shard of each host, the ones the merged run keeps.

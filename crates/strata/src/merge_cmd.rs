@@ -1,9 +1,8 @@
 //! `strata merge -o RUN.strata A B C…`: the Recordings of one run's
 //! shards written as the one Recording of the run.
 //!
-//! Not for: merging (strata-recording's `merge`).
+//! Not for: merging (strata-run's `merge`).
 
-use anyhow::bail;
 use clap::Args;
 use std::path::PathBuf;
 
@@ -18,14 +17,7 @@ pub struct MergeArgs {
 }
 
 pub fn run(args: MergeArgs) -> anyhow::Result<i32> {
-    if args.output.exists() {
-        bail!(
-            "-o {}: the file exists; strata writes only files it makes (give another name)",
-            args.output.display()
-        );
-    }
-    let merged = strata_run::merge::merge_files(&args.shards)?;
-    merged.write_to(&args.output)?;
+    strata_run::merge::merge_into(&args.shards, &args.output)?;
     crate::note!(
         "strata: the merged run written to {}",
         args.output.display()

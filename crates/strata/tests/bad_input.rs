@@ -460,3 +460,30 @@ fn more_sessions_than_the_page_cache_limit_can_hold_are_refused_before_any_work(
     assert!(cluster_dirs_in(dir.path()).is_empty());
     assert!(!dir.path().read_dir().unwrap().any(|_| true), "files left");
 }
+
+/// `strata merge -o FILE` onto a file that exists is refused before any
+/// shard is read (the shards named here do not exist), and the file is
+/// left as it was.
+#[test]
+fn a_merge_onto_an_existing_file_is_refused_and_the_file_kept() {
+    let dir = scratch();
+    let existing = dir.path().join("run.strata");
+    std::fs::write(&existing, "someone's file\n").unwrap();
+    let args = [
+        "merge",
+        "-o",
+        "run.strata",
+        "shard-1.strata",
+        "shard-2.strata",
+    ];
+    let output = run(&args, dir.path());
+    let stderr = stderr_of(&output);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("-o run.strata: the file exists"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("shard-1"), "a shard was read: {stderr}");
+    let kept = std::fs::read_to_string(&existing).unwrap();
+    assert_eq!(kept, "someone's file\n");
+}
