@@ -7,8 +7,8 @@ use crate::kind::KIND;
 use crate::options::MariaDbOptions;
 use crate::MariaDbEngine;
 use anyhow::bail;
-use strata_run::engine::{EngineEntry, ObservedServer};
 use strata_run::options::DataRequest;
+use strata_run::registry::{EngineEntry, ObservedServer};
 use strata_run::request::{work_dir, EngineDefaults, EngineRequest};
 
 /// MariaDB in the registry: `--db mysql://…` (or `mariadb://`), never the

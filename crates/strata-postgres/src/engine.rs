@@ -10,9 +10,10 @@ use crate::options::PostgresOptions;
 use crate::run::{run_slob, Database, SlobConfig};
 use anyhow::bail;
 use std::sync::atomic::AtomicBool;
-use strata_run::engine::{DatabaseEngine, EngineEntry, EngineKind, ObservedServer};
+use strata_run::engine::{DatabaseEngine, EngineKind};
 use strata_run::options::DataRequest;
 use strata_run::outcome::{RunObserver, SlobOutcome};
+use strata_run::registry::{EngineEntry, ObservedServer};
 use strata_run::request::{EngineDefaults, EngineRequest};
 
 /// PostgreSQL in the registry: the first engine, so the embedded default

@@ -1,9 +1,9 @@
 //! The database-engine plug-in point: what `strata run` and `strata setup`
 //! need from a database, and the run's skeleton every engine shares.
 //!
-//! A run, in order: `job` resolves the options against the
-//! [`Registry`](crate::registry::Registry) (the engine, its capabilities
-//! and its own options checked, the Recording opened); the engine's
+//! A run, in order: `job` resolves the options against the engines'
+//! `registry` (the engine, its capabilities and its own options checked,
+//! the Recording opened); the engine's
 //! [`DatabaseEngine::run`] provisions its database (starts a throwaway
 //! server, makes a file) or takes the user's, runs [`Skeleton::run`] on it,
 //! and removes what it made, also on an error or an interrupt; the binary
@@ -33,9 +33,6 @@
 //! printing (`output`).
 
 pub use crate::outcome::{Capability, EngineFigures, EngineKind, EngineTraits};
-pub use crate::registry::{
-    EngineEntry, ObservedServer, ObservedServers, RecordedServers, Registry,
-};
 pub use crate::sweep::windows::{EngineWindows, Measured, MeasuredWindow, WindowPurpose};
 
 use crate::outcome::{RunObserver, SlobOutcome};
@@ -239,5 +236,210 @@ impl<W: MeasuredWindow> Measured<W> {
                     .map(|(points, summary)| (points.as_slice(), summary)),
             },
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The skeleton's order, on an engine that only notes which hook was
+    //! called: no database is measured here (every engine's tests run the
+    //! skeleton on its real database).
+
+    use super::*;
+    use crate::accounting::RunFigures;
+    use crate::outcome::RunObserver;
+    use crate::sweep::WindowBlocks;
+    use std::cell::RefCell;
+    use std::rc::Rc;
+    use strata_slob::schema::SchemaPlan;
+    use strata_slob::session::RunOutcome;
+
+    /// The hooks called, in order; `window_fails`: its one window fails.
+    #[derive(Default)]
+    struct Noted {
+        calls: Rc<RefCell<Vec<String>>>,
+        window_fails: bool,
+    }
+
+    impl Noted {
+        fn note(&self, call: String) {
+            self.calls.borrow_mut().push(call);
+        }
+    }
+
+    struct NotedWindow;
+
+    impl MeasuredWindow for NotedWindow {
+        fn figures(&self) -> &RunFigures {
+            unreachable!("without a Recording the skeleton reads no figure")
+        }
+        fn blocks(&self) -> WindowBlocks {
+            unreachable!("a sweep's, and there is none")
+        }
+        fn outcome(&self) -> &RunOutcome {
+            unreachable!("without a Recording the skeleton reads no outcome")
+        }
+        fn start_unix_s(&self) -> f64 {
+            unreachable!("a sweep's, and there is none")
+        }
+    }
+
+    impl EngineWindows for &mut Noted {
+        type Window = NotedWindow;
+
+        fn window(
+            &mut self,
+            _: DriverOptions,
+            purpose: WindowPurpose,
+            _: &AtomicBool,
+            _: &mut dyn RunObserver,
+        ) -> anyhow::Result<NotedWindow> {
+            self.note(format!("window {purpose:?}"));
+            anyhow::ensure!(!self.window_fails, "the window failed");
+            Ok(NotedWindow)
+        }
+
+        fn cache_and_block_bytes(&self) -> (u64, u64) {
+            unreachable!("a sweep's, and there is none")
+        }
+
+        fn prefetches(&mut self) -> bool {
+            unreachable!("a sweep's, and there is none")
+        }
+    }
+
+    impl EngineRun for Noted {
+        type Environment = ();
+        type Window = NotedWindow;
+        type Outcome = ();
+        type Windows<'a> = &'a mut Noted;
+
+        fn reach(&mut self, _: &mut dyn RunObserver) -> anyhow::Result<()> {
+            self.note("reach".into());
+            Ok(())
+        }
+        fn load(
+            &mut self,
+            _: &AtomicBool,
+            _: &mut dyn RunObserver,
+        ) -> anyhow::Result<Option<LoadReport>> {
+            self.note("load".into());
+            Ok(None)
+        }
+        fn environment(&mut self) -> anyhow::Result<()> {
+            self.note("environment".into());
+            Ok(())
+        }
+        fn before_windows(&mut self, _: &mut (), _: &mut dyn RunObserver) -> anyhow::Result<()> {
+            self.note("before_windows".into());
+            Ok(())
+        }
+        fn collectors(&mut self, _: &()) -> Vec<Box<dyn Collector>> {
+            self.note("collectors".into());
+            Vec::new()
+        }
+        fn windows<'a>(
+            &'a mut self,
+            _: &'a (),
+            clock: Option<SampleClock>,
+        ) -> anyhow::Result<&'a mut Noted> {
+            self.note(format!("windows, clock {}", clock.is_some()));
+            Ok(self)
+        }
+        fn after_windows(&mut self, _: &mut (), window: Option<&mut NotedWindow>) {
+            self.note(format!("after_windows, window {}", window.is_some()));
+        }
+        fn outcome(self, _: (), _: Option<LoadReport>, measured: Option<Measured<NotedWindow>>) {
+            let measured = measured.is_some_and(|measured| measured.sweep.is_none());
+            self.note(format!("outcome, measured {measured}"));
+        }
+    }
+
+    struct Silent;
+
+    impl RunObserver for Silent {
+        fn phase(&mut self, _: &str) {}
+        fn loading(&mut self, _: &strata_slob::load::LoadProgress) {}
+        fn running(
+            &mut self,
+            _: std::time::Duration,
+            _: Option<std::time::Duration>,
+            _: u64,
+            _: u64,
+        ) {
+        }
+    }
+
+    /// The hooks `noted` heard, and whether the run failed.
+    fn run(noted: Noted, setup_only: bool) -> (Vec<String>, anyhow::Result<()>) {
+        let plan = SchemaPlan {
+            schemas: 1,
+            single_schema: true,
+            blocks_per_schema: 64,
+            scan_table_blocks: 0,
+            random_data: false,
+        };
+        let driver = crate::request::setup_driver_options(plan);
+        let skeleton = Skeleton {
+            record: None,
+            driver: &driver,
+            sweep: None,
+            setup_only,
+        };
+        let calls = Rc::clone(&noted.calls);
+        let result = skeleton.run(noted, &AtomicBool::new(false), &mut Silent);
+        let calls = calls.borrow().clone();
+        (calls, result)
+    }
+
+    #[test]
+    fn the_skeleton_calls_every_engine_s_hooks_in_the_run_s_order() {
+        let (calls, result) = run(Noted::default(), false);
+        result.unwrap();
+        assert_eq!(
+            calls,
+            [
+                "reach",
+                "load",
+                "environment",
+                "before_windows",
+                "windows, clock false",
+                "window Measured",
+                "after_windows, window true",
+                "outcome, measured true",
+            ]
+        );
+    }
+
+    #[test]
+    fn setup_alone_ends_with_the_environment() {
+        let (calls, result) = run(Noted::default(), true);
+        result.unwrap();
+        assert_eq!(
+            calls,
+            ["reach", "load", "environment", "outcome, measured false"]
+        );
+    }
+
+    #[test]
+    fn a_failed_window_still_stops_what_before_windows_started() {
+        let failing = Noted {
+            window_fails: true,
+            ..Noted::default()
+        };
+        let (calls, result) = run(failing, false);
+        assert_eq!(format!("{:#}", result.unwrap_err()), "the window failed");
+        assert_eq!(
+            calls,
+            [
+                "reach",
+                "load",
+                "environment",
+                "before_windows",
+                "windows, clock false",
+                "window Measured",
+                "after_windows, window false",
+            ]
+        );
     }
 }

@@ -6,7 +6,7 @@
 //! engine, such an option is refused before any work, naming whose it is.
 //!
 //! Not for: the options every engine takes (`options`), or capabilities
-//! an option needs (`engine::Registry::refuse_without`).
+//! an option needs (`registry::Registry::refuse_without`).
 
 use anyhow::bail;
 use clap::parser::ValueSource;

@@ -8,11 +8,12 @@
 //! (`engine`).
 
 use crate::block_trace;
-use crate::engine::{Capability, DatabaseEngine, EngineKind, Registry};
+use crate::engine::{Capability, DatabaseEngine, EngineKind};
 use crate::options::{DataRequest, WorkloadRequest};
 use crate::outcome::PageCacheChoice;
 use crate::read_path::ReadPathRequest;
 use crate::recorder::RunRecorder;
+use crate::registry::Registry;
 use crate::request::{self, EngineRequest, ResolvedOptions, ShardRequest};
 use crate::sweep::{self, SweepRequest};
 use anyhow::bail;

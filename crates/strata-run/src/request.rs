@@ -7,7 +7,7 @@
 //!
 //! The pieces `job` resolves a run from, in its order.
 //!
-//! Not for: choosing the engine (`engine::Registry`), the order of the
+//! Not for: choosing the engine (`registry::Registry`), the order of the
 //! resolution (`job`), or any one engine's checks (its crate's
 //! `configure`).
 

@@ -7,8 +7,8 @@ use crate::kind::KIND;
 use crate::SqliteEngine;
 use anyhow::bail;
 use std::path::PathBuf;
-use strata_run::engine::EngineEntry;
 use strata_run::options::DataRequest;
+use strata_run::registry::EngineEntry;
 use strata_run::request::{work_dir, EngineDefaults, EngineRequest};
 
 /// SQLite in the registry: `--engine sqlite`, and the embedded default

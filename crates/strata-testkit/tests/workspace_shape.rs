@@ -21,6 +21,9 @@
 //!    binary alone, and the binary's code names it on one line: its entry
 //!    in the registry, crates/strata/src/engines.rs. A new engine is its
 //!    crate and that line.
+//! 5. the binary (crates/strata/src) is thin: under 1,500 lines; and no
+//!    function outside `#[cfg(test)]` items under crates/*/src is over 80
+//!    lines, from its `fn` to its closing brace.
 //!
 //! The checks read text; they do not run the compiler. The `analyzer_*`
 //! tests feed them small made-up crates, so that a check that could never
@@ -159,6 +162,96 @@ fn an_engine_crate_is_named_only_by_its_line_in_the_registry() {
         report.is_empty(),
         "engines named outside the registry:\n{report}"
     );
+}
+
+#[test]
+fn the_binary_is_thin_and_every_function_fits_on_a_screen() {
+    let binary = workspace_root().join("crates/strata/src");
+    let binary_lines: usize = rust_files(&binary)
+        .iter()
+        .map(|file| std::fs::read_to_string(file).unwrap().lines().count())
+        .sum();
+    assert!(
+        binary_lines < 1_500,
+        "crates/strata/src holds {binary_lines} lines: the binary parses and prints, the \
+         crates do the work"
+    );
+    let mut report = String::new();
+    for dir in crate_dirs() {
+        for file in rust_files(&dir.join("src")) {
+            let text = std::fs::read_to_string(&file).unwrap();
+            let code = without_test_items(&strip(&text, false, true));
+            for (name, lines) in function_lengths(&code) {
+                if lines > 80 {
+                    let file = file.strip_prefix(workspace_root()).unwrap();
+                    writeln!(report, "{}: fn {name}: {lines} lines", file.display()).unwrap();
+                }
+            }
+        }
+    }
+    assert!(report.is_empty(), "functions over 80 lines:\n{report}");
+}
+
+#[test]
+fn analyzer_measures_a_function_from_its_fn_to_its_closing_brace() {
+    let text = "/// Doc.\nfn short() -> u32 {\n    let text = \"{\n\";\n    1\n}\n\n\
+                trait T {\n    fn declared(&self);\n}\n\
+                pub(crate) fn longer<'a>(x: &'a str) -> impl Fn() + 'a {\n    \
+                /* a comment\n  over lines */\n    move || {\n        x;\n    }\n}\n\
+                #[cfg(test)]\nmod tests {\n    fn hidden() {}\n}\n";
+    let code = without_test_items(&strip(text, false, true));
+    assert_eq!(
+        function_lengths(&code),
+        [("short".to_string(), 5), ("longer".to_string(), 7)]
+    );
+}
+
+/// Each function with a body in `code` (comments and literals already
+/// blanked, test items out), and its lines from its `fn` to its closing
+/// brace; a function inside another counts as the other's lines.
+fn function_lengths(code: &str) -> Vec<(String, usize)> {
+    let code: Vec<char> = code.chars().collect();
+    let mut found = Vec::new();
+    let mut at = 0;
+    while at < code.len() {
+        let starts_fn = starts_with(&code, at, "fn ") && (at == 0 || !is_word(code[at - 1]));
+        if !starts_fn {
+            at += 1;
+            continue;
+        }
+        let name: String = code[at + 3..].iter().take_while(|&&c| is_word(c)).collect();
+        let Some(end) = body_end(&code, at) else {
+            at += 3;
+            continue;
+        };
+        let lines = code[at..end].iter().filter(|&&c| c == '\n').count() + 1;
+        found.push((name, lines));
+        at = end;
+    }
+    found
+}
+
+/// Where the body of the `fn` at `at` ends (after its closing brace), or
+/// `None` when its signature ends with `;`.
+fn body_end(code: &[char], at: usize) -> Option<usize> {
+    let mut parens = 0i32;
+    let mut braces = 0i32;
+    for (index, &c) in code.iter().enumerate().skip(at) {
+        match c {
+            '(' | '[' => parens += 1,
+            ')' | ']' => parens -= 1,
+            ';' if parens == 0 && braces == 0 => return None,
+            '{' => braces += 1,
+            '}' => {
+                braces -= 1;
+                if braces == 0 {
+                    return Some(index + 1);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
 }
 
 #[test]
@@ -877,7 +970,8 @@ fn skip_space(code: &[char], mut at: usize) -> usize {
 
 /// `text` without its comments (doc comments kept when `keep_docs`), and
 /// with the contents of string and char literals removed when
-/// `blank_strings` (the quotes stay).
+/// `blank_strings` (the quotes stay); the lines a removed comment or
+/// literal held stay as empty lines after it.
 fn strip(text: &str, keep_docs: bool, blank_strings: bool) -> String {
     let code: Vec<char> = text.chars().collect();
     let mut out = String::with_capacity(text.len());
@@ -918,6 +1012,7 @@ fn strip(text: &str, keep_docs: bool, blank_strings: bool) -> String {
                 out.extend(&code[start..at]);
             } else {
                 out.push(' ');
+                keep_lines(&mut out, &code[start..at]);
             }
         } else if let Some(hashes) = raw_string_start(&code, at) {
             // r"…", r#"…"#, br#"…"#: the prefix is already out.
@@ -930,6 +1025,7 @@ fn strip(text: &str, keep_docs: bool, blank_strings: bool) -> String {
             let end = (end + close.len()).min(code.len());
             if blank_strings {
                 out.push_str("r\"\"");
+                keep_lines(&mut out, &code[at..end]);
             } else {
                 out.extend(&code[at..end]);
             }
@@ -942,6 +1038,7 @@ fn strip(text: &str, keep_docs: bool, blank_strings: bool) -> String {
             let end = (end + 1).min(code.len());
             if blank_strings {
                 out.push_str("\"\"");
+                keep_lines(&mut out, &code[at..end]);
             } else {
                 out.extend(&code[at..end]);
             }
@@ -977,6 +1074,11 @@ fn strip(text: &str, keep_docs: bool, blank_strings: bool) -> String {
         }
     }
     out
+}
+
+/// As many line ends onto `out` as `removed` held.
+fn keep_lines(out: &mut String, removed: &[char]) {
+    out.extend(removed.iter().filter(|&&c| c == '\n'));
 }
 
 /// At `r` of a raw string literal (`r"`, `r#"`, `br"`, …), its number of

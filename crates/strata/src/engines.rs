@@ -4,7 +4,7 @@
 //! Not for: choosing, configuring or running an engine (strata-run's
 //! `engine` and `job` ask the registry; each engine's crate runs).
 
-use strata_run::engine::Registry;
+use strata_run::registry::Registry;
 
 pub const REGISTRY: Registry = Registry(&[
     strata_postgres::ENGINE,

@@ -19,7 +19,7 @@ use strata_probe::collectors::{
 };
 use strata_recording::format::check_path;
 use strata_recording::{Existing, RecordingWriter};
-use strata_run::engine::RecordedServers;
+use strata_run::registry::RecordedServers;
 
 #[derive(Args, Debug)]
 pub struct ObserveArgs {
