@@ -379,7 +379,7 @@ fn a_mariadb_runs_slow_reads_name_the_session_or_another_clients_query() {
         .iter()
         .filter(|outlier| &outlier["thread"] != clients_thread)
         .collect();
-    assert_sessions_reads_name_their_statements(&sessions);
+    assert_sessions_reads_name_their_statements(&sessions, &document["result"]);
     for outlier in by_the_client {
         assert!(
             outlier["query"].as_str().unwrap().contains("AND ? <> ?"),
@@ -392,11 +392,11 @@ fn a_mariadb_runs_slow_reads_name_the_session_or_another_clients_query() {
 }
 
 /// The sessions' connections' slow reads name their session and statement.
-fn assert_sessions_reads_name_their_statements(listed: &[&Value]) {
+fn assert_sessions_reads_name_their_statements(listed: &[&Value], result: &Value) {
     let reads: Vec<&Value> = listed
         .iter()
         .copied()
         .filter(|outlier| outlier["role"] == "sql/one_connection" && outlier["operation"] == "read")
         .collect();
-    common::assert_reads_name_their_session_and_statement(&reads, 2);
+    common::assert_reads_name_their_session_and_statement(&reads, 2, result);
 }

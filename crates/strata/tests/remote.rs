@@ -364,7 +364,7 @@ fn a_run_through_a_tracing_agent_names_roles_processes_and_outliers() {
         .iter()
         .filter(|outlier| outlier["role"] == "client backend" && outlier["operation"] == "read")
         .collect();
-    assert_reads_name_their_session_and_statement(&reads, 2);
+    assert_reads_name_their_session_and_statement(&reads, 2, &document["result"]);
 }
 
 /// The SLOB schema the hosted servers' runs read.

@@ -1188,7 +1188,7 @@ fn a_sessions_slow_reads_name_the_session_and_its_statement() {
         "{}",
         result["block_trace"]["outliers"]
     );
-    assert_reads_name_their_session_and_statement(&backend_reads, 2);
+    assert_reads_name_their_session_and_statement(&backend_reads, 2, result);
 }
 
 /// `--outlier-threshold` keeps every statement at least that slow with its
