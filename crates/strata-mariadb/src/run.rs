@@ -139,6 +139,7 @@ fn run_on(
         target,
         server,
         reached: None,
+        environment: None,
         setup: None,
     };
     skeleton.run(run, interrupt, observer)
@@ -151,14 +152,15 @@ struct MariaDbRun<'a> {
     /// The throwaway server, when strata started it.
     server: Option<&'a ThrowawayServer>,
     reached: Option<Reached>,
+    /// Found when the server was reached, until the skeleton takes it.
+    environment: Option<MariaDbEnvironment>,
     /// What the load made, besides its report.
     setup: Option<SetupReport>,
 }
 
-/// The server as the run reaches it before loading: its environment, its
-/// buffer pool beside the data set, and the hosts' agents.
+/// The server as the run reaches it before loading: its buffer pool
+/// beside the data set, and the hosts' agents.
 struct Reached {
-    environment: Option<MariaDbEnvironment>,
     buffer_pool: CacheFit,
     agent: Option<Arc<ServerHostAgent>>,
     others: OtherHosts,
@@ -203,8 +205,8 @@ impl EngineRun for MariaDbRun<'_> {
         if self.server.is_none() && !config.setup_only {
             buffer_pool.warn_before_the_run();
         }
+        self.environment = Some(environment);
         self.reached = Some(Reached {
-            environment: Some(environment),
             buffer_pool,
             agent,
             others,
@@ -231,8 +233,7 @@ impl EngineRun for MariaDbRun<'_> {
     }
 
     fn environment(&mut self) -> Result<MariaDbEnvironment> {
-        let reached = self.reached.as_mut();
-        let environment = reached.and_then(|reached| reached.environment.take());
+        let environment = self.environment.take();
         environment.context("the server was not reached")
     }
 

@@ -2,7 +2,8 @@
 //! engine, in the order the embedded default prefers them.
 //!
 //! Not for: choosing, configuring or running an engine (strata-run's
-//! `engine` and `job` ask the registry; each engine's crate runs).
+//! `registry` and `job` ask the entries; its skeleton, `engine`, and each
+//! engine's crate run it).
 
 use strata_run::registry::Registry;
 

@@ -39,7 +39,6 @@ use strata_run::request::ShardRequest;
 use strata_run::server_host::{OtherHostEdges, ServerHostAgent};
 use strata_run::sweep::SweepRequest;
 use strata_run::verdict::CacheFit;
-use strata_slob::schema::SchemaPlan;
 use strata_slob::session::DriverOptions;
 
 mod page_cache;
@@ -299,7 +298,6 @@ fn drive(
         reached: None,
         environment: None,
         backend_types: BTreeMap::new(),
-        shared_buffers: None,
     };
     skeleton.run(run, interrupt, observer)
 }
@@ -314,13 +312,14 @@ struct PostgresRun<'a> {
     environment: Option<RunEnvironment>,
     /// Each server process's backend type, for the Recording's sampler.
     backend_types: BTreeMap<u32, String>,
-    shared_buffers: Option<u64>,
 }
 
-/// The connection the edges are taken on, and the server's version.
+/// The connection the edges are taken on, the server's version, and its
+/// shared_buffers in bytes when it says them.
 struct Reached {
     client: tokio_postgres::Client,
     version_num: u32,
+    shared_buffers: Option<u64>,
 }
 
 impl PostgresRun<'_> {
@@ -341,19 +340,24 @@ impl PostgresRun<'_> {
         }
         let mut environment = environment(config, server, &client, &read_settings).await;
         follow_hosts(config, server, &client, &mut environment).await?;
+        let shared_buffers = shared_buffers_bytes(&client).await;
         if server.cluster.is_none() {
             if let Some(dir) = &environment.data_directory {
                 check_free_space(dir, &config.driver.plan)?;
             }
-            if !config.setup_only {
-                if let Some(fit) = shared_buffers_fit(&client, &config.driver.plan).await {
-                    fit.warn_before_the_run();
-                }
+            if let Some(cache_bytes) = shared_buffers.filter(|_| !config.setup_only) {
+                let fit = CacheFit {
+                    setting: "shared_buffers",
+                    cache_bytes,
+                    data_set_bytes: data_set_bytes(&config.driver.plan),
+                };
+                fit.warn_before_the_run();
             }
         }
         let reached = Reached {
             client,
             version_num,
+            shared_buffers,
         };
         Ok((reached, environment))
     }
@@ -392,8 +396,8 @@ impl EngineRun for PostgresRun<'_> {
             .context("the server was not reached")
     }
 
-    /// The page cache kept out, and what the sampler and windows read of
-    /// the server once.
+    /// The page cache kept out, and the server processes' backend types
+    /// for the Recording's sampler.
     fn before_windows(
         &mut self,
         environment: &mut RunEnvironment,
@@ -405,16 +409,11 @@ impl EngineRun for PostgresRun<'_> {
             true => PageCacheMethod::OtherHost,
             false => keep_cache_out(config.page_cache, &server.page_cache, observer)?,
         };
-        let client = &self.reached()?.client;
-        let (backend_types, shared_buffers) = self.runtime.block_on(async {
-            let kinds = match &config.record {
-                Some(_) => backend_types(client).await.unwrap_or_default(),
-                None => BTreeMap::new(),
-            };
-            (kinds, shared_buffers_bytes(client).await)
-        });
-        self.backend_types = backend_types;
-        self.shared_buffers = shared_buffers;
+        if config.record.is_some() {
+            let client = &self.reached()?.client;
+            let kinds = self.runtime.block_on(backend_types(client));
+            self.backend_types = kinds.unwrap_or_default();
+        }
         Ok(())
     }
 
@@ -438,7 +437,7 @@ impl EngineRun for PostgresRun<'_> {
             client: &reached.client,
             version_num: reached.version_num,
             devices: &environment.devices,
-            shared_buffers: self.shared_buffers,
+            shared_buffers: reached.shared_buffers,
         })
     }
 
@@ -585,18 +584,6 @@ async fn environment(
         other_hosts: Vec::new(),
         shard: None,
     }
-}
-
-/// shared_buffers beside the data set, when the server says its size.
-async fn shared_buffers_fit(
-    client: &tokio_postgres::Client,
-    plan: &SchemaPlan,
-) -> Option<CacheFit> {
-    Some(CacheFit {
-        setting: "shared_buffers",
-        cache_bytes: shared_buffers_bytes(client).await?,
-        data_set_bytes: data_set_bytes(plan),
-    })
 }
 
 /// `shared_buffers` in bytes, as the server has it; `None` when it cannot
